@@ -1,0 +1,87 @@
+#include "keying/cache_key.h"
+
+#include <blake2.h>
+
+#include <cstddef>
+
+namespace nvrtc_cache::keying {
+namespace {
+
+// Every field is: label length (1 byte), label, payload length (8 bytes, little-endian), payload.
+// Framing both label and payload makes every encoding prefix-free, so no two different field splits
+// ("ab","c" vs "a","bc") hash the same bytes.
+class FramedHasher {
+ public:
+  FramedHasher() { blake2b_init(&state_, std::tuple_size_v<CacheKey>); }
+
+  void field(std::string_view label, std::string_view payload) {
+    const auto label_size = static_cast<std::uint8_t>(label.size());
+    update(&label_size, 1);
+    update(label.data(), label.size());
+    write_u64(payload.size());
+    update(payload.data(), payload.size());
+  }
+
+  void count_field(std::string_view label, std::uint64_t count) {
+    std::uint8_t bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<std::uint8_t>(count >> (8 * i));
+    field(label, {reinterpret_cast<const char*>(bytes), sizeof bytes});
+  }
+
+  CacheKey finish() {
+    CacheKey key{};
+    blake2b_final(&state_, key.data(), key.size());
+    return key;
+  }
+
+ private:
+  void write_u64(std::uint64_t value) {
+    std::uint8_t bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
+    update(bytes, sizeof bytes);
+  }
+  void update(const void* data, std::size_t size) {
+    blake2b_update(&state_, static_cast<const std::uint8_t*>(data), size);
+  }
+
+  blake2b_state state_;
+};
+
+}  // namespace
+
+CacheKey compute_key(const ProgramInputs& inputs) {
+  FramedHasher h;
+  h.field("schema", kKeySchema);
+  h.count_field("nvrtc.major", static_cast<std::uint64_t>(inputs.library.major));
+  h.count_field("nvrtc.minor", static_cast<std::uint64_t>(inputs.library.minor));
+  h.field("nvrtc.build_id", inputs.library.build_id);
+  h.count_field("name.present", inputs.name.has_value() ? 1 : 0);
+  h.field("name", inputs.name.value_or(""));
+  h.field("source", inputs.source);
+  h.count_field("headers", inputs.headers.size());
+  for (const auto& header : inputs.headers) {
+    h.field("header.name", header.include_name);
+    h.field("header.content", header.content);
+  }
+  h.count_field("options", inputs.options.size());
+  for (const auto& option : inputs.options) h.field("option", option);
+  h.count_field("name_expressions", inputs.name_expressions.size());
+  for (const auto& expression : inputs.name_expressions) h.field("name_expression", expression);
+  h.field("cwd", inputs.working_directory);
+  h.count_field("pwd.present", inputs.pwd_variable.has_value() ? 1 : 0);
+  h.field("pwd", inputs.pwd_variable.value_or(""));
+  return h.finish();
+}
+
+std::string to_hex(const CacheKey& key) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(key.size() * 2);
+  for (std::uint8_t byte : key) {
+    hex.push_back(kDigits[byte >> 4]);
+    hex.push_back(kDigits[byte & 0xf]);
+  }
+  return hex;
+}
+
+}  // namespace nvrtc_cache::keying

@@ -1,0 +1,26 @@
+// CacheKey: the 32-byte BLAKE2b digest of a program's inputs over labelled, length-framed fields.
+// Contract: pure function of ProgramInputs; stable across processes and hosts for a given schema
+// version (pinned by golden vectors in tests/keying_test.cc); thread-safe; no I/O.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "keying/program_inputs.h"
+
+namespace nvrtc_cache::keying {
+
+inline constexpr std::string_view kKeySchema = "nvrtc-cache/key/1";
+
+using CacheKey = std::array<std::uint8_t, 32>;
+
+CacheKey compute_key(const ProgramInputs& inputs);
+
+std::string to_hex(const CacheKey& key);
+inline std::string_view as_bytes(const CacheKey& key) {
+  return {reinterpret_cast<const char*>(key.data()), key.size()};
+}
+
+}  // namespace nvrtc_cache::keying

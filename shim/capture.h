@@ -1,0 +1,21 @@
+// capture: reading back every output of a program NVRTC has just compiled, through the real getters,
+// into a CompileEntry.
+// Contract: calls only the real NVRTC's getters on the given (compiled) program; thread-safe for
+// distinct programs; returns nullopt when an output could not be captured exactly (the compile is
+// then not stored).
+#pragma once
+
+#include <nvrtc.h>
+
+#include <optional>
+
+#include "keying/program_inputs.h"
+#include "shim/compile_entry.h"
+#include "shim/real_nvrtc.h"
+
+namespace nvrtc_cache::shim {
+
+std::optional<CompileEntry> capture_outputs(const RealNvrtc& real, nvrtcProgram prog,
+                                            const keying::ProgramInputs& inputs);
+
+}  // namespace nvrtc_cache::shim

@@ -1,0 +1,35 @@
+// Config: the shim's settings, read once from the environment.
+// Contract: from_environment() is pure apart from reading the variables through the given lookup;
+// a bad value never fails: it yields one message naming the variable and a safe default.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nvrtc_cache::shim {
+
+enum class LogLevel { kOff = 0, kError, kWarn, kInfo, kDebug };
+
+struct Config {
+  bool disabled = false;
+  std::string cache_dir;
+  std::uint64_t max_size_bytes = 5ull << 30;
+  LogLevel log_level = LogLevel::kWarn;
+  std::string log_file;  // empty: stderr
+  std::vector<std::string> problems;  // one message per bad value, already naming the variable
+
+  std::string store_dir() const { return cache_dir + "/store"; }
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
+
+Config config_from_environment(const EnvLookup& lookup);
+Config config_from_process_environment();
+
+// "10G", "512M", "4096", "1.5GiB" -> bytes (binary units); nullopt when malformed or zero.
+std::optional<std::uint64_t> parse_size(const std::string& text);
+
+}  // namespace nvrtc_cache::shim

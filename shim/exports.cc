@@ -1,0 +1,118 @@
+// The shim's exported NVRTC API, generated from shim/nvrtc_api.def: each wrapper finds the real
+// NVRTC of its caller and either forwards (PASS) or hands over to hooks:: (HOOK). Nothing thrown
+// inside can cross this C boundary.
+#include <nvrtc.h>
+
+#include "shim/hooks.h"
+#include "shim/log.h"
+#include "shim/real_nvrtc.h"
+
+#define NVRTC_CACHE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace nvrtc_cache::shim {
+namespace {
+
+template <typename Ret>
+Ret no_real_nvrtc() {
+  log_once(LogLevel::kError, "no-real-nvrtc", "no real NVRTC is loaded in the caller's scope");
+  if constexpr (std::is_same_v<Ret, nvrtcResult>) {
+    return NVRTC_ERROR_INTERNAL_ERROR;
+  } else {
+    return nullptr;
+  }
+}
+
+template <typename Ret>
+Ret internal_error() {
+  if constexpr (std::is_same_v<Ret, nvrtcResult>) {
+    return NVRTC_ERROR_INTERNAL_ERROR;
+  } else {
+    return nullptr;
+  }
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::shim
+
+using nvrtc_cache::shim::RealNvrtc;
+
+#define NVRTC_CACHE_CALL_PASS(name, args) real->name args
+#define NVRTC_CACHE_CALL_HOOK(name, args) nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args)
+
+#define NVRTC_API(kind, ret, name, params, args)                                                      \
+  NVRTC_CACHE_EXPORT ret name params {                                                                \
+    const RealNvrtc* real = nvrtc_cache::shim::real_nvrtc_for_caller(__builtin_return_address(0));    \
+    if (real == nullptr || real->name == nullptr) return nvrtc_cache::shim::no_real_nvrtc<ret>();     \
+    try {                                                                                             \
+      return NVRTC_CACHE_CALL_##kind(name, args);                                                     \
+    } catch (...) {                                                                                   \
+      return nvrtc_cache::shim::internal_error<ret>();                                                \
+    }                                                                                                 \
+  }
+#include "shim/nvrtc_api.def"
+#undef NVRTC_API
+
+// __nvrtcCPEx: private, signature unknown. Resolve the caller's real one, then jump to it with every
+// argument register (integer and vector) exactly as the caller left them.
+extern "C" __attribute__((visibility("hidden"), used)) void* nvrtc_cache_resolve_cpex(const void* caller) {
+  const RealNvrtc* real = nvrtc_cache::shim::real_nvrtc_for_caller(caller);
+  return real ? real->cpex : nullptr;
+}
+
+asm(R"(
+  .text
+  .globl __nvrtcCPEx
+  .type __nvrtcCPEx, @function
+__nvrtcCPEx:
+  .cfi_startproc
+  pushq %rbp
+  .cfi_def_cfa_offset 16
+  .cfi_offset %rbp, -16
+  movq %rsp, %rbp
+  .cfi_def_cfa_register %rbp
+  pushq %rdi
+  pushq %rsi
+  pushq %rdx
+  pushq %rcx
+  pushq %r8
+  pushq %r9
+  pushq %rax
+  subq $136, %rsp
+  movdqu %xmm0, 0(%rsp)
+  movdqu %xmm1, 16(%rsp)
+  movdqu %xmm2, 32(%rsp)
+  movdqu %xmm3, 48(%rsp)
+  movdqu %xmm4, 64(%rsp)
+  movdqu %xmm5, 80(%rsp)
+  movdqu %xmm6, 96(%rsp)
+  movdqu %xmm7, 112(%rsp)
+  movq 8(%rbp), %rdi
+  call nvrtc_cache_resolve_cpex
+  movq %rax, %r11
+  movdqu 0(%rsp), %xmm0
+  movdqu 16(%rsp), %xmm1
+  movdqu 32(%rsp), %xmm2
+  movdqu 48(%rsp), %xmm3
+  movdqu 64(%rsp), %xmm4
+  movdqu 80(%rsp), %xmm5
+  movdqu 96(%rsp), %xmm6
+  movdqu 112(%rsp), %xmm7
+  addq $136, %rsp
+  popq %rax
+  popq %r9
+  popq %r8
+  popq %rcx
+  popq %rdx
+  popq %rsi
+  popq %rdi
+  popq %rbp
+  .cfi_def_cfa %rsp, 8
+  testq %r11, %r11
+  jz 1f
+  jmp *%r11
+1:
+  movl $11, %eax
+  ret
+  .cfi_endproc
+  .size __nvrtcCPEx, .-__nvrtcCPEx
+)");

@@ -1,0 +1,146 @@
+#include "shim/real_nvrtc.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "keying/library_identity.h"
+
+namespace nvrtc_cache::shim {
+namespace {
+
+// Version nodes of the NVRTC majors the shim knows, newest first. A versioned lookup (dlvsym) never
+// matches the shim's own unversioned definitions, so it skips the shim and lands in a real NVRTC.
+constexpr std::array<const char*, 3> kVersionNodes = {"libnvrtc.so.13", "libnvrtc.so.12",
+                                                      "libnvrtc.so.11.2"};
+
+const void* self_marker() { return reinterpret_cast<const void*>(&self_marker); }
+
+const link_map* link_map_of(const void* address) {
+  Dl_info info;
+  void* extra = nullptr;
+  if (dladdr1(address, &info, &extra, RTLD_DL_LINKMAP) == 0) return nullptr;
+  return static_cast<const link_map*>(extra);
+}
+
+bool in_shim(const void* address) { return address && link_map_of(address) == link_map_of(self_marker()); }
+
+// A handle whose dlsym/dlvsym searches the caller's own scope (its local scope for an RTLD_LOCAL
+// load, the global scope for the main program).
+void* scope_handle_of(const link_map* caller) {
+  if (caller == nullptr || caller->l_name == nullptr || caller->l_name[0] == '\0') {
+    return dlopen(nullptr, RTLD_LAZY);
+  }
+  return dlopen(caller->l_name, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+struct Probe {
+  void* version_fn = nullptr;
+  const char* node = nullptr;
+};
+
+Probe find_real_version_fn(void* scope) {
+  for (const char* node : kVersionNodes) {
+    void* fn = scope ? dlvsym(scope, "nvrtcVersion", node) : nullptr;
+    if (fn && !in_shim(fn)) return {fn, node};
+  }
+  for (const char* node : kVersionNodes) {  // the caller's scope lacks it: anything loaded after us
+    void* fn = dlvsym(RTLD_NEXT, "nvrtcVersion", node);
+    if (fn && !in_shim(fn)) return {fn, node};
+  }
+  void* fn = dlsym(RTLD_NEXT, "nvrtcVersion");
+  if (fn && !in_shim(fn)) return {fn, nullptr};
+  return {};
+}
+
+void* lookup(void* library, const char* name, const char* node) {
+  void* fn = node ? dlvsym(library, name, node) : dlsym(library, name);
+  if (fn == nullptr) fn = dlsym(library, name);
+  return in_shim(fn) ? nullptr : fn;
+}
+
+std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
+  const link_map* library_map = link_map_of(probe.version_fn);
+  if (library_map == nullptr) return nullptr;
+  void* library = dlopen(library_map->l_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (library == nullptr) return nullptr;
+  auto slot = std::make_unique<RealNvrtc>();
+  slot->link_map = library_map;
+#define NVRTC_API(kind, ret, name, params, args) \
+  slot->name = reinterpret_cast<ret(*) params>(lookup(library, #name, probe.node));
+#include "shim/nvrtc_api.def"
+#undef NVRTC_API
+  slot->cpex = lookup(library, "__nvrtcCPEx", probe.node);
+  dlclose(library);  // NOLOAD handle: drops only the reference it took
+  if (slot->nvrtcVersion == nullptr || slot->nvrtcVersion(&slot->identity.major, &slot->identity.minor) !=
+                                           NVRTC_SUCCESS) {
+    return nullptr;
+  }
+  slot->identity.build_id = keying::build_id_of_object_containing(probe.version_fn);
+  return slot;
+}
+
+class SlotRegistry {
+ public:
+  const RealNvrtc* for_caller(const void* caller) {
+    {
+      std::shared_lock lock(mu_);
+      if (auto it = by_call_site_.find(caller); it != by_call_site_.end()) return it->second;
+    }
+    const RealNvrtc* slot = resolve(caller);
+    std::unique_lock lock(mu_);
+    by_call_site_.emplace(caller, slot);
+    return slot;
+  }
+
+ private:
+  const RealNvrtc* resolve(const void* caller) {
+    void* scope = scope_handle_of(link_map_of(caller));
+    const Probe probe = find_real_version_fn(scope);
+    if (scope) dlclose(scope);
+    if (probe.version_fn == nullptr) return nullptr;
+    const link_map* library_map = link_map_of(probe.version_fn);
+    std::unique_lock lock(mu_);
+    for (const auto& slot : slots_) {
+      if (slot->link_map == library_map) return slot.get();
+    }
+    auto slot = make_slot(probe);
+    if (!slot) return nullptr;
+    slots_.push_back(std::move(slot));
+    return slots_.back().get();
+  }
+
+  std::shared_mutex mu_;
+  std::unordered_map<const void*, const RealNvrtc*> by_call_site_;
+  std::vector<std::unique_ptr<RealNvrtc>> slots_;
+};
+
+SlotRegistry& registry() {
+  static auto* instance = new SlotRegistry();  // leaked: callable from exit handlers
+  return *instance;
+}
+
+}  // namespace
+
+const RealNvrtc* real_nvrtc_for_caller(const void* caller) {
+  const int saved_errno = errno;
+  const RealNvrtc* slot = nullptr;
+  try {
+    slot = registry().for_caller(caller);
+  } catch (...) {
+    slot = nullptr;
+  }
+  errno = saved_errno;
+  return slot;
+}
+
+}  // namespace nvrtc_cache::shim

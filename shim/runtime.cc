@@ -1,0 +1,84 @@
+#include "shim/runtime.h"
+
+#include <pthread.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "shim/log.h"
+#include "store/lmdb_store.h"
+
+namespace nvrtc_cache::shim {
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Runtime* g_runtime = nullptr;
+
+void flush_at_exit() {
+  if (g_runtime) g_runtime->flush_stats(true);
+}
+
+void forget_parent_counters() {
+  // The parent will flush what it accumulated; the child starts from zero.
+  if (g_runtime) (void)g_runtime->stats().take();
+}
+
+}  // namespace
+
+Runtime& Runtime::instance() {
+  static Runtime* runtime = [] {
+    auto* r = new Runtime();
+    g_runtime = r;
+    pthread_atfork(nullptr, nullptr, forget_parent_counters);
+    return r;
+  }();
+  return *runtime;
+}
+
+Runtime::Runtime() : config_(config_from_process_environment()) {
+  log_configure(config_.log_level, config_.log_file);
+  for (const auto& problem : config_.problems) log_line(LogLevel::kWarn, problem);
+  if (config_.disabled) log_line(LogLevel::kInfo, "disabled by NVRTC_CACHE_DISABLE; every call goes to NVRTC");
+}
+
+store::Store* Runtime::store() {
+  std::call_once(store_once_, [this] {
+    const int saved_errno = errno;
+    store::Status status;
+    store_ = store::LmdbStore::open({config_.store_dir(), config_.max_size_bytes}, &status);
+    if (!store_) {
+      log_once(LogLevel::kWarn, "store-open",
+               "cannot open the cache at " + config_.store_dir() + " (" + status.message() +
+                   "); compiling without the cache");
+    } else {
+      log_line(LogLevel::kDebug, "cache at " + config_.store_dir());
+      std::atexit(flush_at_exit);
+    }
+    errno = saved_errno;
+  });
+  return store_.get();
+}
+
+void Runtime::flush_stats(bool force) {
+  const std::int64_t now = now_ns();
+  std::int64_t last = last_flush_ns_.load(std::memory_order_relaxed);
+  if (!force && now - last < 1'000'000'000) return;
+  if (!last_flush_ns_.compare_exchange_strong(last, now) && !force) return;
+  store::Store* s = store_.get();
+  if (s == nullptr) return;
+  const int saved_errno = errno;
+  try {
+    store::Counters deltas = stats_.take();
+    if (!deltas.empty() && !s->add_counters(deltas)) {
+      log_once(LogLevel::kWarn, "stats-flush", "could not record statistics in the cache");
+    }
+  } catch (...) {
+  }
+  errno = saved_errno;
+}
+
+}  // namespace nvrtc_cache::shim

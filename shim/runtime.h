@@ -1,0 +1,41 @@
+// Runtime: the shim's process-wide state: configuration, the store, and the statistics deltas.
+// Contract: created on first use (never in a constructor of the shim), leaked at exit so late
+// threads and exit handlers can still call it; thread-safe. The store is opened on the first
+// compile; if it cannot be opened that is logged once and every compile passes through. After
+// fork() the child drops the parent's unflushed counters and the store reopens itself.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "shim/config.h"
+#include "shim/stats.h"
+#include "store/store.h"
+
+namespace nvrtc_cache::shim {
+
+class Runtime {
+ public:
+  static Runtime& instance();
+
+  const Config& config() const { return config_; }
+  bool enabled() const { return !config_.disabled; }
+  // The cache's store, or nullptr when it is unavailable (already logged).
+  store::Store* store();
+  StatsDeltas& stats() { return stats_; }
+  // Merges this process's counter deltas into the store: always when `force`, else at most once a
+  // second.
+  void flush_stats(bool force);
+
+ private:
+  Runtime();
+  Config config_;
+  StatsDeltas stats_;
+  std::once_flag store_once_;
+  std::unique_ptr<store::Store> store_;
+  std::atomic<std::int64_t> last_flush_ns_{0};
+};
+
+}  // namespace nvrtc_cache::shim

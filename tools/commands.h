@@ -1,0 +1,14 @@
+// The nvrtc-cache command's subcommands. Each returns the process exit code; output goes to
+// stdout, diagnostics to stderr.
+#pragma once
+
+namespace nvrtc_cache::tools {
+
+// nvrtc-cache run [--] CMD ARGS...: runs CMD with the shim preloaded (replaces this process).
+int run_command(int argc, char** argv);
+// nvrtc-cache stats [--json]
+int stats_command(int argc, char** argv);
+// nvrtc-cache clear
+int clear_command(int argc, char** argv);
+
+}  // namespace nvrtc_cache::tools

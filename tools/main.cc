@@ -1,0 +1,38 @@
+// nvrtc-cache: run programs with the cache, and inspect or clear it.
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "tools/commands.h"
+
+namespace {
+
+void usage(std::FILE* out) {
+  std::fputs(
+      "usage: nvrtc-cache <command> [args]\n"
+      "  run [--] CMD [ARGS...]   run CMD with NVRTC calls served from the cache\n"
+      "  stats [--json]           show hits, misses and size of the cache, across all processes\n"
+      "  clear                    remove every entry and reset the statistics\n"
+      "The cache lives in $NVRTC_CACHE_DIR (default $XDG_CACHE_HOME/nvrtc-cache or ~/.cache/nvrtc-cache).\n",
+      out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const std::string_view command = argv[1];
+  if (command == "run") return nvrtc_cache::tools::run_command(argc - 2, argv + 2);
+  if (command == "stats") return nvrtc_cache::tools::stats_command(argc - 2, argv + 2);
+  if (command == "clear") return nvrtc_cache::tools::clear_command(argc - 2, argv + 2);
+  if (command == "-h" || command == "--help" || command == "help") {
+    usage(stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "nvrtc-cache: unknown command '%s'\n", argv[1]);
+  usage(stderr);
+  return 2;
+}
