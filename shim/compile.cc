@@ -111,7 +111,12 @@ nvrtcResult compile_uncached(const RealNvrtc& real, ProgramRecord& record, nvrtc
   runtime.stats().add(Counter::uncacheable);
   if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "uncacheable compile: " + std::string(why));
   record.served.reset();
-  return real.nvrtcCompileProgram(prog, n, options);
+  const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
+  const int compile_errno = errno;
+  (void)runtime.store();  // statistics are kept in the store, shared by every process
+  runtime.flush_stats(false);
+  errno = compile_errno;
+  return rc;
 }
 
 // Serves the compile from the store if it holds the key; returns false on a miss.

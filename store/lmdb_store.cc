@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <compare>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -176,7 +175,9 @@ class Registry {
  private:
   SharedEnv* open_locked(const LmdbOptions& options, const DirectoryId& id, Status* status);
 
-  std::map<DirectoryId, SharedEnv*> live_;  // only environments of this process
+  // The environment in use for each directory; an entry inherited across fork is replaced on the
+  // next open and erased when its last user goes.
+  std::map<DirectoryId, SharedEnv*> live_;
 };
 
 Registry* g_registry = nullptr;
@@ -219,14 +220,12 @@ SharedEnv* Registry::acquire_locked(const LmdbOptions& options, Status* status) 
 
 void Registry::release_locked(SharedEnv* env) {
   if (--env->users > 0) return;
-  if (env->belongs_to_this_process()) {
-    if (const auto found = live_.find(env->id); found != live_.end() && found->second == env) {
-      live_.erase(found);
-    }
-    mdb_env_close(env->env);
+  if (const auto found = live_.find(env->id); found != live_.end() && found->second == env) {
+    live_.erase(found);
   }
-  // Otherwise the handle was inherited across fork: the ancestor still owns its mapping, file
-  // descriptors and locks, so the handle is leaked rather than closed.
+  // A handle inherited across fork is leaked, not closed: the ancestor still owns its mapping,
+  // file descriptors and locks.
+  if (env->belongs_to_this_process()) mdb_env_close(env->env);
   delete env;
 }
 

@@ -5,6 +5,7 @@
 // on-disk header scenario.
 #include <nvrtc.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,10 +37,13 @@ struct Out {
 using SizeFn = nvrtcResult (*)(nvrtcProgram, size_t*);
 using DataFn = nvrtcResult (*)(nvrtcProgram, char*);
 
+// Getters must leave errno as they found it (NVRTC's do; so must the shim's).
 void dump_output(Out& o, const char* label, nvrtcProgram p, SizeFn size_fn, DataFn data_fn) {
   size_t size = 0xdeadbeef;
+  errno = 4242;
   const nvrtcResult size_rc = size_fn(p, &size);
-  o.line(std::string(label) + " size_rc=" + std::to_string(size_rc) + " size=" + std::to_string(size));
+  o.line(std::string(label) + " size_rc=" + std::to_string(size_rc) + " size=" + std::to_string(size) +
+         " errno=" + std::to_string(errno));
   if (size_rc != NVRTC_SUCCESS || size > (256u << 20)) return;
   std::vector<char> buf(size + 16, '\xab');  // trailing canary bytes must stay untouched
   const nvrtcResult data_rc = data_fn(p, buf.data());
@@ -122,6 +126,10 @@ void scenario_include_dir(Out& o) {
   const std::string include = std::string("-I") + (dir ? dir : ".");
   compile_and_dump(o, "#include \"probe_dep.h\"\n__global__ void k(int* x) { x[0] = PROBE_VALUE; }\n",
                    "include_dir.cu", {"-arch=sm_80", include});
+}
+void scenario_time_option(Out& o) {
+  const char* file = std::getenv("PROBE_TIME_FILE");
+  compile_and_dump(o, kTrivial, "time.cu", {"-arch=sm_80", std::string("--time=") + (file ? file : "time.csv")});
 }
 void scenario_null_name(Out& o) { compile_and_dump(o, kTrivial, nullptr, {"-arch=compute_80"}); }
 
@@ -210,7 +218,7 @@ const std::map<std::string, std::function<void(Out&)>>& scenarios() {
       {"warnings", scenario_warnings},       {"invalid_option", scenario_invalid_option},
       {"include_dir", scenario_include_dir}, {"null_name", scenario_null_name},
       {"recompile", scenario_recompile},     {"bad_inputs", scenario_bad_inputs},
-      {"threads", scenario_threads},
+      {"threads", scenario_threads},         {"time_option", scenario_time_option},
   };
   return all;
 }

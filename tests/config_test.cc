@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "shim/config.h"
+
+namespace nvrtc_cache::shim {
+namespace {
+
+Config from(std::map<std::string, std::string> vars) {
+  return config_from_environment([vars](const char* name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+TEST(Config, Defaults) {
+  const Config c = from({{"HOME", "/home/u"}});
+  EXPECT_FALSE(c.disabled);
+  EXPECT_EQ(c.cache_dir, "/home/u/.cache/nvrtc-cache");
+  EXPECT_EQ(c.max_size_bytes, 5ull << 30);
+  EXPECT_EQ(c.log_level, LogLevel::kWarn);
+  EXPECT_TRUE(c.log_file.empty());
+  EXPECT_TRUE(c.problems.empty());
+}
+
+TEST(Config, XdgCacheHomeWins) {
+  EXPECT_EQ(from({{"HOME", "/home/u"}, {"XDG_CACHE_HOME", "/xdg"}}).cache_dir, "/xdg/nvrtc-cache");
+}
+
+TEST(Config, ExplicitValues) {
+  const Config c = from({{"NVRTC_CACHE_DIR", "/c/"}, {"NVRTC_CACHE_DISABLE", "1"}, {"NVRTC_CACHE_MAX_SIZE", "10G"},
+                         {"NVRTC_CACHE_LOG", "debug"}, {"NVRTC_CACHE_LOG_FILE", "/tmp/log"}});
+  EXPECT_TRUE(c.disabled);
+  EXPECT_EQ(c.cache_dir, "/c");
+  EXPECT_EQ(c.store_dir(), "/c/store");
+  EXPECT_EQ(c.max_size_bytes, 10ull << 30);
+  EXPECT_EQ(c.log_level, LogLevel::kDebug);
+  EXPECT_EQ(c.log_file, "/tmp/log");
+  EXPECT_TRUE(c.problems.empty());
+}
+
+TEST(Config, BadValuesGetOneMessageNamingTheVariableAndASafeDefault) {
+  const Config c = from({{"HOME", "/h"}, {"NVRTC_CACHE_DIR", "relative"}, {"NVRTC_CACHE_DISABLE", "maybe"},
+                         {"NVRTC_CACHE_MAX_SIZE", "lots"}, {"NVRTC_CACHE_LOG", "loud"}});
+  ASSERT_EQ(c.problems.size(), 4u);
+  EXPECT_NE(c.problems[0].find("NVRTC_CACHE_DISABLE"), std::string::npos);
+  EXPECT_NE(c.problems[1].find("NVRTC_CACHE_DIR"), std::string::npos);
+  EXPECT_NE(c.problems[2].find("NVRTC_CACHE_MAX_SIZE"), std::string::npos);
+  EXPECT_NE(c.problems[3].find("NVRTC_CACHE_LOG"), std::string::npos);
+  EXPECT_FALSE(c.disabled);
+  EXPECT_EQ(c.cache_dir, "/h/.cache/nvrtc-cache");
+  EXPECT_EQ(c.max_size_bytes, 5ull << 30);
+  EXPECT_EQ(c.log_level, LogLevel::kWarn);
+}
+
+TEST(Config, ParseSize) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("512M"), 512ull << 20);
+  EXPECT_EQ(parse_size("10G"), 10ull << 30);
+  EXPECT_EQ(parse_size("1.5GiB"), 3ull << 29);
+  EXPECT_EQ(parse_size("2tb"), 2ull << 40);
+  EXPECT_EQ(parse_size("64k"), 64ull << 10);
+  EXPECT_FALSE(parse_size(""));
+  EXPECT_FALSE(parse_size("G"));
+  EXPECT_FALSE(parse_size("-1G"));
+  EXPECT_FALSE(parse_size("0"));
+  EXPECT_FALSE(parse_size("10X"));
+  EXPECT_FALSE(parse_size("1.2.3G"));
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::shim

@@ -1,0 +1,273 @@
+// Integration tests: the real NVRTC, driven by tests/nvrtc_probe.cc in separate processes, directly,
+// under the shim with a cold cache and under the shim warm. Every return code and every byte of
+// every getter must match the direct run.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "shim/stats.h"
+#include "store/lmdb_store.h"
+#include "tests/process.h"
+
+namespace nvrtc_cache {
+namespace {
+
+using testing::ProcessResult;
+using testing::run_process;
+using testing::TempDir;
+
+const std::string kIncludeDir = std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/include";
+
+struct Env {
+  std::map<std::string, std::optional<std::string>> vars;
+};
+
+ProcessResult probe(const std::vector<std::string>& scenarios, std::map<std::string, std::optional<std::string>> env) {
+  std::vector<std::string> argv = {NVRTC_PROBE_PATH};
+  argv.insert(argv.end(), scenarios.begin(), scenarios.end());
+  env["PROBE_INCLUDE_DIR"] = kIncludeDir;
+  return run_process(argv, env);
+}
+
+std::map<std::string, std::optional<std::string>> shim_env(const std::string& cache_dir) {
+  return {{"LD_PRELOAD", NVRTC_CACHE_SHIM_PATH}, {"NVRTC_CACHE_DIR", cache_dir}};
+}
+
+store::Counters counters_of(const std::string& cache_dir) {
+  store::Status status;
+  auto s = store::LmdbStore::open({cache_dir + "/store", 64ull << 20}, &status);
+  if (!s) return {};
+  return s->counters();
+}
+
+std::int64_t get(const store::Counters& c, const std::string& name) {
+  auto it = c.find(name);
+  return it == c.end() ? 0 : it->second;
+}
+
+struct ColdWarm {
+  ProcessResult direct, cold, warm;
+  store::Counters after_cold, after_warm;
+  std::int64_t warm_delta(const std::string& name) const { return get(after_warm, name) - get(after_cold, name); }
+};
+
+ColdWarm run_cold_then_warm(const std::vector<std::string>& scenarios, const std::string& cache_dir) {
+  ColdWarm r;
+  r.direct = probe(scenarios, {});
+  r.cold = probe(scenarios, shim_env(cache_dir));
+  r.after_cold = counters_of(cache_dir);
+  r.warm = probe(scenarios, shim_env(cache_dir));
+  r.after_warm = counters_of(cache_dir);
+  return r;
+}
+
+void expect_identical(const ColdWarm& r) {
+  ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
+  EXPECT_EQ(r.cold.exit_code, 0) << r.cold.err;
+  EXPECT_EQ(r.warm.exit_code, 0) << r.warm.err;
+  EXPECT_FALSE(r.direct.out.empty());
+  EXPECT_TRUE(r.direct.out == r.cold.out) << "cold run differs from NVRTC";
+  EXPECT_TRUE(r.direct.out == r.warm.out) << "warm run differs from NVRTC";
+  EXPECT_EQ(r.cold.err, "") << "the shim printed something at the default log level";
+  EXPECT_EQ(r.warm.err, "");
+}
+
+class CachedScenario : public ::testing::TestWithParam<std::string> {};
+
+// Every cacheable scenario: identical bytes cold and warm, and the warm run never compiled.
+TEST_P(CachedScenario, WarmRunIsServedFromCacheWithIdenticalBytes) {
+  TempDir dir;
+  const ColdWarm r = run_cold_then_warm({GetParam()}, dir.path());
+  expect_identical(r);
+  EXPECT_GT(get(r.after_cold, "stores"), 0);
+  EXPECT_EQ(r.warm_delta("misses"), 0) << "the warm run called the real compile";
+  EXPECT_EQ(r.warm_delta("stores"), 0);
+  EXPECT_GT(r.warm_delta("hits"), 0);
+  EXPECT_EQ(get(r.after_warm, "errors"), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Probe, CachedScenario,
+                         ::testing::Values("trivial", "ptx", "cubin", "lto", "optix", "template", "headers",
+                                           "compile_error", "warnings", "invalid_option", "null_name",
+                                           "recompile", "bad_inputs", "threads"));
+
+TEST(Shim, ProgramReadingAHeaderFromDiskStaysUncached) {
+  TempDir dir;
+  const ColdWarm r = run_cold_then_warm({"include_dir"}, dir.path());
+  expect_identical(r);
+  EXPECT_EQ(get(r.after_warm, "hits"), 0);
+  EXPECT_EQ(get(r.after_warm, "stores"), 0);
+  EXPECT_EQ(r.warm_delta("uncacheable"), 1);
+}
+
+TEST(Shim, AppendFlagsVariableMakesCompilesUncacheable) {
+  TempDir dir;
+  auto env = shim_env(dir.path());
+  env["NVRTC_APPEND_FLAGS"] = "-DEXTRA=1";
+  const ProcessResult direct = probe({"trivial"}, {{"NVRTC_APPEND_FLAGS", "-DEXTRA=1"}});
+  const ProcessResult cold = probe({"trivial"}, env);
+  const ProcessResult warm = probe({"trivial"}, env);
+  EXPECT_EQ(direct.out, cold.out);
+  EXPECT_EQ(direct.out, warm.out);
+  const auto c = counters_of(dir.path());
+  EXPECT_EQ(get(c, "hits"), 0);
+  EXPECT_EQ(get(c, "uncacheable"), 2);
+}
+
+TEST(Shim, SideEffectOptionsPassThroughUncached) {
+  TempDir dir;
+  // --time writes a file during the compile: a cache hit would not write it, so never serve it.
+  const std::string time_file = dir.path() + "/time.csv";
+  auto env = shim_env(dir.path());
+  env["PROBE_TIME_FILE"] = time_file;
+  for (int run = 0; run < 2; ++run) {
+    std::remove(time_file.c_str());
+    const ProcessResult shimmed = run_process({NVRTC_PROBE_PATH, "time_option"}, env);
+    EXPECT_EQ(shimmed.exit_code, 0);
+    struct stat st;
+    EXPECT_EQ(stat(time_file.c_str(), &st), 0) << "run " << run << " did not write the --time file";
+  }
+  const auto c = counters_of(dir.path());
+  EXPECT_EQ(get(c, "hits"), 0);
+  EXPECT_EQ(get(c, "uncacheable"), 2);
+}
+
+TEST(Shim, DifferentWorkingDirectoriesDoNotShareLineInfo) {
+  TempDir cache, a, b;
+  auto env = shim_env(cache.path());
+  env["PROBE_INCLUDE_DIR"] = kIncludeDir;
+  const auto direct_a = run_process({NVRTC_PROBE_PATH, "cubin"}, {{"PWD", a.path()}}, a.path());
+  const auto direct_b = run_process({NVRTC_PROBE_PATH, "cubin"}, {{"PWD", b.path()}}, b.path());
+  ASSERT_NE(direct_a.out, direct_b.out) << "line info no longer embeds the working directory?";
+  env["PWD"] = a.path();
+  EXPECT_EQ(run_process({NVRTC_PROBE_PATH, "cubin"}, env, a.path()).out, direct_a.out);
+  env["PWD"] = b.path();
+  EXPECT_EQ(run_process({NVRTC_PROBE_PATH, "cubin"}, env, b.path()).out, direct_b.out);
+  EXPECT_EQ(run_process({NVRTC_PROBE_PATH, "cubin"}, env, b.path()).out, direct_b.out);
+  EXPECT_EQ(get(counters_of(cache.path()), "hits"), 1);
+}
+
+TEST(Shim, DisabledShimPassesEverythingThrough) {
+  TempDir dir;
+  auto env = shim_env(dir.path());
+  env["NVRTC_CACHE_DISABLE"] = "1";
+  const ProcessResult direct = probe({"trivial", "template"}, {});
+  const ProcessResult shimmed = probe({"trivial", "template"}, env);
+  EXPECT_EQ(direct.out, shimmed.out);
+  struct stat st;
+  EXPECT_NE(stat((dir.path() + "/store").c_str(), &st), 0) << "a disabled shim created the store";
+}
+
+TEST(Shim, UnusableCacheDirectoryFailsOpenWithOneMessage) {
+  TempDir dir;
+  const std::string blocker = dir.path() + "/file";
+  std::ofstream(blocker) << "not a directory";
+  auto env = shim_env(blocker + "/cache");  // cannot be created: a path component is a file
+  const ProcessResult direct = probe({"trivial", "template", "threads"}, {});
+  const ProcessResult shimmed = probe({"trivial", "template", "threads"}, env);
+  EXPECT_EQ(shimmed.exit_code, 0);
+  EXPECT_EQ(direct.out, shimmed.out);
+  std::istringstream lines(shimmed.err);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) ++count;
+  EXPECT_EQ(count, 1) << shimmed.err;
+  EXPECT_NE(shimmed.err.find("cannot open the cache"), std::string::npos) << shimmed.err;
+}
+
+TEST(Shim, BadSettingsGetOneMessageNamingTheVariable) {
+  TempDir dir;
+  auto env = shim_env(dir.path());
+  env["NVRTC_CACHE_LOG"] = "loud";
+  env["NVRTC_CACHE_MAX_SIZE"] = "huge";
+  const ProcessResult direct = probe({"trivial"}, {});
+  const ProcessResult shimmed = probe({"trivial"}, env);
+  EXPECT_EQ(direct.out, shimmed.out);
+  EXPECT_NE(shimmed.err.find("NVRTC_CACHE_LOG='loud'"), std::string::npos) << shimmed.err;
+  EXPECT_NE(shimmed.err.find("NVRTC_CACHE_MAX_SIZE='huge'"), std::string::npos) << shimmed.err;
+  EXPECT_EQ(get(counters_of(dir.path()), "stores"), 1);
+}
+
+TEST(Shim, DebugLogGoesToTheLogFileNeverStdout) {
+  TempDir dir;
+  auto env = shim_env(dir.path());
+  env["NVRTC_CACHE_LOG"] = "debug";
+  env["NVRTC_CACHE_LOG_FILE"] = dir.path() + "/log.txt";
+  const ProcessResult direct = probe({"trivial"}, {});
+  const ProcessResult cold = probe({"trivial"}, env);
+  const ProcessResult warm = probe({"trivial"}, env);
+  EXPECT_EQ(direct.out, cold.out);
+  EXPECT_EQ(direct.out, warm.out);
+  EXPECT_EQ(cold.err, "");
+  std::ifstream log(dir.path() + "/log.txt");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("miss, stored"), std::string::npos) << text;
+  EXPECT_NE(text.find("hit "), std::string::npos) << text;
+}
+
+TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
+  FILE* pipe = popen(("nm -D --defined-only " + std::string(NVRTC_CACHE_SHIM_PATH)).c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  const std::set<std::string> libc = {"open",    "open64",   "fopen",  "fopen64", "__xstat", "__xstat64",
+                                       "__lxstat", "__lxstat64", "stat",   "stat64",  "lstat",   "lstat64",
+                                       "access",  "realpath", "opendir", "readlink", "getenv"};
+  char line[512];
+  int nvrtc = 0;
+  while (fgets(line, sizeof line, pipe)) {
+    std::istringstream fields(line);
+    std::string address, type, name;
+    fields >> address >> type >> name;
+    if (name.empty()) continue;
+    if (name.rfind("nvrtc", 0) == 0 || name == "__nvrtcCPEx") {
+      ++nvrtc;
+      continue;
+    }
+    EXPECT_TRUE(libc.count(name)) << "unexpected export " << name;
+  }
+  pclose(pipe);
+  EXPECT_EQ(nvrtc, 25);  // the 24 functions of nvrtc.h (13.0) and __nvrtcCPEx
+}
+
+TEST(Cli, RunPreloadsTheShimKeepsLdPreloadAndPassesTheExitCode) {
+  TempDir dir;
+  std::map<std::string, std::optional<std::string>> env = {{"NVRTC_CACHE_DIR", dir.path()},
+                                                           {"LD_PRELOAD", "libm.so.6"}};
+  const auto echo = run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/bin/sh", "-c", "echo $LD_PRELOAD"}, env);
+  EXPECT_EQ(echo.exit_code, 0);
+  EXPECT_EQ(echo.out, std::string(NVRTC_CACHE_SHIM_PATH) + ":libm.so.6\n");
+  EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/bin/sh", "-c", "exit 7"}, env).exit_code, 7);
+  EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/nonexistent/program"}, env).exit_code, 127);
+}
+
+TEST(Cli, StatsCountAcrossProcessesAndClearEmptiesTheCache) {
+  TempDir dir;
+  std::map<std::string, std::optional<std::string>> env = {{"NVRTC_CACHE_DIR", dir.path()},
+                                                           {"PROBE_INCLUDE_DIR", kIncludeDir}};
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--", NVRTC_PROBE_PATH, "trivial", "include_dir"}, env)
+                  .exit_code,
+              0);
+  }
+  const auto stats = run_process({NVRTC_CACHE_CLI_PATH, "stats", "--json"}, env);
+  ASSERT_EQ(stats.exit_code, 0);
+  for (const char* expected : {"\"hits\": 2", "\"misses\": 1", "\"uncacheable\": 3", "\"stores\": 1",
+                               "\"errors\": 0", "\"entries\": 1", "\"saved_seconds\": "}) {
+    EXPECT_NE(stats.out.find(expected), std::string::npos) << expected << " in " << stats.out;
+  }
+  EXPECT_TRUE(std::regex_search(stats.out, std::regex("\"bytes\": [1-9][0-9]*")));
+  const auto human = run_process({NVRTC_CACHE_CLI_PATH, "stats"}, env);
+  EXPECT_NE(human.out.find("hit rate          66.7%"), std::string::npos) << human.out;
+  EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "clear"}, env).exit_code, 0);
+  const auto after = run_process({NVRTC_CACHE_CLI_PATH, "stats", "--json"}, env);
+  EXPECT_NE(after.out.find("\"entries\": 0"), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("\"hits\": 0"), std::string::npos) << after.out;
+}
+
+}  // namespace
+}  // namespace nvrtc_cache
