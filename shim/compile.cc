@@ -180,9 +180,8 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
   if (const char* pwd = std::getenv("PWD")) record.inputs.pwd_variable = pwd;
   else record.inputs.pwd_variable.reset();
   const keying::CacheKey key = keying::compute_key(record.inputs);
-  const auto keyed = Clock::now();
-
   store::Store* store = Runtime::instance().store();
+  const auto keyed = Clock::now();
   nvrtcResult rc = NVRTC_SUCCESS;
   if (store && try_serve(*store, record, key, started, keyed, rc)) return rc;
 

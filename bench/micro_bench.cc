@@ -1,0 +1,81 @@
+// Micro-benchmarks (Google Benchmark) of the pieces on the cache-hit path: keying, entry decoding,
+// and store lookups (memory and LMDB).
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "keying/cache_key.h"
+#include "shim/compile_entry.h"
+#include "store/lmdb_store.h"
+#include "store/memory_store.h"
+
+namespace {
+
+using namespace nvrtc_cache;
+
+keying::ProgramInputs inputs_with_source(std::size_t bytes) {
+  keying::ProgramInputs in;
+  in.library = {13, 0, std::string(20, 'b')};
+  in.name = "bench.cu";
+  in.source = std::string(bytes, 'x');
+  in.options = {"-arch=sm_80", "-std=c++17", "-default-device"};
+  in.working_directory = "/home/user/project";
+  return in;
+}
+
+shim::CompileEntry entry_with_cubin(std::size_t bytes) {
+  shim::CompileEntry e;
+  e.log = {0, true, 1, 0, std::string(1, '\0')};
+  e.cubin = {0, true, bytes, 0, std::string(bytes, 'c')};
+  e.ptx = {0, true, 1, 0, std::string(1, '\0')};
+  return e;
+}
+
+void BM_ComputeKey(benchmark::State& state) {
+  const auto in = inputs_with_source(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(keying::compute_key(in));
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_ComputeKey)->Arg(1 << 10)->Arg(64 << 10)->Arg(1 << 20);
+
+void BM_DecodeEntry(benchmark::State& state) {
+  const std::string bytes = shim::encode_entry(entry_with_cubin(static_cast<std::size_t>(state.range(0))));
+  for (auto _ : state) benchmark::DoNotOptimize(shim::decode_entry(bytes));
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_DecodeEntry)->Arg(8 << 10)->Arg(256 << 10)->Arg(4 << 20);
+
+void BM_MemoryStoreGet(benchmark::State& state) {
+  store::MemoryStore s(1ull << 30);
+  const std::string value(static_cast<std::size_t>(state.range(0)), 'v');
+  (void)s.put("key", value);
+  for (auto _ : state) benchmark::DoNotOptimize(s.get("key"));
+}
+BENCHMARK(BM_MemoryStoreGet)->Arg(8 << 10)->Arg(256 << 10);
+
+void BM_LmdbStoreGet(benchmark::State& state) {
+  std::string dir = (std::filesystem::temp_directory_path() / "nvrtc-cache-bench-XXXXXX").string();
+  if (mkdtemp(dir.data()) == nullptr) {
+    state.SkipWithError("mkdtemp failed");
+    return;
+  }
+  {
+    store::Status status;
+    auto s = store::LmdbStore::open({dir, 256ull << 20}, &status);
+    if (!s) {
+      state.SkipWithError(status.message().c_str());
+      return;
+    }
+    const std::string value(static_cast<std::size_t>(state.range(0)), 'v');
+    (void)s->put("key", value);
+    for (auto _ : state) benchmark::DoNotOptimize(s->get("key"));
+  }
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_LmdbStoreGet)->Arg(8 << 10)->Arg(256 << 10);
+
+}  // namespace
+
+BENCHMARK_MAIN();
