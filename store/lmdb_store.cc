@@ -18,9 +18,13 @@
 #include <utility>
 
 #include "store/envelope.h"
+#include "store/lmdb_library.h"
 
 namespace nvrtc_cache::store {
 namespace {
+
+// Only reached after LmdbStore::open verified that the library loaded.
+const LmdbLibrary& lmdb() { return *lmdb_library(); }
 
 constexpr unsigned kMaxReaders = 1024;
 constexpr MDB_dbi kMaxDbs = 4;
@@ -72,7 +76,7 @@ std::uint64_t saturating_sub(std::uint64_t a, std::uint64_t b) { return a > b ? 
 // ---- Errors ---------------------------------------------------------------------------------
 
 std::string describe(int rc) {
-  if (rc >= MDB_KEYEXIST && rc <= MDB_LAST_ERRCODE) return mdb_strerror(rc);
+  if (rc >= MDB_KEYEXIST && rc <= MDB_LAST_ERRCODE) return lmdb().mdb_strerror(rc);
   char buffer[128];
   return strerror_r(rc, buffer, sizeof buffer);  // GNU variant: returns the message
 }
@@ -155,7 +159,7 @@ struct SharedEnv {
 };
 
 struct EnvCloser {
-  void operator()(MDB_env* env) const { mdb_env_close(env); }
+  void operator()(MDB_env* env) const { lmdb().mdb_env_close(env); }
 };
 using EnvHandle = std::unique_ptr<MDB_env, EnvCloser>;
 
@@ -225,45 +229,45 @@ void Registry::release_locked(SharedEnv* env) {
   }
   // A handle inherited across fork is leaked, not closed: the ancestor still owns its mapping,
   // file descriptors and locks.
-  if (env->belongs_to_this_process()) mdb_env_close(env->env);
+  if (env->belongs_to_this_process()) lmdb().mdb_env_close(env->env);
   delete env;
 }
 
 // Opens the named databases, creating them on first use.
 int open_databases(MDB_env* env, SharedEnv& shared) {
   MDB_txn* txn = nullptr;
-  int rc = mdb_txn_begin(env, nullptr, 0, &txn);
+  int rc = lmdb().mdb_txn_begin(env, nullptr, 0, &txn);
   if (rc != MDB_SUCCESS) return rc;
-  rc = mdb_dbi_open(txn, kEntriesDb, MDB_CREATE, &shared.entries);
-  if (rc == MDB_SUCCESS) rc = mdb_dbi_open(txn, kCountersDb, MDB_CREATE, &shared.counters);
-  if (rc == MDB_SUCCESS) rc = mdb_dbi_open(txn, kMetaDb, MDB_CREATE, &shared.meta);
+  rc = lmdb().mdb_dbi_open(txn, kEntriesDb, MDB_CREATE, &shared.entries);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kCountersDb, MDB_CREATE, &shared.counters);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kMetaDb, MDB_CREATE, &shared.meta);
   if (rc != MDB_SUCCESS) {
-    mdb_txn_abort(txn);
+    lmdb().mdb_txn_abort(txn);
     return rc;
   }
-  return mdb_txn_commit(txn);
+  return lmdb().mdb_txn_commit(txn);
 }
 
 SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& id, Status* status) {
   auto shared = std::make_unique<SharedEnv>();
   shared->id = id;
   MDB_env* raw = nullptr;
-  if (const int rc = mdb_env_create(&raw); rc != MDB_SUCCESS) {
-    *status = to_status(rc, "mdb_env_create");
+  if (const int rc = lmdb().mdb_env_create(&raw); rc != MDB_SUCCESS) {
+    *status = to_status(rc, "lmdb().mdb_env_create");
     return nullptr;
   }
   EnvHandle env(raw);
-  int rc = mdb_env_set_maxreaders(raw, kMaxReaders);
-  if (rc == MDB_SUCCESS) rc = mdb_env_set_maxdbs(raw, kMaxDbs);
-  if (rc == MDB_SUCCESS) rc = mdb_env_set_mapsize(raw, options.map_size_bytes);
+  int rc = lmdb().mdb_env_set_maxreaders(raw, kMaxReaders);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
   if (rc != MDB_SUCCESS) {
     *status = to_status(rc, "configure lmdb environment");
     return nullptr;
   }
   // Directory mode (data.mdb + lock.mdb inside it); MDB_NOTLS because read transactions are per
   // call and may run on any thread; never MDB_WRITEMAP.
-  if (rc = mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS, kFileMode); rc != MDB_SUCCESS) {
-    *status = to_status(rc, "mdb_env_open " + options.directory);
+  if (rc = lmdb().mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS, kFileMode); rc != MDB_SUCCESS) {
+    *status = to_status(rc, "lmdb().mdb_env_open " + options.directory);
     return nullptr;
   }
   if (rc = open_databases(raw, *shared); rc != MDB_SUCCESS) {
@@ -271,7 +275,7 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& 
     return nullptr;
   }
   int dead_readers = 0;
-  mdb_reader_check(raw, &dead_readers);  // release slots pinned by killed processes
+  lmdb().mdb_reader_check(raw, &dead_readers);  // release slots pinned by killed processes
 
   live_[id] = shared.get();  // may throw: `env` then closes the new environment
   shared->env = env.release();
@@ -309,27 +313,27 @@ class Txn {
  public:
   Txn(SharedEnv& env, unsigned flags) : env_(env), remap_lock_(env.remap_mu) { rc_ = begin(flags); }
   ~Txn() {
-    if (txn_ != nullptr) mdb_txn_abort(txn_);
+    if (txn_ != nullptr) lmdb().mdb_txn_abort(txn_);
   }
   Txn(const Txn&) = delete;
   Txn& operator=(const Txn&) = delete;
 
   int begin_rc() const { return rc_; }
   MDB_txn* get() const { return txn_; }
-  int commit() { return mdb_txn_commit(std::exchange(txn_, nullptr)); }
+  int commit() { return lmdb().mdb_txn_commit(std::exchange(txn_, nullptr)); }
 
  private:
   int begin(unsigned flags) {
-    int rc = mdb_txn_begin(env_.env, nullptr, flags, &txn_);
+    int rc = lmdb().mdb_txn_begin(env_.env, nullptr, flags, &txn_);
     if (rc != MDB_MAP_RESIZED) return keep_on_success(rc);
     remap_lock_.unlock();
     {
       std::unique_lock exclusive(env_.remap_mu);  // no transaction of this process is active
-      rc = mdb_env_set_mapsize(env_.env, 0);
+      rc = lmdb().mdb_env_set_mapsize(env_.env, 0);
     }
     remap_lock_.lock();
     if (rc != MDB_SUCCESS) return keep_on_success(rc);
-    return keep_on_success(mdb_txn_begin(env_.env, nullptr, flags, &txn_));
+    return keep_on_success(lmdb().mdb_txn_begin(env_.env, nullptr, flags, &txn_));
   }
   int keep_on_success(int rc) {
     if (rc != MDB_SUCCESS) txn_ = nullptr;
@@ -352,7 +356,7 @@ struct Totals {
 std::uint64_t read_meta(MDB_txn* txn, MDB_dbi meta, std::string_view name) {
   MDB_val key = to_val(name);
   MDB_val value;
-  if (mdb_get(txn, meta, &key, &value) != MDB_SUCCESS) return 0;
+  if (lmdb().mdb_get(txn, meta, &key, &value) != MDB_SUCCESS) return 0;
   return load_le64(value).value_or(0);
 }
 
@@ -365,7 +369,7 @@ int write_meta(MDB_txn* txn, MDB_dbi meta, std::string_view name, std::uint64_t 
   store_le64(bytes, number);
   MDB_val key = to_val(name);
   MDB_val value{sizeof bytes, bytes};
-  return mdb_put(txn, meta, &key, &value, 0);
+  return lmdb().mdb_put(txn, meta, &key, &value, 0);
 }
 
 int write_totals(MDB_txn* txn, MDB_dbi meta, const Totals& totals) {
@@ -378,7 +382,7 @@ int delete_entry(MDB_txn* txn, const SharedEnv& env, std::string_view key, const
   MDB_val k = to_val(key);
   Totals totals = read_totals(txn, env.meta);
   const std::uint64_t payload = payload_size_of(stored.mv_size);
-  const int rc = mdb_del(txn, env.entries, &k, nullptr);
+  const int rc = lmdb().mdb_del(txn, env.entries, &k, nullptr);
   if (rc != MDB_SUCCESS) return rc;
   totals.entries = saturating_sub(totals.entries, 1);
   totals.payload_bytes = saturating_sub(totals.payload_bytes, payload);
@@ -386,7 +390,7 @@ int delete_entry(MDB_txn* txn, const SharedEnv& env, std::string_view key, const
 }
 
 bool is_valid_key(const SharedEnv& env, std::string_view key) {
-  return !key.empty() && key.size() <= static_cast<std::size_t>(mdb_env_get_maxkeysize(env.env));
+  return !key.empty() && key.size() <= static_cast<std::size_t>(lmdb().mdb_env_get_maxkeysize(env.env));
 }
 
 std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
@@ -438,7 +442,7 @@ struct LmdbStore::Impl {
       if (txn.begin_rc() != MDB_SUCCESS) return std::nullopt;
       MDB_val k = to_val(key);
       MDB_val stored;
-      if (mdb_get(txn.get(), ref->entries, &k, &stored) != MDB_SUCCESS) return std::nullopt;
+      if (lmdb().mdb_get(txn.get(), ref->entries, &k, &stored) != MDB_SUCCESS) return std::nullopt;
       if (const auto payload = unwrap_value(key, to_view(stored))) return std::string(*payload);
     }
     corrupt_dropped.fetch_add(1, std::memory_order_relaxed);
@@ -452,7 +456,7 @@ struct LmdbStore::Impl {
     if (txn.begin_rc() != MDB_SUCCESS) return;
     MDB_val k = to_val(key);
     MDB_val stored;
-    if (mdb_get(txn.get(), env.entries, &k, &stored) != MDB_SUCCESS) return;
+    if (lmdb().mdb_get(txn.get(), env.entries, &k, &stored) != MDB_SUCCESS) return;
     if (unwrap_value(key, to_view(stored))) return;
     if (delete_entry(txn.get(), env, key, stored) == MDB_SUCCESS) txn.commit();
   }
@@ -470,7 +474,7 @@ struct LmdbStore::Impl {
     MDB_val k = to_val(key);
     MDB_val existing;
     Totals totals = read_totals(txn.get(), ref->meta);
-    int rc = mdb_get(txn.get(), ref->entries, &k, &existing);
+    int rc = lmdb().mdb_get(txn.get(), ref->entries, &k, &existing);
     if (rc == MDB_SUCCESS) {
       if (unwrap_value(key, to_view(existing)) == value) return Status::ok();  // nothing to rewrite
       totals.payload_bytes = saturating_sub(totals.payload_bytes, payload_size_of(existing.mv_size));
@@ -480,7 +484,7 @@ struct LmdbStore::Impl {
       return to_status(rc, "read before put");
     }
     MDB_val reserved{wrapped_size(value.size()), nullptr};
-    if (rc = mdb_put(txn.get(), ref->entries, &k, &reserved, MDB_RESERVE); rc != MDB_SUCCESS) {
+    if (rc = lmdb().mdb_put(txn.get(), ref->entries, &k, &reserved, MDB_RESERVE); rc != MDB_SUCCESS) {
       return write_failed(*ref, rc, "put");
     }
     wrap_value_into(key, value, static_cast<char*>(reserved.mv_data));  // before any other call
@@ -496,7 +500,7 @@ struct LmdbStore::Impl {
   static Status write_failed(SharedEnv& env, int rc, std::string_view what) {
     if (rc == MDB_MAP_FULL) {
       int dead_readers = 0;
-      mdb_reader_check(env.env, &dead_readers);
+      lmdb().mdb_reader_check(env.env, &dead_readers);
     }
     return to_status(rc, what);
   }
@@ -510,7 +514,7 @@ struct LmdbStore::Impl {
     if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin write");
     MDB_val k = to_val(key);
     MDB_val stored;
-    int rc = mdb_get(txn.get(), ref->entries, &k, &stored);
+    int rc = lmdb().mdb_get(txn.get(), ref->entries, &k, &stored);
     if (rc == MDB_NOTFOUND) return Status::ok();
     if (rc != MDB_SUCCESS) return to_status(rc, "read before erase");
     if (rc = delete_entry(txn.get(), *ref, key, stored); rc != MDB_SUCCESS) {
@@ -535,8 +539,8 @@ struct LmdbStore::Impl {
     if (!ref) return status;
     Txn txn(*ref, 0);
     if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin write");
-    int rc = mdb_drop(txn.get(), ref->entries, 0);
-    if (rc == MDB_SUCCESS) rc = mdb_drop(txn.get(), ref->counters, 0);
+    int rc = lmdb().mdb_drop(txn.get(), ref->entries, 0);
+    if (rc == MDB_SUCCESS) rc = lmdb().mdb_drop(txn.get(), ref->counters, 0);
     if (rc == MDB_SUCCESS) rc = write_totals(txn.get(), ref->meta, Totals{});
     if (rc == MDB_SUCCESS) rc = txn.commit();
     return rc == MDB_SUCCESS ? Status::ok() : write_failed(*ref, rc, "clear");
@@ -565,7 +569,7 @@ struct LmdbStore::Impl {
     MDB_val key = to_val(name);
     MDB_val value;
     std::int64_t current = 0;
-    if (const int rc = mdb_get(txn, counters, &key, &value); rc == MDB_SUCCESS) {
+    if (const int rc = lmdb().mdb_get(txn, counters, &key, &value); rc == MDB_SUCCESS) {
       current = static_cast<std::int64_t>(load_le64(value).value_or(0));
     } else if (rc != MDB_NOTFOUND) {
       return rc;
@@ -573,7 +577,7 @@ struct LmdbStore::Impl {
     char bytes[8];
     store_le64(bytes, static_cast<std::uint64_t>(wrapping_add(current, delta)));
     MDB_val updated{sizeof bytes, bytes};
-    return mdb_put(txn, counters, &key, &updated, 0);
+    return lmdb().mdb_put(txn, counters, &key, &updated, 0);
   }
 
   Counters counters() {
@@ -583,13 +587,13 @@ struct LmdbStore::Impl {
     Txn txn(*ref, MDB_RDONLY);
     if (txn.begin_rc() != MDB_SUCCESS) return {};
     MDB_cursor* cursor = nullptr;
-    if (mdb_cursor_open(txn.get(), ref->counters, &cursor) != MDB_SUCCESS) return {};
-    const std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> cursor_owner(cursor, mdb_cursor_close);
+    if (lmdb().mdb_cursor_open(txn.get(), ref->counters, &cursor) != MDB_SUCCESS) return {};
+    const std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> cursor_owner(cursor, lmdb().mdb_cursor_close);
     Counters result;
     MDB_val key;
     MDB_val value;
-    for (int rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == MDB_SUCCESS;
-         rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+    for (int rc = lmdb().mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = lmdb().mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
       if (const auto number = load_le64(value)) {
         result.emplace(std::string(to_view(key)), static_cast<std::int64_t>(*number));
       }
@@ -610,6 +614,11 @@ LmdbStore::~LmdbStore() {
 std::unique_ptr<LmdbStore> LmdbStore::open(const LmdbOptions& options, Status* status) {
   const ErrnoGuard errno_guard;
   try {
+    std::string load_error;
+    if (lmdb_library(&load_error) == nullptr) {
+      set_status(status, Status::io_error(load_error));
+      return nullptr;
+    }
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     Status opened;
