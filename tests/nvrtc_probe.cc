@@ -3,7 +3,10 @@
 // that runs directly, under the shim cold and under the shim warm can be compared byte for byte.
 // Usage: nvrtc_probe SCENARIO...   (or "list"). PROBE_INCLUDE_DIR names the directory for the
 // on-disk header scenario.
+#include <dlfcn.h>
 #include <nvrtc.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -131,6 +134,36 @@ void scenario_time_option(Out& o) {
   const char* file = std::getenv("PROBE_TIME_FILE");
   compile_and_dump(o, kTrivial, "time.cu", {"-arch=sm_80", std::string("--time=") + (file ? file : "time.csv")});
 }
+// What a host can find in its global scope: the shim's dependencies must not be there.
+void scenario_global_scope(Out& o) {
+  for (const char* name : {"mdb_env_create", "mdb_txn_begin", "blake2b_init", "blake2b", "XXH3_64bits",
+                           "XXH64", "_ZN11nvrtc_cache4shim7Runtime8instanceEv"}) {
+    o.line(std::string(name) + (dlsym(RTLD_DEFAULT, name) ? " visible" : " absent"));
+  }
+  int major = 0, minor = 0;
+  o.rc("version", nvrtcVersion(&major, &minor));
+  o.line("version " + std::to_string(major) + "." + std::to_string(minor));
+}
+
+// A process that forks after using the cache: parent and child both keep compiling.
+void scenario_fork(Out& o) {
+  compile_and_dump(o, kTrivial, "fork_parent.cu", {"-arch=sm_80"});
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    Out c;
+    compile_and_dump(c, kTrivial, "fork_child.cu", {"-arch=sm_80"});
+    compile_and_dump(c, kTrivial, "fork_parent.cu", {"-arch=sm_80"});
+    std::fwrite(c.text.data(), 1, c.text.size(), stdout);
+    std::fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  o.line("child exit " + std::to_string(status));
+  compile_and_dump(o, kTrivial, "fork_after.cu", {"-arch=sm_80"});
+}
+
 void scenario_null_name(Out& o) { compile_and_dump(o, kTrivial, nullptr, {"-arch=compute_80"}); }
 
 void scenario_recompile(Out& o) {
@@ -219,6 +252,7 @@ const std::map<std::string, std::function<void(Out&)>>& scenarios() {
       {"include_dir", scenario_include_dir}, {"null_name", scenario_null_name},
       {"recompile", scenario_recompile},     {"bad_inputs", scenario_bad_inputs},
       {"threads", scenario_threads},         {"time_option", scenario_time_option},
+      {"global_scope", scenario_global_scope}, {"fork", scenario_fork},
   };
   return all;
 }

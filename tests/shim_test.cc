@@ -95,7 +95,15 @@ TEST_P(CachedScenario, WarmRunIsServedFromCacheWithIdenticalBytes) {
 INSTANTIATE_TEST_SUITE_P(Probe, CachedScenario,
                          ::testing::Values("trivial", "ptx", "cubin", "lto", "optix", "template", "headers",
                                            "compile_error", "warnings", "invalid_option", "null_name",
-                                           "recompile", "bad_inputs", "threads"));
+                                           "recompile", "bad_inputs", "threads", "fork"));
+
+TEST(Shim, DependenciesStayOutOfTheHostsGlobalScope) {
+  TempDir dir;
+  const ProcessResult direct = probe({"global_scope"}, {});
+  const ProcessResult shimmed = probe({"global_scope"}, shim_env(dir.path()));
+  EXPECT_EQ(direct.out, shimmed.out);
+  EXPECT_EQ(shimmed.out.find(" visible"), std::string::npos) << shimmed.out;
+}
 
 TEST(Shim, ProgramReadingAHeaderFromDiskStaysUncached) {
   TempDir dir;

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the build dependencies (Debian packages) if any is missing, then configures and builds
+# nvrtc-cache into build/ (or $BUILD_DIR). Extra arguments go to the CMake configure step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake pkg-config liblmdb-dev liblmdb0 libxxhash-dev libb2-dev libgtest-dev
+          libbenchmark-dev python3 binutils)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ ! -e /usr/local/cuda/include/nvrtc.h ]; then
+  echo "setup: the CUDA toolkit (NVRTC) is expected at /usr/local/cuda" >&2
+  exit 1
+fi
+
+build_dir="${BUILD_DIR:-build}"
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build "$build_dir" -j"$(nproc)"
