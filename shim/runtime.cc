@@ -72,6 +72,13 @@ void Runtime::flush_stats(bool force) {
   if (s == nullptr) return;
   const int saved_errno = errno;
   try {
+    // Entries the store itself found damaged (envelope checksum) count as corrupt too.
+    const std::uint64_t dropped = s->corrupt_entries_dropped();
+    const std::uint64_t reported = corrupt_reported_.exchange(dropped);
+    if (dropped > reported) {
+      stats_.add(Counter::corrupt, static_cast<std::int64_t>(dropped - reported));
+      log_once(LogLevel::kWarn, "corrupt-envelope", "a cache entry failed its checksum; dropped and recompiled");
+    }
     store::Counters deltas = stats_.take();
     if (!deltas.empty() && !s->add_counters(deltas)) {
       log_once(LogLevel::kWarn, "stats-flush", "could not record statistics in the cache");

@@ -36,6 +36,7 @@ class Runtime {
   std::once_flag store_once_;
   std::unique_ptr<store::Store> store_;
   std::atomic<std::int64_t> last_flush_ns_{0};
+  std::atomic<std::uint64_t> corrupt_reported_{0};
 };
 
 }  // namespace nvrtc_cache::shim

@@ -49,7 +49,7 @@ class LmdbStore final : public Store {
   Counters counters() override;
 
   // Number of entries whose envelope failed verification and were dropped (this process).
-  std::uint64_t corrupt_entries_dropped() const;
+  std::uint64_t corrupt_entries_dropped() const override;
 
   struct Impl;
 

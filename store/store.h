@@ -40,6 +40,9 @@ class Store {
   virtual Status add_counters(const Counters& deltas) = 0;
   // A snapshot of all counters.
   virtual Counters counters() = 0;
+
+  // Values that failed their integrity check and were dropped, by this process (monotonic).
+  virtual std::uint64_t corrupt_entries_dropped() const { return 0; }
 };
 
 }  // namespace nvrtc_cache::store

@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include <lmdb.h>
+
 #include "shim/stats.h"
 #include "store/lmdb_store.h"
 #include "tests/process.h"
@@ -159,6 +161,56 @@ TEST(Shim, DifferentWorkingDirectoriesDoNotShareLineInfo) {
   EXPECT_EQ(run_process({NVRTC_PROBE_PATH, "cubin"}, env, b.path()).out, direct_b.out);
   EXPECT_EQ(run_process({NVRTC_PROBE_PATH, "cubin"}, env, b.path()).out, direct_b.out);
   EXPECT_EQ(get(counters_of(cache.path()), "hits"), 1);
+}
+
+// Damages every stored value in place (one byte in the middle), through LMDB itself.
+int damage_every_entry(const std::string& store_dir) {
+  MDB_env* env = nullptr;
+  mdb_env_create(&env);
+  mdb_env_set_maxdbs(env, 8);
+  mdb_env_set_mapsize(env, 64ull << 20);
+  if (mdb_env_open(env, store_dir.c_str(), 0, 0600) != 0) return -1;
+  MDB_txn* txn = nullptr;
+  MDB_dbi dbi;
+  mdb_txn_begin(env, nullptr, 0, &txn);
+  int damaged = -1;
+  if (mdb_dbi_open(txn, "entries", 0, &dbi) == 0) {
+    damaged = 0;
+    MDB_cursor* cursor = nullptr;
+    mdb_cursor_open(txn, dbi, &cursor);
+    MDB_val key, value;
+    std::vector<std::pair<std::string, std::string>> rewritten;
+    for (MDB_cursor_op op = MDB_FIRST; mdb_cursor_get(cursor, &key, &value, op) == 0; op = MDB_NEXT) {
+      std::string bytes(static_cast<const char*>(value.mv_data), value.mv_size);
+      bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x40);
+      rewritten.emplace_back(std::string(static_cast<const char*>(key.mv_data), key.mv_size), bytes);
+    }
+    mdb_cursor_close(cursor);
+    for (auto& [k, v] : rewritten) {
+      MDB_val mk{k.size(), k.data()}, mv{v.size(), v.data()};
+      if (mdb_put(txn, dbi, &mk, &mv, 0) == 0) ++damaged;
+    }
+  }
+  mdb_txn_commit(txn);
+  mdb_env_close(env);
+  return damaged;
+}
+
+TEST(Shim, CorruptEntriesAreMissesAndGetRecompiled) {
+  TempDir dir;
+  const ProcessResult direct = probe({"trivial", "template", "lto"}, {});
+  ASSERT_EQ(probe({"trivial", "template", "lto"}, shim_env(dir.path())).out, direct.out);
+  ASSERT_EQ(damage_every_entry(dir.path() + "/store"), 3);
+  const ProcessResult damaged = probe({"trivial", "template", "lto"}, shim_env(dir.path()));
+  EXPECT_EQ(damaged.out, direct.out) << "a damaged entry changed what the program saw";
+  EXPECT_NE(damaged.err.find("failed its checksum"), std::string::npos) << damaged.err;
+  const auto c = counters_of(dir.path());
+  EXPECT_EQ(get(c, "corrupt"), 3);
+  EXPECT_EQ(get(c, "hits"), 0);
+  EXPECT_EQ(get(c, "stores"), 6);  // recompiled and stored again
+  const ProcessResult healed = probe({"trivial", "template", "lto"}, shim_env(dir.path()));
+  EXPECT_EQ(healed.out, direct.out);
+  EXPECT_EQ(get(counters_of(dir.path()), "hits"), 3);
 }
 
 TEST(Shim, DisabledShimPassesEverythingThrough) {
