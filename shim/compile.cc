@@ -5,13 +5,17 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "keying/cache_key.h"
+#include "keying/dependencies.h"
+#include "keying/manifest.h"
 #include "shim/capture.h"
 #include "shim/file_watch.h"
 #include "shim/hooks.h"
@@ -69,26 +73,30 @@ bool is_driver_object(const void* caller) {
   return file.find("libcuda.so") != std::string_view::npos || file.find("libnvidia-") != std::string_view::npos;
 }
 
-// Why the watched compile must not be stored, or "" if it may. Failed probes are not reads.
-std::string reason_watch_forbids_storing(const CompileWatch& watch) {
-  if (watch.tainted()) return "too many file events to record";
+std::vector<keying::Observation> observations_of(const CompileWatch& watch) {
+  std::vector<keying::Observation> out;
+  out.reserve(watch.event_count());
   for (std::size_t i = 0; i < watch.event_count(); ++i) {
     const WatchEvent e = watch.event(i);
-    if (!e.succeeded || is_driver_object(e.caller)) continue;
-    switch (e.kind) {
-      case WatchEventKind::kOpen:
-      case WatchEventKind::kOpendir:
-        return "NVRTC read " + std::string(e.subject) + " (on-disk dependencies are not tracked yet)";
-      case WatchEventKind::kGetenv:
-        if (environment_variable_affects_output(e.subject)) {
-          return "environment variable " + std::string(e.subject) + " is set";
-        }
-        break;
-      default:
-        break;
-    }
+    if (!is_driver_object(e.caller)) out.push_back(e.observation);
   }
-  return {};
+  return out;
+}
+
+keying::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
+  keying::TimeMacros uses = keying::scan_time_macros(inputs.source);
+  for (const auto& h : inputs.headers) {
+    const keying::TimeMacros m = keying::scan_time_macros(h.content);
+    uses.time = uses.time || m.time;
+    uses.date = uses.date || m.date;
+  }
+  return uses;
+}
+
+std::int64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
 std::string current_working_directory() {
@@ -119,37 +127,86 @@ nvrtcResult compile_uncached(const RealNvrtc& real, ProgramRecord& record, nvrtc
   return rc;
 }
 
-// Serves the compile from the store if it holds the key; returns false on a miss.
-bool try_serve(store::Store& store, ProgramRecord& record, const keying::CacheKey& key,
-               Clock::time_point started, Clock::time_point keyed, nvrtcResult& rc) {
-  Runtime& runtime = Runtime::instance();
-  std::optional<std::string> bytes = store.get(keying::as_bytes(key));
-  const auto looked_up = Clock::now();
-  if (!bytes) return false;
-  std::optional<CompileEntry> entry = decode_entry(*bytes);
+std::optional<CompileEntry> decode_or_drop(store::Store& store, const std::string& key, std::string_view bytes) {
+  std::optional<CompileEntry> entry = decode_entry(bytes);
   if (!entry) {
-    runtime.stats().add(Counter::corrupt);
+    Runtime::instance().stats().add(Counter::corrupt);
     log_once(LogLevel::kWarn, "corrupt-entry", "a cache entry failed verification; dropped and recompiled");
-    (void)store.erase(keying::as_bytes(key));
-    return false;
+    (void)store.erase(key);
   }
-  rc = static_cast<nvrtcResult>(entry->compile_rc);
-  const std::int64_t saved = static_cast<std::int64_t>(entry->compile_nanos);
-  record.served = std::make_shared<const CompileEntry>(std::move(*entry));
+  return entry;
+}
+
+struct Lookup {
+  std::optional<CompileEntry> entry;
+  std::string miss_reason;
+  std::int64_t validate_ns = 0;
+};
+
+// The direct key names a manifest; the first result whose dependencies still hold is the answer.
+Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
+  Lookup out;
+  const std::string manifest_key = keying::manifest_store_key(direct_key);
+  std::optional<std::string> bytes = store.get(manifest_key);
+  if (!bytes) {
+    out.miss_reason = "no manifest";
+    return out;
+  }
+  std::optional<keying::Manifest> manifest = keying::decode_manifest(*bytes);
+  if (!manifest) {
+    Runtime::instance().stats().add(Counter::corrupt);
+    (void)store.erase(manifest_key);
+    out.miss_reason = "the manifest was corrupt";
+    return out;
+  }
+  for (keying::ManifestResult& result : manifest->results) {
+    const auto validate_start = Clock::now();
+    const keying::Validation v = keying::validate_dependencies(result.dependencies);
+    out.validate_ns += nanos_between(validate_start, Clock::now());
+    if (!v.matches) {
+      if (out.miss_reason.empty()) out.miss_reason = v.mismatch;
+      continue;
+    }
+    const std::string key = keying::result_store_key(result.result_key);
+    std::optional<std::string> entry_bytes = store.get(key);
+    if (!entry_bytes) {
+      if (out.miss_reason.empty()) out.miss_reason = "the result is gone from the store";
+      continue;
+    }
+    out.entry = decode_or_drop(store, key, *entry_bytes);
+    if (!out.entry) continue;
+    if (v.refreshed) (void)store.put(manifest_key, keying::encode_manifest(*manifest));  // touched files
+    out.miss_reason.clear();
+    return out;
+  }
+  if (out.miss_reason.empty()) out.miss_reason = "no result in the manifest";
+  return out;
+}
+
+nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, CompileEntry entry,
+                  Clock::time_point started, Clock::time_point keyed,
+                  Clock::time_point looked_up, std::int64_t validate_ns) {
+  Runtime& runtime = Runtime::instance();
+  const nvrtcResult rc = static_cast<nvrtcResult>(entry.compile_rc);
+  const std::int64_t saved = static_cast<std::int64_t>(entry.compile_nanos);
+  record.served = std::make_shared<const CompileEntry>(std::move(entry));
   const auto replayed = Clock::now();
   auto& stats = runtime.stats();
   stats.add(Counter::hits);
   stats.add(Counter::hit_keying_ns, nanos_between(started, keyed));
-  stats.add(Counter::hit_lookup_ns, nanos_between(keyed, looked_up));
+  stats.add(Counter::hit_lookup_ns, nanos_between(keyed, looked_up) - validate_ns);
+  stats.add(Counter::hit_validate_ns, validate_ns);
   stats.add(Counter::hit_replay_ns, nanos_between(looked_up, replayed));
   stats.add(Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
-  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "hit " + keying::to_hex(key));
+  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "hit " + keying::to_hex(direct_key));
   runtime.flush_stats(false);
-  return true;
+  return rc;
 }
 
+// Stores the result under its result key and adds it to the direct key's manifest.
 void store_result(store::Store& store, const RealNvrtc& real, nvrtcProgram prog, const ProgramRecord& record,
-                  const keying::CacheKey& key, nvrtcResult compile_rc, std::int64_t compile_nanos) {
+                  const keying::CacheKey& direct_key, keying::DependencySet dependencies, nvrtcResult compile_rc,
+                  std::int64_t compile_nanos) {
   Runtime& runtime = Runtime::instance();
   std::optional<CompileEntry> entry = capture_outputs(real, prog, record.inputs);
   if (!entry) {
@@ -161,54 +218,88 @@ void store_result(store::Store& store, const RealNvrtc& real, nvrtcProgram prog,
   entry->compile_nanos = static_cast<std::uint64_t>(compile_nanos);
   runtime.stats().add(Counter::misses);
   runtime.stats().add(Counter::compile_ns, compile_nanos);
-  const store::Status status = store.put(keying::as_bytes(key), encode_entry(*entry));
+
+  const keying::CacheKey result = keying::result_key(direct_key, dependencies);
+  store::Status status = store.put(keying::result_store_key(result), encode_entry(*entry));
+  if (status) {
+    const std::string manifest_key = keying::manifest_store_key(direct_key);
+    keying::Manifest manifest;
+    if (std::optional<std::string> bytes = store.get(manifest_key)) {
+      manifest = keying::decode_manifest(*bytes).value_or(keying::Manifest{});
+    }
+    const std::size_t dependency_count = dependencies.paths.size() + dependencies.env.size();
+    for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
+      (void)store.erase(keying::result_store_key(dropped));
+    }
+    status = store.put(manifest_key, keying::encode_manifest(manifest));
+    if (status && log_enabled(LogLevel::kDebug)) {
+      log_line(LogLevel::kDebug, "stored " + keying::to_hex(direct_key) + " with " +
+                                     std::to_string(dependency_count) + " dependencies (" +
+                                     std::to_string(manifest.results.size()) + " results in its manifest)");
+    }
+  }
   if (status) {
     runtime.stats().add(Counter::stores);
-    if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "miss, stored " + keying::to_hex(key));
   } else {
     runtime.stats().add(Counter::errors);
-    log_once(LogLevel::kWarn, "store-put", "could not write to the cache (" + status.message() + "); compiling without storing");
+    log_once(LogLevel::kWarn, "store-put",
+             "could not write to the cache (" + status.message() + "); compiling without storing");
   }
   runtime.flush_stats(true);
 }
 
 nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
                                   const char* const* options) {
+  Runtime& runtime = Runtime::instance();
   const auto started = Clock::now();
   record.inputs.options.assign(options, options + n);
   record.inputs.working_directory = current_working_directory();
   if (const char* pwd = std::getenv("PWD")) record.inputs.pwd_variable = pwd;
   else record.inputs.pwd_variable.reset();
   const keying::CacheKey key = keying::compute_key(record.inputs);
-  store::Store* store = Runtime::instance().store();
+  store::Store* store = runtime.store();
   const auto keyed = Clock::now();
-  nvrtcResult rc = NVRTC_SUCCESS;
-  if (store && try_serve(*store, record, key, started, keyed, rc)) return rc;
+
+  std::string miss_reason = "the cache is unavailable";
+  if (store) {
+    Lookup found = look_up(*store, key);
+    if (found.entry) return serve(record, key, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns);
+    miss_reason = std::move(found.miss_reason);
+  }
+  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "miss " + keying::to_hex(key) + ": " + miss_reason);
 
   record.served.reset();
   CompileWatch watch;
+  const std::int64_t compile_start_realtime = realtime_ns();
   const auto compile_start = Clock::now();
-  rc = real.nvrtcCompileProgram(prog, n, options);
+  const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
   const auto compile_end = Clock::now();
   watch.stop();
   const int compile_errno = errno;
 
-  std::string why_not;
-  if (!result_is_cacheable(rc)) why_not = "NVRTC returned " + std::to_string(rc);
-  if (why_not.empty()) why_not = reason_watch_forbids_storing(watch);
-  if (!why_not.empty()) {
-    Runtime::instance().stats().add(Counter::uncacheable);
-    if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "uncacheable compile: " + why_not);
-    Runtime::instance().flush_stats(false);
+  keying::RecordedDependencies dependencies;
+  if (!result_is_cacheable(rc)) {
+    dependencies.why_not = "NVRTC returned " + std::to_string(rc);
+  } else if (watch.tainted()) {
+    dependencies.why_not = "too many file events to record";
+  } else {
+    dependencies = keying::record_dependencies(observations_of(watch), record.inputs.working_directory,
+                                               compile_start_realtime, time_macros_in(record.inputs));
+  }
+  if (!dependencies.set) {
+    runtime.stats().add(Counter::uncacheable);
+    if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "uncacheable compile: " + dependencies.why_not);
+    runtime.flush_stats(false);
   } else if (store) {
     try {
-      store_result(*store, real, prog, record, key, rc, nanos_between(compile_start, compile_end));
+      store_result(*store, real, prog, record, key, std::move(*dependencies.set), rc,
+                   nanos_between(compile_start, compile_end));
     } catch (...) {  // the real compile stands; only the caching failed
-      Runtime::instance().stats().add(Counter::errors);
+      runtime.stats().add(Counter::errors);
       log_once(LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
     }
   } else {
-    Runtime::instance().stats().add(Counter::errors);
+    runtime.stats().add(Counter::errors);
   }
   errno = compile_errno;
   return rc;

@@ -25,6 +25,7 @@ struct CompileWatch::Buffer {
   struct Stored {
     WatchEventKind kind;
     bool succeeded;
+    bool for_writing;
     std::uint32_t subject_offset, subject_size, value_offset, value_size;
     const void* caller;
   };
@@ -44,16 +45,17 @@ struct CompileWatch::Buffer {
     return true;
   }
 
-  void record(WatchEventKind kind, bool succeeded, const char* subject, const char* value, const void* caller) {
+  void record(WatchEventKind kind, bool succeeded, bool for_writing, const char* subject, std::string_view value,
+              const void* caller) {
     if (busy) {
       tainted = true;
       return;
     }
     busy = true;
-    Stored e{kind, succeeded, 0, 0, 0, 0, caller};
+    Stored e{kind, succeeded, for_writing, 0, 0, 0, 0, caller};
     if (event_count == kMaxEvents || subject == nullptr ||
         !append_text(subject, e.subject_offset, e.subject_size) ||
-        (value && !append_text(value, e.value_offset, e.value_size))) {
+        !append_text(value, e.value_offset, e.value_size)) {
       tainted = true;
     } else {
       events[event_count++] = e;
@@ -67,8 +69,8 @@ namespace {
 thread_local CompileWatch::Buffer* t_active = nullptr;
 
 void note(WatchEventKind kind, bool succeeded, const char* subject, const void* caller,
-          const char* value = nullptr) {
-  if (CompileWatch::Buffer* b = t_active) b->record(kind, succeeded, subject, value, caller);
+          std::string_view value = {}, bool for_writing = false) {
+  if (CompileWatch::Buffer* b = t_active) b->record(kind, succeeded, for_writing, subject, value, caller);
 }
 
 // Real libc functions, resolved once at load (single-threaded) and lazily if called earlier.
@@ -121,6 +123,15 @@ char* scan_environment(const char* name) {
   return nullptr;
 }
 
+bool opens_for_writing(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC)) != 0; }
+bool opens_for_writing(const char* mode) { return mode == nullptr || std::strpbrk(mode, "wa+") != nullptr; }
+
+// The value a realpath/readlink call produced, for the dependency record.
+std::string_view resolved(const char* result) { return result ? std::string_view(result) : std::string_view(); }
+std::string_view resolved(const char* buffer, ssize_t n) {
+  return n > 0 ? std::string_view(buffer, static_cast<std::size_t>(n)) : std::string_view();
+}
+
 bool mode_argument_present(int flags) {
   return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE;
 }
@@ -150,18 +161,9 @@ std::size_t CompileWatch::event_count() const { return buffer_->event_count; }
 WatchEvent CompileWatch::event(std::size_t index) const {
   const Buffer::Stored& s = buffer_->events[index];
   const char* text = buffer_->text.data();
-  return {s.kind, s.succeeded, {text + s.subject_offset, s.subject_size}, {text + s.value_offset, s.value_size},
+  return {{s.kind, s.succeeded, s.for_writing, {text + s.subject_offset, s.subject_size},
+           {text + s.value_offset, s.value_size}},
           s.caller};
-}
-
-bool environment_variable_affects_output(std::string_view name) {
-  // Read by NVRTC, but only to locate the working directory or to steer the driver's own cache.
-  static constexpr std::array<std::string_view, 4> kNeutral = {"PWD", "CUDA_CACHE_DISABLE",
-                                                               "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE"};
-  for (auto n : kNeutral) {
-    if (n == name) return false;
-  }
-  return true;
 }
 
 }  // namespace nvrtc_cache::shim
@@ -182,7 +184,8 @@ using namespace nvrtc_cache::shim;
     const int fd = real(real_##name, #name)(path, flags, mode);                     \
     if (t_active) {                                                                 \
       const int saved = errno;                                                      \
-      note(WatchEventKind::kOpen, fd >= 0, path, __builtin_return_address(0));                                   \
+      note(WatchEventKind::kOpen, fd >= 0, path, __builtin_return_address(0), {},  \
+           opens_for_writing(flags));                                               \
       errno = saved;                                                                \
     }                                                                               \
     return fd;                                                                      \
@@ -190,18 +193,22 @@ using namespace nvrtc_cache::shim;
 NVRTC_CACHE_OPEN_HOOK(open)
 NVRTC_CACHE_OPEN_HOOK(open64)
 
-#define NVRTC_CACHE_PATH_HOOK(ret, name, kind, ok, params, args, path)             \
-  NVRTC_CACHE_EXPORT ret name params {                                              \
-    ret result = real(real_##name, #name) args;                                     \
-    if (t_active) {                                                                 \
-      const int saved = errno;                                                      \
-      note(kind, ok, path, __builtin_return_address(0));                                                         \
-      errno = saved;                                                                \
-    }                                                                               \
-    return result;                                                                  \
+#define NVRTC_CACHE_PATH_HOOK_EX(ret, name, kind, ok, params, args, path, value, writing) \
+  NVRTC_CACHE_EXPORT ret name params {                                                   \
+    ret result = real(real_##name, #name) args;                                          \
+    if (t_active) {                                                                      \
+      const int saved = errno;                                                           \
+      note(kind, ok, path, __builtin_return_address(0), value, writing);                 \
+      errno = saved;                                                                     \
+    }                                                                                    \
+    return result;                                                                       \
   }
-NVRTC_CACHE_PATH_HOOK(FILE*, fopen, WatchEventKind::kOpen, result != nullptr, (const char* p, const char* m), (p, m), p)
-NVRTC_CACHE_PATH_HOOK(FILE*, fopen64, WatchEventKind::kOpen, result != nullptr, (const char* p, const char* m), (p, m), p)
+#define NVRTC_CACHE_PATH_HOOK(ret, name, kind, ok, params, args, path) \
+  NVRTC_CACHE_PATH_HOOK_EX(ret, name, kind, ok, params, args, path, std::string_view(), false)
+NVRTC_CACHE_PATH_HOOK_EX(FILE*, fopen, WatchEventKind::kOpen, result != nullptr, (const char* p, const char* m), (p, m),
+                         p, std::string_view(), opens_for_writing(m))
+NVRTC_CACHE_PATH_HOOK_EX(FILE*, fopen64, WatchEventKind::kOpen, result != nullptr, (const char* p, const char* m),
+                         (p, m), p, std::string_view(), opens_for_writing(m))
 NVRTC_CACHE_PATH_HOOK(int, __xstat, WatchEventKind::kStat, result == 0, (int v, const char* p, struct stat* s), (v, p, s), p)
 NVRTC_CACHE_PATH_HOOK(int, __xstat64, WatchEventKind::kStat, result == 0, (int v, const char* p, struct stat64* s), (v, p, s), p)
 NVRTC_CACHE_PATH_HOOK(int, __lxstat, WatchEventKind::kStat, result == 0, (int v, const char* p, struct stat* s), (v, p, s), p)
@@ -211,16 +218,18 @@ NVRTC_CACHE_PATH_HOOK(int, stat64, WatchEventKind::kStat, result == 0, (const ch
 NVRTC_CACHE_PATH_HOOK(int, lstat, WatchEventKind::kStat, result == 0, (const char* p, struct stat* s), (p, s), p)
 NVRTC_CACHE_PATH_HOOK(int, lstat64, WatchEventKind::kStat, result == 0, (const char* p, struct stat64* s), (p, s), p)
 NVRTC_CACHE_PATH_HOOK(int, access, WatchEventKind::kAccess, result == 0, (const char* p, int m), (p, m), p)
-NVRTC_CACHE_PATH_HOOK(char*, realpath, WatchEventKind::kRealpath, result != nullptr, (const char* p, char* r), (p, r), p)
+NVRTC_CACHE_PATH_HOOK_EX(char*, realpath, WatchEventKind::kRealpath, result != nullptr, (const char* p, char* r), (p, r),
+                         p, resolved(result), false)
 NVRTC_CACHE_PATH_HOOK(DIR*, opendir, WatchEventKind::kOpendir, result != nullptr, (const char* p), (p), p)
-NVRTC_CACHE_PATH_HOOK(ssize_t, readlink, WatchEventKind::kReadlink, result >= 0, (const char* p, char* b, size_t n), (p, b, n), p)
+NVRTC_CACHE_PATH_HOOK_EX(ssize_t, readlink, WatchEventKind::kReadlink, result >= 0, (const char* p, char* b, size_t n),
+                         (p, b, n), p, resolved(b, result), false)
 
 NVRTC_CACHE_EXPORT char* getenv(const char* name) {
   GetenvFn fn = real_getenv.load(std::memory_order_acquire);
   char* value = fn ? fn(name) : scan_environment(name);
   if (t_active) {
     const int saved = errno;
-    note(WatchEventKind::kGetenv, value != nullptr, name, __builtin_return_address(0), value);
+    note(WatchEventKind::kGetenv, value != nullptr, name, __builtin_return_address(0), resolved(value));
     errno = saved;
   }
   return value;

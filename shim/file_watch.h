@@ -13,16 +13,15 @@
 #include <memory>
 #include <string_view>
 
+#include "keying/dependencies.h"
+
 namespace nvrtc_cache::shim {
 
-enum class WatchEventKind : std::uint8_t { kOpen, kStat, kAccess, kRealpath, kOpendir, kReadlink, kGetenv };
+using WatchEventKind = keying::ObservationKind;
 
 struct WatchEvent {
-  WatchEventKind kind;
-  bool succeeded;  // the file/path existed, or the variable was set
-  std::string_view subject;  // path or variable name (points into the watch's buffer)
-  std::string_view value;    // for kGetenv: the value read
-  const void* caller;        // return address of the libc call (which object asked)
+  keying::Observation observation;  // strings point into the watch's buffer
+  const void* caller;               // return address of the libc call (which object asked)
 };
 
 class CompileWatch {
@@ -45,9 +44,5 @@ class CompileWatch {
   std::unique_ptr<Buffer> buffer_;
   bool active_ = false;
 };
-
-// True if a set variable of this name can change NVRTC's output (everything but a short list of
-// variables known not to, such as PWD).
-bool environment_variable_affects_output(std::string_view name);
 
 }  // namespace nvrtc_cache::shim

@@ -24,6 +24,7 @@ namespace nvrtc_cache::shim {
   X(compile_ns, "time spent in real compiles on misses")                          \
   X(hit_keying_ns, "time spent deriving keys on hits")                            \
   X(hit_lookup_ns, "time spent in store lookups on hits")                         \
+  X(hit_validate_ns, "time spent re-validating dependencies on hits")            \
   X(hit_replay_ns, "time spent decoding entries on hits")
 
 enum class Counter {

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -124,11 +125,23 @@ void scenario_warnings(Out& o) {
                    "warnings.cu", {"-arch=sm_80"});
 }
 void scenario_invalid_option(Out& o) { compile_and_dump(o, kTrivial, "badopt.cu", {"--definitely-not-an-option"}); }
+// PROBE_INCLUDE_DIR: one or more directories separated by ':', each passed as -I, in order.
 void scenario_include_dir(Out& o) {
-  const char* dir = std::getenv("PROBE_INCLUDE_DIR");
-  const std::string include = std::string("-I") + (dir ? dir : ".");
+  const char* dirs = std::getenv("PROBE_INCLUDE_DIR");
+  std::vector<std::string> options = {"-arch=sm_80", "-lineinfo"};
+  std::string list = dirs ? dirs : ".";
+  for (std::size_t start = 0; start <= list.size();) {
+    const std::size_t end = std::min(list.find(':', start), list.size());
+    options.push_back("-I" + list.substr(start, end - start));
+    start = end + 1;
+  }
   compile_and_dump(o, "#include \"probe_dep.h\"\n__global__ void k(int* x) { x[0] = PROBE_VALUE; }\n",
-                   "include_dir.cu", {"-arch=sm_80", include});
+                   "include_dir.cu", options);
+}
+// A quoted include with no -I: found next to the working directory.
+void scenario_relative_include(Out& o) {
+  compile_and_dump(o, "#include \"local.h\"\n__global__ void k(int* x) { x[0] = LOCAL_VALUE; }\n",
+                   "relative.cu", {"-arch=sm_80"});
 }
 void scenario_time_option(Out& o) {
   const char* file = std::getenv("PROBE_TIME_FILE");
@@ -253,6 +266,7 @@ const std::map<std::string, std::function<void(Out&)>>& scenarios() {
       {"recompile", scenario_recompile},     {"bad_inputs", scenario_bad_inputs},
       {"threads", scenario_threads},         {"time_option", scenario_time_option},
       {"global_scope", scenario_global_scope}, {"fork", scenario_fork},
+      {"relative_include", scenario_relative_include},
   };
   return all;
 }

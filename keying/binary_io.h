@@ -1,0 +1,102 @@
+// ByteWriter / ByteReader: the little-endian, length-prefixed encoding shared by the cache's binary
+// formats (compile entries, manifests). Contract: pure, no I/O; a reader never reads past its input
+// and reports malformed input by returning false; thread-compatible.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace nvrtc_cache::keying {
+
+class ByteWriter {
+ public:
+  void u8(std::uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void flag(bool v) { u8(v ? 1 : 0); }
+  void u32(std::uint32_t v) { fixed(v, 4); }
+  void i32(std::int32_t v) { fixed(static_cast<std::uint32_t>(v), 4); }
+  void u64(std::uint64_t v) { fixed(v, 8); }
+  void i64(std::int64_t v) { fixed(static_cast<std::uint64_t>(v), 8); }
+  void bytes(std::string_view s) {
+    u64(s.size());
+    out_.append(s);
+  }
+  void raw(std::string_view s) { out_.append(s); }
+  std::string& str() { return out_; }
+
+ private:
+  void fixed(std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  std::string out_;
+};
+
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view in) : in_(in) {}
+  bool u8(std::uint8_t& v) {
+    std::uint64_t x;
+    if (!fixed(x, 1)) return false;
+    v = static_cast<std::uint8_t>(x);
+    return true;
+  }
+  bool flag(bool& v) {
+    std::uint8_t x;
+    if (!u8(x) || x > 1) return false;
+    v = x == 1;
+    return true;
+  }
+  bool u32(std::uint32_t& v) {
+    std::uint64_t x;
+    if (!fixed(x, 4)) return false;
+    v = static_cast<std::uint32_t>(x);
+    return true;
+  }
+  bool i32(std::int32_t& v) {
+    std::uint32_t x;
+    if (!u32(x)) return false;
+    v = static_cast<std::int32_t>(x);
+    return true;
+  }
+  bool u64(std::uint64_t& v) { return fixed(v, 8); }
+  bool i64(std::int64_t& v) {
+    std::uint64_t x;
+    if (!fixed(x, 8)) return false;
+    v = static_cast<std::int64_t>(x);
+    return true;
+  }
+  bool bytes(std::string& s) {
+    std::uint64_t n;
+    if (!u64(n) || n > in_.size() - pos_) return false;
+    s.assign(in_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  bool raw(std::size_t n, std::string& s) {
+    if (n > in_.size() - pos_) return false;
+    s.assign(in_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  // A count of items that each take at least one byte: rejects counts the input cannot hold.
+  bool count(std::uint64_t& n) { return u64(n) && n <= in_.size() - pos_; }
+  bool at_end() const { return pos_ == in_.size(); }
+
+ private:
+  bool fixed(std::uint64_t& v, int n) {
+    if (in_.size() - pos_ < static_cast<std::size_t>(n)) return false;
+    v = 0;
+    for (int i = 0; i < n; ++i) v |= std::uint64_t{static_cast<unsigned char>(in_[pos_ + i])} << (8 * i);
+    pos_ += static_cast<std::size_t>(n);
+    return true;
+  }
+  std::string_view in_;
+  std::size_t pos_ = 0;
+};
+
+// Appends an XXH3-64 of everything written so far; verify_checksummed() checks and strips it.
+void append_checksum(ByteWriter& w);
+bool verify_checksummed(std::string_view framed, std::string_view& body);
+
+}  // namespace nvrtc_cache::keying

@@ -1,0 +1,324 @@
+#include "keying/dependencies.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+
+namespace nvrtc_cache::keying {
+namespace {
+
+constexpr std::int64_t kRacyWindowNs = 1'000'000'000;
+constexpr std::uint64_t kMaxFileBytes = 256ull << 20;
+
+std::int64_t realtime_now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::int64_t to_ns(const timespec& ts) { return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec; }
+
+FileStamp stamp_of(const struct stat& st) {
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
+          static_cast<std::uint64_t>(st.st_size), to_ns(st.st_mtim), to_ns(st.st_ctim),
+          static_cast<std::uint32_t>(st.st_mode)};
+}
+
+bool same_type(std::uint32_t a, std::uint32_t b) { return (a & S_IFMT) == (b & S_IFMT); }
+
+// Reads a whole file (no stdio); nullopt if it cannot be read or is implausibly large.
+std::optional<std::string> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string content;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || content.size() > kMaxFileBytes) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    content.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return content;
+}
+
+std::array<std::uint8_t, 16> fingerprint(std::string_view content) {
+  const XXH128_hash_t h = XXH3_128bits(content.data(), content.size());
+  XXH128_canonical_t canonical;
+  XXH128_canonicalFromHash(&canonical, h);
+  std::array<std::uint8_t, 16> out;
+  std::memcpy(out.data(), canonical.digest, out.size());
+  return out;
+}
+
+std::optional<std::string> realpath_of(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (::realpath(path.c_str(), resolved) == nullptr) return std::nullopt;
+  return std::string(resolved);
+}
+
+std::optional<std::string> readlink_of(const std::string& path) {
+  char target[PATH_MAX];
+  const ssize_t n = ::readlink(path.c_str(), target, sizeof target);
+  if (n < 0) return std::nullopt;
+  return std::string(target, static_cast<std::size_t>(n));
+}
+
+bool is_pseudo_filesystem(std::string_view path) {
+  return path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/");
+}
+
+std::string absolute(std::string_view path, const std::string& working_directory) {
+  if (!path.empty() && path.front() == '/') return std::string(path);
+  return working_directory + "/" + std::string(path);
+}
+
+void encode_path_identity(ByteWriter& w, const PathDependency& p) {
+  w.bytes(p.path);
+  w.flag(p.must_be_absent);
+  w.flag(p.must_exist);
+  w.flag(p.content);
+  w.u32(p.stamp.mode & S_IFMT);
+  w.raw({reinterpret_cast<const char*>(p.fingerprint.data()), p.fingerprint.size()});
+  w.flag(p.realpath_target.has_value());
+  w.bytes(p.realpath_target.value_or(""));
+  w.flag(p.readlink_target.has_value());
+  w.bytes(p.readlink_target.value_or(""));
+}
+
+}  // namespace
+
+void DependencySet::encode_identity(ByteWriter& w) const {
+  w.u64(paths.size());
+  for (const auto& p : paths) encode_path_identity(w, p);
+  w.u64(env.size());
+  for (const auto& e : env) {
+    w.bytes(e.name);
+    w.flag(e.present);
+    w.bytes(e.value);
+  }
+  w.bytes(date);
+}
+
+void DependencySet::encode(ByteWriter& w) const {
+  encode_identity(w);
+  for (const auto& p : paths) {
+    w.flag(p.racy);
+    w.u64(p.stamp.device);
+    w.u64(p.stamp.inode);
+    w.u64(p.stamp.size);
+    w.i64(p.stamp.mtime_ns);
+    w.i64(p.stamp.ctime_ns);
+    w.u32(p.stamp.mode);
+  }
+}
+
+bool DependencySet::decode(ByteReader& r) {
+  std::uint64_t n = 0;
+  if (!r.count(n)) return false;
+  paths.assign(n, {});
+  for (auto& p : paths) {
+    std::uint32_t type = 0;
+    std::string fp;
+    bool has_realpath = false, has_readlink = false;
+    std::string realpath_target, readlink_target;
+    if (!r.bytes(p.path) || !r.flag(p.must_be_absent) || !r.flag(p.must_exist) || !r.flag(p.content) ||
+        !r.u32(type) || !r.raw(p.fingerprint.size(), fp) || !r.flag(has_realpath) || !r.bytes(realpath_target) ||
+        !r.flag(has_readlink) || !r.bytes(readlink_target)) {
+      return false;
+    }
+    std::memcpy(p.fingerprint.data(), fp.data(), p.fingerprint.size());
+    if (has_realpath) p.realpath_target = std::move(realpath_target);
+    if (has_readlink) p.readlink_target = std::move(readlink_target);
+  }
+  if (!r.count(n)) return false;
+  env.assign(n, {});
+  for (auto& e : env) {
+    if (!r.bytes(e.name) || !r.flag(e.present) || !r.bytes(e.value)) return false;
+  }
+  if (!r.bytes(date)) return false;
+  for (auto& p : paths) {
+    if (!r.flag(p.racy) || !r.u64(p.stamp.device) || !r.u64(p.stamp.inode) || !r.u64(p.stamp.size) ||
+        !r.i64(p.stamp.mtime_ns) || !r.i64(p.stamp.ctime_ns) || !r.u32(p.stamp.mode)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TimeMacros scan_time_macros(std::string_view text) {
+  TimeMacros found;
+  if (text.find("__TIME") != std::string_view::npos) {  // __TIME__ and __TIMESTAMP__
+    found.time = text.find("__TIME__") != std::string_view::npos ||
+                 text.find("__TIMESTAMP__") != std::string_view::npos;
+  }
+  found.date = text.find("__DATE__") != std::string_view::npos;
+  return found;
+}
+
+std::string date_macro_today() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s %2d %d", kMonths[local.tm_mon % 12], local.tm_mday, local.tm_year + 1900);
+  return buf;
+}
+
+bool environment_variable_affects_output(std::string_view name) {
+  static constexpr std::string_view kNeutral[] = {"PWD", "CUDA_CACHE_DISABLE", "CUDA_CACHE_PATH",
+                                                  "CUDA_CACHE_MAXSIZE"};
+  return std::find(std::begin(kNeutral), std::end(kNeutral), name) == std::end(kNeutral);
+}
+
+RecordedDependencies record_dependencies(std::span<const Observation> observations,
+                                         const std::string& working_directory,
+                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use) {
+  const std::string date_at_start = date_macro_today();
+  std::map<std::string, PathDependency> paths;
+  std::map<std::string, EnvDependency> env;
+  for (const Observation& o : observations) {
+    if (o.kind == ObservationKind::kGetenv) {
+      if (environment_variable_affects_output(o.subject)) {
+        env.try_emplace(std::string(o.subject), EnvDependency{std::string(o.subject), o.succeeded, std::string(o.value)});
+      }
+      continue;
+    }
+    const std::string path = absolute(o.subject, working_directory);
+    PathDependency& p = paths[path];
+    p.path = path;
+    if (!o.succeeded) {
+      p.must_be_absent = true;
+      continue;
+    }
+    p.must_exist = true;
+    switch (o.kind) {
+      case ObservationKind::kOpen:
+        if (o.for_writing) return {std::nullopt, "NVRTC wrote " + path};
+        p.content = true;
+        break;
+      case ObservationKind::kOpendir:
+        return {std::nullopt, "NVRTC listed the directory " + path};
+      case ObservationKind::kRealpath:
+        p.realpath_target = std::string(o.value);
+        break;
+      case ObservationKind::kReadlink:
+        p.readlink_target = std::string(o.value);
+        break;
+      default:
+        break;
+    }
+  }
+
+  RecordedDependencies out;
+  DependencySet& set = out.set.emplace();
+  TimeMacros uses = texts_use;
+  const std::int64_t now = realtime_now_ns();
+  for (auto& [path, p] : paths) {
+    if (p.must_be_absent && p.must_exist) return {std::nullopt, path + " appeared or vanished during the compile"};
+    if (p.must_exist) {
+      struct stat st;
+      if (::stat(path.c_str(), &st) != 0) return {std::nullopt, path + " vanished after the compile"};
+      p.stamp = stamp_of(st);
+      if (p.content) {
+        if (is_pseudo_filesystem(path)) return {std::nullopt, "NVRTC read " + path};
+        if (!S_ISREG(st.st_mode)) return {std::nullopt, "NVRTC read " + path + ", not a regular file"};
+        if (p.stamp.mtime_ns >= compile_start_realtime_ns || p.stamp.ctime_ns >= compile_start_realtime_ns) {
+          return {std::nullopt, path + " was modified during the compile"};
+        }
+        std::optional<std::string> content = read_file(path);
+        if (!content) return {std::nullopt, "cannot read " + path + " to fingerprint it"};
+        struct stat after;
+        if (::stat(path.c_str(), &after) != 0 || !(stamp_of(after) == p.stamp)) {
+          return {std::nullopt, path + " changed while being fingerprinted"};
+        }
+        p.fingerprint = fingerprint(*content);
+        p.racy = now - std::max(p.stamp.mtime_ns, p.stamp.ctime_ns) < kRacyWindowNs;
+        const TimeMacros m = scan_time_macros(*content);
+        uses.time = uses.time || m.time;
+        uses.date = uses.date || m.date;
+      }
+    }
+    set.paths.push_back(std::move(p));
+  }
+  for (auto& [name, e] : env) set.env.push_back(std::move(e));
+  if (uses.time) return {std::nullopt, "__TIME__ or __TIMESTAMP__ is used"};
+  if (uses.date) {
+    set.date = date_at_start;
+    if (date_macro_today() != date_at_start) return {std::nullopt, "the date changed during the compile"};
+  }
+  return out;
+}
+
+Validation validate_dependencies(DependencySet& set) {
+  Validation v;
+  for (const EnvDependency& e : set.env) {
+    const char* value = std::getenv(e.name.c_str());
+    if ((value != nullptr) != e.present || (value && e.value != value)) {
+      v.mismatch = "environment variable " + e.name + " changed";
+      return v;
+    }
+  }
+  if (!set.date.empty() && date_macro_today() != set.date) {
+    v.mismatch = "the date (__DATE__) changed";
+    return v;
+  }
+  const std::int64_t now = realtime_now_ns();
+  for (PathDependency& p : set.paths) {
+    struct stat st;
+    const bool exists = ::stat(p.path.c_str(), &st) == 0;
+    if (p.must_be_absent) {
+      if (exists) {
+        v.mismatch = p.path + " appeared";
+        return v;
+      }
+      continue;
+    }
+    if (!exists) {
+      v.mismatch = p.path + " vanished";
+      return v;
+    }
+    const FileStamp stamp = stamp_of(st);
+    if (!same_type(stamp.mode, p.stamp.mode)) {
+      v.mismatch = p.path + " changed type";
+      return v;
+    }
+    if (p.content && (p.racy || !(stamp == p.stamp))) {
+      std::optional<std::string> content = read_file(p.path);
+      if (!content || fingerprint(*content) != p.fingerprint) {
+        v.mismatch = p.path + " changed";
+        return v;
+      }
+      p.stamp = stamp;  // touched, not changed: remember the new stamp
+      p.racy = now - std::max(stamp.mtime_ns, stamp.ctime_ns) < kRacyWindowNs;
+      v.refreshed = true;
+    }
+    if (p.realpath_target && realpath_of(p.path) != p.realpath_target) {
+      v.mismatch = p.path + " now resolves elsewhere";
+      return v;
+    }
+    if (p.readlink_target && readlink_of(p.path) != p.readlink_target) {
+      v.mismatch = p.path + " now links elsewhere";
+      return v;
+    }
+  }
+  v.matches = true;
+  return v;
+}
+
+}  // namespace nvrtc_cache::keying

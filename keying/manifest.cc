@@ -1,0 +1,72 @@
+#include "keying/manifest.h"
+
+#include <blake2.h>
+
+#include <cstring>
+
+namespace nvrtc_cache::keying {
+namespace {
+
+constexpr char kMagic[4] = {'N', 'V', 'M', 'F'};
+
+}  // namespace
+
+std::vector<CacheKey> Manifest::add(ManifestResult result) {
+  std::vector<CacheKey> dropped;
+  std::erase_if(results, [&](const ManifestResult& r) { return r.result_key == result.result_key; });
+  results.insert(results.begin(), std::move(result));
+  while (results.size() > kMaxResultsPerManifest) {
+    dropped.push_back(results.back().result_key);
+    results.pop_back();
+  }
+  return dropped;
+}
+
+std::string encode_manifest(const Manifest& manifest) {
+  ByteWriter w;
+  w.raw({kMagic, sizeof kMagic});
+  w.u32(kManifestFormatVersion);
+  w.u64(manifest.results.size());
+  for (const auto& r : manifest.results) {
+    w.raw(as_bytes(r.result_key));
+    r.dependencies.encode(w);
+  }
+  append_checksum(w);
+  return std::move(w.str());
+}
+
+std::optional<Manifest> decode_manifest(std::string_view bytes) {
+  std::string_view body;
+  if (bytes.size() < sizeof kMagic + 4 + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
+      !verify_checksummed(bytes, body)) {
+    return std::nullopt;
+  }
+  ByteReader r(body.substr(sizeof kMagic));
+  std::uint32_t version = 0;
+  std::uint64_t n = 0;
+  if (!r.u32(version) || version != kManifestFormatVersion || !r.count(n)) return std::nullopt;
+  Manifest m;
+  m.results.resize(n);
+  for (auto& result : m.results) {
+    std::string key;
+    if (!r.raw(result.result_key.size(), key) || !result.dependencies.decode(r)) return std::nullopt;
+    std::memcpy(result.result_key.data(), key.data(), key.size());
+  }
+  if (!r.at_end()) return std::nullopt;
+  return m;
+}
+
+CacheKey result_key(const CacheKey& direct_key, const DependencySet& dependencies) {
+  ByteWriter w;
+  w.raw("nvrtc-cache/result/1");
+  w.raw(as_bytes(direct_key));
+  dependencies.encode_identity(w);
+  CacheKey key{};
+  blake2b(key.data(), w.str().data(), nullptr, key.size(), w.str().size(), 0);
+  return key;
+}
+
+std::string manifest_store_key(const CacheKey& direct_key) { return "M" + std::string(as_bytes(direct_key)); }
+std::string result_store_key(const CacheKey& key) { return "R" + std::string(as_bytes(key)); }
+
+}  // namespace nvrtc_cache::keying

@@ -1,0 +1,30 @@
+#include "tests/harness.h"
+
+#include "store/lmdb_store.h"
+
+namespace nvrtc_cache::testing {
+
+ProcessResult probe(const std::vector<std::string>& scenarios, EnvVars env, const std::string& cwd) {
+  std::vector<std::string> argv = {NVRTC_PROBE_PATH};
+  argv.insert(argv.end(), scenarios.begin(), scenarios.end());
+  env.try_emplace("PROBE_INCLUDE_DIR", kIncludeDir);
+  return run_process(argv, env, cwd);
+}
+
+EnvVars shim_env(const std::string& cache_dir) {
+  return {{"LD_PRELOAD", NVRTC_CACHE_SHIM_PATH}, {"NVRTC_CACHE_DIR", cache_dir}};
+}
+
+store::Counters counters_of(const std::string& cache_dir) {
+  store::Status status;
+  auto s = store::LmdbStore::open({cache_dir + "/store", 64ull << 20}, &status);
+  if (!s) return {};
+  return s->counters();
+}
+
+std::int64_t get(const store::Counters& counters, const std::string& name) {
+  auto it = counters.find(name);
+  return it == counters.end() ? 0 : it->second;
+}
+
+}  // namespace nvrtc_cache::testing
