@@ -35,6 +35,19 @@ Kernel kernel_named(const std::string& name) {
             "}\n",
             {"-arch=sm_80", "-std=c++17", "-I/usr/local/cuda/include/cccl", "-I/usr/local/cuda/include"}};
   }
+  if (name == "cute") {  // needs CUTLASS_INCLUDE_DIR (a CUTLASS include tree)
+    static std::string cutlass = std::string("-I") + (std::getenv("CUTLASS_INCLUDE_DIR") ? std::getenv("CUTLASS_INCLUDE_DIR") : "");
+    return {"#include <cute/tensor.hpp>\n"
+            "using namespace cute;\n"
+            "extern \"C\" __global__ void copy_tile(const float* src, float* dst) {\n"
+            "  auto layout = make_layout(make_shape(Int<32>{}, Int<8>{}), make_stride(Int<8>{}, Int<1>{}));\n"
+            "  Tensor s = make_tensor(make_gmem_ptr(src), layout);\n"
+            "  Tensor d = make_tensor(make_gmem_ptr(dst), layout);\n"
+            "  for (int i = threadIdx.x; i < size(layout); i += blockDim.x) d(i) = s(i);\n"
+            "}\n",
+            {"-arch=sm_80", "-std=c++17", "-default-device", cutlass.c_str(), "-I/usr/local/cuda/include/cccl",
+             "-I/usr/local/cuda/include"}};
+  }
   return {nullptr, {}};
 }
 
@@ -42,7 +55,7 @@ Kernel kernel_named(const std::string& name) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: nvrtc_bench trivial|cub REPEAT\n");
+    std::fprintf(stderr, "usage: nvrtc_bench trivial|cub|cute REPEAT\n");
     return 2;
   }
   const Kernel k = kernel_named(argv[1]);

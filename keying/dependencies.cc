@@ -188,7 +188,8 @@ bool environment_variable_affects_output(std::string_view name) {
 
 RecordedDependencies record_dependencies(std::span<const Observation> observations,
                                          const std::string& working_directory,
-                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use) {
+                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
+                                         std::span<const std::string> variables_read_before) {
   const std::string date_at_start = date_macro_today();
   std::map<std::string, PathDependency> paths;
   std::map<std::string, EnvDependency> env;
@@ -223,6 +224,12 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
       default:
         break;
     }
+  }
+
+  for (const std::string& name : variables_read_before) {
+    if (env.contains(name) || !environment_variable_affects_output(name)) continue;
+    const char* value = std::getenv(name.c_str());
+    env.emplace(name, EnvDependency{name, value != nullptr, value ? value : ""});
   }
 
   RecordedDependencies out;

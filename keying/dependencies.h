@@ -89,9 +89,12 @@ struct RecordedDependencies {
 // Builds the dependency set of a compile from NVRTC's observations. `compile_start_realtime_ns` is
 // CLOCK_REALTIME when the compile began (a file modified after it makes the compile unstorable).
 // `texts_use` covers the texts the shim already holds (source, in-memory headers).
+// `variables_read_before` are variables NVRTC read in earlier compiles of this process: NVRTC reads
+// some only once per process, so their current values join every set.
 RecordedDependencies record_dependencies(std::span<const Observation> observations,
                                          const std::string& working_directory,
-                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use);
+                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
+                                         std::span<const std::string> variables_read_before = {});
 
 struct Validation {
   bool matches = false;

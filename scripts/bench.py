@@ -47,7 +47,13 @@ def main():
     print(f"the other {args.repeat - 1} compiles of the same kernel in that process.\n")
     print(f"{'kernel':8} {'':7} {'real NVRTC':>11} {'shim cold':>11} {'shim warm':>11} {'cold/real':>10} "
           f"{'real/warm':>10}")
-    for kernel in ("trivial", "cub"):
+    kernels = ["trivial", "cub"]
+    if os.path.isdir(os.path.join(os.environ.get("CUTLASS_INCLUDE_DIR", "/nonexistent"), "cute")):
+        kernels.append("cute")
+    else:
+        print("(cute kernel skipped: set CUTLASS_INCLUDE_DIR to a CUTLASS include tree, e.g. the "
+              "cutlass_library/source/include directory of the nvidia-cutlass wheel)\n")
+    for kernel in kernels:
         with tempfile.TemporaryDirectory(prefix="nvrtc-cache-bench-") as cache_dir:
             shim_env = base_env()
             shim_env.update(LD_PRELOAD=shim, NVRTC_CACHE_DIR=cache_dir)
@@ -64,9 +70,10 @@ def main():
             hits = s["hits"] - after_cold["hits"]
             if hits:
                 split = {k: (s[f"hit_{k}_ns"] - after_cold[f"hit_{k}_ns"]) / hits / 1e3
-                         for k in ("keying", "lookup", "replay")}
+                         for k in ("keying", "lookup", "validate", "replay")}
                 print(f"{'':8} warm: {hits} hits; hit latency split (mean): keying {split['keying']:.1f} us, "
-                      f"lookup {split['lookup']:.1f} us, replay {split['replay']:.1f} us")
+                      f"lookup {split['lookup']:.1f} us, dependency validation {split['validate']:.1f} us, "
+                      f"replay {split['replay']:.1f} us")
             else:
                 print(f"{'':8} not cached: {s['uncacheable']} compiles were uncacheable (headers read from disk)")
     return 0

@@ -6,7 +6,10 @@
 
 #include <cerrno>
 #include <ctime>
+#include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -91,6 +94,28 @@ keying::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
     uses.date = uses.date || m.date;
   }
   return uses;
+}
+
+// Environment variables NVRTC has read in any compile of this process (some it reads only once).
+class VariablesSeen {
+ public:
+  std::vector<std::string> snapshot() {
+    std::lock_guard lock(mu_);
+    return {names_.begin(), names_.end()};
+  }
+  void add(const keying::DependencySet& set) {
+    std::lock_guard lock(mu_);
+    for (const auto& e : set.env) names_.insert(e.name);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> names_;
+};
+
+VariablesSeen& variables_seen() {
+  static auto* seen = new VariablesSeen();  // leaked: usable from exit handlers
+  return *seen;
 }
 
 std::int64_t realtime_ns() {
@@ -227,14 +252,17 @@ void store_result(store::Store& store, const RealNvrtc& real, nvrtcProgram prog,
     if (std::optional<std::string> bytes = store.get(manifest_key)) {
       manifest = keying::decode_manifest(*bytes).value_or(keying::Manifest{});
     }
-    const std::size_t dependency_count = dependencies.paths.size() + dependencies.env.size();
+    const std::size_t files = static_cast<std::size_t>(
+        std::count_if(dependencies.paths.begin(), dependencies.paths.end(), [](const auto& p) { return p.content; }));
+    const std::string summary = std::to_string(files) + " files read, " +
+                                std::to_string(dependencies.paths.size() - files) + " paths probed, " +
+                                std::to_string(dependencies.env.size()) + " environment variables";
     for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
       (void)store.erase(keying::result_store_key(dropped));
     }
     status = store.put(manifest_key, keying::encode_manifest(manifest));
     if (status && log_enabled(LogLevel::kDebug)) {
-      log_line(LogLevel::kDebug, "stored " + keying::to_hex(direct_key) + " with " +
-                                     std::to_string(dependency_count) + " dependencies (" +
+      log_line(LogLevel::kDebug, "stored " + keying::to_hex(direct_key) + ": " + summary + " (" +
                                      std::to_string(manifest.results.size()) + " results in its manifest)");
     }
   }
@@ -284,7 +312,9 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
     dependencies.why_not = "too many file events to record";
   } else {
     dependencies = keying::record_dependencies(observations_of(watch), record.inputs.working_directory,
-                                               compile_start_realtime, time_macros_in(record.inputs));
+                                               compile_start_realtime, time_macros_in(record.inputs),
+                                               variables_seen().snapshot());
+    if (dependencies.set) variables_seen().add(*dependencies.set);
   }
   if (!dependencies.set) {
     runtime.stats().add(Counter::uncacheable);

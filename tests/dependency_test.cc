@@ -167,5 +167,23 @@ TEST_F(Dependencies, DateMacroIsCachedForTheDay) {
   EXPECT_EQ(compile("include_dir", env).hits, 1);
 }
 
+TEST_F(Dependencies, OtherThreadsFileAndEnvironmentAccessesAreNotRecorded) {
+  const Outcome alone = compile("trivial");
+  const Outcome busy = compile("busy_neighbour");
+  auto files_and_probes = [](const std::string& log) {
+    const auto at = log.find(": ", log.find("stored "));
+    return at == std::string::npos ? std::string("?") : log.substr(at, log.find(" paths probed", at) - at);
+  };
+  EXPECT_EQ(files_and_probes(alone.log), files_and_probes(busy.log)) << alone.log << busy.log;
+  EXPECT_EQ(busy.log.find("hostname"), std::string::npos);
+  EXPECT_EQ(compile("busy_neighbour").hits, 1);
+}
+
+TEST_F(Dependencies, InterposedLibcCallsBehaveAsLibc) {
+  const Outcome o = compile("libc");  // compared byte for byte with the run without the shim
+  EXPECT_NE(o.output.find("fopen missing: null errno=2"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("getenv: set errno=4242"), std::string::npos) << o.output;
+}
+
 }  // namespace
 }  // namespace nvrtc_cache

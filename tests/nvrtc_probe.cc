@@ -4,6 +4,8 @@
 // Usage: nvrtc_probe SCENARIO...   (or "list"). PROBE_INCLUDE_DIR names the directory for the
 // on-disk header scenario.
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <nvrtc.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -177,6 +180,44 @@ void scenario_fork(Out& o) {
   compile_and_dump(o, kTrivial, "fork_after.cu", {"-arch=sm_80"});
 }
 
+// Another thread opens files and reads the environment while this one compiles: none of that may
+// become a dependency of the compile (the watch is per thread).
+void scenario_busy_neighbour(Out& o) {
+  std::atomic<bool> stop{false};
+  std::thread neighbour([&stop] {
+    while (!stop.load()) {
+      if (FILE* f = std::fopen("/etc/hostname", "r")) std::fclose(f);
+      struct stat st;
+      (void)stat("/nonexistent-neighbour-probe", &st);
+      (void)std::getenv("NEIGHBOUR_VARIABLE");
+    }
+  });
+  compile_and_dump(o, kTrivial, "busy.cu", {"-arch=sm_80"});
+  stop = true;
+  neighbour.join();
+}
+
+// libc calls the shim interposes must leave errno and results as libc does.
+void scenario_libc(Out& o) {
+  errno = 4242;
+  FILE* missing = std::fopen("/nonexistent/file", "r");
+  o.line("fopen missing: " + std::string(missing ? "opened" : "null") + " errno=" + std::to_string(errno));
+  errno = 4242;
+  const char* home = std::getenv("HOME");
+  o.line("getenv: " + std::string(home ? "set" : "unset") + " errno=" + std::to_string(errno));
+  errno = 4242;
+  struct stat st;
+  const int rc = stat("/", &st);
+  o.line("stat /: " + std::to_string(rc) + " errno=" + std::to_string(errno));
+  errno = 4242;
+  const int fd = open("/nonexistent", O_RDONLY);
+  o.line("open missing: " + std::to_string(fd) + " errno=" + std::to_string(errno));
+  char resolved[4096];
+  errno = 4242;
+  const char* r = realpath("/usr/../etc", resolved);
+  o.line("realpath: " + std::string(r ? r : "null") + " errno=" + std::to_string(errno));
+}
+
 void scenario_null_name(Out& o) { compile_and_dump(o, kTrivial, nullptr, {"-arch=compute_80"}); }
 
 void scenario_recompile(Out& o) {
@@ -266,7 +307,8 @@ const std::map<std::string, std::function<void(Out&)>>& scenarios() {
       {"recompile", scenario_recompile},     {"bad_inputs", scenario_bad_inputs},
       {"threads", scenario_threads},         {"time_option", scenario_time_option},
       {"global_scope", scenario_global_scope}, {"fork", scenario_fork},
-      {"relative_include", scenario_relative_include},
+      {"relative_include", scenario_relative_include}, {"busy_neighbour", scenario_busy_neighbour},
+      {"libc", scenario_libc},
   };
   return all;
 }

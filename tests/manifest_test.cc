@@ -1,0 +1,154 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "keying/dependencies.h"
+#include "keying/manifest.h"
+
+namespace nvrtc_cache::keying {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "nvrtc-cache-keying-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  std::string write(const std::string& name, const std::string& content) {
+    const std::string path = root_ + "/" + name;
+    std::ofstream(path, std::ios::trunc) << content;
+    return path;
+  }
+  // Records a compile that read `read` and probed `missing`, as NVRTC would be observed.
+  RecordedDependencies record(const std::string& read, const std::string& missing,
+                              std::vector<Observation> extra = {}) {
+    std::vector<Observation> obs = {{ObservationKind::kStat, false, false, missing, {}},
+                                    {ObservationKind::kOpen, true, false, read, {}}};
+    obs.insert(obs.end(), extra.begin(), extra.end());
+    return record_dependencies(obs, root_, std::numeric_limits<std::int64_t>::max(), {});
+  }
+  std::string root_;
+};
+
+TEST_F(TempTree, RecordsReadsProbesAndVariables) {
+  const std::string header = write("a.h", "#define A 1\n");
+  setenv("NVRTC_CACHE_TEST_VAR", "one", 1);
+  auto r = record(header, root_ + "/missing.h",
+                  {{ObservationKind::kGetenv, true, false, "NVRTC_CACHE_TEST_VAR", "one"},
+                   {ObservationKind::kGetenv, true, false, "PWD", "/x"}});
+  ASSERT_TRUE(r.set) << r.why_not;
+  ASSERT_EQ(r.set->paths.size(), 2u);
+  EXPECT_TRUE(r.set->paths[0].content);
+  EXPECT_TRUE(r.set->paths[1].must_be_absent);
+  ASSERT_EQ(r.set->env.size(), 1u);  // PWD is neutral
+  EXPECT_TRUE(validate_dependencies(*r.set).matches);
+
+  setenv("NVRTC_CACHE_TEST_VAR", "two", 1);
+  EXPECT_EQ(validate_dependencies(*r.set).mismatch, "environment variable NVRTC_CACHE_TEST_VAR changed");
+  unsetenv("NVRTC_CACHE_TEST_VAR");
+}
+
+TEST_F(TempTree, RelativePathsResolveAgainstTheWorkingDirectory) {
+  write("rel.h", "x");
+  auto r = record("rel.h", "gone.h");
+  ASSERT_TRUE(r.set) << r.why_not;
+  EXPECT_EQ(r.set->paths[1].path, root_ + "/rel.h");
+}
+
+TEST_F(TempTree, EditsAppearancesAndTouchesAreTold) {
+  const std::string header = write("a.h", "#define A 1\n");
+  auto r = record(header, root_ + "/shadow.h");
+  ASSERT_TRUE(r.set);
+  DependencySet set = *r.set;
+  EXPECT_TRUE(validate_dependencies(set).matches);
+
+  fs::last_write_time(header, fs::last_write_time(header) + std::chrono::seconds(5));  // touch
+  const Validation touched = validate_dependencies(set);
+  EXPECT_TRUE(touched.matches);
+  EXPECT_TRUE(touched.refreshed);
+
+  write("a.h", "#define A 2\n");
+  EXPECT_EQ(validate_dependencies(set).mismatch, header + " changed");
+  write("a.h", "#define A 1\n");
+  write("shadow.h", "");
+  EXPECT_EQ(validate_dependencies(set).mismatch, root_ + "/shadow.h appeared");
+  fs::remove(root_ + "/shadow.h");
+  fs::remove(header);
+  EXPECT_EQ(validate_dependencies(set).mismatch, header + " vanished");
+}
+
+TEST_F(TempTree, FilesModifiedDuringTheCompileOrWrittenAreNotStorable) {
+  const std::string header = write("a.h", "x");
+  EXPECT_FALSE(record_dependencies(std::vector<Observation>{{ObservationKind::kOpen, true, false, header, {}}}, root_,
+                                   0, {})
+                   .set);
+  EXPECT_FALSE(record_dependencies(std::vector<Observation>{{ObservationKind::kOpen, true, true, header, {}}}, root_,
+                                   std::numeric_limits<std::int64_t>::max(), {})
+                   .set);
+  EXPECT_FALSE(record_dependencies(std::vector<Observation>{{ObservationKind::kStat, false, false, header, {}},
+                                                            {ObservationKind::kOpen, true, false, header, {}}},
+                                   root_, std::numeric_limits<std::int64_t>::max(), {})
+                   .set);
+}
+
+TEST_F(TempTree, TimeMacrosInReadFilesForbidOrDateTheResult) {
+  const std::string timed = write("t.h", "const char* t = __TIME__;");
+  EXPECT_FALSE(record(timed, root_ + "/m").set);
+  const std::string dated = write("d.h", "const char* d = __DATE__;");
+  auto r = record(dated, root_ + "/m");
+  ASSERT_TRUE(r.set);
+  EXPECT_EQ(r.set->date, date_macro_today());
+  EXPECT_TRUE(scan_time_macros("__TIMESTAMP__").time);
+  EXPECT_FALSE(scan_time_macros("__TIME_X").time);
+}
+
+TEST_F(TempTree, ManifestRoundTripsBoundsAndRejectsDamage) {
+  const std::string header = write("a.h", "#define A 1\n");
+  auto r = record(header, root_ + "/missing.h");
+  ASSERT_TRUE(r.set);
+  Manifest m;
+  std::vector<CacheKey> dropped;
+  for (std::uint8_t i = 0; i < kMaxResultsPerManifest + 2; ++i) {
+    CacheKey k{};
+    k[0] = i;
+    auto out = m.add({k, *r.set});
+    dropped.insert(dropped.end(), out.begin(), out.end());
+  }
+  EXPECT_EQ(m.results.size(), kMaxResultsPerManifest);
+  ASSERT_EQ(dropped.size(), 2u);
+  EXPECT_EQ(dropped[0][0], 0);
+  EXPECT_EQ(m.results.front().result_key[0], kMaxResultsPerManifest + 1);
+
+  const std::string bytes = encode_manifest(m);
+  auto decoded = decode_manifest(bytes);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(encode_manifest(*decoded), bytes);
+  for (std::size_t i = 0; i < bytes.size(); i += 7) {
+    std::string damaged = bytes;
+    damaged[i] = static_cast<char>(damaged[i] ^ 1);
+    EXPECT_FALSE(decode_manifest(damaged)) << i;
+  }
+  EXPECT_FALSE(decode_manifest(bytes.substr(0, bytes.size() - 1)));
+}
+
+TEST_F(TempTree, ResultKeyDependsOnTheDependencies) {
+  auto r1 = record(write("a.h", "1"), root_ + "/m");
+  auto r2 = record(write("a.h", "2"), root_ + "/m");
+  ASSERT_TRUE(r1.set && r2.set);
+  const CacheKey direct{};
+  EXPECT_NE(result_key(direct, *r1.set), result_key(direct, *r2.set));
+  DependencySet restamped = *r1.set;
+  restamped.paths[0].stamp.mtime_ns += 1;  // stamps are not identity
+  EXPECT_EQ(result_key(direct, *r1.set), result_key(direct, restamped));
+  EXPECT_NE(manifest_store_key(direct), result_store_key(direct));
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::keying
