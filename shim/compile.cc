@@ -310,6 +310,13 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
     dependencies.why_not = "NVRTC returned " + std::to_string(rc);
   } else if (watch.tainted()) {
     dependencies.why_not = "too many file events to record";
+  } else if (watch.event_count() == 0) {
+    // NVRTC probes the working directory in every compile; seeing nothing means its libc calls do
+    // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so
+    // its file reads cannot be tracked.
+    dependencies.why_not = "NVRTC's file accesses are not observable in this process";
+    log_once(LogLevel::kWarn, "unobservable",
+             "NVRTC's file accesses are not observable in this process; compiles are not cached");
   } else {
     dependencies = keying::record_dependencies(observations_of(watch), record.inputs.working_directory,
                                                compile_start_realtime, time_macros_in(record.inputs),

@@ -3,54 +3,19 @@
 // inside can cross this C boundary.
 #include <nvrtc.h>
 
-#include "shim/hooks.h"
-#include "shim/log.h"
 #include "shim/real_nvrtc.h"
+#include "shim/wrapper_body.h"
 
 #define NVRTC_CACHE_EXPORT extern "C" __attribute__((visibility("default")))
 
-namespace nvrtc_cache::shim {
-namespace {
-
-template <typename Ret>
-Ret no_real_nvrtc() {
-  log_once(LogLevel::kError, "no-real-nvrtc", "no real NVRTC is loaded in the caller's scope");
-  if constexpr (std::is_same_v<Ret, nvrtcResult>) {
-    return NVRTC_ERROR_INTERNAL_ERROR;
-  } else {
-    return nullptr;
-  }
-}
-
-template <typename Ret>
-Ret internal_error() {
-  if constexpr (std::is_same_v<Ret, nvrtcResult>) {
-    return NVRTC_ERROR_INTERNAL_ERROR;
-  } else {
-    return nullptr;
-  }
-}
-
-}  // namespace
-}  // namespace nvrtc_cache::shim
-
-using nvrtc_cache::shim::RealNvrtc;
-
-#define NVRTC_CACHE_CALL_PASS(name, args) real->name args
-#define NVRTC_CACHE_CALL_HOOK(name, args) nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args)
-
-#define NVRTC_API(kind, ret, name, params, args)                                                      \
-  NVRTC_CACHE_EXPORT ret name params {                                                                \
-    const RealNvrtc* real = nvrtc_cache::shim::real_nvrtc_for_caller(__builtin_return_address(0));    \
-    if (real == nullptr || real->name == nullptr) return nvrtc_cache::shim::no_real_nvrtc<ret>();     \
-    try {                                                                                             \
-      return NVRTC_CACHE_CALL_##kind(name, args);                                                     \
-    } catch (...) {                                                                                   \
-      return nvrtc_cache::shim::internal_error<ret>();                                                \
-    }                                                                                                 \
-  }
+#define NVRTC_API(kind, ret, name, params, args) \
+  NVRTC_CACHE_EXPORT ret name params            \
+  NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, \
+                           nvrtc_cache::shim::real_nvrtc_for_caller(__builtin_return_address(0)))
 #include "shim/nvrtc_api.def"
 #undef NVRTC_API
+
+using nvrtc_cache::shim::RealNvrtc;
 
 // __nvrtcCPEx: private, signature unknown. Resolve the caller's real one, then jump to it with every
 // argument register (integer and vector) exactly as the caller left them.

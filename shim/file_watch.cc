@@ -1,5 +1,7 @@
 #include "shim/file_watch.h"
 
+#include "shim/real_nvrtc.h"
+
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -78,7 +80,7 @@ template <typename Fn>
 Fn real(std::atomic<Fn>& slot, const char* name) {
   Fn fn = slot.load(std::memory_order_acquire);
   if (fn == nullptr) {
-    fn = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+    fn = reinterpret_cast<Fn>(real_dlsym(RTLD_NEXT, name));
     slot.store(fn, std::memory_order_release);
   }
   return fn;

@@ -4,6 +4,7 @@
 #include <link.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,14 @@ const link_map* link_map_of(const void* address) {
 
 bool in_shim(const void* address) { return address && link_map_of(address) == link_map_of(self_marker()); }
 
+const char* version_node_of(void* library) {
+  for (const char* node : kVersionNodes) {
+    void* fn = dlvsym(library, "nvrtcVersion", node);
+    if (fn && !in_shim(fn)) return node;
+  }
+  return nullptr;
+}
+
 // A handle whose dlsym/dlvsym searches the caller's own scope (its local scope for an RTLD_LOCAL
 // load, the global scope for the main program).
 void* scope_handle_of(const link_map* caller) {
@@ -57,14 +66,14 @@ Probe find_real_version_fn(void* scope) {
     void* fn = dlvsym(RTLD_NEXT, "nvrtcVersion", node);
     if (fn && !in_shim(fn)) return {fn, node};
   }
-  void* fn = dlsym(RTLD_NEXT, "nvrtcVersion");
+  void* fn = real_dlsym(RTLD_NEXT, "nvrtcVersion");
   if (fn && !in_shim(fn)) return {fn, nullptr};
   return {};
 }
 
 void* lookup(void* library, const char* name, const char* node) {
-  void* fn = node ? dlvsym(library, name, node) : dlsym(library, name);
-  if (fn == nullptr) fn = dlsym(library, name);
+  void* fn = node ? dlvsym(library, name, node) : real_dlsym(library, name);
+  if (fn == nullptr) fn = real_dlsym(library, name);
   return in_shim(fn) ? nullptr : fn;
 }
 
@@ -122,6 +131,57 @@ class SlotRegistry {
   std::shared_mutex mu_;
   std::unordered_map<const void*, const RealNvrtc*> by_call_site_;
   std::vector<std::unique_ptr<RealNvrtc>> slots_;
+
+ public:
+  // Slot indices for dlsym clients: the library of `function`, found or created.
+  int slot_for_function(const void* function) {
+    const link_map* library_map = link_map_of(function);
+    if (library_map == nullptr || library_map == link_map_of(self_marker())) return -1;
+    {
+      std::shared_lock lock(mu_);
+      for (int i = 0; i < kMaxSlots; ++i) {
+        const RealNvrtc* slot = by_index_[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
+        if (slot && slot->link_map == library_map) return i;
+      }
+    }
+    void* library = dlopen(library_map->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (library == nullptr) return -1;
+    Probe probe;
+    probe.node = version_node_of(library);
+    probe.version_fn = probe.node ? dlvsym(library, "nvrtcVersion", probe.node) : real_dlsym(library, "nvrtcVersion");
+    dlclose(library);
+    if (probe.version_fn == nullptr || in_shim(probe.version_fn) || link_map_of(probe.version_fn) != library_map) {
+      return -1;  // the object only exports nvrtc* names; it is not NVRTC
+    }
+    std::unique_lock lock(mu_);
+    const RealNvrtc* slot = nullptr;
+    for (const auto& existing : slots_) {
+      if (existing->link_map == library_map) slot = existing.get();
+    }
+    if (slot == nullptr) {
+      auto created = make_slot(probe);
+      if (!created) return -1;
+      slots_.push_back(std::move(created));
+      slot = slots_.back().get();
+    }
+    for (int i = 0; i < kMaxSlots; ++i) {
+      auto& cell = by_index_[static_cast<std::size_t>(i)];
+      if (cell.load() == slot) return i;
+      if (cell.load() == nullptr) {
+        cell.store(slot, std::memory_order_release);
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  const RealNvrtc* slot_library(int slot) const {
+    if (slot < 0 || slot >= kMaxSlots) return nullptr;
+    return by_index_[static_cast<std::size_t>(slot)].load(std::memory_order_acquire);
+  }
+
+ private:
+  std::array<std::atomic<const RealNvrtc*>, kMaxSlots> by_index_{};
 };
 
 SlotRegistry& registry() {
@@ -130,6 +190,22 @@ SlotRegistry& registry() {
 }
 
 }  // namespace
+
+int slot_for_function(const void* function) {
+  const int saved_errno = errno;
+  int slot = -1;
+  try {
+    slot = registry().slot_for_function(function);
+  } catch (...) {
+    slot = -1;
+  }
+  errno = saved_errno;
+  return slot;
+}
+
+const RealNvrtc* slot_library(int slot) { return registry().slot_library(slot); }
+
+bool address_in_shim(const void* address) { return in_shim(address); }
 
 const RealNvrtc* real_nvrtc_for_caller(const void* caller) {
   const int saved_errno = errno;

@@ -26,4 +26,18 @@ struct RealNvrtc {
 // when none is loaded there.
 const RealNvrtc* real_nvrtc_for_caller(const void* caller);
 
+// Slots: each real NVRTC library a client reached through dlsym gets a slot index, and the shim
+// hands that client wrappers bound to the slot (shim/slot_wrappers.cc), so two libraries (two
+// NVRTC majors, two copies at different paths, RTLD_LOCAL loads) are routed apart.
+inline constexpr int kMaxSlots = 8;
+// The slot of the NVRTC library containing `function` (creating it), or -1 if that object is not
+// an NVRTC library or no slot is free.
+int slot_for_function(const void* function);
+const RealNvrtc* slot_library(int slot);
+
+// glibc's dlsym, bypassing the shim's own (shim/dlsym_hook.cc). The shim never calls the hooked one.
+void* real_dlsym(void* handle, const char* name);
+// True if `address` lies inside the shim itself.
+bool address_in_shim(const void* address);
+
 }  // namespace nvrtc_cache::shim

@@ -24,6 +24,50 @@
 
 namespace {
 
+// Every NVRTC function the probe calls, reached the way PROBE_LOAD says:
+//   linked (default)   the -lnvrtc symbols (PLT)
+//   soname             dlopen("libnvrtc.so.13", RTLD_LOCAL) + dlsym
+//   path:/abs/lib.so   dlopen by absolute path + dlsym
+//   loader:/abs/lib.so through an intermediate library opened RTLD_LOCAL that dlopens NVRTC itself
+struct Api {
+#define NVRTC_API(kind, ret, name, params, args) ret(*name) params = ::name;
+#include "shim/nvrtc_api.def"
+#undef NVRTC_API
+};
+
+Api load_api(const std::string& how) {
+  Api a;
+  void* (*lookup)(const char*) = nullptr;
+  static thread_local void* handle = nullptr;
+  if (how == "soname" || how.rfind("path:", 0) == 0) {
+    handle = dlopen(how == "soname" ? "libnvrtc.so.13" : how.substr(5).c_str(), RTLD_NOW | RTLD_LOCAL);
+    lookup = [](const char* name) { return dlsym(handle, name); };
+  } else if (how.rfind("loader:", 0) == 0) {
+    handle = dlopen(how.substr(7).c_str(), RTLD_NOW | RTLD_LOCAL);
+    lookup = [](const char* name) {
+      auto via = reinterpret_cast<void* (*)(const char*)>(dlsym(handle, "probe_loader_lookup"));
+      return via ? via(name) : nullptr;
+    };
+  } else {
+    return a;
+  }
+  if (handle == nullptr) {
+    std::fprintf(stderr, "probe: cannot load NVRTC (%s): %s\n", how.c_str(), dlerror());
+    std::exit(3);
+  }
+#define NVRTC_API(kind, ret, name, params, args) a.name = reinterpret_cast<ret(*) params>(lookup(#name));
+#include "shim/nvrtc_api.def"
+#undef NVRTC_API
+  return a;
+}
+
+Api* g_api = nullptr;
+
+Api& api() {
+  static Api loaded = load_api(std::getenv("PROBE_LOAD") ? std::getenv("PROBE_LOAD") : "linked");
+  return g_api ? *g_api : loaded;
+}
+
 std::string hex(const char* data, size_t n) {
   static const char* digits = "0123456789abcdef";
   std::string out;
@@ -58,19 +102,19 @@ void dump_output(Out& o, const char* label, nvrtcProgram p, SizeFn size_fn, Data
 }
 
 void dump_program(Out& o, nvrtcProgram p, const std::vector<std::string>& names = {}) {
-  dump_output(o, "log", p, nvrtcGetProgramLogSize, nvrtcGetProgramLog);
-  dump_output(o, "ptx", p, nvrtcGetPTXSize, nvrtcGetPTX);
-  dump_output(o, "cubin", p, nvrtcGetCUBINSize, nvrtcGetCUBIN);
-  dump_output(o, "ltoir", p, nvrtcGetLTOIRSize, nvrtcGetLTOIR);
-  dump_output(o, "optixir", p, nvrtcGetOptiXIRSize, nvrtcGetOptiXIR);
+  dump_output(o, "log", p, api().nvrtcGetProgramLogSize, api().nvrtcGetProgramLog);
+  dump_output(o, "ptx", p, api().nvrtcGetPTXSize, api().nvrtcGetPTX);
+  dump_output(o, "cubin", p, api().nvrtcGetCUBINSize, api().nvrtcGetCUBIN);
+  dump_output(o, "ltoir", p, api().nvrtcGetLTOIRSize, api().nvrtcGetLTOIR);
+  dump_output(o, "optixir", p, api().nvrtcGetOptiXIRSize, api().nvrtcGetOptiXIR);
   for (const auto& n : names) {
     const char* lowered = "(untouched)";
-    const nvrtcResult r = nvrtcGetLoweredName(p, n.c_str(), &lowered);
+    const nvrtcResult r = api().nvrtcGetLoweredName(p, n.c_str(), &lowered);
     o.line("lowered[" + n + "] rc=" + std::to_string(r) + " name=" + (lowered ? lowered : "(null)"));
   }
-  o.rc("pch_create_status", nvrtcGetPCHCreateStatus(p));
+  o.rc("pch_create_status", api().nvrtcGetPCHCreateStatus(p));
   size_t heap = 0xdeadbeef;
-  const nvrtcResult heap_rc = nvrtcGetPCHHeapSizeRequired(p, &heap);
+  const nvrtcResult heap_rc = api().nvrtcGetPCHHeapSizeRequired(p, &heap);
   o.line("pch_heap_required rc=" + std::to_string(heap_rc) + " size=" + std::to_string(heap));
 }
 
@@ -85,13 +129,13 @@ void compile_and_dump(Out& o, const std::string& src, const char* name, const st
   }
   for (const auto& opt : options) opts.push_back(opt.c_str());
   nvrtcProgram p = nullptr;
-  o.rc("create", nvrtcCreateProgram(&p, src.c_str(), name, (int)headers.size(), header_src.data(), header_names.data()));
-  for (const auto& n : names) o.rc(("add_name " + n).c_str(), nvrtcAddNameExpression(p, n.c_str()));
-  o.rc("compile", nvrtcCompileProgram(p, (int)opts.size(), opts.data()));
+  o.rc("create", api().nvrtcCreateProgram(&p, src.c_str(), name, (int)headers.size(), header_src.data(), header_names.data()));
+  for (const auto& n : names) o.rc(("add_name " + n).c_str(), api().nvrtcAddNameExpression(p, n.c_str()));
+  o.rc("compile", api().nvrtcCompileProgram(p, (int)opts.size(), opts.data()));
   std::vector<std::string> all_lookups = names;
   all_lookups.insert(all_lookups.end(), lookups.begin(), lookups.end());
   dump_program(o, p, all_lookups);
-  o.rc("destroy", nvrtcDestroyProgram(&p));
+  o.rc("destroy", api().nvrtcDestroyProgram(&p));
 }
 
 const char* kTrivial =
@@ -157,7 +201,7 @@ void scenario_global_scope(Out& o) {
     o.line(std::string(name) + (dlsym(RTLD_DEFAULT, name) ? " visible" : " absent"));
   }
   int major = 0, minor = 0;
-  o.rc("version", nvrtcVersion(&major, &minor));
+  o.rc("version", api().nvrtcVersion(&major, &minor));
   o.line("version " + std::to_string(major) + "." + std::to_string(minor));
 }
 
@@ -218,66 +262,86 @@ void scenario_libc(Out& o) {
   o.line("realpath: " + std::string(r ? r : "null") + " errno=" + std::to_string(errno));
 }
 
+// Two NVRTC majors in one process, each reached by dlopen + dlsym: PROBE_NVRTC12 names an NVRTC 12
+// library (e.g. the nvidia-cuda-nvrtc-cu12 wheel's), the other is libnvrtc.so.13.
+void scenario_two_majors(Out& o) {
+  const char* path12 = std::getenv("PROBE_NVRTC12");
+  if (path12 == nullptr) {
+    o.line("PROBE_NVRTC12 not set");
+    return;
+  }
+  static Api nvrtc12 = load_api(std::string("path:") + path12);
+  static Api nvrtc13 = load_api("soname");
+  for (Api* which : {&nvrtc12, &nvrtc13, &nvrtc12}) {
+    g_api = which;
+    int major = 0, minor = 0;
+    api().nvrtcVersion(&major, &minor);
+    o.line("== NVRTC " + std::to_string(major) + "." + std::to_string(minor));
+    compile_and_dump(o, kTemplate, "majors.cu", {"-arch=sm_80"}, {}, {"scale<float, 2>"});
+  }
+  g_api = nullptr;
+}
+
 void scenario_null_name(Out& o) { compile_and_dump(o, kTrivial, nullptr, {"-arch=compute_80"}); }
 
 void scenario_recompile(Out& o) {
   nvrtcProgram p = nullptr;
-  o.rc("create", nvrtcCreateProgram(&p, kTemplate, "recompile.cu", 0, nullptr, nullptr));
-  o.rc("add_name", nvrtcAddNameExpression(p, "scale<float, 2>"));
+  o.rc("create", api().nvrtcCreateProgram(&p, kTemplate, "recompile.cu", 0, nullptr, nullptr));
+  o.rc("add_name", api().nvrtcAddNameExpression(p, "scale<float, 2>"));
   const char* first[] = {"-arch=compute_80"};
-  o.rc("compile1", nvrtcCompileProgram(p, 1, first));
+  o.rc("compile1", api().nvrtcCompileProgram(p, 1, first));
   dump_program(o, p, {"scale<float, 2>"});
-  o.rc("add_name_after_compile", nvrtcAddNameExpression(p, "scale<int, 3>"));
-  o.rc("add_null_name_after_compile", nvrtcAddNameExpression(p, nullptr));
+  o.rc("add_name_after_compile", api().nvrtcAddNameExpression(p, "scale<int, 3>"));
+  o.rc("add_null_name_after_compile", api().nvrtcAddNameExpression(p, nullptr));
   const char* second[] = {"-arch=sm_80"};
-  o.rc("compile2", nvrtcCompileProgram(p, 1, second));
+  o.rc("compile2", api().nvrtcCompileProgram(p, 1, second));
   dump_program(o, p, {"scale<float, 2>"});
   const char* bad[] = {"--bogus-option"};
-  o.rc("compile3", nvrtcCompileProgram(p, 1, bad));
+  o.rc("compile3", api().nvrtcCompileProgram(p, 1, bad));
   dump_program(o, p, {"scale<float, 2>"});
-  o.rc("destroy", nvrtcDestroyProgram(&p));
+  o.rc("destroy", api().nvrtcDestroyProgram(&p));
 }
 
 void scenario_bad_inputs(Out& o) {
   nvrtcProgram p = nullptr;
   const char* opts[] = {"-arch=sm_80"};
-  o.rc("create_null_prog", nvrtcCreateProgram(nullptr, kTrivial, "x.cu", 0, nullptr, nullptr));
-  o.rc("create_null_src", nvrtcCreateProgram(&p, nullptr, "x.cu", 0, nullptr, nullptr));
-  o.rc("create_bad_header_count", nvrtcCreateProgram(&p, kTrivial, "x.cu", -1, nullptr, nullptr));
-  o.rc("create_null_headers", nvrtcCreateProgram(&p, kTrivial, "x.cu", 1, nullptr, nullptr));
-  o.rc("compile_null_prog", nvrtcCompileProgram(nullptr, 1, opts));
+  o.rc("create_null_prog", api().nvrtcCreateProgram(nullptr, kTrivial, "x.cu", 0, nullptr, nullptr));
+  o.rc("create_null_src", api().nvrtcCreateProgram(&p, nullptr, "x.cu", 0, nullptr, nullptr));
+  o.rc("create_bad_header_count", api().nvrtcCreateProgram(&p, kTrivial, "x.cu", -1, nullptr, nullptr));
+  o.rc("create_null_headers", api().nvrtcCreateProgram(&p, kTrivial, "x.cu", 1, nullptr, nullptr));
+  o.rc("compile_null_prog", api().nvrtcCompileProgram(nullptr, 1, opts));
   size_t size = 7;
-  o.rc("ptx_size_null_prog", nvrtcGetPTXSize(nullptr, &size));
-  o.rc("log_size_null_prog", nvrtcGetProgramLogSize(nullptr, &size));
-  o.rc("add_name_null_prog", nvrtcAddNameExpression(nullptr, "k"));
-  o.rc("pch_status_null_prog", nvrtcGetPCHCreateStatus(nullptr));
-  o.rc("destroy_null", nvrtcDestroyProgram(nullptr));
+  o.rc("ptx_size_null_prog", api().nvrtcGetPTXSize(nullptr, &size));
+  o.rc("log_size_null_prog", api().nvrtcGetProgramLogSize(nullptr, &size));
+  o.rc("add_name_null_prog", api().nvrtcAddNameExpression(nullptr, "k"));
+  o.rc("pch_status_null_prog", api().nvrtcGetPCHCreateStatus(nullptr));
+  o.rc("destroy_null", api().nvrtcDestroyProgram(nullptr));
 
-  o.rc("create", nvrtcCreateProgram(&p, kTemplate, "bad.cu", 0, nullptr, nullptr));
+  o.rc("create", api().nvrtcCreateProgram(&p, kTemplate, "bad.cu", 0, nullptr, nullptr));
   o.line("-- getters before compile");
   dump_program(o, p, {"scale<float, 2>"});
-  o.rc("add_name_null", nvrtcAddNameExpression(p, nullptr));
-  o.rc("add_name", nvrtcAddNameExpression(p, "scale<float, 2>"));
-  o.rc("compile_negative_count", nvrtcCompileProgram(p, -1, opts));
-  o.rc("compile_null_options", nvrtcCompileProgram(p, 1, nullptr));
-  o.rc("compile", nvrtcCompileProgram(p, 1, opts));
+  o.rc("add_name_null", api().nvrtcAddNameExpression(p, nullptr));
+  o.rc("add_name", api().nvrtcAddNameExpression(p, "scale<float, 2>"));
+  o.rc("compile_negative_count", api().nvrtcCompileProgram(p, -1, opts));
+  o.rc("compile_null_options", api().nvrtcCompileProgram(p, 1, nullptr));
+  o.rc("compile", api().nvrtcCompileProgram(p, 1, opts));
   o.line("-- NULL outputs after compile");
-  o.rc("ptx_size_null", nvrtcGetPTXSize(p, nullptr));
-  o.rc("ptx_null", nvrtcGetPTX(p, nullptr));
-  o.rc("cubin_size_null", nvrtcGetCUBINSize(p, nullptr));
-  o.rc("cubin_null", nvrtcGetCUBIN(p, nullptr));
-  o.rc("ltoir_null", nvrtcGetLTOIR(p, nullptr));
-  o.rc("optixir_null", nvrtcGetOptiXIR(p, nullptr));
-  o.rc("log_size_null", nvrtcGetProgramLogSize(p, nullptr));
-  o.rc("log_null", nvrtcGetProgramLog(p, nullptr));
+  o.rc("ptx_size_null", api().nvrtcGetPTXSize(p, nullptr));
+  o.rc("ptx_null", api().nvrtcGetPTX(p, nullptr));
+  o.rc("cubin_size_null", api().nvrtcGetCUBINSize(p, nullptr));
+  o.rc("cubin_null", api().nvrtcGetCUBIN(p, nullptr));
+  o.rc("ltoir_null", api().nvrtcGetLTOIR(p, nullptr));
+  o.rc("optixir_null", api().nvrtcGetOptiXIR(p, nullptr));
+  o.rc("log_size_null", api().nvrtcGetProgramLogSize(p, nullptr));
+  o.rc("log_null", api().nvrtcGetProgramLog(p, nullptr));
   const char* lowered = "(untouched)";
-  o.rc("lowered_null_name", nvrtcGetLoweredName(p, nullptr, &lowered));
+  o.rc("lowered_null_name", api().nvrtcGetLoweredName(p, nullptr, &lowered));
   o.line(std::string("lowered after null name: ") + (lowered ? lowered : "(null)"));
-  o.rc("lowered_null_out", nvrtcGetLoweredName(p, "scale<float, 2>", nullptr));
-  o.rc("pch_heap_null", nvrtcGetPCHHeapSizeRequired(p, nullptr));
+  o.rc("lowered_null_out", api().nvrtcGetLoweredName(p, "scale<float, 2>", nullptr));
+  o.rc("pch_heap_null", api().nvrtcGetPCHHeapSizeRequired(p, nullptr));
   dump_program(o, p, {"scale<float, 2>", "never_added"});
-  o.rc("destroy", nvrtcDestroyProgram(&p));
-  o.rc("destroy_again", nvrtcDestroyProgram(&p));
+  o.rc("destroy", api().nvrtcDestroyProgram(&p));
+  o.rc("destroy_again", api().nvrtcDestroyProgram(&p));
 }
 
 void scenario_threads(Out& o) {
@@ -308,7 +372,7 @@ const std::map<std::string, std::function<void(Out&)>>& scenarios() {
       {"threads", scenario_threads},         {"time_option", scenario_time_option},
       {"global_scope", scenario_global_scope}, {"fork", scenario_fork},
       {"relative_include", scenario_relative_include}, {"busy_neighbour", scenario_busy_neighbour},
-      {"libc", scenario_libc},
+      {"libc", scenario_libc},              {"two_majors", scenario_two_majors},
   };
   return all;
 }

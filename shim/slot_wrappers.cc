@@ -1,0 +1,50 @@
+#include "shim/slot_wrappers.h"
+
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "shim/wrapper_body.h"
+
+namespace nvrtc_cache::shim {
+namespace {
+
+template <int Slot>
+struct SlotWrappers {
+#define NVRTC_API(kind, ret, name, params, args) \
+  static ret name params NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, slot_library(Slot))
+#include "shim/nvrtc_api.def"
+#undef NVRTC_API
+};
+
+struct Row {
+  const char* name;
+  std::array<void*, kMaxSlots> wrappers;
+};
+
+template <std::size_t... Slots>
+auto build_rows(std::index_sequence<Slots...>) {
+  return std::array{
+#define NVRTC_API(kind, ret, name, params, args) \
+  Row{#name, {reinterpret_cast<void*>(&SlotWrappers<static_cast<int>(Slots)>::name)...}},
+#include "shim/nvrtc_api.def"
+#undef NVRTC_API
+  };
+}
+
+const auto& rows() {
+  static const auto table = build_rows(std::make_index_sequence<kMaxSlots>{});
+  return table;
+}
+
+}  // namespace
+
+void* slot_wrapper(int slot, const char* name) {
+  if (slot < 0 || slot >= kMaxSlots || name == nullptr) return nullptr;
+  for (const Row& row : rows()) {
+    if (std::strcmp(row.name, name) == 0) return row.wrappers[static_cast<std::size_t>(slot)];
+  }
+  return nullptr;
+}
+
+}  // namespace nvrtc_cache::shim

@@ -1,0 +1,135 @@
+// Every way real clients load NVRTC, each cold then warm under the shim, compared byte for byte with
+// the same client without the shim, and the warm run served from the cache. This file backs the
+// coverage table in the README.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "tests/harness.h"
+
+namespace nvrtc_cache {
+namespace {
+
+using namespace testing;
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kScenarios = {"trivial", "template", "headers", "compile_error"};
+const std::string kCudaLib = CUDA_NVRTC_LIBRARY_DIR;
+
+struct Runs {
+  ProcessResult direct, cold, warm;
+  std::int64_t warm_hits = 0, warm_misses = 0;
+};
+
+Runs cold_and_warm(const std::vector<std::string>& argv, EnvVars env, const std::string& cache) {
+  env.try_emplace("LD_LIBRARY_PATH", kCudaLib);
+  env.try_emplace("PROBE_INCLUDE_DIR", kIncludeDir);
+  Runs r;
+  r.direct = run_process(argv, env);
+  EnvVars shimmed = env;
+  shimmed["NVRTC_CACHE_DIR"] = cache;
+  if (!shimmed.count("LD_PRELOAD")) shimmed["LD_PRELOAD"] = NVRTC_CACHE_SHIM_PATH;
+  r.cold = run_process(argv, shimmed);
+  const auto before = counters_of(cache);
+  r.warm = run_process(argv, shimmed);
+  const auto after = counters_of(cache);
+  r.warm_hits = get(after, "hits") - get(before, "hits");
+  r.warm_misses = get(after, "misses") - get(before, "misses");
+  return r;
+}
+
+void expect_served_identically(const Runs& r, std::int64_t expected_hits) {
+  ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
+  ASSERT_FALSE(r.direct.out.empty());
+  EXPECT_EQ(r.cold.exit_code, 0) << r.cold.err;
+  EXPECT_EQ(r.warm.exit_code, 0) << r.warm.err;
+  EXPECT_TRUE(r.direct.out == r.cold.out) << "cold differs from NVRTC\n" << r.cold.err;
+  EXPECT_TRUE(r.direct.out == r.warm.out) << "warm differs from NVRTC\n" << r.warm.err;
+  EXPECT_EQ(r.warm_misses, 0);
+  EXPECT_EQ(r.warm_hits, expected_hits) << "the warm run was not served from the cache";
+}
+
+std::vector<std::string> probe_argv() {
+  std::vector<std::string> argv = {NVRTC_PROBE_PATH};
+  argv.insert(argv.end(), kScenarios.begin(), kScenarios.end());
+  return argv;
+}
+
+TEST(Loading, LinkedWithLnvrtc) {
+  TempDir cache;
+  expect_served_identically(cold_and_warm(probe_argv(), {}, cache.path()), 4);
+}
+
+TEST(Loading, DlopenBySonameAndDlsym) {
+  TempDir cache;
+  expect_served_identically(cold_and_warm(probe_argv(), {{"PROBE_LOAD", "soname"}}, cache.path()), 4);
+}
+
+TEST(Loading, DlopenByAbsolutePathAndDlsym) {
+  TempDir cache;
+  const EnvVars env = {{"PROBE_LOAD", "path:" + kCudaLib + "/libnvrtc.so.13"}};
+  expect_served_identically(cold_and_warm(probe_argv(), env, cache.path()), 4);
+}
+
+TEST(Loading, ASecondCopyAtAnotherPath) {
+  TempDir cache, copy;
+  for (const auto& entry : fs::directory_iterator(kCudaLib)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("libnvrtc", 0) == 0 && name.find(".alt.") == std::string::npos && !entry.is_symlink()) {
+      fs::copy_file(entry.path(), copy.path() + "/" + name);
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(kCudaLib)) {  // keep the sonames resolvable
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("libnvrtc", 0) == 0 && entry.is_symlink() && name.find(".alt.") == std::string::npos) {
+      fs::create_symlink(fs::read_symlink(entry.path()), copy.path() + "/" + name);
+    }
+  }
+  const EnvVars env = {{"PROBE_LOAD", "path:" + copy.path() + "/libnvrtc.so.13"}};
+  expect_served_identically(cold_and_warm(probe_argv(), env, cache.path()), 4);
+}
+
+TEST(Loading, ThroughAnIntermediateLibraryOpenedRtldLocal) {
+  TempDir cache;
+  const EnvVars env = {{"PROBE_LOAD", std::string("loader:") + PROBE_LOADER_PATH}};
+  expect_served_identically(cold_and_warm(probe_argv(), env, cache.path()), 4);
+}
+
+TEST(Loading, BesideAnotherPreloadedLibraryCallingDlsymRtldNext) {
+  for (const std::string& order : {std::string(NVRTC_CACHE_SHIM_PATH) + ":" + PROBE_PRELOAD_PATH,
+                                   std::string(PROBE_PRELOAD_PATH) + ":" + NVRTC_CACHE_SHIM_PATH}) {
+    TempDir cache;
+    EnvVars env = {{"LD_PRELOAD", order}};
+    Runs r = cold_and_warm(probe_argv(), env, cache.path());
+    r.direct = run_process(probe_argv(), {{"LD_LIBRARY_PATH", kCudaLib}, {"LD_PRELOAD", PROBE_PRELOAD_PATH},
+                                          {"PROBE_INCLUDE_DIR", kIncludeDir}});
+    SCOPED_TRACE(order);
+    expect_served_identically(r, 4);
+  }
+}
+
+TEST(Loading, PythonCtypesBySoname) {
+  TempDir cache;
+  const std::vector<std::string> argv = {"/usr/bin/env", "python3",
+                                         std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/python/ctypes_client.py"};
+  expect_served_identically(cold_and_warm(argv, {}, cache.path()), 1);
+}
+
+TEST(Loading, TwoNvrtcMajorsInOneProcess) {
+  const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
+  if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
+    GTEST_SKIP() << "set NVRTC_CACHE_TEST_NVRTC12 to an NVRTC 12 library (the nvidia-cuda-nvrtc-cu12 wheel's "
+                    "nvidia/cuda_nvrtc/lib/libnvrtc.so.12); .ci/run does";
+  }
+  TempDir cache;
+  const Runs r = cold_and_warm({NVRTC_PROBE_PATH, "two_majors"}, {{"PROBE_NVRTC12", nvrtc12}}, cache.path());
+  expect_served_identically(r, 3);
+  EXPECT_NE(r.direct.out.find("== NVRTC 12."), std::string::npos) << r.direct.out.substr(0, 200);
+  EXPECT_NE(r.direct.out.find("== NVRTC 13."), std::string::npos);
+  EXPECT_EQ(get(counters_of(cache.path()), "stores"), 2) << "the two majors must not share an entry";
+}
+
+}  // namespace
+}  // namespace nvrtc_cache
