@@ -133,3 +133,42 @@ TEST(Loading, TwoNvrtcMajorsInOneProcess) {
 
 }  // namespace
 }  // namespace nvrtc_cache
+
+namespace nvrtc_cache {
+namespace {
+
+using namespace testing;
+
+// Real Python JIT stacks from PyPI, in the virtual environment scripts/python_env.sh makes.
+class PythonJitStack : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PythonJitStack, ColdThenWarmIsByteIdenticalAndServed) {
+  const char* python = std::getenv("NVRTC_CACHE_TEST_PYTHON");
+  if (python == nullptr || access(python, X_OK) != 0) {
+    GTEST_SKIP() << "set NVRTC_CACHE_TEST_PYTHON to a Python with cuda-core and cuda-bindings installed "
+                    "(scripts/python_env.sh makes one; skipped when PyPI is unreachable)";
+  }
+  TempDir cache;
+  const std::vector<std::string> argv = {python, std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/python/jit_stacks.py",
+                                         GetParam()};
+  const EnvVars env = {{"PYTHONDONTWRITEBYTECODE", "1"}};
+  const ProcessResult direct = run_process(argv, env);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EnvVars shimmed = env;
+  shimmed["LD_PRELOAD"] = NVRTC_CACHE_SHIM_PATH;
+  shimmed["NVRTC_CACHE_DIR"] = cache.path();
+  const ProcessResult cold = run_process(argv, shimmed);
+  const auto after_cold = counters_of(cache.path());
+  const ProcessResult warm = run_process(argv, shimmed);
+  const auto after_warm = counters_of(cache.path());
+  EXPECT_TRUE(direct.out == cold.out) << cold.err;
+  EXPECT_TRUE(direct.out == warm.out) << warm.err;
+  EXPECT_GT(get(after_cold, "stores"), 0) << cold.err;
+  EXPECT_EQ(get(after_warm, "misses") - get(after_cold, "misses"), 0);
+  EXPECT_EQ(get(after_warm, "hits") - get(after_cold, "hits"), get(after_cold, "stores"));
+}
+
+INSTANTIATE_TEST_SUITE_P(PyPI, PythonJitStack, ::testing::Values("bindings", "core"));
+
+}  // namespace
+}  // namespace nvrtc_cache

@@ -1,0 +1,56 @@
+"""Real Python JIT stacks compiling through NVRTC, printing every result so that runs with and without
+the shim can be compared byte for byte.
+
+usage: jit_stacks.py bindings|core
+  bindings  cuda.bindings.nvrtc, the raw API (cuda.pathfinder loads NVRTC: the nvidia-cuda-nvrtc
+            wheel by absolute path if installed, else the system one)
+  core      cuda.core Program(...).compile() to CUBIN and LTO-IR, with name expressions
+"""
+import sys
+
+SOURCE = (
+    "template <typename T> __global__ void scale(T* x, T a) { x[threadIdx.x] *= a; }\n"
+    "extern \"C\" __global__ void axpy(float a, const float* x, float* y) {\n"
+    "  y[threadIdx.x] = a * x[threadIdx.x] + y[threadIdx.x]; }\n"
+)
+NAMES = ["scale<float>", "scale<double>"]
+
+
+def run_bindings():
+    from cuda.bindings import nvrtc
+
+    def ok(result, what):
+        err = result[0]
+        print(f"{what}: {err}")
+        return result[1:] if len(result) > 1 else None
+
+    prog = ok(nvrtc.nvrtcCreateProgram(SOURCE.encode(), b"bindings.cu", 0, [], []), "create")[0]
+    for name in NAMES:
+        ok(nvrtc.nvrtcAddNameExpression(prog, name.encode()), f"add {name}")
+    ok(nvrtc.nvrtcCompileProgram(prog, 2, [b"-arch=sm_80", b"-lineinfo"]), "compile")
+    for kind in ("ProgramLog", "PTX", "CUBIN"):
+        size = ok(getattr(nvrtc, f"nvrtcGet{kind}Size")(prog), f"{kind} size")[0]
+        buf = b" " * size
+        ok(getattr(nvrtc, f"nvrtcGet{kind}")(prog, buf), f"{kind} data")
+        print(f"{kind} {size} {buf.hex()}")
+    for name in NAMES:
+        lowered = ok(nvrtc.nvrtcGetLoweredName(prog, name.encode()), f"lowered {name}")[0]
+        print(f"lowered {name} = {lowered}")
+    ok(nvrtc.nvrtcDestroyProgram(prog), "destroy")
+
+
+def run_core():
+    from cuda.core import Program, ProgramOptions
+
+    # (PTX output asks the CUDA driver whether it can load it: not possible without a GPU driver.)
+    for target, extra in (("cubin", {}), ("ltoir", {"link_time_optimization": True})):
+        program = Program(SOURCE, "c++", options=ProgramOptions(arch="sm_80", **extra))
+        code = program.compile(target, name_expressions=NAMES)
+        print(f"{target} {len(code.code)} {bytes(code.code).hex()}")
+        for name in NAMES:
+            print(f"{target} symbol {name} = {code.symbol_mapping.get(name)}")
+        program.close()
+
+
+if __name__ == "__main__":
+    {"bindings": run_bindings, "core": run_core}[sys.argv[1]]()
