@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <regex>
@@ -260,6 +261,36 @@ TEST(Cli, RunPreloadsTheShimKeepsLdPreloadAndPassesTheExitCode) {
   EXPECT_EQ(echo.out, std::string(NVRTC_CACHE_SHIM_PATH) + ":libm.so.6\n");
   EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/bin/sh", "-c", "exit 7"}, env).exit_code, 7);
   EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/nonexistent/program"}, env).exit_code, 127);
+}
+
+TEST(Cli, RunReachesGrandchildrenThroughShellScripts) {
+  TempDir dir;
+  const std::map<std::string, std::optional<std::string>> env = {{"NVRTC_CACHE_DIR", dir.path()}};
+  // sh -> sh -> exec python3 (ctypes), as wrapper scripts do.
+  const std::string script = std::string("sh -c 'exec python3 ") + NVRTC_CACHE_SOURCE_DIR +
+                             "/tests/python/ctypes_client.py'";
+  const std::vector<std::string> argv = {NVRTC_CACHE_CLI_PATH, "run", "--", "/bin/sh", "-c", script};
+  const auto direct = run_process({"/bin/sh", "-c", script}, {});
+  const auto cold = run_process(argv, env);
+  const auto warm = run_process(argv, env);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  EXPECT_EQ(direct.out, cold.out);
+  EXPECT_EQ(direct.out, warm.out);
+  EXPECT_EQ(get(counters_of(dir.path()), "hits"), 1);
+}
+
+TEST(Cli, RunSaysWhenTheProgramIsSetuidOrTheShimIsMissing) {
+  TempDir dir;
+  const std::string program = dir.path() + "/setuid-true";
+  std::filesystem::copy_file("/bin/true", program);
+  chmod(program.c_str(), 04755);
+  const auto setuid = run_process({NVRTC_CACHE_CLI_PATH, "run", "--", program}, {{"NVRTC_CACHE_DIR", dir.path()}});
+  EXPECT_EQ(setuid.exit_code, 0);
+  EXPECT_NE(setuid.err.find("setuid"), std::string::npos) << setuid.err;
+  const auto missing = run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/bin/true"},
+                                   {{"NVRTC_CACHE_SHIM", dir.path() + "/nope.so"}});
+  EXPECT_EQ(missing.exit_code, 127);
+  EXPECT_NE(missing.err.find("cannot find the shim"), std::string::npos) << missing.err;
 }
 
 TEST(Cli, StatsCountAcrossProcessesAndClearEmptiesTheCache) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <string>
 
 #include "tools/commands.h"
@@ -27,6 +28,21 @@ std::string shim_path() {
   dir.resize(dir.rfind('/'));
   dir.resize(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
   return dir + "/lib/libnvrtc-cache.so";
+}
+
+// The file execvp would run for `command` (PATH search), or "" if none.
+std::string resolve_command(const char* command) {
+  if (std::strchr(command, '/')) return command;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (std::size_t start = 0; start <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    std::string candidate = dirs.substr(start, end - start);
+    candidate = (candidate.empty() ? "." : candidate) + "/" + command;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return {};
 }
 
 }  // namespace
@@ -51,6 +67,14 @@ int run_command(int argc, char** argv) {
     preload += existing;
   }
   setenv("LD_PRELOAD", preload.c_str(), 1);
+  // The dynamic loader ignores LD_PRELOAD for setuid/setgid programs (secure-execution mode).
+  const std::string program = resolve_command(argv[first]);
+  if (!program.empty() && ::stat(program.c_str(), &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
+    std::fprintf(stderr,
+                 "nvrtc-cache: %s is setuid/setgid; the loader ignores LD_PRELOAD for it, so its NVRTC calls "
+                 "will not be cached (its children that are not setuid are)\n",
+                 program.c_str());
+  }
   execvp(argv[first], argv + first);
   std::fprintf(stderr, "nvrtc-cache: cannot run %s: %s\n", argv[first], std::strerror(errno));
   return errno == ENOENT ? 127 : 126;
