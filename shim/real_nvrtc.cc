@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -45,7 +46,7 @@ const char* version_node_of(void* library) {
 
 // A handle whose dlsym/dlvsym searches the caller's own scope (its local scope for an RTLD_LOCAL
 // load, the global scope for the main program).
-void* scope_handle_of(const link_map* caller) {
+[[maybe_unused]] void* scope_handle_of(const link_map* caller) {
   if (caller == nullptr || caller->l_name == nullptr || caller->l_name[0] == '\0') {
     return dlopen(nullptr, RTLD_LAZY);
   }
@@ -57,7 +58,7 @@ struct Probe {
   const char* node = nullptr;
 };
 
-Probe find_real_version_fn(void* scope) {
+[[maybe_unused]] Probe find_real_version_fn(void* scope) {
   for (const char* node : kVersionNodes) {
     void* fn = scope ? dlvsym(scope, "nvrtcVersion", node) : nullptr;
     if (fn && !in_shim(fn)) return {fn, node};
@@ -70,6 +71,21 @@ Probe find_real_version_fn(void* scope) {
   if (fn && !in_shim(fn)) return {fn, nullptr};
   return {};
 }
+
+#ifdef NVRTC_CACHE_PROXY
+// Proxy mode: this library stands in for libnvrtc.so.13; the real one is opened by absolute path
+// ($NVRTC_CACHE_REAL_NVRTC, else the toolkit's library this proxy was built against), RTLD_LOCAL.
+Probe proxied_library_version_fn() {
+  const char* configured = std::getenv("NVRTC_CACHE_REAL_NVRTC");
+  const char* path = configured && *configured ? configured : NVRTC_CACHE_REAL_NVRTC_PATH;
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) return {};
+  for (const char* node : kVersionNodes) {
+    if (void* fn = dlvsym(library, "nvrtcVersion", node)) return {fn, node};
+  }
+  return {real_dlsym(library, "nvrtcVersion"), nullptr};
+}
+#endif
 
 void* lookup(void* library, const char* name, const char* node) {
   void* fn = node ? dlvsym(library, name, node) : real_dlsym(library, name);
@@ -112,10 +128,14 @@ class SlotRegistry {
   }
 
  private:
-  const RealNvrtc* resolve(const void* caller) {
+  const RealNvrtc* resolve([[maybe_unused]] const void* caller) {
+#ifdef NVRTC_CACHE_PROXY
+    const Probe probe = proxied_library_version_fn();
+#else
     void* scope = scope_handle_of(link_map_of(caller));
     const Probe probe = find_real_version_fn(scope);
     if (scope) dlclose(scope);
+#endif
     if (probe.version_fn == nullptr) return nullptr;
     const link_map* library_map = link_map_of(probe.version_fn);
     std::unique_lock lock(mu_);

@@ -110,6 +110,29 @@ TEST(Loading, BesideAnotherPreloadedLibraryCallingDlsymRtldNext) {
   }
 }
 
+// Proxy mode: no preload; `nvrtc-cache run --proxy` puts a stand-in libnvrtc.so.13 first on the
+// library path. Reaches linked programs and dlopen by soname.
+TEST(Loading, ProxyModeForLinkedAndSonameClients) {
+  for (const std::string load : {"linked", "soname"}) {
+    TempDir cache;
+    std::vector<std::string> argv = {NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--"};
+    const auto probe = probe_argv();
+    argv.insert(argv.end(), probe.begin(), probe.end());
+    EnvVars env = {{"PROBE_LOAD", load}, {"LD_LIBRARY_PATH", kCudaLib}, {"PROBE_INCLUDE_DIR", kIncludeDir}};
+    Runs r;
+    r.direct = run_process(probe, env);
+    env["NVRTC_CACHE_DIR"] = cache.path();
+    r.cold = run_process(argv, env);
+    const auto before = counters_of(cache.path());
+    r.warm = run_process(argv, env);
+    const auto after = counters_of(cache.path());
+    r.warm_hits = get(after, "hits") - get(before, "hits");
+    r.warm_misses = get(after, "misses") - get(before, "misses");
+    SCOPED_TRACE(load);
+    expect_served_identically(r, 4);
+  }
+}
+
 TEST(Loading, PythonCtypesBySoname) {
   TempDir cache;
   const std::vector<std::string> argv = {"/usr/bin/env", "python3",

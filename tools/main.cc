@@ -10,7 +10,9 @@ namespace {
 void usage(std::FILE* out) {
   std::fputs(
       "usage: nvrtc-cache <command> [args]\n"
-      "  run [--] CMD [ARGS...]   run CMD with NVRTC calls served from the cache\n"
+      "  run [--] CMD [ARGS...]   run CMD with NVRTC calls served from the cache (LD_PRELOAD)\n"
+      "  run --proxy [--] CMD     the same through a stand-in libnvrtc.so.13 on LD_LIBRARY_PATH,\n"
+      "                           for environments where preloading is not possible\n"
       "  stats [--json]           show hits, misses and size of the cache, across all processes\n"
       "  clear                    remove every entry and reset the statistics\n"
       "The cache lives in $NVRTC_CACHE_DIR (default $XDG_CACHE_HOME/nvrtc-cache or ~/.cache/nvrtc-cache).\n",

@@ -14,12 +14,9 @@
 namespace nvrtc_cache::tools {
 namespace {
 
-// The shim sits at ../lib/libnvrtc-cache.so relative to this executable, in the install tree and
-// in the build tree alike.
-std::string shim_path() {
-  if (const char* explicit_path = std::getenv("NVRTC_CACHE_SHIM"); explicit_path && *explicit_path) {
-    return explicit_path;
-  }
+// The install prefix: this executable sits in <prefix>/bin, in the install tree and in the build
+// tree alike.
+std::string prefix() {
   char self[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return {};
@@ -27,7 +24,25 @@ std::string shim_path() {
   std::string dir(self);
   dir.resize(dir.rfind('/'));
   dir.resize(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
-  return dir + "/lib/libnvrtc-cache.so";
+  return dir;
+}
+
+// Preload mode: <prefix>/lib/libnvrtc-cache.so. Proxy mode: the directory holding the stand-in
+// libnvrtc.so.13.
+std::string shim_path(bool proxy) {
+  if (const char* explicit_path = std::getenv("NVRTC_CACHE_SHIM"); explicit_path && *explicit_path) {
+    return explicit_path;
+  }
+  return prefix() + (proxy ? "/lib/nvrtc-cache/proxy/libnvrtc.so.13" : "/lib/libnvrtc-cache.so");
+}
+
+void prepend_to(const char* variable, const std::string& value, char separator) {
+  std::string combined = value;
+  if (const char* existing = std::getenv(variable); existing && *existing) {
+    combined += separator;
+    combined += existing;
+  }
+  setenv(variable, combined.c_str(), 1);
 }
 
 // The file execvp would run for `command` (PATH search), or "" if none.
@@ -49,24 +64,29 @@ std::string resolve_command(const char* command) {
 
 int run_command(int argc, char** argv) {
   int first = 0;
+  bool proxy = false;
+  if (first < argc && std::strcmp(argv[first], "--proxy") == 0) {
+    proxy = true;
+    ++first;
+  }
   if (first < argc && std::strcmp(argv[first], "--") == 0) ++first;
   if (first >= argc) {
-    std::fputs("usage: nvrtc-cache run [--] CMD [ARGS...]\n", stderr);
+    std::fputs("usage: nvrtc-cache run [--proxy] [--] CMD [ARGS...]\n", stderr);
     return 2;
   }
-  const std::string shim = shim_path();
+  const std::string shim = shim_path(proxy);
   struct stat st;
   if (shim.empty() || ::stat(shim.c_str(), &st) != 0) {
     std::fprintf(stderr, "nvrtc-cache: cannot find the shim library (looked for %s); set NVRTC_CACHE_SHIM\n",
                  shim.c_str());
     return 127;
   }
-  std::string preload = shim;
-  if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) {
-    preload += ":";
-    preload += existing;
+  if (proxy) {
+    // Loads of libnvrtc.so.13 by soname (linked programs, dlopen("libnvrtc.so.13")) find the proxy.
+    prepend_to("LD_LIBRARY_PATH", shim.substr(0, shim.rfind('/')), ':');
+  } else {
+    prepend_to("LD_PRELOAD", shim, ':');
   }
-  setenv("LD_PRELOAD", preload.c_str(), 1);
   // The dynamic loader ignores LD_PRELOAD for setuid/setgid programs (secure-execution mode).
   const std::string program = resolve_command(argv[first]);
   if (!program.empty() && ::stat(program.c_str(), &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID))) {
