@@ -83,7 +83,26 @@ Config config_from_environment(const EnvLookup& lookup) {
     else c.problems.push_back("NVRTC_CACHE_LOG='" + *v + "' is not one of off|error|warn|info|debug; using warn");
   }
   if (auto v = lookup("NVRTC_CACHE_LOG_FILE"); v && !v->empty()) c.log_file = *v;
+  if (auto v = lookup("NVRTC_CACHE_SHARED"); v && !v->empty()) {
+    if (*v == "1" || *v == "true" || *v == "yes") c.shared = true;
+    else if (*v != "0" && *v != "false" && *v != "no")
+      c.problems.push_back("NVRTC_CACHE_SHARED='" + *v + "' is not 0/1; a shared cache stays refused");
+  }
+  if (auto run = lookup("XDG_RUNTIME_DIR"); run && !run->empty() && (*run)[0] == '/') {
+    c.fallback_dir = *run + "/nvrtc-cache";
+  } else {
+    c.fallback_dir = "/tmp/nvrtc-cache-" + std::to_string(getuid());
+  }
   return c;
+}
+
+store::CachePolicy cache_policy(const Config& config) {
+  store::CachePolicy policy;
+  policy.directory = config.cache_dir;
+  policy.fallback_directory = config.fallback_dir;
+  policy.max_bytes = config.max_size_bytes;
+  policy.allow_shared = config.shared;
+  return policy;
 }
 
 Config config_from_process_environment() {

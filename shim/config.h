@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "store/cache_directory.h"
+
 namespace nvrtc_cache::shim {
 
 enum class LogLevel { kOff = 0, kError, kWarn, kInfo, kDebug };
@@ -19,15 +21,21 @@ struct Config {
   std::uint64_t max_size_bytes = 5ull << 30;
   LogLevel log_level = LogLevel::kWarn;
   std::string log_file;  // empty: stderr
+  bool shared = false;   // NVRTC_CACHE_SHARED=1: accept a cache directory shared between users
+  std::string fallback_dir;  // node-local directory used when cache_dir is on a network filesystem
   std::vector<std::string> problems;  // one message per bad value, already naming the variable
 
   std::string store_dir() const { return cache_dir + "/store"; }
 };
 
+
 using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 
 Config config_from_environment(const EnvLookup& lookup);
 Config config_from_process_environment();
+
+// Where and how the store is opened (store/cache_directory.h), from the configuration.
+store::CachePolicy cache_policy(const Config& config);
 
 // "10G", "512M", "4096", "1.5GiB" -> bytes (binary units); nullopt when malformed or zero.
 std::optional<std::uint64_t> parse_size(const std::string& text);

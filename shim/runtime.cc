@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "shim/log.h"
-#include "store/lmdb_store.h"
+#include "store/cache_directory.h"
 
 namespace nvrtc_cache::shim {
 namespace {
@@ -48,14 +48,15 @@ Runtime::Runtime() : config_(config_from_process_environment()) {
 store::Store* Runtime::store() {
   std::call_once(store_once_, [this] {
     const int saved_errno = errno;
-    store::Status status;
-    store_ = store::LmdbStore::open({config_.store_dir(), config_.max_size_bytes}, &status);
+    store::OpenedCache opened = store::open_cache(cache_policy(config_));
+    for (const auto& message : opened.messages) log_line(LogLevel::kWarn, message);
+    store_ = std::move(opened.store);
     if (!store_) {
       log_once(LogLevel::kWarn, "store-open",
-               "cannot open the cache at " + config_.store_dir() + " (" + status.message() +
+               "cannot open the cache at " + opened.directory + " (" + opened.status.message() +
                    "); compiling without the cache");
     } else {
-      log_line(LogLevel::kDebug, "cache at " + config_.store_dir());
+      log_line(LogLevel::kDebug, "cache at " + opened.directory);
       std::atexit(flush_at_exit);
     }
     errno = saved_errno;

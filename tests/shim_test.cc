@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -168,6 +169,35 @@ TEST(Shim, CorruptEntriesAreMissesAndGetRecompiled) {
   const ProcessResult healed = probe({"trivial", "template", "lto"}, shim_env(dir.path()));
   EXPECT_EQ(healed.out, direct.out);
   EXPECT_EQ(get(counters_of(dir.path()), "hits"), 3);
+}
+
+TEST(Shim, TruncatedStoreNeverCrashesTheHostAndIsReplaced) {
+  TempDir dir;
+  const ProcessResult direct = probe({"trivial", "template", "threads"}, {});
+  ASSERT_EQ(probe({"trivial", "template", "threads"}, shim_env(dir.path())).out, direct.out);
+  const std::string data = dir.path() + "/store/data.mdb";
+  std::filesystem::resize_file(data, std::filesystem::file_size(data) / 2);  // a copy cut short
+  const ProcessResult after = probe({"trivial", "template", "threads"}, shim_env(dir.path()));
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, direct.out);
+  EXPECT_NE(after.err.find("moved aside"), std::string::npos) << after.err;
+  EXPECT_EQ(probe({"trivial", "template", "threads"}, shim_env(dir.path())).out, direct.out);
+  EXPECT_GT(get(counters_of(dir.path()), "hits"), 0);
+}
+
+TEST(Shim, CacheDirectoryWritableByOthersIsRefusedOnce) {
+  TempDir dir;
+  chmod(dir.path().c_str(), 0777);
+  const ProcessResult direct = probe({"trivial", "template"}, {});
+  const ProcessResult shimmed = probe({"trivial", "template"}, shim_env(dir.path()));
+  EXPECT_EQ(shimmed.out, direct.out);
+  EXPECT_NE(shimmed.err.find("writable by group or others"), std::string::npos) << shimmed.err;
+  EXPECT_EQ(std::count(shimmed.err.begin(), shimmed.err.end(), '\n'), 1) << shimmed.err;
+  struct stat st;
+  EXPECT_NE(stat((dir.path() + "/store").c_str(), &st), 0) << "nothing may be created in a refused directory";
+  auto shared = shim_env(dir.path());
+  shared["NVRTC_CACHE_SHARED"] = "1";
+  EXPECT_EQ(probe({"trivial"}, shared).err, "");
 }
 
 TEST(Shim, DisabledShimPassesEverythingThrough) {

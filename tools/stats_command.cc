@@ -5,18 +5,20 @@
 
 #include "shim/config.h"
 #include "shim/stats.h"
-#include "store/lmdb_store.h"
+#include "store/cache_directory.h"
 #include "tools/commands.h"
 
 namespace nvrtc_cache::tools {
 namespace {
 
 std::unique_ptr<store::LmdbStore> open_store(const shim::Config& config) {
-  store::Status status;
-  auto s = store::LmdbStore::open({config.store_dir(), config.max_size_bytes}, &status);
-  if (!s) std::fprintf(stderr, "nvrtc-cache: cannot open the cache at %s: %s\n", config.store_dir().c_str(),
-                       status.message().c_str());
-  return s;
+  store::OpenedCache opened = store::open_cache(shim::cache_policy(config));
+  for (const auto& message : opened.messages) std::fprintf(stderr, "nvrtc-cache: %s\n", message.c_str());
+  if (!opened.store) {
+    std::fprintf(stderr, "nvrtc-cache: cannot open the cache at %s: %s\n", opened.directory.c_str(),
+                 opened.status.message().c_str());
+  }
+  return std::move(opened.store);
 }
 
 std::int64_t counter(const store::Counters& counters, std::string_view name) {
