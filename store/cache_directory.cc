@@ -193,6 +193,7 @@ OpenedCache open_cache(const CachePolicy& policy) {
   LmdbOptions options;
   options.directory = store_dir;
   options.map_size_bytes = policy.max_bytes;
+  options.env = policy.env;
   out.store = LmdbStore::open(options, &out.status);
   return out;
 }

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <compare>
 #include <limits>
@@ -15,7 +16,9 @@
 #include <mutex>
 #include <new>
 #include <shared_mutex>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "store/envelope.h"
 #include "store/lmdb_library.h"
@@ -27,14 +30,32 @@ namespace {
 const LmdbLibrary& lmdb() { return *lmdb_library(); }
 
 constexpr unsigned kMaxReaders = 1024;
-constexpr MDB_dbi kMaxDbs = 4;
+constexpr MDB_dbi kMaxDbs = 8;
 constexpr mdb_mode_t kFileMode = 0600;
 constexpr mode_t kDirectoryMode = 0700;
 constexpr const char* kEntriesDb = "entries";
 constexpr const char* kCountersDb = "counters";
 constexpr const char* kMetaDb = "meta";
+constexpr const char* kAccessDb = "access";
 constexpr std::string_view kEntryCountKey = "entry_count";
 constexpr std::string_view kPayloadBytesKey = "payload_bytes";
+constexpr std::string_view kLastEvictionKey = "last_eviction";
+
+// LMDB's reserved databases: the free-page list and the main database (names of the others).
+constexpr MDB_dbi kFreeDbi = 0;
+constexpr MDB_dbi kMainDbi = 1;
+constexpr std::uint64_t kMetaPages = 2;
+
+// Eviction: above kHighWater percent of the map in use after a put, evict down to kLowWater.
+constexpr std::uint64_t kHighWaterPercent = 75;
+constexpr std::uint64_t kLowWaterPercent = 60;
+constexpr int kEvictBatch = 64;   // deletions per write transaction
+constexpr int kEvictRounds = 4;   // rescans when the goal is still unmet after a pass
+// Touches: a recorded access younger than this is not rewritten.
+constexpr std::int64_t kTouchGranularitySeconds = 60;
+// Queued touches are written at most this often, or when this many keys are queued.
+constexpr std::int64_t kTouchFlushSeconds = 30;
+constexpr std::size_t kMaxPendingTouches = 1024;
 
 // Restores errno on scope exit: the store runs inside host processes that may inspect errno.
 class ErrnoGuard {
@@ -72,6 +93,30 @@ std::optional<std::uint64_t> load_le64(const MDB_val& val) {
 }
 
 std::uint64_t saturating_sub(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; }
+
+// The per-entry access record kept in the "access" database under the entry's key.
+struct AccessRecord {
+  std::uint64_t payload_size = 0;
+  std::int64_t created = 0;
+  std::int64_t last_access = 0;
+};
+constexpr std::size_t kAccessRecordSize = 24;
+
+void encode_access(const AccessRecord& record, char* out) {
+  store_le64(out, record.payload_size);
+  store_le64(out + 8, static_cast<std::uint64_t>(record.created));
+  store_le64(out + 16, static_cast<std::uint64_t>(record.last_access));
+}
+
+std::optional<AccessRecord> decode_access(const MDB_val& val) {
+  if (val.mv_size != kAccessRecordSize) return std::nullopt;
+  const char* bytes = static_cast<const char*>(val.mv_data);
+  AccessRecord record;
+  record.payload_size = *load_le64(MDB_val{8, const_cast<char*>(bytes)});
+  record.created = static_cast<std::int64_t>(*load_le64(MDB_val{8, const_cast<char*>(bytes + 8)}));
+  record.last_access = static_cast<std::int64_t>(*load_le64(MDB_val{8, const_cast<char*>(bytes + 16)}));
+  return record;
+}
 
 // ---- Errors ---------------------------------------------------------------------------------
 
@@ -146,12 +191,20 @@ struct SharedEnv {
   MDB_dbi entries = 0;
   MDB_dbi counters = 0;
   MDB_dbi meta = 0;
+  MDB_dbi access = 0;
+  std::uint64_t page_size = 4096;
   DirectoryId id;
   std::uint64_t generation = g_fork_generation.load(std::memory_order_acquire);
   pid_t pid = ::getpid();
   std::size_t users = 0;  // guarded by Registry::mu
   // Shared by every transaction of this process; exclusive to adopt another process's map size.
   std::shared_mutex remap_mu;
+  // Held by the one evictor of this process (never while a transaction of the thread is open).
+  std::mutex evict_mu;
+  // Keys read whose access record is stale, written in batches (see flush_touches).
+  std::mutex touch_mu;
+  std::unordered_set<std::string> pending_touches;  // guarded by touch_mu
+  std::int64_t last_touch_flush = 0;                // guarded by touch_mu; clock of the flusher
 
   bool belongs_to_this_process() const {
     return generation == g_fork_generation.load(std::memory_order_acquire) && pid == ::getpid();
@@ -241,6 +294,7 @@ int open_databases(MDB_env* env, SharedEnv& shared) {
   rc = lmdb().mdb_dbi_open(txn, kEntriesDb, MDB_CREATE, &shared.entries);
   if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kCountersDb, MDB_CREATE, &shared.counters);
   if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kMetaDb, MDB_CREATE, &shared.meta);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kAccessDb, MDB_CREATE, &shared.access);
   if (rc != MDB_SUCCESS) {
     lmdb().mdb_txn_abort(txn);
     return rc;
@@ -274,6 +328,8 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& 
     *status = to_status(rc, "open databases in " + options.directory);
     return nullptr;
   }
+  MDB_stat stat{};
+  if (lmdb().mdb_env_stat(raw, &stat) == MDB_SUCCESS && stat.ms_psize > 0) shared->page_size = stat.ms_psize;
   int dead_readers = 0;
   lmdb().mdb_reader_check(raw, &dead_readers);  // release slots pinned by killed processes
 
@@ -377,17 +433,65 @@ int write_totals(MDB_txn* txn, MDB_dbi meta, const Totals& totals) {
   return rc != MDB_SUCCESS ? rc : write_meta(txn, meta, kPayloadBytesKey, totals.payload_bytes);
 }
 
-// Deletes `key` from "entries" within `txn` and adjusts the totals; MDB_NOTFOUND if absent.
+// The access record of `key`: MDB_SUCCESS with `*out` set, MDB_NOTFOUND, or an error. A record of
+// the wrong size reads as found with every field zero (the oldest possible access).
+int read_access(MDB_txn* txn, const SharedEnv& env, std::string_view key, AccessRecord* out) {
+  MDB_val k = to_val(key);
+  MDB_val value;
+  const int rc = lmdb().mdb_get(txn, env.access, &k, &value);
+  if (rc == MDB_SUCCESS) *out = decode_access(value).value_or(AccessRecord{});
+  return rc;
+}
+
+int write_access(MDB_txn* txn, const SharedEnv& env, std::string_view key, const AccessRecord& record) {
+  char bytes[kAccessRecordSize];
+  encode_access(record, bytes);
+  MDB_val k = to_val(key);
+  MDB_val value{sizeof bytes, bytes};
+  return lmdb().mdb_put(txn, env.access, &k, &value, 0);
+}
+
+// Deletes the access record of `key`; an absent one is not an error.
+int delete_access(MDB_txn* txn, const SharedEnv& env, std::string_view key) {
+  MDB_val k = to_val(key);
+  const int rc = lmdb().mdb_del(txn, env.access, &k, nullptr);
+  return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;
+}
+
+// Deletes `key` and its access record within `txn` and adjusts the totals; MDB_NOTFOUND if absent.
 int delete_entry(MDB_txn* txn, const SharedEnv& env, std::string_view key, const MDB_val& stored) {
   MDB_val k = to_val(key);
   Totals totals = read_totals(txn, env.meta);
   const std::uint64_t payload = payload_size_of(stored.mv_size);
-  const int rc = lmdb().mdb_del(txn, env.entries, &k, nullptr);
+  int rc = lmdb().mdb_del(txn, env.entries, &k, nullptr);
+  if (rc == MDB_SUCCESS) rc = delete_access(txn, env, key);
   if (rc != MDB_SUCCESS) return rc;
   totals.entries = saturating_sub(totals.entries, 1);
   totals.payload_bytes = saturating_sub(totals.payload_bytes, payload);
   return write_totals(txn, env.meta, totals);
 }
+
+// Map usage as seen by `txn` (a write transaction sees its own changes): every page some database
+// occupies, plus the two meta pages. The rest of the file up to its high-water mark is free.
+int measure_usage(const SharedEnv& env, MDB_txn* txn, MapUsage* out) {
+  MDB_envinfo info{};
+  if (const int rc = lmdb().mdb_env_info(env.env, &info); rc != MDB_SUCCESS) return rc;
+  std::uint64_t pages = kMetaPages;
+  for (const MDB_dbi dbi : {kFreeDbi, kMainDbi, env.entries, env.counters, env.meta, env.access}) {
+    MDB_stat stat{};
+    if (const int rc = lmdb().mdb_stat(txn, dbi, &stat); rc != MDB_SUCCESS) return rc;
+    pages += stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages;
+  }
+  out->used_bytes = pages * env.page_size;
+  out->map_bytes = info.me_mapsize;
+  return MDB_SUCCESS;
+}
+
+std::uint64_t percent_of(std::uint64_t bytes, std::uint64_t percent) { return bytes / 100 * percent; }
+
+// The contiguous pages LMDB gives a value of `bytes` stored outside its leaf page (OVPAGES in
+// mdb.c: a 16-byte page header, then the value).
+std::uint64_t overflow_pages(std::uint64_t bytes, std::uint64_t page_size) { return (bytes + 15) / page_size + 1; }
 
 bool is_valid_key(const SharedEnv& env, std::string_view key) {
   return !key.empty() && key.size() <= static_cast<std::size_t>(lmdb().mdb_env_get_maxkeysize(env.env));
@@ -399,6 +503,58 @@ std::int64_t wrapping_add(std::int64_t a, std::int64_t b) {
 
 Status closed_error() { return Status::io_error("lmdb store is closed"); }
 
+// Seconds from `then` to `now`, 0 if `then` is not earlier; saturating (records may hold anything).
+std::int64_t seconds_since(std::int64_t now, std::int64_t then) {
+  if (then >= now) return 0;
+  const std::uint64_t difference = static_cast<std::uint64_t>(now) - static_cast<std::uint64_t>(then);
+  return difference > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+             ? std::numeric_limits<std::int64_t>::max()
+             : static_cast<std::int64_t>(difference);
+}
+
+// `now - seconds` (seconds >= 0), saturating at the smallest time.
+std::int64_t seconds_before(std::int64_t now, std::int64_t seconds) {
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  return now < kMin + seconds ? kMin : now - seconds;
+}
+
+// What one eviction run aims for; every entry last accessed before `accessed_before` goes, then
+// least recently accessed entries go until both size goals hold.
+struct EvictGoal {
+  std::optional<std::uint64_t> max_used_bytes;     // map usage
+  std::optional<std::uint64_t> max_payload_bytes;  // the payload total (size_bytes())
+  std::optional<std::int64_t> accessed_before;
+  bool automatic = false;  // max_used_bytes = low water, and only if above the high water mark
+  // After MDB_MAP_FULL: a record of this many bytes must fit. The free pages may be enough but too
+  // fragmented for it, so eviction goes on at least until twice its size is freed, and the two
+  // least recently used entries at least as large go first, whatever the usage (each frees a run
+  // of contiguous pages long enough).
+  std::optional<std::uint64_t> record_bytes;
+
+  bool has_size_goal() const { return max_used_bytes.has_value() || max_payload_bytes.has_value(); }
+  bool sizes_met(const MapUsage& usage, const Totals& totals) const {
+    return (!max_used_bytes || usage.used_bytes <= *max_used_bytes) &&
+           (!max_payload_bytes || totals.payload_bytes <= *max_payload_bytes);
+  }
+};
+
+// An entry (or an orphaned access record) in eviction order, as of the scan.
+struct Candidate {
+  std::int64_t last_access = 0;
+  std::string key;
+  std::uint64_t stored_bytes = 0;  // 0 for an access record without an entry
+};
+
+// The outcome of one put transaction.
+struct PutAttempt {
+  int rc = MDB_SUCCESS;
+  std::string_view what;
+  bool too_large = false;        // above half the map: refused without evicting
+  bool unchanged = false;        // the same value was already stored
+  bool over_high_water = false;  // map usage after the put is above the high water mark
+  std::uint64_t map_bytes = 0;
+};
+
 }  // namespace
 
 // ---- LmdbStore::Impl ------------------------------------------------------------------------
@@ -408,6 +564,8 @@ struct LmdbStore::Impl {
   SharedEnv* env = nullptr;  // one user reference; guarded by the registry mutex
   bool closed = false;       // guarded by the registry mutex
   std::atomic<std::uint64_t> corrupt_dropped{0};
+
+  Env& system() const { return *options.env; }
 
   // The environment for this process (reopened after fork), or null with `status` set.
   EnvRef acquire(Status* status) {
@@ -426,28 +584,107 @@ struct LmdbStore::Impl {
     return EnvRef(env);
   }
 
+  // The environment already open in this process, if any; never opens one.
+  EnvRef acquire_existing() {
+    Registry& registry = Registry::instance();
+    std::lock_guard lock(registry.mu);
+    if (closed || env == nullptr || !env->belongs_to_this_process()) return EnvRef();
+    ++env->users;
+    return EnvRef(env);
+  }
+
   void release() {
+    if (const EnvRef ref = acquire_existing()) flush_touches(*ref, system().now_seconds());
     Registry& registry = Registry::instance();
     std::lock_guard lock(registry.mu);
     closed = true;
     if (env != nullptr) registry.release_locked(std::exchange(env, nullptr));
   }
 
+  // ---- get and touches ----
+
   std::optional<std::string> get(std::string_view key) {
     Status status;
     const EnvRef ref = acquire(&status);
     if (!ref || !is_valid_key(*ref, key)) return std::nullopt;
+    if (system().fault_for(StoreOperation::kGet) != 0) return std::nullopt;
+    std::optional<std::string> found;
+    bool stale = false;
+    std::int64_t now = 0;
     {
       Txn txn(*ref, MDB_RDONLY);
       if (txn.begin_rc() != MDB_SUCCESS) return std::nullopt;
       MDB_val k = to_val(key);
       MDB_val stored;
       if (lmdb().mdb_get(txn.get(), ref->entries, &k, &stored) != MDB_SUCCESS) return std::nullopt;
-      if (const auto payload = unwrap_value(key, to_view(stored))) return std::string(*payload);
+      if (const auto payload = unwrap_value(key, to_view(stored))) {
+        found.emplace(*payload);
+        AccessRecord record;
+        now = system().now_seconds();
+        stale = read_access(txn.get(), *ref, key, &record) != MDB_SUCCESS ||
+                seconds_since(now, record.last_access) >= kTouchGranularitySeconds;
+      }
+    }
+    if (found) {
+      if (stale) note_touch(*ref, key, now);
+      return found;
     }
     corrupt_dropped.fetch_add(1, std::memory_order_relaxed);
     drop_if_corrupt(*ref, key);
     return std::nullopt;
+  }
+
+  // Queues `key` for a touch; writes the queue when it is full or the last write is old enough.
+  static void note_touch(SharedEnv& env, std::string_view key, std::int64_t now) {
+    std::unordered_set<std::string> batch;
+    {
+      std::lock_guard lock(env.touch_mu);
+      if (env.pending_touches.size() < kMaxPendingTouches) env.pending_touches.emplace(key);
+      const bool due = env.pending_touches.size() >= kMaxPendingTouches || now < env.last_touch_flush ||
+                       seconds_since(now, env.last_touch_flush) >= kTouchFlushSeconds;
+      if (!due) return;
+      batch.swap(env.pending_touches);
+      env.last_touch_flush = now;
+    }
+    write_touches(env, batch, now);
+  }
+
+  // Writes every queued touch now (before an eviction and on close).
+  static void flush_touches(SharedEnv& env, std::int64_t now) {
+    std::unordered_set<std::string> batch;
+    {
+      std::lock_guard lock(env.touch_mu);
+      batch.swap(env.pending_touches);
+      env.last_touch_flush = now;
+    }
+    write_touches(env, batch, now);
+  }
+
+  // Best effort, one transaction: sets the last access of each key to `now` where the recorded one
+  // is stale (creating the record for an entry that has none); keys no longer stored are skipped.
+  static void write_touches(SharedEnv& env, const std::unordered_set<std::string>& keys, std::int64_t now) {
+    if (keys.empty()) return;
+    Txn txn(env, 0);
+    if (txn.begin_rc() != MDB_SUCCESS) return;
+    bool changed = false;
+    for (const std::string& key : keys) {
+      AccessRecord record;
+      const int rc = read_access(txn.get(), env, key, &record);
+      if (rc == MDB_SUCCESS) {
+        if (seconds_since(now, record.last_access) < kTouchGranularitySeconds) continue;
+      } else if (rc == MDB_NOTFOUND) {
+        MDB_val k = to_val(key);
+        MDB_val stored;
+        if (lmdb().mdb_get(txn.get(), env.entries, &k, &stored) != MDB_SUCCESS) continue;
+        record = AccessRecord{payload_size_of(stored.mv_size), now, now};
+      } else {
+        return;
+      }
+      record.last_access = now;
+      if (write_access(txn.get(), env, key, record) != MDB_SUCCESS) return;
+      changed = true;
+    }
+    if (changed) txn.commit();
   }
 
   // Best effort: re-checks inside a write transaction, since another process may have replaced it.
@@ -461,39 +698,308 @@ struct LmdbStore::Impl {
     if (delete_entry(txn.get(), env, key, stored) == MDB_SUCCESS) txn.commit();
   }
 
+  // ---- put ----
+
   Status put(std::string_view key, std::string_view value) {
     Status status;
     const EnvRef ref = acquire(&status);
     if (!ref) return status;
     if (!is_valid_key(*ref, key)) return Status::invalid_argument("key size out of range");
-    if (value.size() > std::numeric_limits<std::size_t>::max() - kEnvelopeOverhead) {
+    if (value.size() > std::numeric_limits<std::size_t>::max() / 2 - kEnvelopeOverhead) {
       return Status::invalid_argument("value too large");
     }
-    Txn txn(*ref, 0);
-    if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin write");
+    const std::int64_t now = system().now_seconds();
+    PutAttempt attempt = put_once(*ref, key, value, now);
+    if (attempt.rc == MDB_MAP_FULL && !attempt.too_large && attempt.map_bytes > 0) {
+      // Dead readers may pin freed pages; then make room (the value needs contiguous pages) and
+      // retry once.
+      int dead_readers = 0;
+      lmdb().mdb_reader_check(ref->env, &dead_readers);
+      EvictGoal goal;
+      goal.max_used_bytes = room_for(attempt.map_bytes, wrapped_size(value.size()) + key.size(), ref->page_size);
+      goal.record_bytes = wrapped_size(value.size());
+      {
+        std::lock_guard evicting(ref->evict_mu);
+        EvictResult ignored;
+        run_eviction(*ref, goal, now, &ignored);
+      }
+      attempt = put_once(*ref, key, value, now);
+    }
+    if (attempt.too_large) {
+      return Status::full("value of " + std::to_string(value.size()) + " bytes exceeds half the map size (" +
+                          std::to_string(attempt.map_bytes) + " bytes)");
+    }
+    if (attempt.rc != MDB_SUCCESS) return to_status(attempt.rc, attempt.what);
+    if (attempt.unchanged) note_touch(*ref, key, now);
+    if (attempt.over_high_water) evict_if_over_high_water(*ref, now);
+    return Status::ok();
+  }
+
+  // The map usage to evict down to so that a record of `record_bytes` should fit.
+  static std::uint64_t room_for(std::uint64_t map_bytes, std::uint64_t record_bytes, std::uint64_t page_size) {
+    const std::uint64_t needed = 2 * (record_bytes + 4 * page_size);
+    return std::min(percent_of(map_bytes, kLowWaterPercent), saturating_sub(map_bytes, needed));
+  }
+
+  // One write transaction storing (key, value) with its access record and the totals.
+  PutAttempt put_once(SharedEnv& shared, std::string_view key, std::string_view value, std::int64_t now) {
+    PutAttempt attempt;
+    Txn txn(shared, 0);
+    if (txn.begin_rc() != MDB_SUCCESS) {
+      attempt.rc = txn.begin_rc();
+      attempt.what = "begin write";
+      return attempt;
+    }
+    MDB_envinfo info{};
+    lmdb().mdb_env_info(shared.env, &info);
+    attempt.map_bytes = info.me_mapsize;
+    if (const int fault = system().fault_for(StoreOperation::kPut); fault != 0) {
+      attempt.rc = fault;
+      attempt.what = "put";
+      return attempt;
+    }
+    const std::size_t stored_size = wrapped_size(value.size());
+    if (stored_size > attempt.map_bytes / 2) {
+      attempt.rc = MDB_MAP_FULL;
+      attempt.too_large = true;
+      return attempt;
+    }
+    auto failed = [&attempt](int rc, std::string_view what) {
+      attempt.rc = rc;
+      attempt.what = what;
+      return attempt;
+    };
     MDB_val k = to_val(key);
     MDB_val existing;
-    Totals totals = read_totals(txn.get(), ref->meta);
-    int rc = lmdb().mdb_get(txn.get(), ref->entries, &k, &existing);
+    Totals totals = read_totals(txn.get(), shared.meta);
+    int rc = lmdb().mdb_get(txn.get(), shared.entries, &k, &existing);
     if (rc == MDB_SUCCESS) {
-      if (unwrap_value(key, to_view(existing)) == value) return Status::ok();  // nothing to rewrite
+      if (unwrap_value(key, to_view(existing)) == value) {  // nothing to rewrite
+        attempt.unchanged = true;
+        return attempt;
+      }
       totals.payload_bytes = saturating_sub(totals.payload_bytes, payload_size_of(existing.mv_size));
     } else if (rc == MDB_NOTFOUND) {
       ++totals.entries;
     } else {
-      return to_status(rc, "read before put");
+      return failed(rc, "read before put");
     }
-    MDB_val reserved{wrapped_size(value.size()), nullptr};
-    if (rc = lmdb().mdb_put(txn.get(), ref->entries, &k, &reserved, MDB_RESERVE); rc != MDB_SUCCESS) {
-      return write_failed(*ref, rc, "put");
+    MDB_val reserved{stored_size, nullptr};
+    if (rc = lmdb().mdb_put(txn.get(), shared.entries, &k, &reserved, MDB_RESERVE); rc != MDB_SUCCESS) {
+      return failed(rc, "put");
     }
     wrap_value_into(key, value, static_cast<char*>(reserved.mv_data));  // before any other call
     totals.payload_bytes += value.size();
-    if (rc = write_totals(txn.get(), ref->meta, totals); rc != MDB_SUCCESS) {
-      return write_failed(*ref, rc, "update totals");
+    if (rc = write_access(txn.get(), shared, key, AccessRecord{value.size(), now, now}); rc != MDB_SUCCESS) {
+      return failed(rc, "write access record");
     }
-    if (rc = txn.commit(); rc != MDB_SUCCESS) return write_failed(*ref, rc, "commit put");
+    if (rc = write_totals(txn.get(), shared.meta, totals); rc != MDB_SUCCESS) return failed(rc, "update totals");
+    MapUsage usage;
+    if (measure_usage(shared, txn.get(), &usage) == MDB_SUCCESS) {
+      attempt.over_high_water = usage.used_bytes > percent_of(usage.map_bytes, kHighWaterPercent);
+    }
+    if (rc = txn.commit(); rc != MDB_SUCCESS) return failed(rc, "commit put");
+    return attempt;
+  }
+
+  // The automatic policy after a committed put (best effort: the put has succeeded whatever
+  // happens here), skipped when this process is already evicting.
+  static void evict_if_over_high_water(SharedEnv& env, std::int64_t now) {
+    try {
+      std::unique_lock evicting(env.evict_mu, std::try_to_lock);
+      if (!evicting.owns_lock()) return;
+      EvictGoal goal;
+      goal.automatic = true;
+      EvictResult ignored;
+      run_eviction(env, goal, now, &ignored);
+    } catch (...) {
+    }
+  }
+
+  // ---- eviction ----
+
+  Status evict(const EvictOptions& evict_options, EvictResult* result) {
+    Status status;
+    const EnvRef ref = acquire(&status);
+    if (!ref) return status;
+    if (const int fault = system().fault_for(StoreOperation::kEvict); fault != 0) return to_status(fault, "evict");
+    const std::int64_t now = system().now_seconds();
+    EvictGoal goal;
+    if (evict_options.older_than_seconds) {
+      if (*evict_options.older_than_seconds < 0) return Status::invalid_argument("negative age");
+      goal.accessed_before = seconds_before(now, *evict_options.older_than_seconds);
+    }
+    goal.max_payload_bytes = evict_options.max_bytes;
+    goal.automatic = !goal.accessed_before && !goal.max_payload_bytes;
+    std::lock_guard evicting(ref->evict_mu);
+    return run_eviction(*ref, goal, now, result);
+  }
+
+  // Evicts towards `goal`; the caller holds env.evict_mu and no transaction. `result` accumulates
+  // what was committed.
+  static Status run_eviction(SharedEnv& env, EvictGoal goal, std::int64_t now, EvictResult* result) {
+    int dead_readers = 0;
+    lmdb().mdb_reader_check(env.env, &dead_readers);
+    flush_touches(env, now);
+    {
+      Txn txn(env, MDB_RDONLY);
+      if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin read");
+      MapUsage usage;
+      if (const int rc = measure_usage(env, txn.get(), &usage); rc != MDB_SUCCESS) {
+        return to_status(rc, "measure map usage");
+      }
+      if (goal.automatic) {
+        if (usage.used_bytes <= percent_of(usage.map_bytes, kHighWaterPercent)) return Status::ok();
+        goal.max_used_bytes = percent_of(usage.map_bytes, kLowWaterPercent);
+      }
+      if (goal.record_bytes) {
+        goal.max_used_bytes = std::min(goal.max_used_bytes.value_or(usage.used_bytes),
+                                       saturating_sub(usage.used_bytes, 2 * *goal.record_bytes));
+      }
+      if (!goal.accessed_before && goal.sizes_met(usage, read_totals(txn.get(), env.meta))) return Status::ok();
+    }
+    const std::uint64_t evicted_before = result->entries;
+    Status outcome = Status::ok();
+    for (int round = 0; round < kEvictRounds; ++round) {
+      std::vector<Candidate> candidates;
+      if (const int rc = collect_candidates(env, &candidates); rc != MDB_SUCCESS) {
+        outcome = to_status(rc, "scan for eviction");
+        break;
+      }
+      std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+        return a.last_access != b.last_access ? a.last_access < b.last_access : a.key < b.key;
+      });
+      std::size_t forced = 0;  // candidates[0, forced) go whatever the size goals
+      const std::uint64_t run_needed = goal.record_bytes ? overflow_pages(*goal.record_bytes, env.page_size) : 0;
+      for (std::size_t i = 0; goal.record_bytes && round == 0 && forced < 2 && i < candidates.size(); ++i) {
+        if (overflow_pages(candidates[i].stored_bytes, env.page_size) < run_needed) continue;
+        const auto at = candidates.begin() + static_cast<std::ptrdiff_t>(i);
+        std::rotate(candidates.begin() + static_cast<std::ptrdiff_t>(forced), at, at + 1);  // keeps LRU order
+        ++forced;
+      }
+      bool met = false;
+      const std::uint64_t evicted_at_round_start = result->entries;
+      for (std::size_t next = 0; next < candidates.size() && !met && outcome;) {
+        outcome = evict_batch(env, goal, candidates, forced, &next, &met, result);
+      }
+      if (met || !outcome || !goal.has_size_goal() || result->entries == evicted_at_round_start) break;
+    }
+    if (result->entries > evicted_before) {
+      // One more commit, so that the next writer may reuse the pages freed above (LMDB reuses a
+      // transaction's freed pages only from the second transaction after it).
+      Txn txn(env, 0);
+      if (txn.begin_rc() == MDB_SUCCESS &&
+          write_meta(txn.get(), env.meta, kLastEvictionKey, static_cast<std::uint64_t>(now)) == MDB_SUCCESS) {
+        txn.commit();
+      }
+    }
+    return outcome;
+  }
+
+  // One write transaction deleting up to kEvictBatch candidates from `*next` on; sets `*met` when the
+  // goal holds (the first `forced` candidates go regardless). Each candidate is re-checked: one
+  // touched since the scan, or gone, is skipped.
+  static Status evict_batch(SharedEnv& env, const EvictGoal& goal, const std::vector<Candidate>& candidates,
+                            std::size_t forced, std::size_t* next, bool* met, EvictResult* result) {
+    Txn txn(env, 0);
+    if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin eviction");
+    EvictResult batch;
+    bool changed = false;
+    for (int processed = 0; *next < candidates.size() && processed < kEvictBatch; ++*next, ++processed) {
+      const Candidate& candidate = candidates[*next];
+      const bool old = goal.accessed_before && candidate.last_access < *goal.accessed_before;
+      if (*next >= forced && !old) {
+        MapUsage usage;
+        if (const int rc = measure_usage(env, txn.get(), &usage); rc != MDB_SUCCESS) {
+          return to_status(rc, "measure map usage");
+        }
+        if (!goal.has_size_goal() || goal.sizes_met(usage, read_totals(txn.get(), env.meta))) {
+          *met = true;
+          break;
+        }
+      }
+      if (const int rc = evict_one(txn.get(), env, candidate, &batch, &changed); rc != MDB_SUCCESS) {
+        return write_failed(env, rc, "evict");
+      }
+    }
+    if (!changed) return Status::ok();
+    if (const int rc = txn.commit(); rc != MDB_SUCCESS) return write_failed(env, rc, "commit eviction");
+    result->entries += batch.entries;
+    result->bytes += batch.bytes;
     return Status::ok();
+  }
+
+  static int evict_one(MDB_txn* txn, const SharedEnv& env, const Candidate& candidate, EvictResult* batch,
+                       bool* changed) {
+    AccessRecord record;
+    const int access_rc = read_access(txn, env, candidate.key, &record);
+    if (access_rc != MDB_SUCCESS && access_rc != MDB_NOTFOUND) return access_rc;
+    MDB_val k = to_val(candidate.key);
+    MDB_val stored;
+    int rc = lmdb().mdb_get(txn, env.entries, &k, &stored);
+    if (rc == MDB_NOTFOUND) {  // gone since the scan, or an orphaned access record
+      if (access_rc != MDB_SUCCESS) return MDB_SUCCESS;
+      *changed = true;
+      return delete_access(txn, env, candidate.key);
+    }
+    if (rc != MDB_SUCCESS) return rc;
+    if (access_rc == MDB_SUCCESS && record.last_access > candidate.last_access) return MDB_SUCCESS;  // touched
+    const std::uint64_t payload = payload_size_of(stored.mv_size);
+    if (rc = delete_entry(txn, env, candidate.key, stored); rc != MDB_SUCCESS) return rc;
+    *changed = true;
+    ++batch->entries;
+    batch->bytes += payload;
+    return MDB_SUCCESS;
+  }
+
+  // Every entry with its last access (the oldest possible for one without an access record), and
+  // every access record without an entry, by a merge of the two databases (both in key order).
+  static int collect_candidates(SharedEnv& env, std::vector<Candidate>* out) {
+    constexpr std::int64_t kOldest = std::numeric_limits<std::int64_t>::min();
+    Txn txn(env, MDB_RDONLY);
+    if (txn.begin_rc() != MDB_SUCCESS) return txn.begin_rc();
+    MDB_cursor* raw_entries = nullptr;
+    MDB_cursor* raw_access = nullptr;
+    if (const int rc = lmdb().mdb_cursor_open(txn.get(), env.entries, &raw_entries); rc != MDB_SUCCESS) return rc;
+    const std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> entries(raw_entries, lmdb().mdb_cursor_close);
+    if (const int rc = lmdb().mdb_cursor_open(txn.get(), env.access, &raw_access); rc != MDB_SUCCESS) return rc;
+    const std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> access(raw_access, lmdb().mdb_cursor_close);
+    MDB_val entry_key;
+    MDB_val entry_value;
+    MDB_val access_key;
+    MDB_val access_value;
+    int entry_rc = lmdb().mdb_cursor_get(entries.get(), &entry_key, &entry_value, MDB_FIRST);
+    int access_rc = lmdb().mdb_cursor_get(access.get(), &access_key, &access_value, MDB_FIRST);
+    while (entry_rc == MDB_SUCCESS || access_rc == MDB_SUCCESS) {
+      const int order = entry_rc != MDB_SUCCESS   ? 1
+                        : access_rc != MDB_SUCCESS ? -1
+                                                   : to_view(entry_key).compare(to_view(access_key));
+      if (order > 0) {  // an access record without an entry
+        out->push_back({kOldest, std::string(to_view(access_key)), 0});
+        access_rc = lmdb().mdb_cursor_get(access.get(), &access_key, &access_value, MDB_NEXT);
+        continue;
+      }
+      std::int64_t last_access = kOldest;
+      if (order == 0) {
+        last_access = decode_access(access_value).value_or(AccessRecord{}).last_access;
+        access_rc = lmdb().mdb_cursor_get(access.get(), &access_key, &access_value, MDB_NEXT);
+      }
+      out->push_back({last_access, std::string(to_view(entry_key)), entry_value.mv_size});
+      entry_rc = lmdb().mdb_cursor_get(entries.get(), &entry_key, &entry_value, MDB_NEXT);
+    }
+    if (entry_rc != MDB_NOTFOUND) return entry_rc;
+    return access_rc == MDB_NOTFOUND ? MDB_SUCCESS : access_rc;
+  }
+
+  MapUsage map_usage() {
+    Status status;
+    const EnvRef ref = acquire(&status);
+    if (!ref) return {};
+    Txn txn(*ref, MDB_RDONLY);
+    if (txn.begin_rc() != MDB_SUCCESS) return {};
+    MapUsage usage;
+    if (measure_usage(*ref, txn.get(), &usage) != MDB_SUCCESS) return {};
+    return usage;
   }
 
   // MAP_FULL can come from readers pinning old pages: release any left by killed processes.
@@ -510,6 +1016,7 @@ struct LmdbStore::Impl {
     const EnvRef ref = acquire(&status);
     if (!ref) return status;
     if (!is_valid_key(*ref, key)) return Status::ok();  // such a key can never be stored
+    if (const int fault = system().fault_for(StoreOperation::kErase); fault != 0) return to_status(fault, "erase");
     Txn txn(*ref, 0);
     if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin write");
     MDB_val k = to_val(key);
@@ -540,6 +1047,7 @@ struct LmdbStore::Impl {
     Txn txn(*ref, 0);
     if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin write");
     int rc = lmdb().mdb_drop(txn.get(), ref->entries, 0);
+    if (rc == MDB_SUCCESS) rc = lmdb().mdb_drop(txn.get(), ref->access, 0);
     if (rc == MDB_SUCCESS) rc = lmdb().mdb_drop(txn.get(), ref->counters, 0);
     if (rc == MDB_SUCCESS) rc = write_totals(txn.get(), ref->meta, Totals{});
     if (rc == MDB_SUCCESS) rc = txn.commit();
@@ -621,6 +1129,11 @@ std::unique_ptr<LmdbStore> LmdbStore::open(const LmdbOptions& options, Status* s
     }
     auto impl = std::make_unique<Impl>();
     impl->options = options;
+    if (impl->options.env == nullptr) impl->options.env = Env::system();
+    if (const int fault = impl->options.env->fault_for(StoreOperation::kOpen); fault != 0) {
+      set_status(status, to_status(fault, "open " + options.directory));
+      return nullptr;
+    }
     Status opened;
     if (!impl->acquire(&opened)) {  // opens eagerly so that failures surface here
       set_status(status, std::move(opened));
@@ -715,6 +1228,29 @@ Counters LmdbStore::counters() {
   const ErrnoGuard errno_guard;
   try {
     return impl_->counters();
+  } catch (...) {
+    return {};
+  }
+}
+
+Status LmdbStore::evict(const EvictOptions& options, EvictResult* result) {
+  const ErrnoGuard errno_guard;
+  EvictResult local;
+  EvictResult* out = result != nullptr ? result : &local;
+  *out = EvictResult{};
+  try {
+    return impl_->evict(options, out);
+  } catch (const std::bad_alloc&) {
+    return Status::io_error("out of memory in evict");
+  } catch (...) {
+    return Status::io_error("evict failed");
+  }
+}
+
+MapUsage LmdbStore::map_usage() {
+  const ErrnoGuard errno_guard;
+  try {
+    return impl_->map_usage();
   } catch (...) {
     return {};
   }

@@ -12,24 +12,68 @@
 //  - A failure to open yields a Status; no method aborts or throws, and every method preserves errno.
 //  - One MDB_env per process per directory (identified by st_dev/st_ino): every LmdbStore opened on
 //    the same directory shares it, and the first open's map size applies. A map size grown by
-//    another process (MDB_MAP_RESIZED) is adopted; this process never grows the map: MDB_MAP_FULL
-//    is reported as Status::full.
+//    another process (MDB_MAP_RESIZED) is adopted; this process never grows the map (a full map
+//    is met by eviction, below).
 //  - Accounting: entry_count() and size_bytes() (payload bytes, envelopes and keys not counted) are
-//    kept in a "meta" database, updated in the same transaction as each put/erase/clear, so they
-//    are exact across processes. Counters live in their own "counters" database.
+//    kept in a "meta" database, updated in the same transaction as each put/erase/clear/eviction, so
+//    they are exact across processes. Counters live in their own "counters" database.
+//  - Size cap and LRU: the map size is the cap. Each entry has a 24-byte access record (database
+//    "access": payload size u64, created s64, last access s64, little-endian, seconds of
+//    LmdbOptions::env) written in the same transaction as the entry; a value blob is never
+//    rewritten to touch it. get() queues a key whose recorded access is over a minute old; queued
+//    keys (at most 1024 per process and directory) are written in one transaction at most every
+//    30 seconds, when the queue is full, before an eviction and on close(). So access times are
+//    accurate to about a minute and a half.
+//  - Eviction: "map usage" is the pages the databases occupy (the file's high-water mark minus its
+//    free pages; the file itself never shrinks, freed pages are reused). When a put leaves the map
+//    usage above 75% of the map size, least-recently-accessed entries are deleted, in transactions
+//    of at most 64 entries that re-check each entry (one touched since the scan is kept), until the
+//    usage is at most 60%. On MDB_MAP_FULL (which can come below the cap: free pages may be too
+//    fragmented for a large value) a put checks for dead readers, evicts (to 60%, and at least
+//    twice the value's size, starting with the two least recently used entries that occupy as many
+//    contiguous pages as the value needs) and retries once; still full is Status::full. A value
+//    above half the map size is refused as full without evicting anything. One evictor at a time
+//    per process; processes may evict concurrently (each deletion re-checks the goal inside its
+//    transaction, so together they do not overshoot). Eviction scans every key once per pass.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "store/env.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::store {
 
 struct LmdbOptions {
   std::string directory;
-  std::uint64_t map_size_bytes = 5ull << 30;
+  std::uint64_t map_size_bytes = 5ull << 30;  // the cap; the first open in a process applies
+  // Clock for access times, and Env::fault_for() for kOpen/kGet/kPut/kErase/kEvict; must outlive
+  // the store. Not used for the directory (LmdbStore only creates it with mkdir; see
+  // store/cache_directory.h for the checks).
+  Env* env = Env::system();
+};
+
+// What LmdbStore::evict() removes, least recently accessed first. Both may be given.
+struct EvictOptions {
+  // Evict until size_bytes() (payload bytes, as the "size" of `nvrtc-cache stats`) is at most this.
+  std::optional<std::uint64_t> max_bytes;
+  // Evict every entry whose recorded last access is at least this many seconds old.
+  std::optional<std::int64_t> older_than_seconds;
+  // With neither set, evict() applies the automatic policy: down to 60% map usage if above 75%.
+};
+
+struct EvictResult {
+  std::uint64_t entries = 0;  // entries evicted
+  std::uint64_t bytes = 0;    // their payload bytes
+};
+
+// Pages in use (as bytes) and the size of the map, which bounds the data file.
+struct MapUsage {
+  std::uint64_t used_bytes = 0;
+  std::uint64_t map_bytes = 0;
 };
 
 class LmdbStore final : public Store {
@@ -50,6 +94,12 @@ class LmdbStore final : public Store {
 
   // Number of entries whose envelope failed verification and were dropped (this process).
   std::uint64_t corrupt_entries_dropped() const override;
+
+  // Evicts as `options` asks (see EvictOptions); `result` (optional) gets what was removed, also
+  // when a later batch fails. Waits for an eviction already running in this process.
+  Status evict(const EvictOptions& options, EvictResult* result = nullptr);
+  // The current map usage (zeros if the store is unusable).
+  MapUsage map_usage();
 
   struct Impl;
 

@@ -9,17 +9,23 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <signal.h>
+
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "store/env.h"
 #include "store/envelope.h"
 #include "store/lmdb_store.h"
 #include "store/memory_store.h"
+#include "tests/store_testing.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -565,9 +571,12 @@ TEST(LmdbStoreTest, PreservesErrno) {
   store->counters();
   store->entry_count();
   store->size_bytes();
+  store->evict(EvictOptions{});
+  store->map_usage();
   store->clear();
   store->close();
   store->get("k");
+  store->evict(EvictOptions{});
   EXPECT_EQ(errno, 777);
 }
 
@@ -595,6 +604,483 @@ TEST(LmdbStoreTest, ConcurrentPutAndGetFromEightThreads) {
   std::uint64_t expected_bytes = 0;
   for (int i = 150; i < 200; ++i) expected_bytes += static_cast<std::uint64_t>(100 + i);
   EXPECT_EQ(store->size_bytes(), 8u * expected_bytes);
+}
+
+
+// ---- LmdbStore: size cap, LRU eviction and touches ------------------------------------------
+
+// The system Env with a clock the test moves, and puts that can be made to report MDB_MAP_FULL.
+class TestEnv final : public Env {
+ public:
+  std::atomic<std::int64_t> now{1'000'000};
+  std::atomic<int> map_full_puts{0};  // the next this-many put attempts report MDB_MAP_FULL
+
+  void advance(std::int64_t seconds) { now += seconds; }
+
+  std::int64_t now_seconds() override { return now.load(); }
+  int make_directory(const std::string& p, mode_t m) override { return Env::system()->make_directory(p, m); }
+  int lstat(const std::string& p, struct stat* st) override { return Env::system()->lstat(p, st); }
+  int stat(const std::string& p, struct stat* st) override { return Env::system()->stat(p, st); }
+  int statfs(const std::string& p, struct statfs* st) override { return Env::system()->statfs(p, st); }
+  int rename(const std::string& a, const std::string& b) override { return Env::system()->rename(a, b); }
+  int chmod(const std::string& p, mode_t m) override { return Env::system()->chmod(p, m); }
+  int read_at(const std::string& p, void* b, std::size_t n, off_t o, std::size_t* r) override {
+    return Env::system()->read_at(p, b, n, o, r);
+  }
+  int fault_for(StoreOperation operation) override {
+    if (operation != StoreOperation::kPut) return 0;
+    for (int left = map_full_puts.load(); left > 0;) {
+      if (map_full_puts.compare_exchange_weak(left, left - 1)) return MDB_MAP_FULL;
+    }
+    return 0;
+  }
+};
+
+std::unique_ptr<LmdbStore> open_with_env(const std::string& directory, std::uint64_t map_size, Env* env) {
+  LmdbOptions options;
+  options.directory = directory;
+  options.map_size_bytes = map_size;
+  options.env = env;
+  Status status;
+  auto store = LmdbStore::open(options, &status);
+  EXPECT_TRUE(status.is_ok()) << status.message();
+  return store;
+}
+
+std::string numbered(const std::string& prefix, int i) { return prefix + std::to_string(i); }
+
+TEST(LmdbEvictionTest, SmallMapStaysUnderItsCapAndTheHotKeySurvives) {
+  TempDir tmp;
+  TestEnv env;
+  const std::uint64_t map_size = 4ull << 20;
+  auto store = open_with_env(tmp.sub("store"), map_size, &env);
+  ASSERT_NE(store, nullptr);
+  const std::string hot = binary_value(64u << 10, 1);
+  ASSERT_TRUE(store->put("hot", hot).is_ok());
+  ASSERT_TRUE(store->put("never-read", binary_value(64u << 10, 2)).is_ok());
+  constexpr int kPuts = 150;  // about 10 MiB through a 4 MiB map
+  for (int i = 0; i < kPuts; ++i) {
+    env.advance(10);
+    const Status status = store->put(numbered("cold-", i), binary_value((64u << 10) + i, 3 + i));
+    ASSERT_TRUE(status.is_ok()) << "put " << i << ": " << status.message();
+    const MapUsage usage = store->map_usage();
+    EXPECT_EQ(usage.map_bytes, map_size);
+    EXPECT_LE(usage.used_bytes, map_size / 100 * 75) << "after put " << i;
+    ASSERT_EQ(store->get("hot"), hot) << "after put " << i;
+  }
+  EXPECT_FALSE(store->get("never-read").has_value());
+  EXPECT_FALSE(store->get("cold-0").has_value());
+  EXPECT_EQ(store->get(numbered("cold-", kPuts - 1)), binary_value((64u << 10) + kPuts - 1, 3 + kPuts - 1));
+  EXPECT_LT(store->entry_count(), 50u);
+  EXPECT_GT(store->entry_count(), 20u);
+  EXPECT_LE(store->size_bytes(), map_size);
+  const testing::Recount counted = testing::recount(tmp.sub("store"));
+  EXPECT_TRUE(counted.totals_match()) << counted.entries << " " << counted.payload_bytes << " vs "
+                                      << counted.recorded_entries << " " << counted.recorded_payload_bytes;
+  EXPECT_EQ(counted.entries, store->entry_count());
+  EXPECT_EQ(counted.payload_bytes, store->size_bytes());
+  struct stat st {};
+  ASSERT_EQ(::stat(tmp.sub("store/data.mdb").c_str(), &st), 0);
+  EXPECT_LE(static_cast<std::uint64_t>(st.st_size), map_size);
+}
+
+TEST(LmdbEvictionTest, EvictOlderThanRemovesEntriesNotReadSince) {
+  TempDir tmp;
+  TestEnv env;
+  auto store = open_with_env(tmp.sub("store"), 64ull << 20, &env);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->put("a", std::string(100, 'a')).is_ok());
+  ASSERT_TRUE(store->put("b", std::string(200, 'b')).is_ok());
+  ASSERT_TRUE(store->put("c", std::string(300, 'c')).is_ok());
+  env.advance(1000);
+  ASSERT_TRUE(store->get("a").has_value());  // read: a is recent again
+  ASSERT_TRUE(store->put("d", std::string(400, 'd')).is_ok());
+  EvictResult result;
+  ASSERT_TRUE(store->evict(EvictOptions{std::nullopt, 500}, &result).is_ok());
+  EXPECT_EQ(result.entries, 2u);
+  EXPECT_EQ(result.bytes, 500u);
+  EXPECT_FALSE(store->get("b").has_value());
+  EXPECT_FALSE(store->get("c").has_value());
+  EXPECT_TRUE(store->get("a").has_value());
+  EXPECT_TRUE(store->get("d").has_value());
+  EXPECT_EQ(store->entry_count(), 2u);
+  EXPECT_EQ(store->size_bytes(), 500u);
+  ASSERT_TRUE(store->evict(EvictOptions{std::nullopt, 500}, &result).is_ok());  // nothing more is old
+  EXPECT_EQ(result.entries, 0u);
+  env.advance(1);
+  ASSERT_TRUE(store->evict(EvictOptions{std::nullopt, 0}, &result).is_ok());  // everything is older than now
+  EXPECT_EQ(result.entries, 2u);
+  EXPECT_EQ(store->entry_count(), 0u);
+  EXPECT_EQ(store->size_bytes(), 0u);
+  EXPECT_EQ(store->evict(EvictOptions{std::nullopt, -1}).code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(testing::recount(tmp.sub("store")).totals_match());
+}
+
+TEST(LmdbEvictionTest, EvictMaxBytesRemovesLeastRecentlyAccessedFirst) {
+  TempDir tmp;
+  TestEnv env;
+  auto store = open_with_env(tmp.sub("store"), 64ull << 20, &env);
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(store->put(numbered("k", i), std::string(1000, static_cast<char>('0' + i))).is_ok());
+    env.advance(100);
+  }
+  ASSERT_TRUE(store->get("k0").has_value());  // the oldest entry, read now: the most recent
+  EvictResult result;
+  ASSERT_TRUE(store->evict(EvictOptions{4500, std::nullopt}, &result).is_ok());
+  EXPECT_EQ(result.entries, 6u);
+  EXPECT_EQ(result.bytes, 6000u);
+  EXPECT_EQ(store->size_bytes(), 4000u);
+  for (int i = 1; i <= 6; ++i) EXPECT_FALSE(store->get(numbered("k", i)).has_value()) << i;
+  for (int i : {0, 7, 8, 9}) EXPECT_TRUE(store->get(numbered("k", i)).has_value()) << i;
+  ASSERT_TRUE(store->evict(EvictOptions{4000, std::nullopt}, &result).is_ok());  // already there
+  EXPECT_EQ(result.entries, 0u);
+  ASSERT_TRUE(store->evict(EvictOptions{0, std::nullopt}, &result).is_ok());
+  EXPECT_EQ(result.entries, 4u);
+  EXPECT_EQ(store->entry_count(), 0u);
+}
+
+TEST(LmdbEvictionTest, EvictWithoutOptionsTrimsOnlyAboveTheHighWaterMark) {
+  TempDir tmp;
+  TestEnv env;
+  auto store = open_with_env(tmp.sub("store"), 64ull << 20, &env);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->put("k", std::string(50000, 'k')).is_ok());
+  EvictResult result;
+  ASSERT_TRUE(store->evict(EvictOptions{}, &result).is_ok());
+  EXPECT_EQ(result.entries, 0u);
+  EXPECT_EQ(store->entry_count(), 1u);
+  const MapUsage usage = store->map_usage();
+  EXPECT_EQ(usage.map_bytes, 64ull << 20);
+  EXPECT_GT(usage.used_bytes, 50000u);
+  EXPECT_LT(usage.used_bytes, 1ull << 20);
+}
+
+TEST(LmdbEvictionTest, TouchesAreCoarseBatchedAndWrittenOnClose) {
+  TempDir tmp;
+  TestEnv env;
+  const std::string directory = tmp.sub("store");
+  auto store = open_with_env(directory, 64ull << 20, &env);
+  ASSERT_NE(store, nullptr);
+  const std::int64_t t0 = env.now;
+  ASSERT_TRUE(store->put("a", "alpha").is_ok());
+  ASSERT_TRUE(store->put("b", "beta").is_ok());
+  EXPECT_EQ(testing::recorded_last_access(directory, "a"), t0);
+  env.advance(100);
+  ASSERT_TRUE(store->get("b").has_value());  // the first touch of the process is written at once
+  EXPECT_EQ(testing::recorded_last_access(directory, "b"), t0 + 100);
+  env.advance(10);
+  ASSERT_TRUE(store->get("a").has_value());  // queued: the last write was 10 s ago
+  ASSERT_TRUE(store->get("a").has_value());
+  ASSERT_TRUE(store->get("b").has_value());  // recorded 10 s ago: not even queued
+  EXPECT_EQ(testing::recorded_last_access(directory, "a"), t0);
+  env.advance(5);
+  store->close();  // writes the queue
+  EXPECT_EQ(testing::recorded_last_access(directory, "a"), t0 + 115);
+  EXPECT_EQ(testing::recorded_last_access(directory, "b"), t0 + 100);
+
+  // A full queue (1024 keys) is written at once, whatever the time.
+  auto reopened = open_with_env(directory, 64ull << 20, &env);
+  ASSERT_NE(reopened, nullptr);
+  for (int i = 0; i < 1100; ++i) ASSERT_TRUE(reopened->put(numbered("q", i), "v").is_ok());
+  const std::int64_t t1 = env.now;
+  env.advance(100);
+  ASSERT_TRUE(reopened->get("q1099").has_value());  // written (over 30 s since the last write)
+  env.advance(1);
+  for (int i = 0; i < 1023; ++i) ASSERT_TRUE(reopened->get(numbered("q", i)).has_value());
+  EXPECT_EQ(testing::recorded_last_access(directory, "q0"), t1);  // 1023 queued
+  ASSERT_TRUE(reopened->get("q1023").has_value());               // the 1024th
+  EXPECT_EQ(testing::recorded_last_access(directory, "q0"), t1 + 101);
+  EXPECT_EQ(testing::recorded_last_access(directory, "q1023"), t1 + 101);
+  EXPECT_EQ(testing::recorded_last_access(directory, "q1024"), t1);
+}
+
+TEST(LmdbEvictionTest, MapFullEvictsAndRetriesOnce) {
+  TempDir tmp;
+  TestEnv env;
+  const std::uint64_t map_size = 4ull << 20;
+  auto store = open_with_env(tmp.sub("store"), map_size, &env);
+  ASSERT_NE(store, nullptr);
+  // Fill to between 65% and 75%: no automatic eviction yet.
+  int count = 0;
+  while (store->map_usage().used_bytes < map_size / 100 * 65) {
+    env.advance(10);
+    ASSERT_TRUE(store->put(numbered("e", count), binary_value(40000, static_cast<unsigned>(count))).is_ok());
+    ++count;
+  }
+  ASSERT_LE(store->map_usage().used_bytes, map_size / 100 * 75);
+  ASSERT_EQ(store->entry_count(), static_cast<std::uint64_t>(count));
+  env.map_full_puts = 1;  // the put hits MDB_MAP_FULL once: evict (to 60%), then it succeeds
+  env.advance(10);
+  const Status retried = store->put("after-full", binary_value(40000, 99));
+  ASSERT_TRUE(retried.is_ok()) << retried.message();
+  EXPECT_EQ(store->get("after-full"), binary_value(40000, 99));
+  EXPECT_FALSE(store->get("e0").has_value());  // the least recently used went first
+  EXPECT_LT(store->entry_count(), static_cast<std::uint64_t>(count) + 1);
+  EXPECT_TRUE(store->get(numbered("e", count - 1)).has_value());
+  const std::uint64_t entries = store->entry_count();
+  env.map_full_puts = 2;  // full again after the eviction: reported, nothing stored
+  const Status full = store->put("still-full", "x");
+  EXPECT_EQ(full.code(), Status::Code::kFull) << full.message();
+  EXPECT_FALSE(store->get("still-full").has_value());
+  EXPECT_LE(store->entry_count(), entries);
+  EXPECT_TRUE(testing::recount(tmp.sub("store")).totals_match());
+}
+
+TEST(LmdbEvictionTest, ValueAboveHalfTheMapIsRefusedWithoutEvicting) {
+  TempDir tmp;
+  auto store = open_store(tmp.sub("store"), 4ull << 20);
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(store->put(numbered("k", i), binary_value(100000, i)).is_ok());
+  const Status status = store->put("huge", std::string((2u << 20) + 1, 'x'));
+  EXPECT_EQ(status.code(), Status::Code::kFull) << status.message();
+  EXPECT_EQ(store->entry_count(), 5u);
+  ASSERT_TRUE(store->put("large", std::string(1u << 20, 'y')).is_ok());  // a quarter of the map fits
+  EXPECT_EQ(store->entry_count(), 6u);
+}
+
+TEST(LmdbEvictionTest, ReaderSlotsOfKilledProcessesAreReclaimedAtOpen) {
+  TempDir tmp;
+  const std::string directory = tmp.sub("store");
+  ASSERT_EQ(::mkdir(directory.c_str(), 0700), 0);
+  // A process that dies inside a read transaction, with the raw LMDB API.
+  auto kill_a_reader = [&] {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      MDB_env* env = nullptr;
+      MDB_txn* txn = nullptr;
+      if (mdb_env_create(&env) != 0 || mdb_env_set_maxdbs(env, 8) != 0 ||
+          mdb_env_open(env, directory.c_str(), MDB_NOTLS, 0600) != 0 ||
+          mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn) != 0) {
+        ::_exit(1);
+      }
+      const char ready = 1;
+      if (::write(fds[1], &ready, 1) != 1) ::_exit(2);
+      ::pause();
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    char ready = 0;
+    EXPECT_EQ(::read(fds[0], &ready, 1), 1);
+    ::close(fds[0]);
+    ::kill(pid, SIGKILL);
+    int wstatus = 0;
+    ::waitpid(pid, &wstatus, 0);
+    EXPECT_TRUE(WIFSIGNALED(wstatus));
+  };
+  // LMDB resets the reader table when a process opens an environment nobody else has open, so a
+  // live process keeps it open throughout (as a long-running host would).
+  int hold[2];
+  int opened[2];
+  ASSERT_EQ(::pipe(hold), 0);
+  ASSERT_EQ(::pipe(opened), 0);
+  const pid_t holder = ::fork();
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    ::close(hold[1]);
+    ::close(opened[0]);
+    ::alarm(60);
+    MDB_env* env = nullptr;
+    if (mdb_env_create(&env) != 0 || mdb_env_set_maxdbs(env, 8) != 0 ||
+        mdb_env_open(env, directory.c_str(), MDB_NOTLS, 0600) != 0) {
+      ::_exit(1);
+    }
+    const char ready = 1;
+    if (::write(opened[1], &ready, 1) != 1) ::_exit(2);
+    char byte;
+    while (::read(hold[0], &byte, 1) > 0) {
+    }
+    ::_exit(0);
+  }
+  ::close(hold[0]);
+  ::close(opened[1]);
+  char ready = 0;
+  ASSERT_EQ(::read(opened[0], &ready, 1), 1);  // the holder has the environment open
+  ::close(opened[0]);
+  kill_a_reader();
+  EXPECT_EQ(testing::dead_reader_slots(directory), 1);  // the check sees it (and clears it)
+  kill_a_reader();
+  {
+    auto store = open_store(directory);  // the first open in this process checks for dead readers
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(testing::dead_reader_slots(directory), 0);
+  }
+  ::close(hold[1]);
+  int wstatus = 0;
+  ASSERT_EQ(::waitpid(holder, &wstatus, 0), holder);
+  EXPECT_TRUE(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0);
+}
+
+// ---- LmdbStore: threads, processes and crashes ----------------------------------------------
+
+// A value that names its key and version, so that any reader can check whatever it finds.
+std::string tagged_value(int key, std::uint64_t version) {
+  std::string value = "key=" + std::to_string(key) + ";v=" + std::to_string(version) + ";";
+  std::uint64_t state = (static_cast<std::uint64_t>(key) << 40) ^ version;
+  state = state * 6364136223846793005ull + 1442695040888963407ull;
+  const std::size_t size = 100 + static_cast<std::size_t>((state >> 33) % 30000);
+  while (value.size() < size) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    value.push_back(static_cast<char>(state >> 56));
+  }
+  return value;
+}
+
+bool is_tagged_value_of(int key, const std::string& value) {
+  unsigned long long version = 0;
+  int found_key = -1;
+  if (std::sscanf(value.c_str(), "key=%d;v=%llu;", &found_key, &version) != 2) return false;
+  return found_key == key && value == tagged_value(key, version);
+}
+
+// Mixed readers and writers over `keys` keys; returns the number of failures: a failed put, a value
+// that is not one some writer stored for that key, or a key this worker stored that is missing
+// (only when `expect_kept`, i.e. nothing is evicted).
+int mixed_worker(LmdbStore& store, int worker, int workers, int keys, int operations, bool expect_kept) {
+  std::minstd_rand random(static_cast<unsigned>(worker) + 1);
+  std::vector<bool> mine(static_cast<std::size_t>(keys), false);
+  int failures = 0;
+  auto put = [&](int key, std::uint64_t version) {
+    if (store.put(std::to_string(key), tagged_value(key, version)).is_ok()) {
+      mine[static_cast<std::size_t>(key)] = true;
+    } else {
+      ++failures;
+    }
+  };
+  for (int key = worker; key < keys; key += workers) put(key, static_cast<std::uint64_t>(worker) << 32);
+  for (int i = 0; i < operations; ++i) {
+    const int key = static_cast<int>(random() % static_cast<unsigned>(keys));
+    if (random() % 3 == 0) {
+      put(key, (static_cast<std::uint64_t>(worker) << 32) + static_cast<std::uint64_t>(i) + 1);
+      continue;
+    }
+    const auto got = store.get(std::to_string(key));
+    if (got ? !is_tagged_value_of(key, *got) : (expect_kept && mine[static_cast<std::size_t>(key)])) ++failures;
+  }
+  return failures;
+}
+
+// Runs mixed_worker in `processes` forked children and `threads` threads of this process, all
+// released at once; returns the total failures (a child that does not exit cleanly counts 1000).
+int run_threads_and_processes(LmdbStore& store, int threads, int processes, int keys, int operations,
+                              bool expect_kept) {
+  const int workers = threads + processes;
+  int gate[2];
+  if (::pipe(gate) != 0) return 1000;
+  std::vector<pid_t> children;
+  for (int c = 0; c < processes; ++c) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(gate[1]);
+      ::alarm(120);
+      char byte;
+      while (::read(gate[0], &byte, 1) > 0) {
+      }
+      const int failures = mixed_worker(store, threads + c, workers, keys, operations, expect_kept);
+      ::_exit(failures > 100 ? 101 : failures);
+    }
+    if (pid > 0) children.push_back(pid);
+  }
+  ::close(gate[0]);
+  std::atomic<bool> go{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      while (!go.load()) std::this_thread::yield();
+      failures += mixed_worker(store, t, workers, keys, operations, expect_kept);
+    });
+  }
+  ::close(gate[1]);  // releases the children
+  go = true;
+  for (auto& thread : pool) thread.join();
+  int total = failures.load() + (processes - static_cast<int>(children.size())) * 1000;
+  for (const pid_t pid : children) {
+    int wstatus = 0;
+    if (::waitpid(pid, &wstatus, 0) != pid || !WIFEXITED(wstatus)) {
+      total += 1000;
+    } else {
+      total += WEXITSTATUS(wstatus);
+    }
+  }
+  return total;
+}
+
+TEST(LmdbConcurrencyTest, SixteenThreadsAndEightProcessesLoseNothing) {
+  TempDir tmp;
+  const std::string directory = tmp.sub("store");
+  auto store = open_store(directory, 256ull << 20);
+  ASSERT_NE(store, nullptr);
+  constexpr int kKeys = 96;
+  EXPECT_EQ(run_threads_and_processes(*store, 16, 8, kKeys, 240, /*expect_kept=*/true), 0);
+  for (int key = 0; key < kKeys; ++key) {
+    const auto got = store->get(std::to_string(key));
+    ASSERT_TRUE(got.has_value()) << "key " << key << " lost";
+    EXPECT_TRUE(is_tagged_value_of(key, *got)) << "key " << key;
+  }
+  EXPECT_EQ(store->entry_count(), static_cast<std::uint64_t>(kKeys));
+  const testing::Recount counted = testing::recount(directory);
+  EXPECT_TRUE(counted.totals_match());
+  EXPECT_EQ(counted.entries, static_cast<std::uint64_t>(kKeys));
+  EXPECT_EQ(counted.access_records, static_cast<std::uint64_t>(kKeys));
+  EXPECT_EQ(store->size_bytes(), counted.payload_bytes);
+}
+
+TEST(LmdbConcurrencyTest, ThreadsAndProcessesEvictingConcurrentlyKeepTotalsExact) {
+  TempDir tmp;
+  const std::string directory = tmp.sub("store");
+  const std::uint64_t map_size = 8ull << 20;
+  auto store = open_store(directory, map_size);
+  ASSERT_NE(store, nullptr);
+  constexpr int kKeys = 600;  // about 9 MiB of distinct values through an 8 MiB map
+  EXPECT_EQ(run_threads_and_processes(*store, 8, 4, kKeys, 300, /*expect_kept=*/false), 0);
+  const testing::Recount counted = testing::recount(directory);
+  EXPECT_TRUE(counted.totals_match()) << counted.entries << " " << counted.payload_bytes << " vs "
+                                      << counted.recorded_entries << " " << counted.recorded_payload_bytes
+                                      << ", access mismatches " << counted.access_mismatches;
+  EXPECT_EQ(store->entry_count(), counted.entries);
+  EXPECT_EQ(store->size_bytes(), counted.payload_bytes);
+  EXPECT_LT(counted.entries, static_cast<std::uint64_t>(kKeys));  // something was evicted
+  EXPECT_LE(store->map_usage().used_bytes, map_size / 100 * 90);
+  for (int key = 0; key < kKeys; ++key) {
+    const auto got = store->get(std::to_string(key));
+    if (got) {
+      EXPECT_TRUE(is_tagged_value_of(key, *got)) << "key " << key;
+    }
+  }
+}
+
+TEST(LmdbCrashTest, WriterKilledAtRandomPointsLosesNothing) {
+  TempDir tmp;
+  testing::CrashTrialOptions options;
+  options.trials = 40;
+  options.seed = 20261121;
+  const testing::CrashTrialReport report = testing::run_crash_trials(tmp.sub("store"), options);
+  EXPECT_EQ(report.trials, 40);
+  EXPECT_GT(report.committed, 0u);
+  EXPECT_GT(report.killed, 30);
+  EXPECT_EQ(report.lost, 0u) << report.first_problem;
+  EXPECT_EQ(report.wrong_bytes, 0u) << report.first_problem;
+  EXPECT_EQ(report.other_crashes, 0) << report.first_problem;
+  EXPECT_EQ(report.put_failures, 0) << report.first_problem;
+  EXPECT_EQ(report.open_failures, 0) << report.first_problem;
+  EXPECT_EQ(report.totals_mismatches, 0) << report.first_problem;
+}
+
+TEST(LmdbCrashTest, WriterKilledWhileEvictingKeepsTotalsExact) {
+  TempDir tmp;
+  testing::CrashTrialOptions options;
+  options.trials = 20;
+  options.seed = 7;
+  options.map_size_bytes = 4ull << 20;
+  options.expect_everything_kept = false;
+  const testing::CrashTrialReport report = testing::run_crash_trials(tmp.sub("store"), options);
+  EXPECT_EQ(report.trials, 20);
+  EXPECT_TRUE(report.clean()) << report.first_problem;
+  EXPECT_LE(testing::recount(tmp.sub("store")).payload_bytes, 4ull << 20);
 }
 
 }  // namespace

@@ -10,5 +10,7 @@ int run_command(int argc, char** argv);
 int stats_command(int argc, char** argv);
 // nvrtc-cache clear
 int clear_command(int argc, char** argv);
+// nvrtc-cache evict [--max-size S] [--older-than D]
+int evict_command(int argc, char** argv);
 
 }  // namespace nvrtc_cache::tools

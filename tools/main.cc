@@ -15,6 +15,10 @@ void usage(std::FILE* out) {
       "                           for environments where preloading is not possible\n"
       "  stats [--json]           show hits, misses and size of the cache, across all processes\n"
       "  clear                    remove every entry and reset the statistics\n"
+      "  evict [--max-size S] [--older-than D]\n"
+      "                           remove least recently used entries until the payload is at most S\n"
+      "                           (e.g. 2G), and those unused for D (30d, 12h, 90m, 3600s); with\n"
+      "                           neither, trim to 60% of NVRTC_CACHE_MAX_SIZE if above 75%\n"
       "The cache lives in $NVRTC_CACHE_DIR (default $XDG_CACHE_HOME/nvrtc-cache or ~/.cache/nvrtc-cache).\n",
       out);
 }
@@ -30,6 +34,7 @@ int main(int argc, char** argv) {
   if (command == "run") return nvrtc_cache::tools::run_command(argc - 2, argv + 2);
   if (command == "stats") return nvrtc_cache::tools::stats_command(argc - 2, argv + 2);
   if (command == "clear") return nvrtc_cache::tools::clear_command(argc - 2, argv + 2);
+  if (command == "evict") return nvrtc_cache::tools::evict_command(argc - 2, argv + 2);
   if (command == "-h" || command == "--help" || command == "help") {
     usage(stdout);
     return 0;
