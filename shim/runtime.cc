@@ -80,6 +80,10 @@ void Runtime::flush_stats(bool force) {
       stats_.add(Counter::corrupt, static_cast<std::int64_t>(dropped - reported));
       log_once(LogLevel::kWarn, "corrupt-envelope", "a cache entry failed its checksum; dropped and recompiled");
     }
+    if (s->stores_quarantined() > 0) {
+      log_once(LogLevel::kWarn, "store-quarantined",
+               "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
+    }
     store::Counters deltas = stats_.take();
     if (!deltas.empty() && !s->add_counters(deltas)) {
       log_once(LogLevel::kWarn, "stats-flush", "could not record statistics in the cache");

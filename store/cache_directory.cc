@@ -195,6 +195,9 @@ OpenedCache open_cache(const CachePolicy& policy) {
   options.map_size_bytes = policy.max_bytes;
   options.env = policy.env;
   out.store = LmdbStore::open(options, &out.status);
+  if (out.store && out.store->read_only()) {
+    out.messages.push_back("the cache at " + out.directory + " is read-only: serving hits, storing nothing");
+  }
   return out;
 }
 

@@ -3,6 +3,11 @@
 #include <dlfcn.h>
 
 #include <cerrno>
+#include <tuple>
+#include <type_traits>
+#include <variant>
+
+#include "store/fault_guard.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -47,6 +52,74 @@ const LmdbLibrary* lmdb_library(std::string* error) {
     return nullptr;
   }
   return &loaded->library;
+}
+
+namespace {
+
+template <typename R>
+R fault_result() {
+  if constexpr (std::is_same_v<R, int>) {
+    return MDB_CORRUPTED;
+  } else {
+    return R{};
+  }
+}
+
+// Wraps LmdbLibrary::*Member (of type R(*)(A...)) so that it runs under the fault guard. The
+// guarded frame holds only plain data: leaving it by siglongjmp skips no destructor.
+template <auto Member, typename Fn>
+struct Guarded;
+template <auto Member, typename R, typename... A>
+struct Guarded<Member, R (*)(A...)> {
+  struct Frame {
+    std::tuple<A...>* args;
+    [[no_unique_address]] std::conditional_t<std::is_void_v<R>, std::monostate, R> result;
+  };
+  static void body(void* raw) {
+    auto* frame = static_cast<Frame*>(raw);
+    const LmdbLibrary& library = *lmdb_library();
+    if constexpr (std::is_void_v<R>) {
+      std::apply(library.*Member, *frame->args);
+    } else {
+      frame->result = std::apply(library.*Member, *frame->args);
+    }
+  }
+  static R call(A... args) {
+    std::tuple<A...> packed(args...);
+    Frame frame{&packed, {}};
+    if (!run_guarded(&Guarded::body, &frame)) {
+      if constexpr (!std::is_void_v<R>) return fault_result<R>();
+      else return;
+    }
+    if constexpr (!std::is_void_v<R>) return frame.result;
+  }
+};
+
+void on_lmdb_assert(MDB_env*, const char*) { escape_if_guarded(); }
+
+}  // namespace
+
+const LmdbLibrary* guarded_lmdb_library() {
+  static const LmdbLibrary* guarded = []() -> const LmdbLibrary* {
+    if (lmdb_library() == nullptr) return nullptr;
+    auto* table = new LmdbLibrary(*lmdb_library());  // leaked: used until exit
+    // Only functions that read pages without allocating: leaving LMDB by siglongjmp while it holds
+    // malloc's locks or is halfway through changing its own structures (writes) would turn a
+    // crash into a deadlock or a corrupted heap. Writes are kept away from damaged stores instead:
+    // any sign of damage moves the store aside before the next write.
+#define NVRTC_CACHE_LMDB_GUARD(name) \
+  table->name = &Guarded<&LmdbLibrary::name, decltype(LmdbLibrary::name)>::call;
+    NVRTC_CACHE_LMDB_GUARD(mdb_get)
+    NVRTC_CACHE_LMDB_GUARD(mdb_cursor_get)
+    NVRTC_CACHE_LMDB_GUARD(mdb_stat)
+#undef NVRTC_CACHE_LMDB_GUARD
+    return table;
+  }();
+  return guarded;
+}
+
+void install_assert_guard(MDB_env* env) {
+  if (const LmdbLibrary* library = lmdb_library()) library->mdb_env_set_assert(env, &on_lmdb_assert);
 }
 
 }  // namespace nvrtc_cache::store

@@ -16,7 +16,8 @@ namespace nvrtc_cache::store {
   X(mdb_env_create) X(mdb_env_open) X(mdb_env_close) X(mdb_env_set_mapsize) X(mdb_env_set_maxdbs)        \
   X(mdb_env_set_maxreaders) X(mdb_env_get_maxkeysize) X(mdb_reader_check) X(mdb_strerror) X(mdb_txn_begin) \
   X(mdb_txn_commit) X(mdb_txn_abort) X(mdb_dbi_open) X(mdb_drop) X(mdb_get) X(mdb_put) X(mdb_del)         \
-  X(mdb_cursor_open) X(mdb_cursor_get) X(mdb_cursor_close) X(mdb_env_info) X(mdb_env_stat) X(mdb_stat)
+  X(mdb_cursor_open) X(mdb_cursor_get) X(mdb_cursor_close) X(mdb_env_info) X(mdb_env_stat) X(mdb_stat)   \
+  X(mdb_env_set_assert)
 
 struct LmdbLibrary {
 #define NVRTC_CACHE_LMDB_MEMBER(name) decltype(&::name) name = nullptr;
@@ -25,5 +26,12 @@ struct LmdbLibrary {
 };
 
 const LmdbLibrary* lmdb_library(std::string* error = nullptr);
+
+// The same functions, each run under the fault guard (store/fault_guard.h): a SIGSEGV/SIGBUS or an
+// LMDB assertion while LMDB follows a damaged page makes the call return MDB_CORRUPTED instead of
+// crashing the host (void functions just return). Every environment the store opens routes LMDB's
+// assertion callback to the guard (install_assert_guard). Null when lmdb_library() is.
+const LmdbLibrary* guarded_lmdb_library();
+void install_assert_guard(MDB_env* env);
 
 }  // namespace nvrtc_cache::store

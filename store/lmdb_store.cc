@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <lmdb.h>
+#include <xxhash.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,14 +21,16 @@
 #include <utility>
 #include <vector>
 
+#include "store/cache_directory.h"
 #include "store/envelope.h"
+#include "store/fault_guard.h"
 #include "store/lmdb_library.h"
 
 namespace nvrtc_cache::store {
 namespace {
 
 // Only reached after LmdbStore::open verified that the library loaded.
-const LmdbLibrary& lmdb() { return *lmdb_library(); }
+const LmdbLibrary& lmdb() { return *guarded_lmdb_library(); }
 
 constexpr unsigned kMaxReaders = 1024;
 constexpr MDB_dbi kMaxDbs = 8;
@@ -205,11 +208,24 @@ struct SharedEnv {
   std::mutex touch_mu;
   std::unordered_set<std::string> pending_touches;  // guarded by touch_mu
   std::int64_t last_touch_flush = 0;                // guarded by touch_mu; clock of the flusher
+  bool read_only = false;  // opened MDB_RDONLY: the directory or files are not writable
+  // Set when the store was found damaged (and moved aside) or replaced by another process: the
+  // environment is never used again, and leaked rather than closed under other threads.
+  std::atomic<bool> abandoned{false};
+  std::atomic<bool> damaged{false};  // a write path met damage; the next acquire quarantines
+  std::mutex verify_mu;
+  std::atomic<int> verified{0};       // 0 not yet, 1 sound, -1 damaged (see structure_verified)
+  std::atomic<std::int64_t> identity_checked_at{0};
 
   bool belongs_to_this_process() const {
-    return generation == g_fork_generation.load(std::memory_order_acquire) && pid == ::getpid();
+    return !abandoned.load(std::memory_order_acquire) &&
+           generation == g_fork_generation.load(std::memory_order_acquire) && pid == ::getpid();
   }
 };
+
+bool is_corruption(int rc) {
+  return rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH;
+}
 
 struct EnvCloser {
   void operator()(MDB_env* env) const { lmdb().mdb_env_close(env); }
@@ -235,6 +251,8 @@ class Registry {
   // The environment in use for each directory; an entry inherited across fork is replaced on the
   // next open and erased when its last user goes.
   std::map<DirectoryId, SharedEnv*> live_;
+  // Environments abandoned as damaged in this process: kept, never closed (a few KiB each).
+  std::vector<SharedEnv*> abandoned_;
 };
 
 Registry* g_registry = nullptr;
@@ -281,9 +299,15 @@ void Registry::release_locked(SharedEnv* env) {
     live_.erase(found);
   }
   // A handle inherited across fork is leaked, not closed: the ancestor still owns its mapping,
-  // file descriptors and locks.
-  if (env->belongs_to_this_process()) lmdb().mdb_env_close(env->env);
-  delete env;
+  // file descriptors and locks. An abandoned (damaged) one is leaked too.
+  if (env->belongs_to_this_process()) {
+    lmdb().mdb_env_close(env->env);
+    delete env;
+  } else if (env->pid == ::getpid() && env->generation == g_fork_generation.load()) {
+    abandoned_.push_back(env);  // damaged: its mapping stays alive (other threads), never reused
+  } else {
+    delete env;
+  }
 }
 
 // Opens the named databases, creating them on first use.
@@ -302,6 +326,22 @@ int open_databases(MDB_env* env, SharedEnv& shared) {
   return lmdb().mdb_txn_commit(txn);
 }
 
+// A read-only environment cannot create databases: they must all exist already.
+int open_databases_read_only(MDB_env* env, SharedEnv& shared) {
+  MDB_txn* txn = nullptr;
+  int rc = lmdb().mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);
+  if (rc != MDB_SUCCESS) return rc;
+  rc = lmdb().mdb_dbi_open(txn, kEntriesDb, 0, &shared.entries);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kCountersDb, 0, &shared.counters);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kMetaDb, 0, &shared.meta);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kAccessDb, 0, &shared.access);
+  if (rc != MDB_SUCCESS) {
+    lmdb().mdb_txn_abort(txn);
+    return rc;
+  }
+  return lmdb().mdb_txn_commit(txn);  // keeps the handles
+}
+
 SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& id, Status* status) {
   auto shared = std::make_unique<SharedEnv>();
   shared->id = id;
@@ -311,6 +351,7 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& 
     return nullptr;
   }
   EnvHandle env(raw);
+  install_assert_guard(raw);
   int rc = lmdb().mdb_env_set_maxreaders(raw, kMaxReaders);
   if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
   if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
@@ -320,11 +361,29 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& 
   }
   // Directory mode (data.mdb + lock.mdb inside it); MDB_NOTLS because read transactions are per
   // call and may run on any thread; never MDB_WRITEMAP.
-  if (rc = lmdb().mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS, kFileMode); rc != MDB_SUCCESS) {
-    *status = to_status(rc, "lmdb().mdb_env_open " + options.directory);
+  rc = lmdb().mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS, kFileMode);
+  if (rc == EACCES || rc == EROFS || rc == EPERM) {
+    // Not writable: serve what is there, store nothing. (A failed open needs a fresh handle.)
+    env.reset();
+    raw = nullptr;
+    if (lmdb().mdb_env_create(&raw) != MDB_SUCCESS) {
+      *status = to_status(rc, "mdb_env_open " + options.directory);
+      return nullptr;
+    }
+    env.reset(raw);
+    install_assert_guard(raw);
+    lmdb().mdb_env_set_maxreaders(raw, kMaxReaders);
+    lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
+    lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
+    rc = lmdb().mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS | MDB_RDONLY, kFileMode);
+    shared->read_only = true;
+  }
+  if (rc != MDB_SUCCESS) {
+    *status = to_status(rc, "mdb_env_open " + options.directory);
     return nullptr;
   }
-  if (rc = open_databases(raw, *shared); rc != MDB_SUCCESS) {
+  if (rc = shared->read_only ? open_databases_read_only(raw, *shared) : open_databases(raw, *shared);
+      rc != MDB_SUCCESS) {
     *status = to_status(rc, "open databases in " + options.directory);
     return nullptr;
   }
@@ -363,11 +422,22 @@ class EnvRef {
 
 // ---- Transactions ---------------------------------------------------------------------------
 
+bool structure_verified(SharedEnv& env);
+
 // One LMDB transaction, aborted unless committed. Holds the environment's remap lock shared, and
 // adopts a map size grown by another process (MDB_MAP_RESIZED) once before giving up.
 class Txn {
  public:
-  Txn(SharedEnv& env, unsigned flags) : env_(env), remap_lock_(env.remap_mu) { rc_ = begin(flags); }
+  Txn(SharedEnv& env, unsigned flags) : env_(env), remap_lock_(env.remap_mu, std::defer_lock) {
+    // Writing to damaged pages could make LMDB corrupt this process's memory: a store is verified
+    // once per process before its first write.
+    if ((flags & MDB_RDONLY) == 0 && !structure_verified(env)) {
+      rc_ = MDB_CORRUPTED;
+      return;
+    }
+    remap_lock_.lock();
+    rc_ = begin(flags);
+  }
   ~Txn() {
     if (txn_ != nullptr) lmdb().mdb_txn_abort(txn_);
   }
@@ -377,6 +447,8 @@ class Txn {
   int begin_rc() const { return rc_; }
   MDB_txn* get() const { return txn_; }
   int commit() { return lmdb().mdb_txn_commit(std::exchange(txn_, nullptr)); }
+  // Forgets the transaction without ending it (its environment is being abandoned as damaged).
+  void release() { txn_ = nullptr; }
 
  private:
   int begin(unsigned flags) {
@@ -401,6 +473,114 @@ class Txn {
   MDB_txn* txn_ = nullptr;
   int rc_ = MDB_SUCCESS;
 };
+
+// ---- Structure verification -----------------------------------------------------------------
+
+// What LMDB trusts when it writes, checked under the fault guard: every B-tree can be walked to the
+// end; every free-list record is a well-formed ID list (count, then strictly descending page
+// numbers within the file); every large value's overflow header is intact. LMDB 0.9's layouts.
+struct WalkState {
+  MDB_cursor* cursor;
+  MDB_dbi dbi;
+  std::uint64_t last_page;
+  std::uint64_t page_size;
+  bool free_list;
+  bool check_overflow;
+  bool sound;
+};
+
+bool id_list_sound(const MDB_val& value, std::uint64_t last_page) {
+  if (value.mv_size < 8 || value.mv_size % 8 != 0) return false;
+  const auto* ids = static_cast<const unsigned char*>(value.mv_data);
+  std::uint64_t count = 0;
+  memcpy(&count, ids, 8);
+  if (count * 8 + 8 != value.mv_size) return false;
+  std::uint64_t previous = ~std::uint64_t{0};
+  for (std::uint64_t i = 1; i <= count; ++i) {
+    std::uint64_t page = 0;
+    memcpy(&page, ids + i * 8, 8);
+    if (page < 2 || page > last_page || page >= previous) return false;
+    previous = page;
+  }
+  return true;
+}
+
+bool is_overflow_value(const MDB_val& value, std::uint64_t page_size) {
+  const auto start = reinterpret_cast<std::uintptr_t>(value.mv_data);
+  return start >= 16 && (start - 16) % page_size == 0;
+}
+
+bool overflow_sound(const MDB_val& value, std::uint64_t page_size) {
+  constexpr std::uintptr_t kHeader = 16;
+  const auto start = reinterpret_cast<std::uintptr_t>(value.mv_data);
+  if (start < kHeader || (start - kHeader) % page_size != 0) return true;  // stored inline in a leaf
+  std::uint16_t flags = 0;
+  std::uint32_t pages = 0;
+  memcpy(&flags, reinterpret_cast<const unsigned char*>(start - kHeader) + 10, sizeof flags);
+  memcpy(&pages, reinterpret_cast<const unsigned char*>(start - kHeader) + 12, sizeof pages);
+  return (flags & 0x04) != 0 && pages == (value.mv_size + kHeader + page_size - 1) / page_size;
+}
+
+bool guarded_overflow_sound(const MDB_val& value, std::uint64_t page_size) {
+  struct Check {
+    const MDB_val* value;
+    std::uint64_t page_size;
+    bool sound;
+  } check{&value, page_size, false};
+  return run_guarded([](void* raw) {
+           auto* c = static_cast<Check*>(raw);
+           c->sound = overflow_sound(*c->value, c->page_size);
+         },
+                     &check) &&
+         check.sound;
+}
+
+void walk_tree(void* raw) {
+  auto* w = static_cast<WalkState*>(raw);
+  const LmdbLibrary& raw_lmdb = *lmdb_library();  // already under the guard
+  MDB_val key, value;
+  for (int rc = raw_lmdb.mdb_cursor_get(w->cursor, &key, &value, MDB_FIRST); rc != MDB_NOTFOUND;
+       rc = raw_lmdb.mdb_cursor_get(w->cursor, &key, &value, MDB_NEXT)) {
+    if (rc != MDB_SUCCESS ||
+        (w->free_list && !id_list_sound(value, w->last_page)) ||
+        (w->check_overflow && !overflow_sound(value, w->page_size))) {
+      w->sound = false;
+      return;
+    }
+  }
+}
+
+bool walk_sound(SharedEnv& env, MDB_txn* txn, MDB_dbi dbi, std::uint64_t last_page) {
+  MDB_cursor* cursor = nullptr;
+  if (lmdb().mdb_cursor_open(txn, dbi, &cursor) != MDB_SUCCESS) return false;
+  WalkState state{cursor, dbi, last_page, env.page_size, dbi == kFreeDbi, dbi == env.entries, true};
+  const bool finished = run_guarded(&walk_tree, &state);
+  lmdb().mdb_cursor_close(cursor);
+  return finished && state.sound;
+}
+
+bool structure_verified(SharedEnv& env) {
+  if (const int state = env.verified.load(std::memory_order_acquire); state != 0) return state > 0;
+  std::lock_guard lock(env.verify_mu);
+  if (const int state = env.verified.load(std::memory_order_acquire); state != 0) return state > 0;
+  bool sound = false;
+  {
+    Txn txn(env, MDB_RDONLY);
+    MDB_envinfo info{};
+    if (txn.begin_rc() == MDB_SUCCESS && lmdb().mdb_env_info(env.env, &info) == MDB_SUCCESS) {
+      sound = true;
+      for (const MDB_dbi dbi : {kFreeDbi, kMainDbi, env.entries, env.access, env.meta, env.counters}) {
+        if (!walk_sound(env, txn.get(), dbi, info.me_last_pgno)) {
+          sound = false;
+          break;
+        }
+      }
+    }
+  }
+  env.verified.store(sound ? 1 : -1, std::memory_order_release);
+  if (!sound) env.damaged.store(true, std::memory_order_release);
+  return sound;
+}
 
 // Entry count and payload bytes, kept in the "meta" database and updated in the same transaction
 // as every change to "entries".
@@ -564,6 +744,7 @@ struct LmdbStore::Impl {
   SharedEnv* env = nullptr;  // one user reference; guarded by the registry mutex
   bool closed = false;       // guarded by the registry mutex
   std::atomic<std::uint64_t> corrupt_dropped{0};
+  std::atomic<std::uint64_t> quarantined{0};
 
   Env& system() const { return *options.env; }
 
@@ -575,8 +756,14 @@ struct LmdbStore::Impl {
       *status = closed_error();
       return EnvRef();
     }
+    if (env != nullptr && env->belongs_to_this_process() && env->damaged.load(std::memory_order_acquire)) {
+      quarantine_damaged(*env);
+    }
+    if (env != nullptr && env->belongs_to_this_process() && directory_was_replaced(*env)) {
+      env->abandoned.store(true, std::memory_order_release);  // another process moved it aside
+    }
     if (env != nullptr && !env->belongs_to_this_process()) {
-      registry.release_locked(std::exchange(env, nullptr));  // inherited: leaked, never closed
+      registry.release_locked(std::exchange(env, nullptr));  // inherited or abandoned: leaked
     }
     if (env == nullptr) env = registry.acquire_locked(options, status);
     if (env == nullptr) return EnvRef();
@@ -601,7 +788,55 @@ struct LmdbStore::Impl {
     if (env != nullptr) registry.release_locked(std::exchange(env, nullptr));
   }
 
+  // Whether the store directory is no longer the one `env` was opened on (checked at most once a
+  // second: one stat).
+  bool directory_was_replaced(SharedEnv& shared) {
+    const std::int64_t now = system().now_seconds();
+    if (shared.identity_checked_at.exchange(now) == now) return false;
+    struct stat st {};
+    if (system().stat(options.directory, &st) != 0) return true;
+    return DirectoryId{st.st_dev, st.st_ino} != shared.id;
+  }
+
+  // LMDB reported (or faulted on) damage it cannot repair: move the directory aside, never truncate
+  // it in place (other processes have it mapped); they notice the new inode and reopen. This process
+  // abandons the environment and opens a fresh store on next use.
+  void quarantine_damaged(SharedEnv& shared) {
+    if (shared.abandoned.exchange(true)) return;
+    quarantined.fetch_add(1, std::memory_order_relaxed);
+    struct stat st {};
+    if (system().stat(options.directory, &st) == 0 && DirectoryId{st.st_dev, st.st_ino} == shared.id) {
+      quarantine(options.directory, system());
+    }
+  }
+
+  // Quarantines the store when `rc` says it is damaged; passes `status` on.
+  Status damaged_or(Status status, SharedEnv& shared, int rc) {
+    if (is_corruption(rc)) quarantine_damaged(shared);
+    return status;
+  }
+
   // ---- get and touches ----
+
+  // The part of a lookup that reads mapped pages, run under the fault guard: plain data only.
+  struct GuardedLookup {
+    MDB_txn* txn;
+    MDB_dbi entries, access;
+    MDB_val key;
+    MDB_val value;
+    int rc;
+    std::uint64_t touched;  // every byte of the value read once, so later copies cannot fault
+    MDB_val access_value;
+    int access_rc;
+  };
+  static void guarded_lookup(void* arg) {
+    auto* l = static_cast<GuardedLookup*>(arg);
+    l->rc = lmdb().mdb_get(l->txn, l->entries, &l->key, &l->value);
+    if (l->rc != MDB_SUCCESS) return;
+    l->touched = XXH3_64bits(l->value.mv_data, l->value.mv_size);
+    l->access_rc = lmdb().mdb_get(l->txn, l->access, &l->key, &l->access_value);
+    if (l->access_rc == MDB_SUCCESS) l->touched ^= XXH3_64bits(l->access_value.mv_data, l->access_value.mv_size);
+  }
 
   std::optional<std::string> get(std::string_view key) {
     Status status;
@@ -613,16 +848,24 @@ struct LmdbStore::Impl {
     std::int64_t now = 0;
     {
       Txn txn(*ref, MDB_RDONLY);
-      if (txn.begin_rc() != MDB_SUCCESS) return std::nullopt;
-      MDB_val k = to_val(key);
-      MDB_val stored;
-      if (lmdb().mdb_get(txn.get(), ref->entries, &k, &stored) != MDB_SUCCESS) return std::nullopt;
+      if (txn.begin_rc() != MDB_SUCCESS) {
+        if (is_corruption(txn.begin_rc())) quarantine_damaged(*ref);
+        return std::nullopt;
+      }
+      GuardedLookup lookup{txn.get(), ref->entries, ref->access, to_val(key), {}, MDB_NOTFOUND, 0, {}, MDB_NOTFOUND};
+      if (!run_guarded(&guarded_lookup, &lookup) || is_corruption(lookup.rc)) {
+        quarantine_damaged(*ref);  // the read transaction is abandoned with the environment
+        txn.release();
+        return std::nullopt;
+      }
+      if (lookup.rc != MDB_SUCCESS) return std::nullopt;
+      const MDB_val stored = lookup.value;
       if (const auto payload = unwrap_value(key, to_view(stored))) {
         found.emplace(*payload);
-        AccessRecord record;
         now = system().now_seconds();
-        stale = read_access(txn.get(), *ref, key, &record) != MDB_SUCCESS ||
-                seconds_since(now, record.last_access) >= kTouchGranularitySeconds;
+        const std::optional<AccessRecord> record =
+            lookup.access_rc == MDB_SUCCESS ? decode_access(lookup.access_value) : std::nullopt;
+        stale = !record || seconds_since(now, record->last_access) >= kTouchGranularitySeconds;
       }
     }
     if (found) {
@@ -688,14 +931,27 @@ struct LmdbStore::Impl {
   }
 
   // Best effort: re-checks inside a write transaction, since another process may have replaced it.
-  static void drop_if_corrupt(SharedEnv& env, std::string_view key) {
-    Txn txn(env, 0);
-    if (txn.begin_rc() != MDB_SUCCESS) return;
-    MDB_val k = to_val(key);
-    MDB_val stored;
-    if (lmdb().mdb_get(txn.get(), env.entries, &k, &stored) != MDB_SUCCESS) return;
-    if (unwrap_value(key, to_view(stored))) return;
-    if (delete_entry(txn.get(), env, key, stored) == MDB_SUCCESS) txn.commit();
+  // Drops an entry whose envelope failed, but only when the damage is confined to the value's own
+  // overflow pages (their page header is intact): deleting then frees exactly those pages. A value
+  // stored inside a leaf page means the leaf itself is damaged, and LMDB rewriting it could overrun
+  // memory (measured under AddressSanitizer): the whole store is moved aside instead.
+  void drop_if_corrupt(SharedEnv& shared, std::string_view key) {
+    {
+      Txn txn(shared, 0);
+      if (txn.begin_rc() != MDB_SUCCESS) {
+        if (is_corruption(txn.begin_rc())) quarantine_damaged(shared);
+        return;
+      }
+      MDB_val k = to_val(key);
+      MDB_val stored;
+      if (lmdb().mdb_get(txn.get(), shared.entries, &k, &stored) != MDB_SUCCESS) return;
+      if (unwrap_value(key, to_view(stored))) return;  // replaced meanwhile
+      if (is_overflow_value(stored, shared.page_size) && guarded_overflow_sound(stored, shared.page_size)) {
+        if (delete_entry(txn.get(), shared, key, stored) == MDB_SUCCESS) txn.commit();
+        return;
+      }
+    }
+    quarantine_damaged(shared);
   }
 
   // ---- put ----
@@ -729,7 +985,7 @@ struct LmdbStore::Impl {
       return Status::full("value of " + std::to_string(value.size()) + " bytes exceeds half the map size (" +
                           std::to_string(attempt.map_bytes) + " bytes)");
     }
-    if (attempt.rc != MDB_SUCCESS) return to_status(attempt.rc, attempt.what);
+    if (attempt.rc != MDB_SUCCESS) return damaged_or(to_status(attempt.rc, attempt.what), *ref, attempt.rc);
     if (attempt.unchanged) note_touch(*ref, key, now);
     if (attempt.over_high_water) evict_if_over_high_water(*ref, now);
     return Status::ok();
@@ -1004,6 +1260,7 @@ struct LmdbStore::Impl {
 
   // MAP_FULL can come from readers pinning old pages: release any left by killed processes.
   static Status write_failed(SharedEnv& env, int rc, std::string_view what) {
+    if (is_corruption(rc)) env.damaged.store(true, std::memory_order_release);
     if (rc == MDB_MAP_FULL) {
       int dead_readers = 0;
       lmdb().mdb_reader_check(env.env, &dead_readers);
@@ -1025,9 +1282,9 @@ struct LmdbStore::Impl {
     if (rc == MDB_NOTFOUND) return Status::ok();
     if (rc != MDB_SUCCESS) return to_status(rc, "read before erase");
     if (rc = delete_entry(txn.get(), *ref, key, stored); rc != MDB_SUCCESS) {
-      return write_failed(*ref, rc, "erase");
+      return damaged_or(write_failed(*ref, rc, "erase"), *ref, rc);
     }
-    if (rc = txn.commit(); rc != MDB_SUCCESS) return write_failed(*ref, rc, "commit erase");
+    if (rc = txn.commit(); rc != MDB_SUCCESS) return damaged_or(write_failed(*ref, rc, "commit erase"), *ref, rc);
     return Status::ok();
   }
 
@@ -1255,6 +1512,15 @@ MapUsage LmdbStore::map_usage() {
     return {};
   }
 }
+
+bool LmdbStore::read_only() {
+  const ErrnoGuard errno_guard;
+  Status ignored;
+  const EnvRef ref = impl_->acquire(&ignored);
+  return ref && ref->read_only;
+}
+
+std::uint64_t LmdbStore::stores_quarantined() const { return impl_->quarantined.load(std::memory_order_relaxed); }
 
 std::uint64_t LmdbStore::corrupt_entries_dropped() const {
   return impl_->corrupt_dropped.load(std::memory_order_relaxed);

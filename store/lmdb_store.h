@@ -100,6 +100,12 @@ class LmdbStore final : public Store {
   Status evict(const EvictOptions& options, EvictResult* result = nullptr);
   // The current map usage (zeros if the store is unusable).
   MapUsage map_usage();
+  // Whether the store was opened read-only (its directory or files are not writable): gets work,
+  // writes fail with Status::read_only.
+  bool read_only();
+  // How many times this process found the store damaged beyond what LMDB reports as a miss (LMDB
+  // corruption codes, or a fault while reading mapped pages) and moved its directory aside.
+  std::uint64_t stores_quarantined() const override;
 
   struct Impl;
 

@@ -43,6 +43,8 @@ class Store {
 
   // Values that failed their integrity check and were dropped, by this process (monotonic).
   virtual std::uint64_t corrupt_entries_dropped() const { return 0; }
+  // Times this process found the whole store damaged and moved it aside (monotonic).
+  virtual std::uint64_t stores_quarantined() const { return 0; }
 };
 
 }  // namespace nvrtc_cache::store

@@ -163,9 +163,11 @@ TEST(Shim, CorruptEntriesAreMissesAndGetRecompiled) {
   EXPECT_EQ(damaged.out, direct.out) << "a damaged entry changed what the program saw";
   EXPECT_NE(damaged.err.find("failed its checksum"), std::string::npos) << damaged.err;
   const auto c = counters_of(dir.path());
-  EXPECT_GE(get(c, "corrupt"), 3);
+  // The first damaged entry found is small (inside a leaf page): the whole store is moved aside,
+  // its counters with it, and the fresh store counts from there.
+  EXPECT_GE(get(c, "corrupt"), 1);
   EXPECT_EQ(get(c, "hits"), 0);
-  EXPECT_EQ(get(c, "stores"), 6);  // recompiled and stored again
+  EXPECT_EQ(get(c, "stores"), 3);  // recompiled and stored again
   const ProcessResult healed = probe({"trivial", "template", "lto"}, shim_env(dir.path()));
   EXPECT_EQ(healed.out, direct.out);
   EXPECT_EQ(get(counters_of(dir.path()), "hits"), 3);

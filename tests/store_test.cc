@@ -374,7 +374,33 @@ TEST(LmdbStoreTest, TwoOpensOnOneDirectoryShareData) {
   EXPECT_EQ(second->entry_count(), 2u);
 }
 
+// A large value lives in overflow pages of its own: damage there is dropped with the entry alone.
 TEST(LmdbStoreTest, CorruptValueIsAMissAndIsDropped) {
+  TempDir tmp;
+  const std::string directory = tmp.sub("store");
+  const std::uint64_t map_size = 64ull << 20;
+  auto store = open_store(directory, map_size);
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->put("good", "fine").is_ok());
+  ASSERT_TRUE(store->put("bad", binary_value(20000, 9)).is_ok());
+  ASSERT_EQ(run_in_child([&] {
+              return mutate_raw_entry(directory, map_size, "bad",
+                                      [](std::string& bytes) { bytes[kEnvelopeHeaderSize + 7] ^= 0x10; });
+            }),
+            0);
+  EXPECT_FALSE(store->get("bad").has_value());
+  EXPECT_EQ(store->corrupt_entries_dropped(), 1u);
+  EXPECT_EQ(store->entry_count(), 1u);  // dropped, and the totals follow
+  EXPECT_EQ(store->size_bytes(), 4u);
+  EXPECT_FALSE(store->get("bad").has_value());
+  EXPECT_EQ(store->corrupt_entries_dropped(), 1u);  // already gone: a plain miss
+  EXPECT_EQ(store->get("good"), "fine");
+  EXPECT_EQ(store->stores_quarantined(), 0u);
+}
+
+// A small value lives inside a leaf page: its damage means the leaf is damaged, and rewriting it
+// could make LMDB overrun memory. The whole store is moved aside and a fresh one serves from then on.
+TEST(LmdbStoreTest, DamagedLeafMovesTheStoreAsideInsteadOfWritingToIt) {
   TempDir tmp;
   const std::string directory = tmp.sub("store");
   const std::uint64_t map_size = 64ull << 20;
@@ -388,12 +414,15 @@ TEST(LmdbStoreTest, CorruptValueIsAMissAndIsDropped) {
             }),
             0);
   EXPECT_FALSE(store->get("bad").has_value());
-  EXPECT_EQ(store->corrupt_entries_dropped(), 1u);
-  EXPECT_EQ(store->entry_count(), 1u);  // dropped, and the totals follow
-  EXPECT_EQ(store->size_bytes(), 4u);
-  EXPECT_FALSE(store->get("bad").has_value());
-  EXPECT_EQ(store->corrupt_entries_dropped(), 1u);  // already gone: a plain miss
-  EXPECT_EQ(store->get("good"), "fine");
+  EXPECT_EQ(store->stores_quarantined(), 1u);
+  EXPECT_FALSE(store->get("good").has_value());  // a fresh store
+  ASSERT_TRUE(store->put("new", "value").is_ok());
+  EXPECT_EQ(store->get("new"), "value");
+  int aside = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp.path())) {
+    aside += e.path().filename().string().rfind("store.corrupt-", 0) == 0;
+  }
+  EXPECT_EQ(aside, 1);
 }
 
 TEST(LmdbStoreTest, ValueStoredUnderAnotherKeyIsAMiss) {
