@@ -327,6 +327,8 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
     runtime.stats().add(Counter::uncacheable);
     if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "uncacheable compile: " + dependencies.why_not);
     runtime.flush_stats(false);
+  } else if (store && runtime.store_read_only()) {
+    runtime.stats().add(Counter::misses);  // a read-only cache stores nothing (said once at open)
   } else if (store) {
     try {
       store_result(*store, real, prog, record, key, std::move(*dependencies.set), rc,

@@ -51,6 +51,7 @@ store::Store* Runtime::store() {
     store::OpenedCache opened = store::open_cache(cache_policy(config_));
     for (const auto& message : opened.messages) log_line(LogLevel::kWarn, message);
     store_ = std::move(opened.store);
+    read_only_ = opened.read_only;
     if (!store_) {
       log_once(LogLevel::kWarn, "store-open",
                "cannot open the cache at " + opened.directory + " (" + opened.status.message() +
@@ -70,7 +71,7 @@ void Runtime::flush_stats(bool force) {
   if (!force && now - last < 1'000'000'000) return;
   if (!last_flush_ns_.compare_exchange_strong(last, now) && !force) return;
   store::Store* s = store_.get();
-  if (s == nullptr) return;
+  if (s == nullptr || read_only_) return;
   const int saved_errno = errno;
   try {
     // Entries the store itself found damaged (envelope checksum) count as corrupt too.

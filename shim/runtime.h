@@ -25,6 +25,7 @@ class Runtime {
   // The cache's store, or nullptr when it is unavailable (already logged).
   store::Store* store();
   StatsDeltas& stats() { return stats_; }
+  bool store_read_only() const { return read_only_; }
   // Merges this process's counter deltas into the store: always when `force`, else at most once a
   // second.
   void flush_stats(bool force);
@@ -35,6 +36,7 @@ class Runtime {
   StatsDeltas stats_;
   std::once_flag store_once_;
   std::unique_ptr<store::Store> store_;
+  bool read_only_ = false;  // a read-only cache: hits only, no statistics written
   std::atomic<std::int64_t> last_flush_ns_{0};
   std::atomic<std::uint64_t> corrupt_reported_{0};
 };

@@ -196,6 +196,7 @@ OpenedCache open_cache(const CachePolicy& policy) {
   options.env = policy.env;
   out.store = LmdbStore::open(options, &out.status);
   if (out.store && out.store->read_only()) {
+    out.read_only = true;
     out.messages.push_back("the cache at " + out.directory + " is read-only: serving hits, storing nothing");
   }
   return out;

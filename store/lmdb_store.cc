@@ -376,6 +376,20 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& 
     lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
     lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
     rc = lmdb().mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS | MDB_RDONLY, kFileMode);
+    if (rc == EACCES || rc == EROFS || rc == EPERM) {
+      // Read-only media (a cache baked into an image): not even the lock file is writable, and no
+      // process can be writing, so no lock is needed.
+      env.reset();
+      raw = nullptr;
+      if (lmdb().mdb_env_create(&raw) == MDB_SUCCESS) {
+        env.reset(raw);
+        install_assert_guard(raw);
+        lmdb().mdb_env_set_maxreaders(raw, kMaxReaders);
+        lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
+        lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
+        rc = lmdb().mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK, kFileMode);
+      }
+    }
     shared->read_only = true;
   }
   if (rc != MDB_SUCCESS) {

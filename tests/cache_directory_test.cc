@@ -2,6 +2,7 @@
 // truncated and garbage data files, and filesystem faults injected through the Env seam.
 #include <gtest/gtest.h>
 #include <linux/magic.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -208,6 +209,36 @@ TEST(CacheDirectory, IntactStoreIsKept) {
   ASSERT_TRUE(reopened.store);
   EXPECT_EQ(reopened.store->entry_count(), 10u);
   EXPECT_TRUE(reopened.messages.empty());
+}
+
+TEST(CacheDirectory, ReadOnlyCacheServesHitsAndStoresNothing) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to read the cache as another user";
+  TempDir t;
+  fs::permissions(t.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+  const std::string dir = t.path() + "/cache";
+  fill(dir, 5);
+  for (const std::string& d : {dir, dir + "/store"}) fs::permissions(d, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  for (const std::string& f : {dir + "/store/data.mdb", dir + "/store/lock.mdb"}) {
+    fs::permissions(f, fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_read);
+  }
+  const pid_t child = fork();
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(10);
+    CachePolicy p = policy_for(dir);
+    p.allow_shared = true;  // owned by root
+    OpenedCache opened = open_cache(p);
+    if (!opened.store) _exit(11);
+    if (!opened.store->read_only()) _exit(12);
+    if (opened.messages.empty() || opened.messages[0].find("read-only") == std::string::npos) _exit(13);
+    if (opened.store->get("key3") != std::string(20000, 'd')) _exit(14);
+    if (opened.store->put("new", "v").code() != Status::Code::kReadOnly) _exit(15);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "exit code names the failed step (10-15)";
 }
 
 TEST(CacheDirectory, InjectedFaultsFailCleanly) {
