@@ -1527,6 +1527,43 @@ MapUsage LmdbStore::map_usage() {
   }
 }
 
+Status LmdbStore::for_each(
+    const std::function<void(std::string_view key, std::optional<std::string_view> payload)>& visit) {
+  const ErrnoGuard errno_guard;
+  try {
+    Status status;
+    const EnvRef ref = impl_->acquire(&status);
+    if (!ref) return status;
+    Txn txn(*ref, MDB_RDONLY);
+    if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin read");
+    MDB_cursor* cursor = nullptr;
+    if (const int rc = lmdb().mdb_cursor_open(txn.get(), ref->entries, &cursor); rc != MDB_SUCCESS) {
+      return to_status(rc, "open cursor");
+    }
+    const std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> owner(cursor, lmdb().mdb_cursor_close);
+    MDB_val key, value;
+    int rc = lmdb().mdb_cursor_get(cursor, &key, &value, MDB_FIRST);
+    for (; rc == MDB_SUCCESS; rc = lmdb().mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+      struct Check {
+        MDB_val key, value;
+        bool intact;
+      } check{key, value, false};
+      const bool readable = run_guarded(
+          [](void* raw) {
+            auto* c = static_cast<Check*>(raw);
+            c->intact = unwrap_value(to_view(c->key), to_view(c->value)).has_value();
+          },
+          &check);
+      std::optional<std::string_view> payload;
+      if (readable && check.intact) payload = unwrap_value(to_view(key), to_view(value));
+      visit(to_view(key), payload);
+    }
+    return rc == MDB_NOTFOUND ? Status::ok() : to_status(rc, "walk entries");
+  } catch (...) {
+    return Status::io_error("for_each failed");
+  }
+}
+
 bool LmdbStore::read_only() {
   const ErrnoGuard errno_guard;
   Status ignored;

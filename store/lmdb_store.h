@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +107,11 @@ class LmdbStore final : public Store {
   // How many times this process found the store damaged beyond what LMDB reports as a miss (LMDB
   // corruption codes, or a fault while reading mapped pages) and moved its directory aside.
   std::uint64_t stores_quarantined() const override;
+
+  // Visits every entry in key order, in one read transaction: `payload` is nullopt when the entry
+  // fails its envelope check. Reads are guarded like get(); nothing is modified. Returns an error
+  // (corruption) when the store cannot be walked to the end.
+  Status for_each(const std::function<void(std::string_view key, std::optional<std::string_view> payload)>& visit);
 
   struct Impl;
 

@@ -202,6 +202,21 @@ TEST(Shim, CacheDirectoryWritableByOthersIsRefusedOnce) {
   EXPECT_EQ(probe({"trivial"}, shared).err, "");
 }
 
+TEST(Cli, VerifyReportsASoundCacheAndADamagedOne) {
+  TempDir dir;
+  ASSERT_EQ(probe({"trivial", "template", "lto"}, shim_env(dir.path())).exit_code, 0);
+  const std::map<std::string, std::optional<std::string>> env = {{"NVRTC_CACHE_DIR", dir.path()}};
+  const auto sound = run_process({NVRTC_CACHE_CLI_PATH, "verify"}, env);
+  EXPECT_EQ(sound.exit_code, 0) << sound.out << sound.err;
+  EXPECT_NE(sound.out.find("manifests           3 (0 malformed)"), std::string::npos) << sound.out;
+  EXPECT_NE(sound.out.find("verdict             ok"), std::string::npos);
+  ASSERT_EQ(damage_every_entry(dir.path() + "/store"), 6);
+  const auto damaged = run_process({NVRTC_CACHE_CLI_PATH, "verify"}, env);
+  EXPECT_EQ(damaged.exit_code, 1) << damaged.out;
+  EXPECT_NE(damaged.out.find("failed checksum     6"), std::string::npos) << damaged.out;
+  EXPECT_NE(damaged.out.find("DAMAGED"), std::string::npos);
+}
+
 TEST(Shim, DisabledShimPassesEverythingThrough) {
   TempDir dir;
   auto env = shim_env(dir.path());

@@ -13,4 +13,7 @@ int clear_command(int argc, char** argv);
 // nvrtc-cache evict [--max-size S] [--older-than D]
 int evict_command(int argc, char** argv);
 
+// nvrtc-cache verify: checks every entry and reports; exit status 1 if any is damaged.
+int verify_command(int argc, char** argv);
+
 }  // namespace nvrtc_cache::tools

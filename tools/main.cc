@@ -15,6 +15,7 @@ void usage(std::FILE* out) {
       "                           for environments where preloading is not possible\n"
       "  stats [--json]           show hits, misses and size of the cache, across all processes\n"
       "  clear                    remove every entry and reset the statistics\n"
+      "  verify                   check every entry (envelope, format, references) and report\n"
       "  evict [--max-size S] [--older-than D]\n"
       "                           remove least recently used entries until the payload is at most S\n"
       "                           (e.g. 2G), and those unused for D (30d, 12h, 90m, 3600s); with\n"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   if (command == "run") return nvrtc_cache::tools::run_command(argc - 2, argv + 2);
   if (command == "stats") return nvrtc_cache::tools::stats_command(argc - 2, argv + 2);
   if (command == "clear") return nvrtc_cache::tools::clear_command(argc - 2, argv + 2);
+  if (command == "verify") return nvrtc_cache::tools::verify_command(argc - 2, argv + 2);
   if (command == "evict") return nvrtc_cache::tools::evict_command(argc - 2, argv + 2);
   if (command == "-h" || command == "--help" || command == "help") {
     usage(stdout);

@@ -1,0 +1,65 @@
+// nvrtc-cache verify: reads every entry of the store, checks its envelope and its format (manifests
+// and compile results), and that every result a manifest names is present. Changes nothing.
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "keying/manifest.h"
+#include "shim/compile_entry.h"
+#include "shim/config.h"
+#include "store/cache_directory.h"
+#include "tools/commands.h"
+
+namespace nvrtc_cache::tools {
+
+int verify_command(int, char**) {
+  const shim::Config config = shim::config_from_process_environment();
+  store::OpenedCache opened = store::open_cache(shim::cache_policy(config));
+  for (const auto& message : opened.messages) std::fprintf(stderr, "nvrtc-cache: %s\n", message.c_str());
+  if (!opened.store) {
+    std::fprintf(stderr, "nvrtc-cache: cannot open the cache at %s: %s\n", opened.directory.c_str(),
+                 opened.status.message().c_str());
+    return 1;
+  }
+  std::uint64_t entries = 0, damaged = 0, manifests = 0, bad_manifests = 0, results = 0, bad_results = 0, other = 0;
+  std::set<std::string> present, referenced;
+  const store::Status walked = opened.store->for_each([&](std::string_view key, std::optional<std::string_view> payload) {
+    ++entries;
+    present.emplace(key);
+    if (!payload) {
+      ++damaged;
+      return;
+    }
+    if (key.size() == 33 && key[0] == 'M') {
+      ++manifests;
+      if (auto manifest = keying::decode_manifest(*payload)) {
+        for (const auto& r : manifest->results) referenced.insert(keying::result_store_key(r.result_key));
+      } else {
+        ++bad_manifests;
+      }
+    } else if (key.size() == 33 && key[0] == 'R') {
+      ++results;
+      if (!shim::decode_entry(*payload)) ++bad_results;
+    } else {
+      ++other;
+    }
+  });
+  std::uint64_t dangling = 0;
+  for (const auto& key : referenced) dangling += present.count(key) == 0;
+  std::printf("cache directory     %s\n", opened.directory.c_str());
+  std::printf("entries             %llu\n", static_cast<unsigned long long>(entries));
+  std::printf("manifests           %llu (%llu malformed)\n", static_cast<unsigned long long>(manifests),
+              static_cast<unsigned long long>(bad_manifests));
+  std::printf("compile results     %llu (%llu malformed)\n", static_cast<unsigned long long>(results),
+              static_cast<unsigned long long>(bad_results));
+  std::printf("failed checksum     %llu\n", static_cast<unsigned long long>(damaged));
+  std::printf("unknown keys        %llu\n", static_cast<unsigned long long>(other));
+  std::printf("missing results     %llu (named by a manifest, evicted or never stored: a miss, not an error)\n",
+              static_cast<unsigned long long>(dangling));
+  const bool sound = walked.is_ok() && damaged == 0 && bad_manifests == 0 && bad_results == 0 && other == 0;
+  if (!walked.is_ok()) std::printf("walk                failed: %s\n", walked.message().c_str());
+  std::printf("verdict             %s\n", sound ? "ok" : "DAMAGED (damaged entries are misses; `nvrtc-cache clear` starts afresh)");
+  return sound ? 0 : 1;
+}
+
+}  // namespace nvrtc_cache::tools
