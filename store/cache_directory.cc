@@ -195,6 +195,12 @@ OpenedCache open_cache(const CachePolicy& policy) {
   options.map_size_bytes = policy.max_bytes;
   options.env = policy.env;
   out.store = LmdbStore::open(options, &out.status);
+  if (!out.store && out.status.code() == Status::Code::kCorruption) {  // LMDB itself found damage
+    const std::string aside = quarantine(store_dir, env);
+    out.messages.push_back(out.status.message() + (aside.empty() ? "; could not move it aside"
+                                                                  : "; moved aside to " + aside + " and starting afresh"));
+    if (!aside.empty()) out.store = LmdbStore::open(options, &out.status);
+  }
   if (out.store && out.store->read_only()) {
     out.read_only = true;
     out.messages.push_back("the cache at " + out.directory + " is read-only: serving hits, storing nothing");

@@ -112,6 +112,7 @@ const LmdbLibrary* guarded_lmdb_library() {
     NVRTC_CACHE_LMDB_GUARD(mdb_get)
     NVRTC_CACHE_LMDB_GUARD(mdb_cursor_get)
     NVRTC_CACHE_LMDB_GUARD(mdb_stat)
+    NVRTC_CACHE_LMDB_GUARD(mdb_dbi_open)  // looks the name up in the main tree before it allocates
 #undef NVRTC_CACHE_LMDB_GUARD
     return table;
   }();

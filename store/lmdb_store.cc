@@ -310,22 +310,6 @@ void Registry::release_locked(SharedEnv* env) {
   }
 }
 
-// Opens the named databases, creating them on first use.
-int open_databases(MDB_env* env, SharedEnv& shared) {
-  MDB_txn* txn = nullptr;
-  int rc = lmdb().mdb_txn_begin(env, nullptr, 0, &txn);
-  if (rc != MDB_SUCCESS) return rc;
-  rc = lmdb().mdb_dbi_open(txn, kEntriesDb, MDB_CREATE, &shared.entries);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kCountersDb, MDB_CREATE, &shared.counters);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kMetaDb, MDB_CREATE, &shared.meta);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kAccessDb, MDB_CREATE, &shared.access);
-  if (rc != MDB_SUCCESS) {
-    lmdb().mdb_txn_abort(txn);
-    return rc;
-  }
-  return lmdb().mdb_txn_commit(txn);
-}
-
 // A read-only environment cannot create databases: they must all exist already.
 int open_databases_read_only(MDB_env* env, SharedEnv& shared) {
   MDB_txn* txn = nullptr;
@@ -341,6 +325,27 @@ int open_databases_read_only(MDB_env* env, SharedEnv& shared) {
   }
   return lmdb().mdb_txn_commit(txn);  // keeps the handles
 }
+
+// Opens the named databases, creating them on first use. Looking them up needs no write; a store
+// that has pages but lacks them is damaged (creating them would write to it), not new.
+int open_databases(MDB_env* env, SharedEnv& shared) {
+  if (open_databases_read_only(env, shared) == MDB_SUCCESS) return MDB_SUCCESS;
+  MDB_envinfo info{};
+  if (lmdb().mdb_env_info(env, &info) != MDB_SUCCESS || info.me_last_pgno > 1) return MDB_CORRUPTED;
+  MDB_txn* txn = nullptr;
+  int rc = lmdb().mdb_txn_begin(env, nullptr, 0, &txn);
+  if (rc != MDB_SUCCESS) return rc;
+  rc = lmdb().mdb_dbi_open(txn, kEntriesDb, MDB_CREATE, &shared.entries);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kCountersDb, MDB_CREATE, &shared.counters);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kMetaDb, MDB_CREATE, &shared.meta);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kAccessDb, MDB_CREATE, &shared.access);
+  if (rc != MDB_SUCCESS) {
+    lmdb().mdb_txn_abort(txn);
+    return rc;
+  }
+  return lmdb().mdb_txn_commit(txn);
+}
+
 
 SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& id, Status* status) {
   auto shared = std::make_unique<SharedEnv>();
