@@ -985,7 +985,8 @@ struct LmdbStore::Impl {
     }
     const std::int64_t now = system().now_seconds();
     PutAttempt attempt = put_once(*ref, key, value, now);
-    if (attempt.rc == MDB_MAP_FULL && !attempt.too_large && attempt.map_bytes > 0) {
+    // A full map, or a full disk (the file cannot grow; evicted pages are reused without growing it).
+    if ((attempt.rc == MDB_MAP_FULL || attempt.rc == ENOSPC) && !attempt.too_large && attempt.map_bytes > 0) {
       // Dead readers may pin freed pages; then make room (the value needs contiguous pages) and
       // retry once.
       int dead_readers = 0;

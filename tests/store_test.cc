@@ -643,6 +643,7 @@ class TestEnv final : public Env {
  public:
   std::atomic<std::int64_t> now{1'000'000};
   std::atomic<int> map_full_puts{0};  // the next this-many put attempts report MDB_MAP_FULL
+  std::atomic<int> disk_full_puts{0};  // then this many report ENOSPC
 
   void advance(std::int64_t seconds) { now += seconds; }
 
@@ -661,6 +662,9 @@ class TestEnv final : public Env {
     for (int left = map_full_puts.load(); left > 0;) {
       if (map_full_puts.compare_exchange_weak(left, left - 1)) return MDB_MAP_FULL;
     }
+    for (int left = disk_full_puts.load(); left > 0;) {
+      if (disk_full_puts.compare_exchange_weak(left, left - 1)) return ENOSPC;
+    }
     return 0;
   }
 };
@@ -677,6 +681,24 @@ std::unique_ptr<LmdbStore> open_with_env(const std::string& directory, std::uint
 }
 
 std::string numbered(const std::string& prefix, int i) { return prefix + std::to_string(i); }
+
+TEST(LmdbEvictionTest, FullDiskEvictsAndRetriesOnceThenGivesUpCleanly) {
+  TempDir tmp;
+  TestEnv env;
+  auto store = open_with_env(tmp.sub("store"), 16ull << 20, &env);
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(store->put(numbered("old-", i), binary_value(64u << 10, i)).is_ok());
+  env.disk_full_puts = 1;  // the first attempt finds the disk full; the retry after evicting works
+  EXPECT_TRUE(store->put("after-one", "v").is_ok());
+  EXPECT_EQ(store->get("after-one"), "v");
+  env.disk_full_puts = 2;  // still full after evicting: the put fails, nothing else does
+  const Status failed = store->put("after-two", "v");
+  EXPECT_FALSE(failed.is_ok());
+  EXPECT_NE(failed.message().find("No space left"), std::string::npos) << failed.message();
+  EXPECT_FALSE(store->get("after-two").has_value());
+  EXPECT_TRUE(store->put("later", "w").is_ok());  // (eviction may have taken older entries)
+  EXPECT_EQ(store->get("later"), "w");
+}
 
 TEST(LmdbEvictionTest, SmallMapStaysUnderItsCapAndTheHotKeySurvives) {
   TempDir tmp;
