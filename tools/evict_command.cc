@@ -13,6 +13,7 @@
 #include "shim/config.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
+#include "tools/open_cache.h"
 
 namespace nvrtc_cache::tools {
 namespace {
@@ -69,13 +70,8 @@ int evict_command(int argc, char** argv) {
     }
   }
   const shim::Config config = shim::config_from_process_environment();
-  store::OpenedCache opened = store::open_cache(shim::cache_policy(config));
-  for (const auto& message : opened.messages) std::fprintf(stderr, "nvrtc-cache: %s\n", message.c_str());
-  if (!opened.store) {
-    std::fprintf(stderr, "nvrtc-cache: cannot open the cache at %s: %s\n", opened.directory.c_str(),
-                 opened.status.message().c_str());
-    return 1;
-  }
+  store::OpenedCache opened = open_cache_reporting(config);
+  if (!opened.store) return 1;
   store::LmdbStore& cache = *opened.store;
   store::EvictResult result;
   const store::Status status = cache.evict(options, &result);

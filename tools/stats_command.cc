@@ -7,18 +7,13 @@
 #include "shim/stats.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
+#include "tools/open_cache.h"
 
 namespace nvrtc_cache::tools {
 namespace {
 
 std::unique_ptr<store::LmdbStore> open_store(const shim::Config& config) {
-  store::OpenedCache opened = store::open_cache(shim::cache_policy(config));
-  for (const auto& message : opened.messages) std::fprintf(stderr, "nvrtc-cache: %s\n", message.c_str());
-  if (!opened.store) {
-    std::fprintf(stderr, "nvrtc-cache: cannot open the cache at %s: %s\n", opened.directory.c_str(),
-                 opened.status.message().c_str());
-  }
-  return std::move(opened.store);
+  return std::move(open_cache_reporting(config).store);
 }
 
 std::int64_t counter(const store::Counters& counters, std::string_view name) {

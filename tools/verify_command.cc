@@ -9,18 +9,14 @@
 #include "shim/config.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
+#include "tools/open_cache.h"
 
 namespace nvrtc_cache::tools {
 
 int verify_command(int, char**) {
   const shim::Config config = shim::config_from_process_environment();
-  store::OpenedCache opened = store::open_cache(shim::cache_policy(config));
-  for (const auto& message : opened.messages) std::fprintf(stderr, "nvrtc-cache: %s\n", message.c_str());
-  if (!opened.store) {
-    std::fprintf(stderr, "nvrtc-cache: cannot open the cache at %s: %s\n", opened.directory.c_str(),
-                 opened.status.message().c_str());
-    return 1;
-  }
+  store::OpenedCache opened = open_cache_reporting(config);
+  if (!opened.store) return 1;
   std::uint64_t entries = 0, damaged = 0, manifests = 0, bad_manifests = 0, results = 0, bad_results = 0, other = 0;
   std::set<std::string> present, referenced;
   const store::Status walked = opened.store->for_each([&](std::string_view key, std::optional<std::string_view> payload) {
