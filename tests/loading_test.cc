@@ -168,7 +168,7 @@ class PythonJitStack : public ::testing::TestWithParam<std::string> {};
 TEST_P(PythonJitStack, ColdThenWarmIsByteIdenticalAndServed) {
   const char* python = std::getenv("NVRTC_CACHE_TEST_PYTHON");
   if (python == nullptr || access(python, X_OK) != 0) {
-    GTEST_SKIP() << "set NVRTC_CACHE_TEST_PYTHON to a Python with cuda-core and cuda-bindings installed "
+    GTEST_SKIP() << "set NVRTC_CACHE_TEST_PYTHON to a Python with cuda-core, cuda-bindings, cupy-cuda13x and numba-cuda "
                     "(scripts/python_env.sh makes one; skipped when PyPI is unreachable)";
   }
   TempDir cache;
@@ -191,7 +191,7 @@ TEST_P(PythonJitStack, ColdThenWarmIsByteIdenticalAndServed) {
   EXPECT_EQ(get(after_warm, "hits") - get(after_cold, "hits"), get(after_cold, "stores"));
 }
 
-INSTANTIATE_TEST_SUITE_P(PyPI, PythonJitStack, ::testing::Values("bindings", "core"));
+INSTANTIATE_TEST_SUITE_P(PyPI, PythonJitStack, ::testing::Values("bindings", "core", "cupy", "numba"));
 
 }  // namespace
 }  // namespace nvrtc_cache

@@ -1,10 +1,14 @@
 """Real Python JIT stacks compiling through NVRTC, printing every result so that runs with and without
 the shim can be compared byte for byte.
 
-usage: jit_stacks.py bindings|core
+usage: jit_stacks.py bindings|core|cupy|numba
   bindings  cuda.bindings.nvrtc, the raw API (cuda.pathfinder loads NVRTC: the nvidia-cuda-nvrtc
             wheel by absolute path if installed, else the system one)
   core      cuda.core Program(...).compile() to CUBIN and LTO-IR, with name expressions
+  cupy      CuPy's NVRTC program (the path RawModule/RawKernel compile through), to CUBIN with
+            name expressions
+  numba     numba-cuda's NVRTC compile of CUDA C++ for linking into Python kernels (LTO-IR; its
+            PTX path asks the GPU driver for its version)
 """
 import sys
 
@@ -52,5 +56,23 @@ def run_core():
         program.close()
 
 
+def run_cupy():
+    from cupy.cuda import compiler
+
+    program = compiler._NVRTCProgram(SOURCE, "cupy.cu", name_expressions=NAMES, method="cubin")
+    code, mapping = program.compile(("-arch=sm_80", "-std=c++17"))
+    print(f"cubin {len(code)} {bytes(code).hex()}")
+    for name in NAMES:
+        print(f"lowered {name} = {mapping[name]}")
+
+
+def run_numba():
+    from numba.cuda.cudadrv import nvrtc
+
+    device_source = 'extern "C" __device__ int twice(int* out, int x) { *out = 2 * x; return 0; }\n'
+    code, log = nvrtc.compile(device_source, "numba.cu", (8, 0), ltoir=True)
+    print(f"ltoir {len(code.code)} {bytes(code.code).hex()} log={log!r}")
+
+
 if __name__ == "__main__":
-    {"bindings": run_bindings, "core": run_core}[sys.argv[1]]()
+    {"bindings": run_bindings, "core": run_core, "cupy": run_cupy, "numba": run_numba}[sys.argv[1]]()
