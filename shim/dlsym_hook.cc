@@ -52,9 +52,14 @@ void* real_dlsym(void* handle, const char* name) {
 
 asm(R"(
   .text
-  .globl dlsym
-  .type dlsym, @function
-dlsym:
+  .globl nvrtc_cache_dlsym
+  .type nvrtc_cache_dlsym, @function
+  .symver nvrtc_cache_dlsym, dlsym@@GLIBC_2.34
+  .globl nvrtc_cache_dlsym_compat
+  .type nvrtc_cache_dlsym_compat, @function
+  .symver nvrtc_cache_dlsym_compat, dlsym@GLIBC_2.2.5
+nvrtc_cache_dlsym:
+nvrtc_cache_dlsym_compat:
   .cfi_startproc
   cmpq $-1, %rdi
   je 2f
@@ -97,5 +102,6 @@ dlsym:
   xorl %eax, %eax
   ret
   .cfi_endproc
-  .size dlsym, .-dlsym
+  .size nvrtc_cache_dlsym, .-nvrtc_cache_dlsym
+  .size nvrtc_cache_dlsym_compat, .-nvrtc_cache_dlsym_compat
 )");

@@ -15,6 +15,24 @@
 #include "shim/nvrtc_api.def"
 #undef NVRTC_API
 
+// Per-major wrappers: a library linked against NVRTC 12 or 11.2 references nvrtcX@libnvrtc.so.12 /
+// @libnvrtc.so.11.2; those bind to these (the plain exports above are the default,
+// nvrtcX@@libnvrtc.so.13), which route only to a real NVRTC of that major. Two majors linked into
+// one process each reach their own.
+#define NVRTC_CACHE_MAJOR_WRAPPER(tag, node_index, node_name, kind, ret, name, params, args)              \
+  extern "C" __attribute__((visibility("default"), used)) ret nvrtc_cache_##tag##_##name params            \
+  NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args,                                                          \
+                           nvrtc_cache::shim::real_nvrtc_for_caller(__builtin_return_address(0), node_index)) \
+  __asm__(".symver nvrtc_cache_" #tag "_" #name ", " #name "@" node_name);
+#define NVRTC_API(kind, ret, name, params, args) \
+  NVRTC_CACHE_MAJOR_WRAPPER(v12, 1, "libnvrtc.so.12", kind, ret, name, params, args)
+#include "shim/nvrtc_api.def"
+#undef NVRTC_API
+#define NVRTC_API(kind, ret, name, params, args) \
+  NVRTC_CACHE_MAJOR_WRAPPER(v11_2, 2, "libnvrtc.so.11.2", kind, ret, name, params, args)
+#include "shim/nvrtc_api.def"
+#undef NVRTC_API
+
 using nvrtc_cache::shim::RealNvrtc;
 
 // __nvrtcCPEx: private, signature unknown. Resolve the caller's real one, then jump to it with every

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -22,8 +23,7 @@ namespace {
 
 // Version nodes of the NVRTC majors the shim knows, newest first. A versioned lookup (dlvsym) never
 // matches the shim's own unversioned definitions, so it skips the shim and lands in a real NVRTC.
-constexpr std::array<const char*, 3> kVersionNodes = {"libnvrtc.so.13", "libnvrtc.so.12",
-                                                      "libnvrtc.so.11.2"};
+constexpr auto& kVersionNodes = kNvrtcVersionNodes;
 
 const void* self_marker() { return reinterpret_cast<const void*>(&self_marker); }
 
@@ -58,15 +58,19 @@ struct Probe {
   const char* node = nullptr;
 };
 
-[[maybe_unused]] Probe find_real_version_fn(void* scope) {
+// `only_node`: the version node the caller's reference named (a per-major wrapper), or nullptr.
+[[maybe_unused]] Probe find_real_version_fn(void* scope, const char* only_node) {
   for (const char* node : kVersionNodes) {
+    if (only_node && std::strcmp(node, only_node) != 0) continue;
     void* fn = scope ? dlvsym(scope, "nvrtcVersion", node) : nullptr;
     if (fn && !in_shim(fn)) return {fn, node};
   }
   for (const char* node : kVersionNodes) {  // the caller's scope lacks it: anything loaded after us
+    if (only_node && std::strcmp(node, only_node) != 0) continue;
     void* fn = dlvsym(RTLD_NEXT, "nvrtcVersion", node);
     if (fn && !in_shim(fn)) return {fn, node};
   }
+  if (only_node) return {};
   void* fn = real_dlsym(RTLD_NEXT, "nvrtcVersion");
   if (fn && !in_shim(fn)) return {fn, nullptr};
   return {};
@@ -116,24 +120,26 @@ std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
 
 class SlotRegistry {
  public:
-  const RealNvrtc* for_caller(const void* caller) {
+  const RealNvrtc* for_caller(const void* caller, int node_index) {
+    // Call sites are user-space addresses (< 2^56): the node index goes in the top byte.
+    const auto site = reinterpret_cast<std::uintptr_t>(caller) | (std::uintptr_t(node_index + 1) << 56);
     {
       std::shared_lock lock(mu_);
-      if (auto it = by_call_site_.find(caller); it != by_call_site_.end()) return it->second;
+      if (auto it = by_call_site_.find(site); it != by_call_site_.end()) return it->second;
     }
-    const RealNvrtc* slot = resolve(caller);
+    const RealNvrtc* slot = resolve(caller, node_index < 0 ? nullptr : kVersionNodes[node_index]);
     std::unique_lock lock(mu_);
-    by_call_site_.emplace(caller, slot);
+    by_call_site_.emplace(site, slot);
     return slot;
   }
 
  private:
-  const RealNvrtc* resolve([[maybe_unused]] const void* caller) {
+  const RealNvrtc* resolve([[maybe_unused]] const void* caller, [[maybe_unused]] const char* only_node) {
 #ifdef NVRTC_CACHE_PROXY
     const Probe probe = proxied_library_version_fn();
 #else
     void* scope = scope_handle_of(link_map_of(caller));
-    const Probe probe = find_real_version_fn(scope);
+    const Probe probe = find_real_version_fn(scope, only_node);
     if (scope) dlclose(scope);
 #endif
     if (probe.version_fn == nullptr) return nullptr;
@@ -149,7 +155,7 @@ class SlotRegistry {
   }
 
   std::shared_mutex mu_;
-  std::unordered_map<const void*, const RealNvrtc*> by_call_site_;
+  std::unordered_map<std::uintptr_t, const RealNvrtc*> by_call_site_;
   std::vector<std::unique_ptr<RealNvrtc>> slots_;
 
  public:
@@ -227,11 +233,11 @@ const RealNvrtc* slot_library(int slot) { return registry().slot_library(slot); 
 
 bool address_in_shim(const void* address) { return in_shim(address); }
 
-const RealNvrtc* real_nvrtc_for_caller(const void* caller) {
+const RealNvrtc* real_nvrtc_for_caller(const void* caller, int node_index) {
   const int saved_errno = errno;
   const RealNvrtc* slot = nullptr;
   try {
-    slot = registry().for_caller(caller);
+    slot = registry().for_caller(caller, node_index);
   } catch (...) {
     slot = nullptr;
   }

@@ -23,8 +23,11 @@ struct RealNvrtc {
 };
 
 // The real NVRTC reachable from `caller` (a return address inside the calling object), or nullptr
-// when none is loaded there.
-const RealNvrtc* real_nvrtc_for_caller(const void* caller);
+// when none is loaded there. `node_index` restricts it to one major's version node (an index into
+// kNvrtcVersionNodes: a wrapper the caller reached through e.g. nvrtcX@libnvrtc.so.12); -1: any,
+// newest first.
+inline constexpr const char* kNvrtcVersionNodes[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
+const RealNvrtc* real_nvrtc_for_caller(const void* caller, int node_index = -1);
 
 // Slots: each real NVRTC library a client reached through dlsym gets a slot index, and the shim
 // hands that client wrappers bound to the slot (shim/slot_wrappers.cc), so two libraries (two

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "tests/harness.h"
 
@@ -192,6 +193,58 @@ TEST_P(PythonJitStack, ColdThenWarmIsByteIdenticalAndServed) {
 }
 
 INSTANTIATE_TEST_SUITE_P(PyPI, PythonJitStack, ::testing::Values("bindings", "core", "cupy", "numba"));
+
+}  // namespace
+}  // namespace nvrtc_cache
+
+namespace nvrtc_cache {
+namespace {
+
+using namespace testing;
+
+// Two majors *linked* into one process: the program links NVRTC 13, a library it uses links NVRTC
+// 12 (its references are nvrtcX@libnvrtc.so.12). Built here with the system compiler against the
+// NVRTC 12 wheel, then run directly, cold and warm.
+TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcess) {
+  const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
+  if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
+    GTEST_SKIP() << "set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh does)";
+  }
+  TempDir work, cache;
+  const std::string dir12 = std::filesystem::path(nvrtc12).parent_path().string();
+  const std::string client =
+      "#include <nvrtc.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+      "#define NAME(x) x\n"
+      "static const char* src = \"extern \\\"C\\\" __global__ void k(int* x) { x[0] = 7; }\\n\";\n"
+      "void FN(const char* label) {\n"
+      "  int major = 0, minor = 0; nvrtcVersion(&major, &minor);\n"
+      "  nvrtcProgram p; nvrtcCreateProgram(&p, src, \"k.cu\", 0, 0, 0);\n"
+      "  const char* opts[] = {\"-arch=compute_80\"};\n"
+      "  int rc = nvrtcCompileProgram(p, 1, opts);\n"
+      "  size_t n = 0; nvrtcGetPTXSize(p, &n); char* ptx = malloc(n); nvrtcGetPTX(p, ptx);\n"
+      "  printf(\"%s: NVRTC %d.%d rc=%d ptx=%zu\\n%s\\n\", label, major, minor, rc, n, ptx);\n"
+      "  free(ptx); nvrtcDestroyProgram(&p);\n"
+      "}\n";
+  std::ofstream(work.path() + "/lib12.c") << "#define FN compile_with_12\n" << client;
+  std::ofstream(work.path() + "/main.c") << "#define FN compile_with_13\n" << client
+                                          << "void compile_with_12(const char*);\n"
+                                             "int main(void) { compile_with_12(\"lib12\"); compile_with_13(\"main\");"
+                                             " compile_with_12(\"lib12 again\"); return 0; }\n";
+  const std::string inc = "-I" + std::string(CUDA_NVRTC_LIBRARY_DIR) + "/../include";
+  const auto lib = run_process({"/usr/bin/cc", "-shared", "-fPIC", inc, "-o", work.path() + "/lib12.so",
+                                work.path() + "/lib12.c", "-L" + dir12, "-l:libnvrtc.so.12"});
+  ASSERT_EQ(lib.exit_code, 0) << lib.err;
+  const auto exe = run_process({"/usr/bin/cc", inc, "-o", work.path() + "/main", work.path() + "/main.c",
+                                work.path() + "/lib12.so", "-Wl,-rpath-link," + dir12,
+                                "-L" + std::string(CUDA_NVRTC_LIBRARY_DIR), "-lnvrtc"});
+  ASSERT_EQ(exe.exit_code, 0) << exe.err;
+  const EnvVars env = {{"LD_LIBRARY_PATH", dir12 + ":" + CUDA_NVRTC_LIBRARY_DIR}};
+  const Runs r = cold_and_warm({work.path() + "/main"}, env, cache.path());
+  expect_served_identically(r, 3);
+  EXPECT_NE(r.direct.out.find("lib12: NVRTC 12."), std::string::npos) << r.direct.out.substr(0, 300);
+  EXPECT_NE(r.direct.out.find("main: NVRTC 13."), std::string::npos);
+  EXPECT_EQ(get(counters_of(cache.path()), "stores"), 2) << "each major keeps its own entry";
+}
 
 }  // namespace
 }  // namespace nvrtc_cache

@@ -282,21 +282,28 @@ TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
   const std::set<std::string> libc = {"open",    "open64",   "fopen",  "fopen64", "__xstat", "__xstat64",
                                        "__lxstat", "__lxstat64", "stat",   "stat64",  "lstat",   "lstat64",
                                        "access",  "realpath", "opendir", "readlink", "getenv", "dlsym"};
+  const std::set<std::string> nodes = {"libnvrtc.so.11.2", "libnvrtc.so.12", "libnvrtc.so.13", "GLIBC_2.2.5",
+                                       "GLIBC_2.3",        "GLIBC_2.33",     "GLIBC_2.34"};  // version nodes
   char line[512];
-  int nvrtc = 0;
+  std::map<std::string, std::set<std::string>> nvrtc;  // name -> versions
   while (fgets(line, sizeof line, pipe)) {
     std::istringstream fields(line);
-    std::string address, type, name;
-    fields >> address >> type >> name;
-    if (name.empty()) continue;
+    std::string address, type, symbol;
+    fields >> address >> type >> symbol;
+    if (symbol.empty() || nodes.count(symbol)) continue;
+    const auto at = symbol.find('@');
+    const std::string name = symbol.substr(0, at);
+    const std::string version = at == std::string::npos ? "" : symbol.substr(at);
     if (name.rfind("nvrtc", 0) == 0 || name == "__nvrtcCPEx") {
-      ++nvrtc;
+      nvrtc[name].insert(version);
       continue;
     }
-    EXPECT_TRUE(libc.count(name)) << "unexpected export " << name;
+    EXPECT_TRUE(libc.count(name)) << "unexpected export " << symbol;
   }
   pclose(pipe);
-  EXPECT_EQ(nvrtc, 25);  // the 24 functions of nvrtc.h (13.0) and __nvrtcCPEx
+  EXPECT_EQ(nvrtc.size(), 25u);  // the 24 functions of nvrtc.h (13.0) and __nvrtcCPEx
+  const std::set<std::string> all_majors = {"@@libnvrtc.so.13", "@libnvrtc.so.12", "@libnvrtc.so.11.2"};
+  EXPECT_EQ(nvrtc["nvrtcCompileProgram"], all_majors);
 }
 
 TEST(Cli, RunPreloadsTheShimKeepsLdPreloadAndPassesTheExitCode) {
