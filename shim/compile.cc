@@ -353,7 +353,6 @@ nvrtcResult nvrtcCreateProgram(const RealNvrtc& real, nvrtcProgram* prog, const 
   ErrnoGuard errno_guard;
   try {
     auto record = std::make_shared<ProgramRecord>();
-    record->real = &real;
     record->inputs.library = real.identity;
     if (name) record->inputs.name = name;
     record->inputs.source = src;

@@ -14,12 +14,10 @@
 
 #include "keying/program_inputs.h"
 #include "shim/compile_entry.h"
-#include "shim/real_nvrtc.h"
 
 namespace nvrtc_cache::shim {
 
 struct ProgramRecord {
-  const RealNvrtc* real = nullptr;
   keying::ProgramInputs inputs;
   bool capturable = true;        // false: some input could not be captured (e.g. a NULL header)
   bool has_flow_callback = false;  // the host wants callbacks during compile: never served

@@ -181,25 +181,24 @@ OpenedCache open_cache(const CachePolicy& policy) {
     return out;
   }
   const std::string store_dir = out.directory + "/store";
-  if (Status data = check_data_file(store_dir, env); data.code() == Status::Code::kCorruption) {
+  // Moves a damaged store aside (saying why); false if it could not be moved.
+  auto move_aside = [&](const Status& damage) {
     const std::string aside = quarantine(store_dir, env);
-    out.messages.push_back(data.message() + (aside.empty() ? "; could not move it aside" : "; moved aside to " + aside +
-                                                                                                 " and starting afresh"));
-    if (aside.empty()) {
-      out.status = data;
-      return out;
-    }
+    out.messages.push_back(damage.message() + (aside.empty() ? "; could not move it aside"
+                                                             : "; moved aside to " + aside + " and starting afresh"));
+    return !aside.empty();
+  };
+  if (Status data = check_data_file(store_dir, env); data.code() == Status::Code::kCorruption && !move_aside(data)) {
+    out.status = data;
+    return out;
   }
   LmdbOptions options;
   options.directory = store_dir;
   options.map_size_bytes = policy.max_bytes;
   options.env = policy.env;
   out.store = LmdbStore::open(options, &out.status);
-  if (!out.store && out.status.code() == Status::Code::kCorruption) {  // LMDB itself found damage
-    const std::string aside = quarantine(store_dir, env);
-    out.messages.push_back(out.status.message() + (aside.empty() ? "; could not move it aside"
-                                                                  : "; moved aside to " + aside + " and starting afresh"));
-    if (!aside.empty()) out.store = LmdbStore::open(options, &out.status);
+  if (!out.store && out.status.code() == Status::Code::kCorruption && move_aside(out.status)) {  // LMDB found damage
+    out.store = LmdbStore::open(options, &out.status);
   }
   if (out.store && out.store->read_only()) {
     out.read_only = true;

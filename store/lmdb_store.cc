@@ -347,60 +347,43 @@ int open_databases(MDB_env* env, SharedEnv& shared) {
 }
 
 
+// Creates, configures and opens an environment on `options.directory` with `flags`. Directory mode
+// (data.mdb + lock.mdb inside it); never MDB_WRITEMAP.
+int open_environment(const LmdbOptions& options, unsigned flags, EnvHandle* out) {
+  MDB_env* raw = nullptr;
+  int rc = lmdb().mdb_env_create(&raw);
+  if (rc != MDB_SUCCESS) return rc;
+  EnvHandle env(raw);
+  install_assert_guard(raw);
+  rc = lmdb().mdb_env_set_maxreaders(raw, kMaxReaders);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_open(raw, options.directory.c_str(), flags, kFileMode);
+  if (rc == MDB_SUCCESS) *out = std::move(env);  // a failed open needs a fresh handle: `env` closes it
+  return rc;
+}
+
+bool is_permission_error(int rc) { return rc == EACCES || rc == EROFS || rc == EPERM; }
+
 SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& id, Status* status) {
   auto shared = std::make_unique<SharedEnv>();
   shared->id = id;
-  MDB_env* raw = nullptr;
-  if (const int rc = lmdb().mdb_env_create(&raw); rc != MDB_SUCCESS) {
-    *status = to_status(rc, "lmdb().mdb_env_create");
-    return nullptr;
-  }
-  EnvHandle env(raw);
-  install_assert_guard(raw);
-  int rc = lmdb().mdb_env_set_maxreaders(raw, kMaxReaders);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
-  if (rc != MDB_SUCCESS) {
-    *status = to_status(rc, "configure lmdb environment");
-    return nullptr;
-  }
-  // Directory mode (data.mdb + lock.mdb inside it); MDB_NOTLS because read transactions are per
-  // call and may run on any thread; never MDB_WRITEMAP.
-  rc = lmdb().mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS, kFileMode);
-  if (rc == EACCES || rc == EROFS || rc == EPERM) {
-    // Not writable: serve what is there, store nothing. (A failed open needs a fresh handle.)
-    env.reset();
-    raw = nullptr;
-    if (lmdb().mdb_env_create(&raw) != MDB_SUCCESS) {
-      *status = to_status(rc, "mdb_env_open " + options.directory);
-      return nullptr;
-    }
-    env.reset(raw);
-    install_assert_guard(raw);
-    lmdb().mdb_env_set_maxreaders(raw, kMaxReaders);
-    lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
-    lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
-    rc = lmdb().mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS | MDB_RDONLY, kFileMode);
-    if (rc == EACCES || rc == EROFS || rc == EPERM) {
-      // Read-only media (a cache baked into an image): not even the lock file is writable, and no
-      // process can be writing, so no lock is needed.
-      env.reset();
-      raw = nullptr;
-      if (lmdb().mdb_env_create(&raw) == MDB_SUCCESS) {
-        env.reset(raw);
-        install_assert_guard(raw);
-        lmdb().mdb_env_set_maxreaders(raw, kMaxReaders);
-        lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
-        lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
-        rc = lmdb().mdb_env_open(raw, options.directory.c_str(), MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK, kFileMode);
-      }
-    }
-    shared->read_only = true;
+  // MDB_NOTLS because read transactions are per call and may run on any thread. A directory that
+  // is not writable is opened read-only (serve what is there, store nothing); on read-only media
+  // (a cache baked into an image) not even the lock file is writable, and no process can be
+  // writing, so no lock is needed.
+  EnvHandle env;
+  int rc = MDB_SUCCESS;
+  for (const unsigned flags : {MDB_NOTLS, MDB_NOTLS | MDB_RDONLY, MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK}) {
+    rc = open_environment(options, flags, &env);
+    shared->read_only = (flags & MDB_RDONLY) != 0;
+    if (!is_permission_error(rc)) break;
   }
   if (rc != MDB_SUCCESS) {
     *status = to_status(rc, "mdb_env_open " + options.directory);
     return nullptr;
   }
+  MDB_env* raw = env.get();
   if (rc = shared->read_only ? open_databases_read_only(raw, *shared) : open_databases(raw, *shared);
       rc != MDB_SUCCESS) {
     *status = to_status(rc, "open databases in " + options.directory);
