@@ -1,5 +1,8 @@
 #include "tests/harness.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #include "store/lmdb_store.h"
 
 namespace nvrtc_cache::testing {
@@ -20,6 +23,11 @@ store::Counters counters_of(const std::string& cache_dir) {
   auto s = store::LmdbStore::open({cache_dir + "/store", 64ull << 20}, &status);
   if (!s) return {};
   return s->counters();
+}
+
+bool pypi_required() {
+  const char* value = std::getenv("NVRTC_CACHE_REQUIRE_PYPI");
+  return value != nullptr && std::string_view(value) == "1";
 }
 
 std::int64_t get(const store::Counters& counters, const std::string& name) {

@@ -144,8 +144,8 @@ TEST(Loading, PythonCtypesBySoname) {
 TEST(Loading, TwoNvrtcMajorsInOneProcess) {
   const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
   if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
-    GTEST_SKIP() << "set NVRTC_CACHE_TEST_NVRTC12 to an NVRTC 12 library (the nvidia-cuda-nvrtc-cu12 wheel's "
-                    "nvidia/cuda_nvrtc/lib/libnvrtc.so.12); .ci/run does";
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 to an NVRTC 12 library (the nvidia-cuda-nvrtc-cu12 "
+                                  "wheel's nvidia/cuda_nvrtc/lib/libnvrtc.so.12; scripts/python_env.sh does)");
   }
   TempDir cache;
   const Runs r = cold_and_warm({NVRTC_PROBE_PATH, "two_majors"}, {{"PROBE_NVRTC12", nvrtc12}}, cache.path());
@@ -169,8 +169,8 @@ class PythonJitStack : public ::testing::TestWithParam<std::string> {};
 TEST_P(PythonJitStack, ColdThenWarmIsByteIdenticalAndServed) {
   const char* python = std::getenv("NVRTC_CACHE_TEST_PYTHON");
   if (python == nullptr || access(python, X_OK) != 0) {
-    GTEST_SKIP() << "set NVRTC_CACHE_TEST_PYTHON to a Python with cuda-core, cuda-bindings, cupy-cuda13x and numba-cuda "
-                    "(scripts/python_env.sh makes one; skipped when PyPI is unreachable)";
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_PYTHON to a Python with cuda-core, cuda-bindings, "
+                                  "cupy-cuda13x and numba-cuda (scripts/python_env.sh makes one when PyPI is reachable)");
   }
   TempDir cache;
   const std::vector<std::string> argv = {python, std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/python/jit_stacks.py",
@@ -208,7 +208,7 @@ using namespace testing;
 TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcess) {
   const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
   if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
-    GTEST_SKIP() << "set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh does)";
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh does)");
   }
   TempDir work, cache;
   const std::string dir12 = std::filesystem::path(nvrtc12).parent_path().string();

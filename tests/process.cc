@@ -1,10 +1,15 @@
 #include "tests/process.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -33,12 +38,24 @@ std::vector<std::string> child_environment(const std::map<std::string, std::opti
   return out;
 }
 
-void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
+using Clock = std::chrono::steady_clock;
+
+// Reads both pipes until they close; false if the deadline passed first.
+bool drain(int out_fd, int err_fd, std::string& out, std::string& err, Clock::time_point deadline) {
   pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   int open_fds = 2;
   char buf[65536];
   while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      for (pollfd& p : fds) {
+        if (p.fd >= 0) close(p.fd);
+      }
+      return false;
+    }
+    const int ready = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = read(fds[i].fd, buf, sizeof buf);
@@ -51,12 +68,24 @@ void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
       }
     }
   }
+  return true;
+}
+
+// Waits for the child until the deadline; false if it was still running then.
+bool wait_until(pid_t pid, int& status, Clock::time_point deadline) {
+  while (true) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) return true;
+    if (Clock::now() >= deadline) return false;
+    usleep(2000);
+  }
 }
 
 }  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::map<std::string, std::optional<std::string>>& env, const std::string& cwd) {
+                          const std::map<std::string, std::optional<std::string>>& env, const std::string& cwd,
+                          int timeout_seconds) {
   const std::vector<std::string> envs = child_environment(env);
   std::vector<char*> c_argv, c_env;
   for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
@@ -68,18 +97,26 @@ ProcessResult run_process(const std::vector<std::string>& argv,
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return {};
   const pid_t pid = fork();
   if (pid == 0) {
+    setpgid(0, 0);  // its own group, so a timeout kills its descendants too
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
     if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
     execve(c_argv[0], c_argv.data(), c_env.data());
     _exit(127);
   }
+  setpgid(pid, pid);  // also here: whichever runs first
   close(out_pipe[1]);
   close(err_pipe[1]);
+  const auto deadline = Clock::now() + std::chrono::seconds(timeout_seconds);
   ProcessResult result;
-  drain(out_pipe[0], err_pipe[0], result.out, result.err);
+  const bool drained = drain(out_pipe[0], err_pipe[0], result.out, result.err, deadline);
   int status = 0;
-  waitpid(pid, &status, 0);
+  if (!drained || !wait_until(pid, status, deadline)) {
+    kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    result.timed_out = true;
+    ADD_FAILURE() << argv[0] << " still running after " << timeout_seconds << " s; killed";
+  }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   return result;
 }

@@ -1,5 +1,6 @@
 // Test helpers: running a program in a child process with a controlled environment, and temporary
-// directories. Contract: test-only; blocking; not thread-safe.
+// directories. Contract: test-only; blocking; not thread-safe. A child (and its process group) still
+// running at its deadline is killed and the current test fails: a hang costs one test, not the run.
 #pragma once
 
 #include <map>
@@ -11,15 +12,17 @@ namespace nvrtc_cache::testing {
 
 struct ProcessResult {
   int exit_code = -1;  // -signal if killed by a signal
+  bool timed_out = false;  // killed at the deadline (the test has already been failed)
   std::string out;
   std::string err;
 };
 
 // Runs argv with this process's environment minus LD_PRELOAD and NVRTC_CACHE_*, plus `env`
-// (a nullopt value removes the variable), in `cwd` if given.
+// (a nullopt value removes the variable), in `cwd` if given, for at most `timeout_seconds`.
+inline constexpr int kDefaultProcessTimeoutSeconds = 300;
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::optional<std::string>>& env = {},
-                          const std::string& cwd = "");
+                          const std::string& cwd = "", int timeout_seconds = kDefaultProcessTimeoutSeconds);
 
 class TempDir {
  public:

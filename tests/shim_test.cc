@@ -74,6 +74,9 @@ TEST(Shim, DependenciesStayOutOfTheHostsGlobalScope) {
   TempDir dir;
   const ProcessResult direct = probe({"global_scope"}, {});
   const ProcessResult shimmed = probe({"global_scope"}, shim_env(dir.path()));
+  ASSERT_EQ(shimmed.exit_code, 0) << shimmed.err;
+  ASSERT_NE(shimmed.out.find("mdb_env_create absent"), std::string::npos) << "the probe did not look: " << shimmed.out;
+  ASSERT_NE(shimmed.out.find("version 13."), std::string::npos) << "NVRTC was not reached: " << shimmed.out;
   EXPECT_EQ(direct.out, shimmed.out);
   EXPECT_EQ(shimmed.out.find(" visible"), std::string::npos) << shimmed.out;
 }
@@ -223,6 +226,8 @@ TEST(Shim, DisabledShimPassesEverythingThrough) {
   env["NVRTC_CACHE_DISABLE"] = "1";
   const ProcessResult direct = probe({"trivial", "template"}, {});
   const ProcessResult shimmed = probe({"trivial", "template"}, env);
+  ASSERT_EQ(shimmed.exit_code, 0) << shimmed.err;
+  ASSERT_NE(shimmed.out.find("compile rc=0"), std::string::npos) << "nothing was compiled: " << shimmed.out;
   EXPECT_EQ(direct.out, shimmed.out);
   struct stat st;
   EXPECT_NE(stat((dir.path() + "/store").c_str(), &st), 0) << "a disabled shim created the store";
