@@ -43,11 +43,16 @@ bool read_lowered_name(ByteReader& r, RecordedLoweredName& n) {
 bool output_well_formed(const RecordedOutput& o) {
   if (!is_known_nvrtc_result(o.size_rc) || !is_known_nvrtc_result(o.data_rc)) return false;
   if (o.size_rc != NVRTC_SUCCESS || !o.size_written) return false;  // capture stores no other
-  return o.data_rc == NVRTC_SUCCESS ? o.bytes.size() == o.size : o.bytes.empty();
+  // Every size an entry reports is backed by its bytes: a host allocates what the size getter says.
+  return o.data_rc == NVRTC_SUCCESS ? o.bytes.size() == o.size : o.bytes.empty() && o.size == 0;
 }
 
 bool lowered_name_well_formed(const RecordedLoweredName& n) {
-  if (!is_known_nvrtc_result(n.rc)) return false;
+  // Both were C strings (replay hands `lowered` back as one).
+  if (!is_known_nvrtc_result(n.rc) || n.expression.find('\0') != std::string::npos ||
+      n.lowered.find('\0') != std::string::npos) {
+    return false;
+  }
   if (!n.written) return !n.is_null && n.lowered.empty();
   return !n.is_null || n.lowered.empty();
 }

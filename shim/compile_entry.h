@@ -54,10 +54,12 @@ struct CompileEntry {
   std::uint64_t payload_bytes() const;
 };
 
-// Exactly the entries capture_outputs() can produce: every return code a known nvrtcResult; every
-// size getter succeeded and wrote its size; a data getter that succeeded wrote exactly `size` bytes
-// and one that failed none; a lowered name left unwritten is not NULL, and a NULL one has no text;
-// the unknown name's expression is empty; an unwritten PCH heap size is 0. Replay relies on it.
+// The entries capture_outputs() produces that the shim stores (store_result() stores no other):
+// every return code a known nvrtcResult; every size getter succeeded and wrote its size; a data
+// getter that succeeded wrote exactly `size` bytes, and one that failed wrote none after a size of 0
+// (every size replayed is backed by bytes: a host allocates what it is told); a lowered name left
+// unwritten is not NULL, and a NULL one has no text; names hold no NUL (they were C strings); the
+// unknown name's expression is empty; an unwritten PCH heap size is 0. Replay relies on it.
 bool is_well_formed(const CompileEntry& entry);
 
 std::string encode_entry(const CompileEntry& entry);

@@ -20,7 +20,7 @@ CompileEntry sample() {
   e.ptx = {0, true, 5, 0, "ptx\n"};
   e.ptx.bytes.push_back('\0');
   e.cubin = {0, true, 0, 0, ""};
-  e.ltoir = {0, true, 7, 3, ""};  // the data getter failed: nothing recorded
+  e.ltoir = {0, true, 0, 3, ""};  // the data getter failed: nothing recorded
   e.optixir = {0, true, 0, 0, ""};
   e.lowered_names = {{"k<int>", 0, true, false, "_Z1kIiEvv"}, {"bad", 10, true, true, ""}};
   e.unknown_name = {"", 10, true, true, ""};
@@ -83,11 +83,15 @@ TEST(CompileEntry, RejectsARechecksummedEntryWhoseSizeAndBytesDisagree) {
   }
   CompileEntry failed_with_bytes = sample();
   failed_with_bytes.ltoir.bytes = std::string(7, 'x');  // a failed data getter wrote nothing
+  failed_with_bytes.ltoir.size = 7;
   EXPECT_FALSE(decode_entry(encode_entry(failed_with_bytes)));
+  CompileEntry failed_with_size = sample();
+  failed_with_size.ltoir.size = std::uint64_t{1} << 62;  // the host would try to allocate it
+  EXPECT_FALSE(decode_entry(encode_entry(failed_with_size)));
 }
 
 TEST(CompileEntry, RejectsWhatCaptureNeverRecords) {
-  std::vector<CompileEntry> bad(6, sample());
+  std::vector<CompileEntry> bad(7, sample());
   bad[0].cubin.size_written = false;
   bad[1].cubin.size_rc = NVRTC_ERROR_INVALID_PROGRAM;
   bad[2].lowered_names[0].written = false;  // unwritten, yet a name
@@ -95,6 +99,7 @@ TEST(CompileEntry, RejectsWhatCaptureNeverRecords) {
   bad[4].unknown_name.expression = "k";
   bad[5].pch_heap_required_written = false;
   bad[5].pch_heap_required = 42;
+  bad[6].lowered_names[0].lowered.push_back('\0');  // handed back as a C string
   for (std::size_t i = 0; i < bad.size(); ++i) EXPECT_FALSE(decode_entry(encode_entry(bad[i]))) << i;
 }
 
