@@ -1,6 +1,7 @@
 // ByteWriter / ByteReader: the little-endian, length-prefixed encoding shared by the cache's binary
-// formats (compile entries, manifests). Contract: pure, no I/O; a reader never reads past its input
-// and reports malformed input by returning false; thread-compatible.
+// formats (compile entries, manifests). Contract: pure, no I/O; a reader treats its input as hostile:
+// it never reads past it, never trusts a length or count the remaining bytes cannot hold, and
+// reports malformed input by returning false; thread-compatible.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,12 @@
 #include <string_view>
 
 namespace nvrtc_cache::keying {
+
+// Encoded sizes of the fixed-width fields, for the minimum size of one element of a count.
+inline constexpr std::size_t kFlagBytes = 1;
+inline constexpr std::size_t kU32Bytes = 4;
+inline constexpr std::size_t kU64Bytes = 8;
+inline constexpr std::size_t kEmptyBytesField = kU64Bytes;  // bytes(""): its length only
 
 class ByteWriter {
  public:
@@ -79,8 +86,12 @@ class ByteReader {
     pos_ += n;
     return true;
   }
-  // A count of items that each take at least one byte: rejects counts the input cannot hold.
-  bool count(std::uint64_t& n) { return u64(n) && n <= in_.size() - pos_; }
+  // A count of items that each take at least `min_bytes_per_item` (> 0) bytes to encode: rejects a
+  // count the rest of the input cannot hold, before the caller allocates anything for it.
+  bool count(std::uint64_t& n, std::size_t min_bytes_per_item) {
+    return u64(n) && n <= remaining() / min_bytes_per_item;
+  }
+  std::size_t remaining() const { return in_.size() - pos_; }
   bool at_end() const { return pos_ == in_.size(); }
 
  private:

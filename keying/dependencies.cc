@@ -126,35 +126,62 @@ void DependencySet::encode(ByteWriter& w) const {
   }
 }
 
+namespace {
+
+// The fewest bytes one path and one variable take in encode(): a path's identity (empty strings)
+// plus its stamps; a variable's name, presence and value.
+constexpr std::size_t kMinPathBytes = kEmptyBytesField + 3 * kFlagBytes + kU32Bytes + 16 + kFlagBytes +
+                                      kEmptyBytesField + kFlagBytes + kEmptyBytesField + kFlagBytes +
+                                      3 * kU64Bytes + 2 * kU64Bytes + kU32Bytes;
+constexpr std::size_t kMinEnvBytes = kEmptyBytesField + kFlagBytes + kEmptyBytesField;
+
+// What record_dependencies() can produce for one path: absolute; absent or existing, not both;
+// content only of an existing regular file outside the pseudo filesystems; link targets only of an
+// existing path. validate_dependencies() relies on it (it reads only such files).
+bool path_well_formed(const PathDependency& p) {
+  if (p.path.empty() || p.path.front() != '/' || p.must_be_absent == p.must_exist) return false;
+  if (p.content && (!S_ISREG(p.stamp.mode) || is_pseudo_filesystem(p.path))) return false;
+  return p.must_exist || (!p.content && !p.realpath_target && !p.readlink_target);
+}
+
+}  // namespace
+
 bool DependencySet::decode(ByteReader& r) {
   std::uint64_t n = 0;
-  if (!r.count(n)) return false;
+  if (!r.count(n, kMinPathBytes)) return false;
   paths.assign(n, {});
-  for (auto& p : paths) {
-    std::uint32_t type = 0;
+  std::vector<std::uint32_t> types(paths.size());
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    PathDependency& p = paths[i];
     std::string fp;
     bool has_realpath = false, has_readlink = false;
     std::string realpath_target, readlink_target;
     if (!r.bytes(p.path) || !r.flag(p.must_be_absent) || !r.flag(p.must_exist) || !r.flag(p.content) ||
-        !r.u32(type) || !r.raw(p.fingerprint.size(), fp) || !r.flag(has_realpath) || !r.bytes(realpath_target) ||
+        !r.u32(types[i]) || !r.raw(p.fingerprint.size(), fp) || !r.flag(has_realpath) || !r.bytes(realpath_target) ||
         !r.flag(has_readlink) || !r.bytes(readlink_target)) {
       return false;
     }
+    if ((!has_realpath && !realpath_target.empty()) || (!has_readlink && !readlink_target.empty())) return false;
+    if (i > 0 && !(paths[i - 1].path < p.path)) return false;  // sorted, each path once
     std::memcpy(p.fingerprint.data(), fp.data(), p.fingerprint.size());
     if (has_realpath) p.realpath_target = std::move(realpath_target);
     if (has_readlink) p.readlink_target = std::move(readlink_target);
   }
-  if (!r.count(n)) return false;
+  if (!r.count(n, kMinEnvBytes)) return false;
   env.assign(n, {});
-  for (auto& e : env) {
+  for (std::size_t i = 0; i < env.size(); ++i) {
+    EnvDependency& e = env[i];
     if (!r.bytes(e.name) || !r.flag(e.present) || !r.bytes(e.value)) return false;
+    if (i > 0 && !(env[i - 1].name < e.name)) return false;  // sorted, each name once
   }
   if (!r.bytes(date)) return false;
-  for (auto& p : paths) {
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    PathDependency& p = paths[i];
     if (!r.flag(p.racy) || !r.u64(p.stamp.device) || !r.u64(p.stamp.inode) || !r.u64(p.stamp.size) ||
         !r.i64(p.stamp.mtime_ns) || !r.i64(p.stamp.ctime_ns) || !r.u32(p.stamp.mode)) {
       return false;
     }
+    if (types[i] != (p.stamp.mode & S_IFMT) || !path_well_formed(p)) return false;
   }
   return true;
 }

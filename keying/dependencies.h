@@ -65,6 +65,8 @@ struct DependencySet {
   // Everything that identifies the inputs (not the stamps): feeds the result key.
   void encode_identity(ByteWriter& w) const;
   void encode(ByteWriter& w) const;
+  // Untrusted input: false unless it is exactly what encode() writes for a set that
+  // record_dependencies() can produce (sorted, absolute paths; content only of regular files...).
   bool decode(ByteReader& r);
 };
 

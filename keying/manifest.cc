@@ -2,7 +2,9 @@
 
 #include <blake2.h>
 
+#include <algorithm>
 #include <cstring>
+#include <tuple>
 
 namespace nvrtc_cache::keying {
 namespace {
@@ -44,13 +46,22 @@ std::optional<Manifest> decode_manifest(std::string_view bytes) {
   ByteReader r(body.substr(sizeof kMagic));
   std::uint32_t version = 0;
   std::uint64_t n = 0;
-  if (!r.u32(version) || version != kManifestFormatVersion || !r.count(n)) return std::nullopt;
+  // One result: its key, then a dependency set (at least its two counts and the date's length).
+  constexpr std::size_t kMinResultBytes = std::tuple_size_v<CacheKey> + 3 * kU64Bytes;
+  if (!r.u32(version) || version != kManifestFormatVersion || !r.count(n, kMinResultBytes) ||
+      n > kMaxResultsPerManifest) {
+    return std::nullopt;
+  }
   Manifest m;
   m.results.resize(n);
-  for (auto& result : m.results) {
+  for (auto result = m.results.begin(); result != m.results.end(); ++result) {
     std::string key;
-    if (!r.raw(result.result_key.size(), key) || !result.dependencies.decode(r)) return std::nullopt;
-    std::memcpy(result.result_key.data(), key.data(), key.size());
+    if (!r.raw(result->result_key.size(), key) || !result->dependencies.decode(r)) return std::nullopt;
+    std::memcpy(result->result_key.data(), key.data(), key.size());
+    if (std::any_of(m.results.begin(), result,
+                    [&](const ManifestResult& earlier) { return earlier.result_key == result->result_key; })) {
+      return std::nullopt;  // add() keeps each result once
+    }
   }
   if (!r.at_end()) return std::nullopt;
   return m;

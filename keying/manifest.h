@@ -1,8 +1,9 @@
 // Manifest: for one direct key (the program's C API inputs), the results compiled from them, each
 // with the dependency set it was compiled against, newest first (ccache's direct mode). A lookup
 // validates the sets in order and the first full match names the result.
-// Contract: pure encode/decode (versioned, XXH3-checksummed; malformed input decodes to nullopt);
-// thread-compatible.
+// Contract: pure encode/decode (versioned, XXH3-checksummed); the bytes decoded are untrusted:
+// malformed input, more than kMaxResultsPerManifest results, a result twice or a malformed
+// dependency set decodes to nullopt; thread-compatible.
 #pragma once
 
 #include <cstddef>

@@ -234,12 +234,12 @@ void store_result(store::Store& store, const RealNvrtc& real, nvrtcProgram prog,
                   std::int64_t compile_nanos) {
   Runtime& runtime = Runtime::instance();
   std::optional<CompileEntry> entry = capture_outputs(real, prog, record.inputs);
-  if (!entry) {
+  if (entry) entry->compile_rc = compile_rc;
+  if (!entry || !is_well_formed(*entry)) {  // e.g. a return code newer than this build knows
     runtime.stats().add(Counter::uncacheable);
     log_line(LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
     return;
   }
-  entry->compile_rc = compile_rc;
   entry->compile_nanos = static_cast<std::uint64_t>(compile_nanos);
   runtime.stats().add(Counter::misses);
   runtime.stats().add(Counter::compile_ns, compile_nanos);

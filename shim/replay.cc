@@ -1,32 +1,11 @@
 // The getter hooks. A program whose last compile was served from the cache is answered from its
 // CompileEntry exactly as NVRTC answered when the entry was recorded; any other program goes to the
 // real NVRTC (which compiled it, or will report that it has not).
-#include <cstring>
-
 #include "shim/hooks.h"
 #include "shim/program_table.h"
+#include "shim/replay_output.h"
 
 namespace nvrtc_cache::shim::hooks {
-namespace {
-
-nvrtcResult replay_size(const RecordedOutput& out, size_t* size) {
-  if (size == nullptr) return NVRTC_ERROR_INVALID_INPUT;
-  if (out.size_written) *size = static_cast<size_t>(out.size);
-  return static_cast<nvrtcResult>(out.size_rc);
-}
-
-nvrtcResult replay_data(const RecordedOutput& out, char* data) {
-  if (data == nullptr) return NVRTC_ERROR_INVALID_INPUT;
-  if (out.data_rc == NVRTC_SUCCESS && !out.bytes.empty()) std::memcpy(data, out.bytes.data(), out.bytes.size());
-  return static_cast<nvrtcResult>(out.data_rc);
-}
-
-nvrtcResult replay_lowered_name(const RecordedLoweredName& n, const char** lowered_name) {
-  if (n.written) *lowered_name = n.is_null ? nullptr : n.lowered.c_str();
-  return static_cast<nvrtcResult>(n.rc);
-}
-
-}  // namespace
 
 // Every getter pair: served -> replay the recorded output; else -> the real getter.
 #define NVRTC_CACHE_REPLAY_GETTERS(size_fn, data_fn, field)                                        \

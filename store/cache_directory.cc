@@ -5,6 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+
+#include "store/lmdb_records.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -54,42 +57,6 @@ std::string unsafe_reason(const std::string& path, const struct stat& st, bool a
   return {};
 }
 
-std::uint32_t load_u32(const unsigned char* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-std::uint64_t load_u64(const unsigned char* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// LMDB's meta page (lmdb.h 0.9, 64-bit): a 16-byte page header, then MDB_meta: magic u32, version
-// u32, address, mapsize, two MDB_db of 48 bytes (the first's md_pad holds the page size), last_pg,
-// txnid.
-constexpr std::size_t kPageHeader = 16;
-constexpr std::uint32_t kMetaMagic = 0xBEEFC0DE;
-struct Meta {
-  bool valid = false;
-  std::uint32_t page_size = 0;
-  std::uint64_t last_page = 0;
-  std::uint64_t txnid = 0;
-};
-
-Meta parse_meta(const unsigned char* page, std::size_t size) {
-  Meta m;
-  constexpr std::size_t kMetaBytes = 4 + 4 + 8 + 8 + 2 * 48 + 8 + 8;
-  if (size < kPageHeader + kMetaBytes) return m;
-  const unsigned char* meta = page + kPageHeader;
-  if (load_u32(meta) != kMetaMagic) return m;
-  m.page_size = load_u32(meta + 24);  // mm_dbs[0].md_pad
-  m.last_page = load_u64(meta + 24 + 2 * 48);
-  m.txnid = load_u64(meta + 24 + 2 * 48 + 8);
-  m.valid = m.page_size >= 512 && m.page_size <= (1u << 16) && (m.page_size & (m.page_size - 1)) == 0;
-  return m;
-}
-
 }  // namespace
 
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env) {
@@ -126,27 +93,28 @@ Status check_data_file(const std::string& store_dir, Env& env) {
   struct stat st;
   if (env.stat(data, &st) != 0) return Status::ok();  // no store yet
   if (st.st_size == 0) return Status::ok();            // created, never written: LMDB initialises it
-  unsigned char first[4096];
+  char first[4096];
   std::size_t got = 0;
   if (const int rc = env.read_at(data, first, sizeof first, 0, &got); rc != 0) {
     return Status::io_error("cannot read " + data + ": " + std::strerror(rc));
   }
-  Meta metas[2] = {parse_meta(first, got), {}};
-  if (metas[0].valid) {
-    std::vector<unsigned char> second(metas[0].page_size);
-    if (env.read_at(data, second.data(), second.size(), static_cast<off_t>(metas[0].page_size), &got) == 0) {
-      metas[1] = parse_meta(second.data(), got);
+  std::optional<LmdbMeta> metas[2] = {parse_lmdb_meta({first, got}), std::nullopt};
+  if (metas[0]) {
+    std::vector<char> second(metas[0]->page_size);
+    if (env.read_at(data, second.data(), second.size(), static_cast<off_t>(metas[0]->page_size), &got) == 0) {
+      metas[1] = parse_lmdb_meta({second.data(), got});
     }
   }
-  const Meta* newest = nullptr;
-  for (const Meta& m : metas) {
-    if (m.valid && (newest == nullptr || m.txnid > newest->txnid)) newest = &m;
+  const LmdbMeta* newest = nullptr;
+  for (const auto& m : metas) {
+    if (m && (newest == nullptr || m->txnid > newest->txnid)) newest = &*m;
   }
   if (newest == nullptr) return Status::corruption(data + " has no valid meta page");
-  const std::uint64_t needed = (newest->last_page + 1) * newest->page_size;
-  if (static_cast<std::uint64_t>(st.st_size) < needed) {
+  const std::optional<std::uint64_t> needed = data_file_bytes_needed(*newest);
+  if (!needed) return Status::corruption(data + " has a meta page claiming more pages than can exist");
+  if (static_cast<std::uint64_t>(st.st_size) < *needed) {
     return Status::corruption(data + " is " + std::to_string(st.st_size) + " bytes but its meta page needs " +
-                              std::to_string(needed));
+                              std::to_string(*needed));
   }
   return Status::ok();
 }

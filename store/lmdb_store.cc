@@ -25,6 +25,7 @@
 #include "store/envelope.h"
 #include "store/fault_guard.h"
 #include "store/lmdb_library.h"
+#include "store/lmdb_records.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -82,44 +83,7 @@ std::string_view to_view(const MDB_val& val) {
   return {static_cast<const char*>(val.mv_data), val.mv_size};
 }
 
-void store_le64(char* out, std::uint64_t value) {
-  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xffu);
-}
-
-// Decodes an 8-byte little-endian integer; nullopt if `val` is not exactly 8 bytes.
-std::optional<std::uint64_t> load_le64(const MDB_val& val) {
-  if (val.mv_size != 8) return std::nullopt;
-  const auto* bytes = static_cast<const unsigned char*>(val.mv_data);
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < 8; ++i) value |= static_cast<std::uint64_t>(bytes[i]) << (8 * i);
-  return value;
-}
-
 std::uint64_t saturating_sub(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; }
-
-// The per-entry access record kept in the "access" database under the entry's key.
-struct AccessRecord {
-  std::uint64_t payload_size = 0;
-  std::int64_t created = 0;
-  std::int64_t last_access = 0;
-};
-constexpr std::size_t kAccessRecordSize = 24;
-
-void encode_access(const AccessRecord& record, char* out) {
-  store_le64(out, record.payload_size);
-  store_le64(out + 8, static_cast<std::uint64_t>(record.created));
-  store_le64(out + 16, static_cast<std::uint64_t>(record.last_access));
-}
-
-std::optional<AccessRecord> decode_access(const MDB_val& val) {
-  if (val.mv_size != kAccessRecordSize) return std::nullopt;
-  const char* bytes = static_cast<const char*>(val.mv_data);
-  AccessRecord record;
-  record.payload_size = *load_le64(MDB_val{8, const_cast<char*>(bytes)});
-  record.created = static_cast<std::int64_t>(*load_le64(MDB_val{8, const_cast<char*>(bytes + 8)}));
-  record.last_access = static_cast<std::int64_t>(*load_le64(MDB_val{8, const_cast<char*>(bytes + 16)}));
-  return record;
-}
 
 // ---- Errors ---------------------------------------------------------------------------------
 
@@ -491,36 +455,16 @@ struct WalkState {
   bool sound;
 };
 
-bool id_list_sound(const MDB_val& value, std::uint64_t last_page) {
-  if (value.mv_size < 8 || value.mv_size % 8 != 0) return false;
-  const auto* ids = static_cast<const unsigned char*>(value.mv_data);
-  std::uint64_t count = 0;
-  memcpy(&count, ids, 8);
-  if (count * 8 + 8 != value.mv_size) return false;
-  std::uint64_t previous = ~std::uint64_t{0};
-  for (std::uint64_t i = 1; i <= count; ++i) {
-    std::uint64_t page = 0;
-    memcpy(&page, ids + i * 8, 8);
-    if (page < 2 || page > last_page || page >= previous) return false;
-    previous = page;
-  }
-  return true;
-}
-
 bool is_overflow_value(const MDB_val& value, std::uint64_t page_size) {
   const auto start = reinterpret_cast<std::uintptr_t>(value.mv_data);
   return start >= 16 && (start - 16) % page_size == 0;
 }
 
 bool overflow_sound(const MDB_val& value, std::uint64_t page_size) {
-  constexpr std::uintptr_t kHeader = 16;
   const auto start = reinterpret_cast<std::uintptr_t>(value.mv_data);
-  if (start < kHeader || (start - kHeader) % page_size != 0) return true;  // stored inline in a leaf
-  std::uint16_t flags = 0;
-  std::uint32_t pages = 0;
-  memcpy(&flags, reinterpret_cast<const unsigned char*>(start - kHeader) + 10, sizeof flags);
-  memcpy(&pages, reinterpret_cast<const unsigned char*>(start - kHeader) + 12, sizeof pages);
-  return (flags & 0x04) != 0 && pages == (value.mv_size + kHeader + page_size - 1) / page_size;
+  if (start < kLmdbPageHeaderSize || (start - kLmdbPageHeaderSize) % page_size != 0) return true;  // inline in a leaf
+  const std::string_view header(reinterpret_cast<const char*>(start - kLmdbPageHeaderSize), kLmdbPageHeaderSize);
+  return overflow_header_sound(header, value.mv_size, page_size);
 }
 
 bool guarded_overflow_sound(const MDB_val& value, std::uint64_t page_size) {
@@ -544,7 +488,7 @@ void walk_tree(void* raw) {
   for (int rc = raw_lmdb.mdb_cursor_get(w->cursor, &key, &value, MDB_FIRST); rc != MDB_NOTFOUND;
        rc = raw_lmdb.mdb_cursor_get(w->cursor, &key, &value, MDB_NEXT)) {
     if (rc != MDB_SUCCESS ||
-        (w->free_list && !id_list_sound(value, w->last_page)) ||
+        (w->free_list && !id_list_sound(to_view(value), w->last_page)) ||
         (w->check_overflow && !overflow_sound(value, w->page_size))) {
       w->sound = false;
       return;
@@ -595,7 +539,7 @@ std::uint64_t read_meta(MDB_txn* txn, MDB_dbi meta, std::string_view name) {
   MDB_val key = to_val(name);
   MDB_val value;
   if (lmdb().mdb_get(txn, meta, &key, &value) != MDB_SUCCESS) return 0;
-  return load_le64(value).value_or(0);
+  return decode_le64(to_view(value)).value_or(0);
 }
 
 Totals read_totals(MDB_txn* txn, MDB_dbi meta) {
@@ -621,7 +565,7 @@ int read_access(MDB_txn* txn, const SharedEnv& env, std::string_view key, Access
   MDB_val k = to_val(key);
   MDB_val value;
   const int rc = lmdb().mdb_get(txn, env.access, &k, &value);
-  if (rc == MDB_SUCCESS) *out = decode_access(value).value_or(AccessRecord{});
+  if (rc == MDB_SUCCESS) *out = decode_access(to_view(value)).value_or(AccessRecord{});
   return rc;
 }
 
@@ -671,9 +615,11 @@ int measure_usage(const SharedEnv& env, MDB_txn* txn, MapUsage* out) {
 
 std::uint64_t percent_of(std::uint64_t bytes, std::uint64_t percent) { return bytes / 100 * percent; }
 
-// The contiguous pages LMDB gives a value of `bytes` stored outside its leaf page (OVPAGES in
-// mdb.c: a 16-byte page header, then the value).
-std::uint64_t overflow_pages(std::uint64_t bytes, std::uint64_t page_size) { return (bytes + 15) / page_size + 1; }
+// The contiguous pages a value of `bytes` takes outside its leaf page (saturating: sizes come from
+// the store).
+std::uint64_t overflow_pages_of(std::uint64_t bytes, std::uint64_t page_size) {
+  return overflow_pages(bytes, page_size).value_or(std::numeric_limits<std::uint64_t>::max());
+}
 
 bool is_valid_key(const SharedEnv& env, std::string_view key) {
   return !key.empty() && key.size() <= static_cast<std::size_t>(lmdb().mdb_env_get_maxkeysize(env.env));
@@ -866,7 +812,7 @@ struct LmdbStore::Impl {
         found.emplace(*payload);
         now = system().now_seconds();
         const std::optional<AccessRecord> record =
-            lookup.access_rc == MDB_SUCCESS ? decode_access(lookup.access_value) : std::nullopt;
+            lookup.access_rc == MDB_SUCCESS ? decode_access(to_view(lookup.access_value)) : std::nullopt;
         stale = !record || seconds_since(now, record->last_access) >= kTouchGranularitySeconds;
       }
     }
@@ -1129,9 +1075,9 @@ struct LmdbStore::Impl {
         return a.last_access != b.last_access ? a.last_access < b.last_access : a.key < b.key;
       });
       std::size_t forced = 0;  // candidates[0, forced) go whatever the size goals
-      const std::uint64_t run_needed = goal.record_bytes ? overflow_pages(*goal.record_bytes, env.page_size) : 0;
+      const std::uint64_t run_needed = goal.record_bytes ? overflow_pages_of(*goal.record_bytes, env.page_size) : 0;
       for (std::size_t i = 0; goal.record_bytes && round == 0 && forced < 2 && i < candidates.size(); ++i) {
-        if (overflow_pages(candidates[i].stored_bytes, env.page_size) < run_needed) continue;
+        if (overflow_pages_of(candidates[i].stored_bytes, env.page_size) < run_needed) continue;
         const auto at = candidates.begin() + static_cast<std::ptrdiff_t>(i);
         std::rotate(candidates.begin() + static_cast<std::ptrdiff_t>(forced), at, at + 1);  // keeps LRU order
         ++forced;
@@ -1240,7 +1186,7 @@ struct LmdbStore::Impl {
       }
       std::int64_t last_access = kOldest;
       if (order == 0) {
-        last_access = decode_access(access_value).value_or(AccessRecord{}).last_access;
+        last_access = decode_access(to_view(access_value)).value_or(AccessRecord{}).last_access;
         access_rc = lmdb().mdb_cursor_get(access.get(), &access_key, &access_value, MDB_NEXT);
       }
       out->push_back({last_access, std::string(to_view(entry_key)), entry_value.mv_size});
@@ -1338,7 +1284,7 @@ struct LmdbStore::Impl {
     MDB_val value;
     std::int64_t current = 0;
     if (const int rc = lmdb().mdb_get(txn, counters, &key, &value); rc == MDB_SUCCESS) {
-      current = static_cast<std::int64_t>(load_le64(value).value_or(0));
+      current = static_cast<std::int64_t>(decode_le64(to_view(value)).value_or(0));
     } else if (rc != MDB_NOTFOUND) {
       return rc;
     }
@@ -1362,7 +1308,7 @@ struct LmdbStore::Impl {
     MDB_val value;
     for (int rc = lmdb().mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == MDB_SUCCESS;
          rc = lmdb().mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-      if (const auto number = load_le64(value)) {
+      if (const auto number = decode_le64(to_view(value))) {
         result.emplace(std::string(to_view(key)), static_cast<std::int64_t>(*number));
       }
     }

@@ -5,12 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 
 #include "store/cache_directory.h"
+#include "store/lmdb_records.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -184,6 +187,30 @@ TEST(CacheDirectory, TruncatedDataFileIsCaughtBeforeMappingAndMovedAside) {
             }() + "/data.mdb"),
             full / 2)
       << "the damaged file must be kept as it was, never truncated further";
+}
+
+TEST(CacheDirectory, MetaPageWhosePageCountWrapsIsCorruption) {
+  TempDir t;
+  const std::string dir = t.path() + "/cache";
+  fill(dir, 3);
+  const std::string data = dir + "/store/data.mdb";
+  std::string bytes;
+  {
+    std::ifstream in(data, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto meta = parse_lmdb_meta(bytes);
+  ASSERT_TRUE(meta);
+  constexpr std::size_t kLastPageOffset = 16 + 24 + 2 * 48;
+  // (last_page + 1) * page_size: 0 bytes needed for the first, page_size for the second, once wrapped.
+  for (const std::uint64_t last_page : {~std::uint64_t{0}, (~std::uint64_t{0} / meta->page_size)}) {
+    for (const std::size_t page : {std::size_t{0}, std::size_t{meta->page_size}}) {
+      std::memcpy(bytes.data() + page + kLastPageOffset, &last_page, sizeof last_page);
+    }
+    std::ofstream(data, std::ios::binary | std::ios::trunc) << bytes;
+    const Status check = check_data_file(dir + "/store", *Env::system());
+    EXPECT_EQ(check.code(), Status::Code::kCorruption) << last_page << ": " << check.message();
+  }
 }
 
 TEST(CacheDirectory, GarbageDataFileIsMovedAside) {

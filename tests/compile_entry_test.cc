@@ -1,9 +1,17 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "keying/binary_io.h"
 #include "shim/compile_entry.h"
+#include "shim/replay_output.h"
+#include "tests/allocation_tracking.h"
 
 namespace nvrtc_cache::shim {
 namespace {
+
+using keying::ByteWriter;
+using testing::largest_allocation_during;
 
 CompileEntry sample() {
   CompileEntry e;
@@ -12,7 +20,8 @@ CompileEntry sample() {
   e.ptx = {0, true, 5, 0, "ptx\n"};
   e.ptx.bytes.push_back('\0');
   e.cubin = {0, true, 0, 0, ""};
-  e.ltoir = {0, false, 0, 3, ""};
+  e.ltoir = {0, true, 0, 3, ""};  // the data getter failed: nothing recorded
+  e.optixir = {0, true, 0, 0, ""};
   e.lowered_names = {{"k<int>", 0, true, false, "_Z1kIiEvv"}, {"bad", 10, true, true, ""}};
   e.unknown_name = {"", 10, true, true, ""};
   e.pch_create_status = 13;
@@ -61,6 +70,101 @@ TEST(CompileEntry, RejectsTrailingGarbageAndOtherVersions) {
   EXPECT_FALSE(decode_entry(bytes + "x"));
   EXPECT_FALSE(decode_entry(""));
   EXPECT_FALSE(decode_entry(std::string(64, '\0')));
+}
+
+TEST(CompileEntry, CaptureShapedEntriesAreWellFormed) { EXPECT_TRUE(is_well_formed(sample())); }
+
+// A writer of the cache can recompute the checksum: encode_entry() does, for whatever it is given.
+TEST(CompileEntry, RejectsARechecksummedEntryWhoseSizeAndBytesDisagree) {
+  for (const std::int64_t delta : {-1, 1, 4096}) {
+    CompileEntry e = sample();
+    e.ptx.size = static_cast<std::uint64_t>(static_cast<std::int64_t>(e.ptx.bytes.size()) + delta);
+    EXPECT_FALSE(decode_entry(encode_entry(e))) << delta;
+  }
+  CompileEntry failed_with_bytes = sample();
+  failed_with_bytes.ltoir.bytes = std::string(7, 'x');  // a failed data getter wrote nothing
+  failed_with_bytes.ltoir.size = 7;
+  EXPECT_FALSE(decode_entry(encode_entry(failed_with_bytes)));
+  CompileEntry failed_with_size = sample();
+  failed_with_size.ltoir.size = std::uint64_t{1} << 62;  // the host would try to allocate it
+  EXPECT_FALSE(decode_entry(encode_entry(failed_with_size)));
+}
+
+TEST(CompileEntry, RejectsWhatCaptureNeverRecords) {
+  std::vector<CompileEntry> bad(7, sample());
+  bad[0].cubin.size_written = false;
+  bad[1].cubin.size_rc = NVRTC_ERROR_INVALID_PROGRAM;
+  bad[2].lowered_names[0].written = false;  // unwritten, yet a name
+  bad[3].lowered_names[1].lowered = "text";  // NULL, yet a name
+  bad[4].unknown_name.expression = "k";
+  bad[5].pch_heap_required_written = false;
+  bad[5].pch_heap_required = 42;
+  bad[6].lowered_names[0].lowered.push_back('\0');  // handed back as a C string
+  for (std::size_t i = 0; i < bad.size(); ++i) EXPECT_FALSE(decode_entry(encode_entry(bad[i]))) << i;
+}
+
+TEST(CompileEntry, RejectsReturnCodesThatAreNoNvrtcResult) {
+  for (const std::int32_t rc : {-1, kLastKnownNvrtcResult + 1, 1 << 30}) {
+    std::vector<CompileEntry> bad(5, sample());
+    bad[0].compile_rc = rc;
+    bad[1].ltoir.data_rc = rc;
+    bad[2].lowered_names[1].rc = rc;
+    bad[3].pch_create_status = rc;
+    bad[4].pch_heap_required_rc = rc;
+    for (std::size_t i = 0; i < bad.size(); ++i) EXPECT_FALSE(decode_entry(encode_entry(bad[i]))) << rc << " " << i;
+  }
+  CompileEntry last = sample();
+  last.compile_rc = kLastKnownNvrtcResult;
+  EXPECT_TRUE(decode_entry(encode_entry(last)));
+}
+
+// An entry cut right after its lowered-name count, that count and `tail` following.
+std::string entry_with_name_count(std::uint64_t count, const std::string& tail) {
+  const std::string whole = encode_entry(sample());
+  const CompileEntry e = sample();
+  std::size_t outputs = 0;
+  for (const RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) outputs += 4 + 1 + 8 + 4 + 8 + o->bytes.size();
+  ByteWriter w;
+  w.raw(whole.substr(0, 4 + 4 + 4 + outputs));
+  w.u64(count);
+  w.raw(tail);
+  keying::append_checksum(w);
+  return w.str();
+}
+
+TEST(CompileEntry, RejectsACountItsBytesCannotHoldWithoutAllocatingForIt) {
+  const std::string tail(64 << 10, '\0');
+  // Every count up to the bytes left passed the old one-byte-per-item bound; a lowered name takes
+  // at least 22 bytes, so this one cannot be honest.
+  const std::string crafted = entry_with_name_count(tail.size(), tail);
+  std::optional<CompileEntry> decoded;
+  const std::size_t largest = largest_allocation_during([&] { decoded = decode_entry(crafted); });
+  EXPECT_FALSE(decoded);
+  EXPECT_LT(largest, crafted.size()) << "allocated for a count the input cannot hold";
+  EXPECT_FALSE(decode_entry(entry_with_name_count(~std::uint64_t{0}, tail)));
+}
+
+TEST(ByteReader, CountIsBoundedByTheBytesEachItemNeeds) {
+  ByteWriter w;
+  w.u64(10);
+  w.raw(std::string(30, 'x'));
+  std::uint64_t n = 0;
+  EXPECT_TRUE(keying::ByteReader(w.str()).count(n, 3));
+  EXPECT_EQ(n, 10u);
+  EXPECT_FALSE(keying::ByteReader(w.str()).count(n, 4));
+  ByteWriter huge;
+  huge.u64(~std::uint64_t{0});
+  EXPECT_FALSE(keying::ByteReader(huge.str()).count(n, 1));
+}
+
+TEST(Replay, DataNeverWritesMoreThanTheReportedSize) {
+  RecordedOutput out{NVRTC_SUCCESS, true, 4, NVRTC_SUCCESS, "0123456789"};  // as if a bad entry got through
+  size_t size = 0;
+  ASSERT_EQ(replay_size(out, &size), NVRTC_SUCCESS);
+  ASSERT_EQ(size, 4u);
+  std::string buffer(size + 8, '#');
+  EXPECT_EQ(replay_data(out, buffer.data()), NVRTC_SUCCESS);
+  EXPECT_EQ(buffer, "0123########");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "keying/dependencies.h"
 #include "keying/manifest.h"
+#include "tests/allocation_tracking.h"
 
 namespace nvrtc_cache::keying {
 namespace {
@@ -148,6 +149,66 @@ TEST_F(TempTree, ResultKeyDependsOnTheDependencies) {
   restamped.paths[0].stamp.mtime_ns += 1;  // stamps are not identity
   EXPECT_EQ(result_key(direct, *r1.set), result_key(direct, restamped));
   EXPECT_NE(manifest_store_key(direct), result_store_key(direct));
+}
+
+
+// A writer of the cache can recompute the checksum: encode_manifest() does, for whatever it is given.
+TEST_F(TempTree, ManifestRejectsMoreResultsThanItKeepsAndRepeatedResults) {
+  auto r = record(write("a.h", "1"), root_ + "/m");
+  ASSERT_TRUE(r.set);
+  Manifest m;
+  for (std::uint8_t i = 0; i < kMaxResultsPerManifest; ++i) m.results.push_back({CacheKey{i}, *r.set});
+  EXPECT_TRUE(decode_manifest(encode_manifest(m)));
+  Manifest too_many = m;
+  too_many.results.push_back({CacheKey{0xff}, *r.set});
+  EXPECT_FALSE(decode_manifest(encode_manifest(too_many)));
+  Manifest repeated = m;
+  repeated.results.back().result_key = repeated.results.front().result_key;
+  EXPECT_FALSE(decode_manifest(encode_manifest(repeated)));
+}
+
+TEST_F(TempTree, DependencySetsRecordCannotProduceAreRejected) {
+  auto r = record(write("a.h", "1"), root_ + "/m");
+  ASSERT_TRUE(r.set);
+  ASSERT_EQ(r.set->paths.size(), 2u);
+  auto decodes = [](const DependencySet& set) {
+    Manifest m;
+    m.results.push_back({CacheKey{1}, set});
+    return decode_manifest(encode_manifest(m)).has_value();
+  };
+  EXPECT_TRUE(decodes(*r.set));
+  std::vector<DependencySet> bad(6, *r.set);
+  std::swap(bad[0].paths[0], bad[0].paths[1]);  // unsorted
+  bad[1].paths[1] = bad[1].paths[0];            // twice
+  bad[2].paths[0].path = "a.h";                  // relative
+  bad[3].paths[0].stamp.mode = S_IFIFO | 0644;  // content of a FIFO: reading it would block
+  bad[4].paths[1].must_exist = true;            // absent and existing
+  bad[5].env = {{"B", true, "1"}, {"A", true, "2"}};
+  for (std::size_t i = 0; i < bad.size(); ++i) EXPECT_FALSE(decodes(bad[i])) << i;
+}
+
+TEST(Manifest, RejectsACountItsBytesCannotHoldWithoutAllocatingForIt) {
+  const std::string tail(64 << 10, '\0');
+  ByteWriter w;
+  w.raw("NVMF");
+  w.u32(kManifestFormatVersion);
+  w.u64(1);
+  w.raw(std::string(32, 'k'));
+  w.u64(tail.size());  // paths: within the old one-byte-per-item bound, not the 94 bytes a path takes
+  w.raw(tail);
+  append_checksum(w);
+  std::optional<Manifest> decoded;
+  const std::size_t largest =
+      nvrtc_cache::testing::largest_allocation_during([&] { decoded = decode_manifest(w.str()); });
+  EXPECT_FALSE(decoded);
+  EXPECT_LT(largest, w.str().size()) << "allocated for a count the input cannot hold";
+
+  ByteWriter results;
+  results.raw("NVMF");
+  results.u32(kManifestFormatVersion);
+  results.u64(~std::uint64_t{0});
+  append_checksum(results);
+  EXPECT_FALSE(decode_manifest(results.str()));
 }
 
 }  // namespace

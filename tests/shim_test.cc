@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <regex>
 #include <set>
@@ -15,7 +16,10 @@
 
 #include <lmdb.h>
 
+#include "keying/binary_io.h"
+#include "shim/compile_entry.h"
 #include "shim/stats.h"
+#include "store/envelope.h"
 #include "store/lmdb_store.h"
 #include "tests/harness.h"
 
@@ -174,6 +178,77 @@ TEST(Shim, CorruptEntriesAreMissesAndGetRecompiled) {
   const ProcessResult healed = probe({"trivial", "template", "lto"}, shim_env(dir.path()));
   EXPECT_EQ(healed.out, direct.out);
   EXPECT_EQ(get(counters_of(dir.path()), "hits"), 3);
+}
+
+// Rewrites every result entry (store key "R...") through `edit`, re-encoding it with a fresh XXH3
+// checksum inside a fresh envelope, as any writer of a shared cache could; the number rewritten.
+int rewrite_results(const std::string& store_dir, const std::function<void(shim::CompileEntry&)>& edit) {
+  MDB_env* env = nullptr;
+  mdb_env_create(&env);
+  mdb_env_set_maxdbs(env, 8);
+  mdb_env_set_mapsize(env, 64ull << 20);
+  if (mdb_env_open(env, store_dir.c_str(), 0, 0600) != 0) return -1;
+  MDB_txn* txn = nullptr;
+  MDB_dbi dbi;
+  mdb_txn_begin(env, nullptr, 0, &txn);
+  int rewritten = -1;
+  if (mdb_dbi_open(txn, "entries", 0, &dbi) == 0) {
+    rewritten = 0;
+    MDB_cursor* cursor = nullptr;
+    mdb_cursor_open(txn, dbi, &cursor);
+    MDB_val key, value;
+    std::vector<std::pair<std::string, std::string>> updates;
+    for (MDB_cursor_op op = MDB_FIRST; mdb_cursor_get(cursor, &key, &value, op) == 0; op = MDB_NEXT) {
+      const std::string k(static_cast<const char*>(key.mv_data), key.mv_size);
+      if (k.empty() || k[0] != 'R') continue;
+      const auto payload = store::unwrap_value(k, {static_cast<const char*>(value.mv_data), value.mv_size});
+      std::optional<shim::CompileEntry> entry = payload ? shim::decode_entry(*payload) : std::nullopt;
+      if (!entry) return -1;
+      edit(*entry);
+      const std::string encoded = shim::encode_entry(*entry);
+      std::string_view body;
+      if (!keying::verify_checksummed(encoded, body)) return -1;  // only new validation may catch it
+      updates.emplace_back(k, store::wrap_value(k, encoded));
+    }
+    mdb_cursor_close(cursor);
+    for (auto& [k, v] : updates) {
+      MDB_val mk{k.size(), k.data()}, mv{v.size(), v.data()};
+      if (mdb_put(txn, dbi, &mk, &mv, 0) == 0) ++rewritten;
+    }
+  }
+  mdb_txn_commit(txn);
+  mdb_env_close(env);
+  return rewritten;
+}
+
+// An output whose recorded size is not the length of its bytes made replay answer one size and
+// copy another: a larger size left the host with bytes NVRTC never wrote, a smaller one overflowed
+// the host's buffer. The checksums cannot catch it (the writer recomputes them); decoding must.
+TEST(Shim, EntryWhoseSizeDisagreesWithItsBytesIsDroppedAndRecompiled) {
+  const ProcessResult direct = probe({"ptx"}, {});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  for (const std::int64_t delta : {1, -1, -64}) {
+    TempDir dir;
+    ASSERT_EQ(probe({"ptx"}, shim_env(dir.path())).out, direct.out);
+    ASSERT_EQ(get(counters_of(dir.path()), "stores"), 1);
+    ASSERT_EQ(rewrite_results(dir.path() + "/store",
+                              [&](shim::CompileEntry& e) {
+                                ASSERT_GT(e.ptx.bytes.size(), 64u);
+                                e.ptx.size = static_cast<std::uint64_t>(static_cast<std::int64_t>(e.ptx.size) + delta);
+                              }),
+              1);
+    const store::Counters before = counters_of(dir.path());
+    const ProcessResult warm = probe({"ptx"}, shim_env(dir.path()));
+    const store::Counters after = counters_of(dir.path());
+    EXPECT_EQ(warm.exit_code, 0) << delta << ": " << warm.err;
+    EXPECT_TRUE(warm.out == direct.out) << delta << ": the crafted entry changed what the program saw";
+    EXPECT_EQ(get(after, "corrupt") - get(before, "corrupt"), 1) << delta;
+    EXPECT_EQ(get(after, "hits") - get(before, "hits"), 0) << delta;
+    EXPECT_EQ(get(after, "misses") - get(before, "misses"), 1) << delta << ": not recompiled";
+    EXPECT_EQ(get(after, "stores") - get(before, "stores"), 1) << delta;
+    EXPECT_EQ(probe({"ptx"}, shim_env(dir.path())).out, direct.out);  // served from the fresh entry
+    EXPECT_EQ(get(counters_of(dir.path()), "hits") - get(after, "hits"), 1) << delta;
+  }
 }
 
 TEST(Shim, TruncatedStoreNeverCrashesTheHostAndIsReplaced) {

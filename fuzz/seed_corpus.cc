@@ -1,0 +1,159 @@
+// fuzz_seed_corpus DIR: writes a small seed corpus for every fuzz target into DIR/<target>/, from
+// real encodings: entries shaped as capture_outputs() records them, a manifest and dependency set
+// recorded from a real file read and probe, envelopes, access records, and the meta page of a real
+// LMDB store. Checksummed formats are written both whole and without their checksum (the targets
+// append a fresh one).
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "keying/manifest.h"
+#include "shim/compile_entry.h"
+#include "store/envelope.h"
+#include "store/lmdb_records.h"
+#include "store/lmdb_store.h"
+
+namespace fs = std::filesystem;
+using namespace nvrtc_cache;
+
+namespace {
+
+struct Corpus {
+  fs::path root;
+  void add(const std::string& target, const std::string& name, const std::string& bytes) const {
+    fs::create_directories(root / target);
+    std::ofstream(root / target / name, std::ios::binary | std::ios::trunc) << bytes;
+  }
+  // A checksummed encoding: whole, and without its trailing checksum.
+  void add_framed(const std::string& target, const std::string& name, const std::string& bytes) const {
+    add(target, name, bytes);
+    add(target, name + "-body", bytes.substr(0, bytes.size() - 8));
+  }
+};
+
+std::vector<shim::CompileEntry> entries() {
+  shim::CompileEntry ok;
+  ok.compile_rc = NVRTC_SUCCESS;
+  ok.log = {NVRTC_SUCCESS, true, 1, NVRTC_SUCCESS, std::string(1, '\0')};
+  const std::string ptx = "//\n.version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n";
+  ok.ptx = {NVRTC_SUCCESS, true, ptx.size() + 1, NVRTC_SUCCESS, ptx + '\0'};
+  ok.cubin = {NVRTC_SUCCESS, true, 0, NVRTC_SUCCESS, ""};
+  ok.ltoir = {NVRTC_SUCCESS, true, 0, NVRTC_SUCCESS, ""};
+  ok.optixir = {NVRTC_SUCCESS, true, 0, NVRTC_SUCCESS, ""};
+  ok.lowered_names = {{"scale<float, 2>", NVRTC_SUCCESS, true, false, "_Z5scaleIfLi2EEvPT_"},
+                      {"never_added", NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID, false, false, ""}};
+  ok.unknown_name = {"", NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID, false, false, ""};
+  ok.pch_create_status = NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED;
+  ok.pch_heap_required_rc = NVRTC_SUCCESS;
+  ok.pch_heap_required_written = true;
+  ok.compile_nanos = 25'000'000;
+
+  shim::CompileEntry failed = ok;
+  failed.compile_rc = NVRTC_ERROR_COMPILATION;
+  const std::string log = "error.cu(1): error: identifier \"undefined_function\" is undefined\n";
+  failed.log = {NVRTC_SUCCESS, true, log.size() + 1, NVRTC_SUCCESS, log + '\0'};
+  failed.ptx = {NVRTC_SUCCESS, true, 0, NVRTC_ERROR_INVALID_PROGRAM, ""};
+  failed.lowered_names = {{"k", NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION, true, true, ""}};
+  return {ok, failed, shim::CompileEntry{}};
+}
+
+std::string temp_directory() {
+  std::string pattern = (fs::temp_directory_path() / "nvrtc-cache-seeds-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) std::exit(1);
+  return pattern;
+}
+
+keying::DependencySet recorded_set(const std::string& dir) {
+  const std::string header = dir + "/dep.h";
+  std::ofstream(header) << "#define DEP 1\n";
+  const std::string missing = dir + "/missing.h";
+  setenv("NVRTC_CACHE_SEED_VAR", "1", 1);
+  const std::vector<keying::Observation> observed = {  // views: the strings above outlive them
+      {keying::ObservationKind::kStat, false, false, missing, {}},
+      {keying::ObservationKind::kOpen, true, false, header, {}},
+      {keying::ObservationKind::kRealpath, true, false, dir, dir},
+      {keying::ObservationKind::kGetenv, true, false, "NVRTC_CACHE_SEED_VAR", "1"}};
+  auto recorded = keying::record_dependencies(observed, dir, std::numeric_limits<std::int64_t>::max(), {});
+  return recorded.set.value_or(keying::DependencySet{});
+}
+
+std::string le64s(std::initializer_list<std::uint64_t> values) {
+  std::string out;
+  for (const std::uint64_t v : values) {
+    char bytes[8];
+    store::store_le64(bytes, v);
+    out.append(bytes, 8);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: fuzz_seed_corpus DIR\n");
+    return 2;
+  }
+  const Corpus corpus{argv[1]};
+  const std::string dir = temp_directory();
+
+  int i = 0;
+  for (const auto& e : entries()) {
+    const std::string encoded = shim::encode_entry(e);
+    corpus.add_framed("entry", "entry-" + std::to_string(i), encoded);
+    const std::string key = "R" + std::string(32, static_cast<char>('a' + i));
+    corpus.add("envelope", "entry-" + std::to_string(i++), std::string(1, static_cast<char>(key.size())) + key +
+                                                                store::wrap_value(key, encoded));
+  }
+
+  const keying::DependencySet set = recorded_set(dir);
+  keying::ByteWriter set_bytes;
+  set.encode(set_bytes);
+  corpus.add("dependency_set", "recorded", set_bytes.str());
+  corpus.add("dependency_set", "empty", std::string(24, '\0'));
+  keying::Manifest manifest;
+  manifest.add({keying::CacheKey{1}, set});
+  manifest.add({keying::CacheKey{2}, {}});
+  const std::string manifest_bytes = keying::encode_manifest(manifest);
+  corpus.add_framed("manifest", "recorded", manifest_bytes);
+  corpus.add_framed("manifest", "empty", keying::encode_manifest({}));
+  const std::string manifest_key = "M" + std::string(32, 'm');
+  corpus.add("envelope", "manifest", std::string(1, static_cast<char>(manifest_key.size())) + manifest_key +
+                                         store::wrap_value(manifest_key, manifest_bytes));
+
+  char access[store::kAccessRecordSize];
+  store::encode_access({4096, 1'700'000'000, 1'700'000'060}, access);
+  corpus.add("access_record", "access", std::string(access, sizeof access));
+  corpus.add("access_record", "counter", le64s({12345}));
+
+  // A real store's first pages: both meta pages.
+  {
+    store::LmdbOptions options;
+    options.directory = dir + "/store";
+    options.map_size_bytes = 16 << 20;
+    store::Status status;
+    auto lmdb = store::LmdbStore::open(options, &status);
+    if (!lmdb) {
+      std::fprintf(stderr, "fuzz_seed_corpus: %s\n", status.message().c_str());
+      return 1;
+    }
+    for (int k = 0; k < 20; ++k) (void)lmdb->put("key" + std::to_string(k), std::string(100u * k, 'v'));
+  }
+  std::ifstream data(dir + "/store/data.mdb", std::ios::binary);
+  std::string pages(8192, '\0');
+  data.read(pages.data(), static_cast<std::streamsize>(pages.size()));
+  corpus.add("lmdb_layout", "meta0", pages.substr(0, 4096));
+  corpus.add("lmdb_layout", "meta1", pages.substr(4096, 4096));
+  corpus.add("lmdb_layout", "free_list", le64s({100, 3, 9, 7, 3}));
+  std::string overflow(store::kLmdbPageHeaderSize, '\0');
+  overflow[10] = 0x04;
+  overflow[12] = 2;
+  corpus.add("lmdb_layout", "overflow", overflow + le64s({5000, 4096}));
+  fs::remove_all(dir);
+  return 0;
+}
