@@ -16,20 +16,11 @@ int result(int rc) { return rc == 0 ? 0 : errno; }
 class SystemEnv final : public Env {
  public:
   std::int64_t now_seconds() override { return static_cast<std::int64_t>(std::time(nullptr)); }
-  int make_directory(const std::string& path, mode_t mode) override { return result(::mkdir(path.c_str(), mode)); }
-  int lstat(const std::string& path, struct stat* out) override { return result(::lstat(path.c_str(), out)); }
-  int stat(const std::string& path, struct stat* out) override { return result(::stat(path.c_str(), out)); }
-  int statfs(const std::string& path, struct statfs* out) override { return result(::statfs(path.c_str(), out)); }
-  int rename(const std::string& from, const std::string& to) override {
-    return result(::rename(from.c_str(), to.c_str()));
-  }
-  int chmod(const std::string& path, mode_t mode) override { return result(::chmod(path.c_str(), mode)); }
-  int read_at(const std::string& path, void* buffer, std::size_t size, off_t offset, std::size_t* read) override {
-    return read_file_at(AT_FDCWD, path, buffer, size, offset, read);
-  }
 };
 
 }  // namespace
+
+int Env::stat(const std::string& path, struct stat* out) { return result(::stat(path.c_str(), out)); }
 
 int Env::open_directory_at(int dir, const std::string& name, int* fd) {
   *fd = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -52,16 +52,10 @@ class FaultyEnv final : public Env {
   std::atomic<std::int64_t> clock_skew{0};  // seconds added to the clock
 
   std::int64_t now_seconds() override { return Env::system()->now_seconds() + clock_skew.load(); }
-  int make_directory(const std::string& p, mode_t m) override {
-    return injected("mkdir") ? injected("mkdir") : Env::system()->make_directory(p, m);
-  }
-  int lstat(const std::string& p, struct stat* st) override { return Env::system()->lstat(p, st); }
   int stat(const std::string& p, struct stat* st) override {
     if (hide_proc && p.rfind("/proc/", 0) == 0) return ENOENT;
-    return Env::system()->stat(p, st);
+    return Env::stat(p, st);
   }
-  int statfs(const std::string& p, struct statfs* st) override { return Env::system()->statfs(p, st); }
-  int rename(const std::string& a, const std::string& b) override { return Env::system()->rename(a, b); }
   int make_directory_at(int dir, const std::string& name, mode_t mode) override {
     return injected("mkdir") ? injected("mkdir") : Env::make_directory_at(dir, name, mode);
   }
@@ -88,10 +82,6 @@ class FaultyEnv final : public Env {
   int fault_for(StoreOperation operation) override {
     if (operation == StoreOperation::kOpen) before_store_open();
     return 0;
-  }
-  int chmod(const std::string& p, mode_t m) override { return Env::system()->chmod(p, m); }
-  int read_at(const std::string& p, void* b, std::size_t n, off_t o, std::size_t* r) override {
-    return Env::system()->read_at(p, b, n, o, r);
   }
 
  private:
