@@ -156,11 +156,26 @@ void set_status(Status* out, Status value) {
 
 // ---- Directory ------------------------------------------------------------------------------
 
+struct DirectoryId {
+  dev_t device = 0;
+  ino_t inode = 0;
+  auto operator<=>(const DirectoryId&) const = default;
+};
+
 // Where a store lives: its directory `leaf`, reached through a handle on the directory holding it.
 struct StoreLocation {
   DirectoryHandle parent;
+  DirectoryId parent_id;
   std::string leaf;
   std::string path;  // for messages, and for LMDB when /proc is missing
+
+  // Whether `parent` still holds the directory it was opened on: a host that closes descriptors it
+  // does not own (a daemon's close-all loop) may have renumbered it to a file of its own.
+  bool parent_intact(Env& env) const {
+    struct stat st {};
+    return parent.valid() && env.stat_at(parent.fd(), "", &st) == 0 && S_ISDIR(st.st_mode) &&
+           DirectoryId{st.st_dev, st.st_ino} == parent_id;
+  }
 };
 
 // `path` split into its parent (walked and created as store/directory_handle.h describes, unless
@@ -177,22 +192,21 @@ Status locate_store(const std::string& path, int parent_fd, Env& env, StoreLocat
   if (parent_fd >= 0) {
     out->parent = DirectoryHandle(::fcntl(parent_fd, F_DUPFD_CLOEXEC, 0));
     if (!out->parent.valid()) return to_status(errno, "dup the handle on " + path + "'s parent");
-    return Status::ok();
+  } else {
+    const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : trimmed.substr(0, slash);
+    DirectoryWalk walk = open_directory_path(parent, /*create=*/true, /*allow_shared=*/false, env);
+    if (!walk.handle.valid()) {
+      return walk.unsafe ? Status::invalid_argument(walk.detail) : to_status(walk.error, walk.detail);
+    }
+    out->parent = std::move(walk.handle);
   }
-  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : trimmed.substr(0, slash);
-  DirectoryWalk walk = open_directory_path(parent, /*create=*/true, /*allow_shared=*/false, env);
-  if (!walk.handle.valid()) {
-    return walk.unsafe ? Status::invalid_argument(walk.detail) : to_status(walk.error, walk.detail);
+  struct stat st {};
+  if (const int error = env.stat_at(out->parent.fd(), "", &st); error != 0) {
+    return to_status(error, "stat the parent of " + path);
   }
-  out->parent = std::move(walk.handle);
+  out->parent_id = DirectoryId{st.st_dev, st.st_ino};
   return Status::ok();
 }
-
-struct DirectoryId {
-  dev_t device = 0;
-  ino_t inode = 0;
-  auto operator<=>(const DirectoryId&) const = default;
-};
 
 // ---- Process-wide environment registry ------------------------------------------------------
 
@@ -289,6 +303,11 @@ Registry& Registry::instance() {
 
 SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocation& location, Status* status) {
   Env& env = *options.env;
+  if (!location.parent_intact(env)) {
+    *status = Status::io_error("the handle on the directory holding " + location.path +
+                               " was closed by someone else; not using the store");
+    return nullptr;
+  }
   const DirectoryWalk directory = open_subdirectory(location.parent, location.leaf, location.path, /*create=*/true, env);
   if (!directory.handle.valid()) {
     *status = directory.unsafe ? Status::invalid_argument(directory.detail) : to_status(directory.error, directory.detail);
@@ -794,6 +813,10 @@ struct LmdbStore::Impl {
   bool closed = false;       // guarded by the registry mutex
   std::atomic<std::uint64_t> corrupt_dropped{0};
   std::atomic<std::uint64_t> quarantined{0};
+
+  ~Impl() {
+    if (!location.parent_intact(system())) location.parent.release();  // renumbered: not ours to close
+  }
 
   Env& system() const { return *options.env; }
 

@@ -2,6 +2,7 @@
 // a directory swapped between the check and LMDB's open, network filesystems, truncated and garbage
 // data files, pruning of moved-aside stores, and filesystem faults injected through the Env seam.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <set>
 #include <functional>
 #include <map>
+#include <memory>
 #include <atomic>
 #include <utility>
 #include <vector>
@@ -416,6 +418,37 @@ TEST(CacheDirectory, OpenStoreNoticesItsDirectoryReplacedByALink) {
   env.clock_skew += 10;  // the identity is checked at most once a second
   EXPECT_FALSE(opened.store->put("k2", "v2")) << "the store must not reopen through the link";
   EXPECT_FALSE(fs::exists(t.path() + "/attacker/cache/store/data.mdb"));
+}
+
+TEST(CacheDirectory, HandleRenumberedByTheHostIsNeitherUsedNorClosed) {
+  TempDir t;
+  const std::string dir = t.path() + "/cache";
+  std::unique_ptr<LmdbStore> store = open_cache(policy_for(dir)).store;
+  ASSERT_TRUE(store);
+  ASSERT_TRUE(store->put("k", "v"));
+  const pid_t child = fork();
+  if (child == 0) {
+    // A daemon-style child closes what it does not know and reuses the numbers for files of its own.
+    int replaced = 0;
+    for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      if (fs::read_symlink(e.path(), ec).string() != dir) continue;
+      const int fd = std::stoi(e.path().filename().string());
+      const int own = ::open((t.path() + "/host-file").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      if (own < 0 || ::dup2(own, fd) != fd) _exit(10);
+      ::close(own);
+      ++replaced;
+      store->put("k2", "v2");  // the child opens its own environment: through the handle, if it trusted it
+      store.reset();
+      if (::fcntl(fd, F_GETFD) < 0) _exit(11);  // the host's file was closed by the store
+    }
+    _exit(replaced == 1 ? 0 : 12);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "exit code names the failed step (10-12)";
+  EXPECT_EQ(store->get("k"), "v");
 }
 
 // ---- moved-aside stores ----
