@@ -3,9 +3,13 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <tuple>
 
 #include "store/lmdb_records.h"
 
@@ -31,23 +35,6 @@ const char* network_filesystem_name(std::int64_t f_type) {
   return nullptr;
 }
 
-std::string parent_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos || slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-// mkdir -p with mode 0700 for every directory created.
-int make_directories(const std::string& path, Env& env) {
-  struct stat st;
-  if (env.lstat(path, &st) == 0) return 0;
-  if (path != "/" && !path.empty()) {
-    if (const int rc = make_directories(parent_of(path), env); rc != 0) return rc;
-  }
-  const int rc = env.make_directory(path, 0700);
-  return rc == EEXIST ? 0 : rc;
-}
-
 std::string unsafe_reason(const std::string& path, const struct stat& st, bool allow_shared) {
   if (S_ISLNK(st.st_mode)) return path + " is a symbolic link";
   if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) return path + " is not a regular file or directory";
@@ -57,51 +44,114 @@ std::string unsafe_reason(const std::string& path, const struct stat& st, bool a
   return {};
 }
 
+constexpr const char* kStoreName = "store";
+constexpr const char* kMovedAsideInfix = ".corrupt-";
+
+// Distinguishes the stores one process moves aside within a second.
+std::atomic<std::uint64_t> g_moved_aside_count{0};
+
+struct MovedAside {
+  std::string name;
+  std::int64_t seconds = 0;  // as its name says (the Env's clock when it was moved)
+  struct timespec changed {};  // its ctime: a rename sets it
+};
+
+// The moved-aside copies of `name` in `parent` (directories only), newest first.
+std::vector<MovedAside> moved_aside_copies(const DirectoryHandle& parent, const std::string& name, Env& env) {
+  std::vector<MovedAside> out;
+  std::vector<std::string> names;
+  if (env.list_directory(parent.fd(), &names) != 0) return out;
+  const std::string prefix = name + kMovedAsideInfix;
+  for (std::string& entry : names) {
+    struct stat st {};
+    if (entry.rfind(prefix, 0) != 0 || env.stat_at(parent.fd(), entry, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    MovedAside copy;
+    copy.seconds = std::strtoll(entry.c_str() + prefix.size(), nullptr, 10);
+    copy.changed = st.st_ctim;
+    copy.name = std::move(entry);
+    out.push_back(std::move(copy));
+  }
+  std::sort(out.begin(), out.end(), [](const MovedAside& a, const MovedAside& b) {
+    return std::tie(a.seconds, a.changed.tv_sec, a.changed.tv_nsec, a.name) >
+           std::tie(b.seconds, b.changed.tv_sec, b.changed.tv_nsec, b.name);
+  });
+  return out;
+}
+
+// Removes the moved-aside store `name` in `parent` by handle: its files (never following a link),
+// then the directory. Anything unexpected inside (a subdirectory) leaves it in place. Every failure
+// is tolerated: another process may be removing it too.
+void remove_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env) {
+  const DirectoryWalk copy = open_subdirectory(parent, name, name, /*create=*/false, env);
+  if (!copy.handle.valid()) return;
+  std::vector<std::string> names;
+  env.list_directory(copy.handle.fd(), &names);
+  for (const std::string& entry : names) {
+    struct stat st {};
+    if (env.stat_at(copy.handle.fd(), entry, &st) == 0 && !S_ISDIR(st.st_mode)) {
+      env.remove_at(copy.handle.fd(), entry, /*directory=*/false);
+    }
+  }
+  env.remove_at(parent.fd(), name, /*directory=*/true);
+}
+
+std::string joined(const std::string& directory, const std::string& name) {
+  return !directory.empty() && directory.back() == '/' ? directory + name : directory + "/" + name;
+}
+
 }  // namespace
 
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env) {
-  if (path.empty() || path[0] != '/') return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path"};
-  if (const int rc = make_directories(path, env); rc != 0) {
-    return {DirectoryVerdict::kCannotCreate, "cannot create " + path + ": " + std::strerror(rc)};
+  if (path.empty() || path[0] != '/') return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}};
+  DirectoryWalk walk = open_directory_path(path, /*create=*/true, allow_shared, env);
+  if (!walk.handle.valid()) {
+    return {walk.unsafe ? DirectoryVerdict::kUnsafe : DirectoryVerdict::kCannotCreate, std::move(walk.detail), {}};
   }
+  const int dir = walk.handle.fd();
   struct stat st;
-  if (const int rc = env.lstat(path, &st); rc != 0) {
-    return {DirectoryVerdict::kCannotCreate, "cannot stat " + path + ": " + std::strerror(rc)};
+  if (const int rc = env.stat_at(dir, "", &st); rc != 0) {
+    return {DirectoryVerdict::kCannotCreate, "cannot stat " + path + ": " + std::strerror(rc), {}};
   }
-  if (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode)) return {DirectoryVerdict::kUnsafe, path + " is not a directory"};
-  if (std::string why = unsafe_reason(path, st, allow_shared); !why.empty()) return {DirectoryVerdict::kUnsafe, why};
+  if (std::string why = unsafe_reason(path, st, allow_shared); !why.empty()) return {DirectoryVerdict::kUnsafe, why, {}};
   // The store's own directory and files must not be links planted by someone else either.
-  for (const char* name : {"/store", "/store/data.mdb", "/store/lock.mdb"}) {
-    const std::string inner = path + name;
-    if (env.lstat(inner, &st) == 0) {
-      if (std::string why = unsafe_reason(inner, st, allow_shared); !why.empty()) {
-        return {DirectoryVerdict::kUnsafe, why};
+  const std::string store_path = joined(path, kStoreName);
+  if (env.stat_at(dir, kStoreName, &st) == 0) {
+    if (std::string why = unsafe_reason(store_path, st, allow_shared); !why.empty()) {
+      return {DirectoryVerdict::kUnsafe, why, {}};
+    }
+    if (const DirectoryWalk store = open_subdirectory(walk.handle, kStoreName, store_path, false, env); store.handle.valid()) {
+      for (const char* name : {"data.mdb", "lock.mdb"}) {
+        if (env.stat_at(store.handle.fd(), name, &st) != 0) continue;
+        if (std::string why = unsafe_reason(joined(store_path, name), st, allow_shared); !why.empty()) {
+          return {DirectoryVerdict::kUnsafe, why, {}};
+        }
       }
     }
   }
   struct statfs fs;
-  if (env.statfs(path, &fs) == 0) {
+  if (env.statfs_at(dir, &fs) == 0) {
     if (const char* name = network_filesystem_name(static_cast<std::int64_t>(fs.f_type))) {
-      return {DirectoryVerdict::kNetworkFilesystem, path + " is on a network filesystem (" + name + ")"};
+      return {DirectoryVerdict::kNetworkFilesystem, path + " is on a network filesystem (" + name + ")", {}};
     }
   }
-  return {};
+  return {DirectoryVerdict::kUsable, {}, std::move(walk.handle)};
 }
 
-Status check_data_file(const std::string& store_dir, Env& env) {
-  const std::string data = store_dir + "/data.mdb";
+Status check_data_file(const DirectoryHandle& store, const std::string& shown, Env& env) {
+  const std::string data = joined(shown, "data.mdb");
   struct stat st;
-  if (env.stat(data, &st) != 0) return Status::ok();  // no store yet
-  if (st.st_size == 0) return Status::ok();            // created, never written: LMDB initialises it
+  if (env.stat_at(store.fd(), "data.mdb", &st) != 0) return Status::ok();  // no store yet
+  if (st.st_size == 0) return Status::ok();  // created, never written: LMDB initialises it
   char first[4096];
   std::size_t got = 0;
-  if (const int rc = env.read_at(data, first, sizeof first, 0, &got); rc != 0) {
+  if (const int rc = env.read_file_at(store.fd(), "data.mdb", first, sizeof first, 0, &got); rc != 0) {
     return Status::io_error("cannot read " + data + ": " + std::strerror(rc));
   }
   std::optional<LmdbMeta> metas[2] = {parse_lmdb_meta({first, got}), std::nullopt};
   if (metas[0]) {
     std::vector<char> second(metas[0]->page_size);
-    if (env.read_at(data, second.data(), second.size(), static_cast<off_t>(metas[0]->page_size), &got) == 0) {
+    if (env.read_file_at(store.fd(), "data.mdb", second.data(), second.size(),
+                         static_cast<off_t>(metas[0]->page_size), &got) == 0) {
       metas[1] = parse_lmdb_meta({second.data(), got});
     }
   }
@@ -119,10 +169,31 @@ Status check_data_file(const std::string& store_dir, Env& env) {
   return Status::ok();
 }
 
-std::string quarantine(const std::string& store_dir, Env& env) {
-  const std::string aside =
-      store_dir + ".corrupt-" + std::to_string(env.now_seconds()) + "-" + std::to_string(getpid());
-  return env.rename(store_dir, aside) == 0 ? aside : std::string();
+Status check_data_file(const std::string& store_dir, Env& env) {
+  const DirectoryWalk store = open_directory_path(store_dir, /*create=*/false, /*allow_shared=*/false, env);
+  return store.handle.valid() ? check_data_file(store.handle, store_dir, env) : Status::ok();
+}
+
+std::string quarantine(const DirectoryHandle& parent, const std::string& name, Env& env) {
+  const std::string aside = name + kMovedAsideInfix + std::to_string(env.now_seconds()) + "-" +
+                            std::to_string(getpid()) + "-" + std::to_string(g_moved_aside_count.fetch_add(1) + 1);
+  if (env.rename_at(parent.fd(), name, aside) != 0) return {};
+  prune_moved_aside(parent, name, env);
+  return aside;
+}
+
+void prune_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env) {
+  const std::vector<MovedAside> copies = moved_aside_copies(parent, name, env);
+  for (std::size_t i = kMovedAsideKept; i < copies.size(); ++i) remove_moved_aside(parent, copies[i].name, env);
+}
+
+std::size_t count_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env) {
+  return moved_aside_copies(parent, name, env).size();
+}
+
+std::size_t moved_aside_stores(const std::string& cache_directory, Env& env) {
+  const DirectoryWalk dir = open_directory_path(cache_directory, /*create=*/false, /*allow_shared=*/true, env);
+  return dir.handle.valid() ? count_moved_aside(dir.handle, kStoreName, env) : 0;
 }
 
 OpenedCache open_cache(const CachePolicy& policy) {
@@ -131,14 +202,14 @@ OpenedCache open_cache(const CachePolicy& policy) {
   out.directory = policy.directory;
   DirectoryCheck check = prepare_directory(out.directory, policy.allow_shared, env);
   if (check.verdict == DirectoryVerdict::kNetworkFilesystem && !policy.fallback_directory.empty()) {
-    const DirectoryCheck fallback = prepare_directory(policy.fallback_directory, false, env);
+    DirectoryCheck fallback = prepare_directory(policy.fallback_directory, false, env);
     out.messages.push_back("NVRTC_CACHE_DIR: " + check.detail + ", where LMDB is unsafe; " +
                            (fallback.verdict == DirectoryVerdict::kUsable
                                 ? "using the node-local " + policy.fallback_directory + " instead"
                                 : "and the node-local fallback is unusable (" + fallback.detail +
                                       "); compiling without the cache") +
                            " (set NVRTC_CACHE_DIR to a local directory)");
-    check = fallback;
+    check = std::move(fallback);
     out.directory = policy.fallback_directory;
   }
   if (check.verdict != DirectoryVerdict::kUsable) {
@@ -148,20 +219,25 @@ OpenedCache open_cache(const CachePolicy& policy) {
     out.status = Status::invalid_argument(check.detail + hint);
     return out;
   }
-  const std::string store_dir = out.directory + "/store";
+  const std::string store_dir = joined(out.directory, kStoreName);
   // Moves a damaged store aside (saying why); false if it could not be moved.
   auto move_aside = [&](const Status& damage) {
-    const std::string aside = quarantine(store_dir, env);
+    const std::string aside = quarantine(check.handle, kStoreName, env);
     out.messages.push_back(damage.message() + (aside.empty() ? "; could not move it aside"
-                                                             : "; moved aside to " + aside + " and starting afresh"));
+                                                             : "; moved aside to " + joined(out.directory, aside) +
+                                                                   " and starting afresh"));
     return !aside.empty();
   };
-  if (Status data = check_data_file(store_dir, env); data.code() == Status::Code::kCorruption && !move_aside(data)) {
-    out.status = data;
-    return out;
+  if (const DirectoryWalk store = open_subdirectory(check.handle, kStoreName, store_dir, false, env); store.handle.valid()) {
+    if (Status data = check_data_file(store.handle, store_dir, env);
+        data.code() == Status::Code::kCorruption && !move_aside(data)) {
+      out.status = data;
+      return out;
+    }
   }
   LmdbOptions options;
   options.directory = store_dir;
+  options.parent_directory_fd = check.handle.fd();
   options.map_size_bytes = policy.max_bytes;
   options.env = policy.env;
   out.store = LmdbStore::open(options, &out.status);

@@ -1,11 +1,16 @@
-// Opening the cache's store safely: the directory is created 0700 if missing; a directory that is a
-// symlink, owned by another user, or writable by group/others is refused (unless the policy allows a
-// shared cache); a network or cluster filesystem (NFS, SMB/CIFS, FUSE, 9p, Lustre, GPFS, Ceph, AFS)
-// is avoided by falling back to a node-local directory; a data file shorter than the pages its meta
-// page claims (a truncated copy, a disk that filled) is caught before LMDB maps it, and the store
-// directory is moved aside (never truncated in place) and recreated.
-// Contract: filesystem access only through the given Env (LMDB aside); thread-compatible; never
-// throws; every message is one line naming the setting involved.
+// Opening the cache's store safely: the directory is reached by handle (store/directory_handle.h:
+// created 0700 where missing, no link followed unless root or the user owns it, the directory itself
+// never a link) and every check below is made on that handle; a directory owned by another user or
+// writable by group/others is refused (unless the policy allows a shared cache); a network or
+// cluster filesystem (NFS, SMB/CIFS, FUSE, 9p, Lustre, GPFS, Ceph, AFS) is avoided by falling back to
+// a node-local directory; the store is opened through the checked handle and refused if LMDB's files
+// are not in it (store/lmdb_store.h). A data file shorter than the pages its meta page claims (a
+// truncated copy, a disk that filled) is caught before LMDB maps it, and the store directory is
+// moved aside (never truncated in place, named store.corrupt-<seconds>-<pid>-<n>) and recreated; only
+// the newest kMovedAsideKept moved-aside stores are kept.
+// Contract: filesystem access only through the given Env (LMDB aside); thread-compatible; several
+// processes may open, move aside and prune at once; never throws; every message is one line naming
+// the setting involved.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "store/directory_handle.h"
 #include "store/env.h"
 #include "store/lmdb_store.h"
 #include "store/status.h"
@@ -37,16 +43,32 @@ struct OpenedCache {
 
 OpenedCache open_cache(const CachePolicy& policy);
 
+// How many moved-aside stores (directories named store.corrupt-*) `cache_directory` holds; 0 when it
+// cannot be opened.
+std::size_t moved_aside_stores(const std::string& cache_directory, Env& env = *Env::system());
+
 // Lower-level steps, exposed for tests.
+constexpr std::size_t kMovedAsideKept = 2;
 enum class DirectoryVerdict { kUsable, kCannotCreate, kUnsafe, kNetworkFilesystem };
 struct DirectoryCheck {
   DirectoryVerdict verdict = DirectoryVerdict::kUsable;
   std::string detail;
+  DirectoryHandle handle;  // the checked directory (kUsable and kNetworkFilesystem)
 };
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env);
-// Ok, or corruption if <store_dir>/data.mdb is shorter than its meta page says or has no valid meta.
-Status check_data_file(const std::string& store_dir, Env& env);
-// Renames `store_dir` aside (<store_dir>.corrupt-<seconds>-<pid>); returns the new name or "".
-std::string quarantine(const std::string& store_dir, Env& env);
+// Ok, or corruption if data.mdb in `store` is shorter than its meta page says or has no valid meta;
+// `shown` names the store directory in messages.
+Status check_data_file(const DirectoryHandle& store, const std::string& shown, Env& env);
+Status check_data_file(const std::string& store_dir, Env& env);  // the same, by path (tests)
+// Renames `name` in `parent` aside (<name>.corrupt-<seconds>-<pid>-<n>), then removes the older
+// moved-aside copies of it beyond the newest kMovedAsideKept (by handle, never following a link;
+// what another process removed first is skipped); returns the new name, or "" if it could not be
+// renamed.
+std::string quarantine(const DirectoryHandle& parent, const std::string& name, Env& env);
+// Removes the moved-aside copies of `name` in `parent` beyond the newest kMovedAsideKept (the part of
+// quarantine() after the rename; safe to run in several processes at once).
+void prune_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env);
+// The moved-aside copies of `name` in `parent`.
+std::size_t count_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env);
 
 }  // namespace nvrtc_cache::store

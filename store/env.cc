@@ -1,6 +1,8 @@
 #include "store/env.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,36 +16,82 @@ int result(int rc) { return rc == 0 ? 0 : errno; }
 class SystemEnv final : public Env {
  public:
   std::int64_t now_seconds() override { return static_cast<std::int64_t>(std::time(nullptr)); }
-  int make_directory(const std::string& path, mode_t mode) override { return result(::mkdir(path.c_str(), mode)); }
-  int lstat(const std::string& path, struct stat* out) override { return result(::lstat(path.c_str(), out)); }
-  int stat(const std::string& path, struct stat* out) override { return result(::stat(path.c_str(), out)); }
-  int statfs(const std::string& path, struct statfs* out) override { return result(::statfs(path.c_str(), out)); }
-  int rename(const std::string& from, const std::string& to) override {
-    return result(::rename(from.c_str(), to.c_str()));
-  }
-  int chmod(const std::string& path, mode_t mode) override { return result(::chmod(path.c_str(), mode)); }
-  int read_at(const std::string& path, void* buffer, std::size_t size, off_t offset, std::size_t* read) override {
-    *read = 0;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return errno;
-    int rc = 0;
-    while (*read < size) {
-      const ssize_t n = ::pread(fd, static_cast<char*>(buffer) + *read, size - *read,
-                                offset + static_cast<off_t>(*read));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        rc = errno;
-        break;
-      }
-      if (n == 0) break;
-      *read += static_cast<std::size_t>(n);
-    }
-    ::close(fd);
-    return rc;
-  }
 };
 
 }  // namespace
+
+int Env::stat(const std::string& path, struct stat* out) { return result(::stat(path.c_str(), out)); }
+
+int Env::open_directory_at(int dir, const std::string& name, int* fd) {
+  *fd = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  return *fd < 0 ? errno : 0;
+}
+
+int Env::make_directory_at(int dir, const std::string& name, mode_t mode) {
+  return result(::mkdirat(dir, name.c_str(), mode));
+}
+
+int Env::stat_at(int dir, const std::string& name, struct stat* out) {
+  return result(::fstatat(dir, name.c_str(), out, AT_SYMLINK_NOFOLLOW | (name.empty() ? AT_EMPTY_PATH : 0)));
+}
+
+int Env::statfs_at(int dir, struct statfs* out) { return result(::fstatfs(dir, out)); }
+
+int Env::read_link_at(int dir, const std::string& name, std::string* target) {
+  char buffer[4096];
+  const ssize_t n = ::readlinkat(dir, name.c_str(), buffer, sizeof buffer);
+  if (n < 0) return errno;
+  if (static_cast<std::size_t>(n) == sizeof buffer) return ENAMETOOLONG;
+  target->assign(buffer, static_cast<std::size_t>(n));
+  return 0;
+}
+
+int Env::rename_at(int dir, const std::string& from, const std::string& to) {
+  return result(::renameat(dir, from.c_str(), dir, to.c_str()));
+}
+
+int Env::remove_at(int dir, const std::string& name, bool directory) {
+  return result(::unlinkat(dir, name.c_str(), directory ? AT_REMOVEDIR : 0));
+}
+
+int Env::list_directory(int dir, std::vector<std::string>* names) {
+  const int fd = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  DIR* stream = ::fdopendir(fd);
+  if (stream == nullptr) {
+    const int error = errno;
+    ::close(fd);
+    return error;
+  }
+  errno = 0;
+  while (const dirent* entry = ::readdir(stream)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names->push_back(name);
+  }
+  const int error = errno;
+  ::closedir(stream);
+  return error;
+}
+
+int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_t size, off_t offset,
+                      std::size_t* read) {
+  *read = 0;
+  const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int rc = 0;
+  while (*read < size) {
+    const ssize_t n = ::pread(fd, static_cast<char*>(buffer) + *read, size - *read, offset + static_cast<off_t>(*read));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      rc = errno;
+      break;
+    }
+    if (n == 0) break;
+    *read += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return rc;
+}
 
 Env* Env::system() {
   static auto* env = new SystemEnv();  // leaked: used until exit

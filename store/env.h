@@ -3,7 +3,11 @@
 // reads) or moves the clock, so failure handling is tested deterministically.
 // Contract: implementations are thread-safe; each call returns 0 or an errno value and never throws;
 // Env::system() lives for the whole process. LMDB's own I/O does not go through this seam; faults
-// in it are injected with fault_for().
+// in it are injected with fault_for(). Filesystem access is by handle (`dir` is a directory
+// descriptor, O_PATH is enough; `name` is one path component, never followed if it is a symbolic
+// link), as the cache directory walk needs (store/directory_handle.h); the defaults are the system
+// calls, so a test Env overrides only those it fails. A descriptor returned by open_directory_at
+// is O_CLOEXEC and belongs to the caller.
 #pragma once
 
 #include <sys/stat.h>
@@ -13,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace nvrtc_cache::store {
 
@@ -26,15 +31,26 @@ class Env {
   // Wall-clock seconds (access times for eviction are this coarse on purpose).
   virtual std::int64_t now_seconds() = 0;
 
-  virtual int make_directory(const std::string& path, mode_t mode) = 0;
-  virtual int lstat(const std::string& path, struct stat* out) = 0;
-  virtual int stat(const std::string& path, struct stat* out) = 0;
-  virtual int statfs(const std::string& path, struct statfs* out) = 0;
-  virtual int rename(const std::string& from, const std::string& to) = 0;
-  virtual int chmod(const std::string& path, mode_t mode) = 0;
-  // Reads up to `size` bytes at `offset` of a file the store does not hold open; `*read` gets the
-  // count (short at end of file).
-  virtual int read_at(const std::string& path, void* buffer, std::size_t size, off_t offset, std::size_t* read) = 0;
+  // stat() of a path (following links).
+  virtual int stat(const std::string& path, struct stat* out);
+
+  // openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW): ELOOP or ENOTDIR when `name` is a
+  // symbolic link or not a directory. `dir` may be AT_FDCWD (then `name` may be "/" or ".").
+  virtual int open_directory_at(int dir, const std::string& name, int* fd);
+  virtual int make_directory_at(int dir, const std::string& name, mode_t mode);
+  // fstatat(dir, name, AT_SYMLINK_NOFOLLOW); an empty `name` stats `dir` itself.
+  virtual int stat_at(int dir, const std::string& name, struct stat* out);
+  virtual int statfs_at(int dir, struct statfs* out);
+  virtual int read_link_at(int dir, const std::string& name, std::string* target);
+  virtual int rename_at(int dir, const std::string& from, const std::string& to);
+  // unlinkat; `directory` removes an (empty) directory.
+  virtual int remove_at(int dir, const std::string& name, bool directory);
+  // The names in `dir`, "." and ".." left out, in no particular order.
+  virtual int list_directory(int dir, std::vector<std::string>* names);
+  // Reads up to `size` bytes at `offset` of the file `name` in `dir` (opened O_NOFOLLOW, then closed:
+  // never lock.mdb, whose fcntl locks closing would drop); `*read` gets the count (short at end).
+  virtual int read_file_at(int dir, const std::string& name, void* buffer, std::size_t size, off_t offset,
+                           std::size_t* read);
 
   // 0 to let LMDB perform `operation`, or the LMDB/errno code to report instead.
   virtual int fault_for(StoreOperation) { return 0; }

@@ -1,6 +1,7 @@
 #include "store/lmdb_store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <xxhash.h>
 #include <pthread.h>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "store/cache_directory.h"
+#include "store/directory_handle.h"
 #include "store/envelope.h"
 #include "store/fault_guard.h"
 #include "store/lmdb_library.h"
@@ -36,7 +38,6 @@ const LmdbLibrary& lmdb() { return *guarded_lmdb_library(); }
 constexpr unsigned kMaxReaders = 1024;
 constexpr MDB_dbi kMaxDbs = 8;
 constexpr mdb_mode_t kFileMode = 0600;
-constexpr mode_t kDirectoryMode = 0700;
 constexpr const char* kEntriesDb = "entries";
 constexpr const char* kCountersDb = "counters";
 constexpr const char* kMetaDb = "meta";
@@ -119,32 +120,57 @@ void set_status(Status* out, Status value) {
 
 // ---- Directory ------------------------------------------------------------------------------
 
-// mkdir -p with mode 0700 for every component created; succeeds if `path` ends up a directory.
-Status ensure_directory(const std::string& path) {
-  if (path.empty()) return Status::invalid_argument("empty store directory");
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    for (std::size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
-      const std::string prefix = path.substr(0, end);
-      if (::mkdir(prefix.c_str(), kDirectoryMode) != 0) {
-        if (const int error = errno; error != EEXIST) return to_status(error, "mkdir " + prefix);
-      }
-      if (end == std::string::npos) break;
-    }
-    if (::stat(path.c_str(), &st) != 0) {
-      const int error = errno;
-      return to_status(error, "stat " + path);
-    }
-  }
-  if (!S_ISDIR(st.st_mode)) return Status::invalid_argument(path + " is not a directory");
-  return Status::ok();
-}
-
 struct DirectoryId {
   dev_t device = 0;
   ino_t inode = 0;
   auto operator<=>(const DirectoryId&) const = default;
 };
+
+// Where a store lives: its directory `leaf`, reached through a handle on the directory holding it.
+struct StoreLocation {
+  DirectoryHandle parent;
+  DirectoryId parent_id;
+  std::string leaf;
+  std::string path;  // for messages, and for LMDB when /proc is missing
+
+  // Whether `parent` still holds the directory it was opened on: a host that closes descriptors it
+  // does not own (a daemon's close-all loop) may have renumbered it to a file of its own.
+  bool parent_intact(Env& env) const {
+    struct stat st {};
+    return parent.valid() && env.stat_at(parent.fd(), "", &st) == 0 && S_ISDIR(st.st_mode) &&
+           DirectoryId{st.st_dev, st.st_ino} == parent_id;
+  }
+};
+
+// `path` split into its parent (walked and created as store/directory_handle.h describes, unless
+// `parent_fd` already holds it) and its last component.
+Status locate_store(const std::string& path, int parent_fd, Env& env, StoreLocation* out) {
+  std::string trimmed = path;  // without trailing "/" and "/." (other spellings of the same directory)
+  while (trimmed.size() > 1 && (trimmed.back() == '/' || trimmed.ends_with("/."))) trimmed.pop_back();
+  const std::size_t slash = trimmed.find_last_of('/');
+  out->leaf = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+  out->path = path;
+  if (out->leaf.empty() || out->leaf == "." || out->leaf == ".." || out->leaf == "/") {
+    return Status::invalid_argument("the store directory '" + path + "' has no name of its own");
+  }
+  if (parent_fd >= 0) {
+    out->parent = DirectoryHandle(::fcntl(parent_fd, F_DUPFD_CLOEXEC, 0));
+    if (!out->parent.valid()) return to_status(errno, "dup the handle on " + path + "'s parent");
+  } else {
+    const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : trimmed.substr(0, slash);
+    DirectoryWalk walk = open_directory_path(parent, /*create=*/true, /*allow_shared=*/false, env);
+    if (!walk.handle.valid()) {
+      return walk.unsafe ? Status::invalid_argument(walk.detail) : to_status(walk.error, walk.detail);
+    }
+    out->parent = std::move(walk.handle);
+  }
+  struct stat st {};
+  if (const int error = env.stat_at(out->parent.fd(), "", &st); error != 0) {
+    return to_status(error, "stat the parent of " + path);
+  }
+  out->parent_id = DirectoryId{st.st_dev, st.st_ino};
+  return Status::ok();
+}
 
 // ---- Process-wide environment registry ------------------------------------------------------
 
@@ -202,15 +228,16 @@ class Registry {
  public:
   static Registry& instance();
 
-  // Returns the environment for `options.directory` with one more user, opening it if needed.
-  SharedEnv* acquire_locked(const LmdbOptions& options, Status* status);
+  // Returns the environment for the store at `location` with one more user, opening it if needed.
+  SharedEnv* acquire_locked(const LmdbOptions& options, const StoreLocation& location, Status* status);
   // Drops one user; the last one closes the environment (or leaks it if inherited across fork).
   void release_locked(SharedEnv* env);
 
   std::mutex mu;
 
  private:
-  SharedEnv* open_locked(const LmdbOptions& options, const DirectoryId& id, Status* status);
+  SharedEnv* open_locked(const LmdbOptions& options, const StoreLocation& location, const DirectoryHandle& directory,
+                         const DirectoryId& id, Status* status);
 
   // The environment in use for each directory; an entry inherited across fork is replaced on the
   // next open and erased when its last user goes.
@@ -238,15 +265,21 @@ Registry& Registry::instance() {
   return *registry;
 }
 
-SharedEnv* Registry::acquire_locked(const LmdbOptions& options, Status* status) {
-  if (Status made = ensure_directory(options.directory); !made) {
-    *status = std::move(made);
+SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocation& location, Status* status) {
+  Env& env = *options.env;
+  if (!location.parent_intact(env)) {
+    *status = Status::io_error("the handle on the directory holding " + location.path +
+                               " was closed by someone else; not using the store");
+    return nullptr;
+  }
+  const DirectoryWalk directory = open_subdirectory(location.parent, location.leaf, location.path, /*create=*/true, env);
+  if (!directory.handle.valid()) {
+    *status = directory.unsafe ? Status::invalid_argument(directory.detail) : to_status(directory.error, directory.detail);
     return nullptr;
   }
   struct stat st {};
-  if (::stat(options.directory.c_str(), &st) != 0) {
-    const int error = errno;
-    *status = to_status(error, "stat " + options.directory);
+  if (const int error = env.stat_at(directory.handle.fd(), "", &st); error != 0) {
+    *status = to_status(error, "stat " + location.path);
     return nullptr;
   }
   const DirectoryId id{st.st_dev, st.st_ino};
@@ -254,7 +287,7 @@ SharedEnv* Registry::acquire_locked(const LmdbOptions& options, Status* status) 
     ++found->second->users;
     return found->second;
   }
-  return open_locked(options, id, status);
+  return open_locked(options, location, directory.handle, id, status);
 }
 
 void Registry::release_locked(SharedEnv* env) {
@@ -311,9 +344,9 @@ int open_databases(MDB_env* env, SharedEnv& shared) {
 }
 
 
-// Creates, configures and opens an environment on `options.directory` with `flags`. Directory mode
-// (data.mdb + lock.mdb inside it); never MDB_WRITEMAP.
-int open_environment(const LmdbOptions& options, unsigned flags, EnvHandle* out) {
+// Creates, configures and opens an environment on `path` with `flags`. Directory mode (data.mdb +
+// lock.mdb inside it); never MDB_WRITEMAP.
+int open_environment(const LmdbOptions& options, const std::string& path, unsigned flags, EnvHandle* out) {
   MDB_env* raw = nullptr;
   int rc = lmdb().mdb_env_create(&raw);
   if (rc != MDB_SUCCESS) return rc;
@@ -322,24 +355,50 @@ int open_environment(const LmdbOptions& options, unsigned flags, EnvHandle* out)
   rc = lmdb().mdb_env_set_maxreaders(raw, kMaxReaders);
   if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_maxdbs(raw, kMaxDbs);
   if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_set_mapsize(raw, options.map_size_bytes);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_open(raw, options.directory.c_str(), flags, kFileMode);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_env_open(raw, path.c_str(), flags, kFileMode);
   if (rc == MDB_SUCCESS) *out = std::move(env);  // a failed open needs a fresh handle: `env` closes it
   return rc;
 }
 
 bool is_permission_error(int rc) { return rc == EACCES || rc == EROFS || rc == EPERM; }
 
-SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& id, Status* status) {
+// The path LMDB is given for `directory`: /proc/self/fd/N, which resolves to the very directory the
+// handle holds (no component can be swapped under it), or `fallback` where /proc does not show it.
+std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& id, const std::string& fallback,
+                          Env& env) {
+  const std::string by_handle = "/proc/self/fd/" + std::to_string(directory.fd());
+  struct stat st {};
+  if (env.stat(by_handle, &st) == 0 && DirectoryId{st.st_dev, st.st_ino} == id) return by_handle;
+  return fallback;
+}
+
+// Whether the environment LMDB opened at `path` is the store in `directory` (identity `id`): its
+// data file is the data.mdb in that directory, and `path` still names it. LMDB's file descriptor is
+// only fstat()ed.
+bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory, const DirectoryId& id,
+                                 const std::string& path, Env& system) {
+  int data_fd = -1;
+  struct stat opened {}, expected {}, at_path {};
+  if (lmdb().mdb_env_get_fd(env, &data_fd) != MDB_SUCCESS || ::fstat(data_fd, &opened) != 0) return false;
+  if (system.stat_at(directory.fd(), "data.mdb", &expected) != 0 || !same_file(opened, expected)) return false;
+  return system.stat(path, &at_path) == 0 && DirectoryId{at_path.st_dev, at_path.st_ino} == id;
+}
+
+SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation& location,
+                                 const DirectoryHandle& directory, const DirectoryId& id, Status* status) {
   auto shared = std::make_unique<SharedEnv>();
   shared->id = id;
   // MDB_NOTLS because read transactions are per call and may run on any thread. A directory that
   // is not writable is opened read-only (serve what is there, store nothing); on read-only media
   // (a cache baked into an image) not even the lock file is writable, and no process can be
   // writing, so no lock is needed.
+  // LMDB opens by path: it is given one that resolves to the checked directory, and what it opened is
+  // compared with that directory afterwards (a swap between the check and the open is refused).
+  const std::string lmdb_path = lmdb_path_for(directory, id, location.path, *options.env);
   EnvHandle env;
   int rc = MDB_SUCCESS;
   for (const unsigned flags : {MDB_NOTLS, MDB_NOTLS | MDB_RDONLY, MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK}) {
-    rc = open_environment(options, flags, &env);
+    rc = open_environment(options, lmdb_path, flags, &env);
     shared->read_only = (flags & MDB_RDONLY) != 0;
     if (!is_permission_error(rc)) break;
   }
@@ -348,6 +407,12 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const DirectoryId& 
     return nullptr;
   }
   MDB_env* raw = env.get();
+  if (!opened_in_checked_directory(raw, directory, id, lmdb_path, *options.env)) {
+    *status = Status::io_error(options.directory +
+                               " was replaced while it was being opened (LMDB's files are not in the directory "
+                               "that was checked); not using it");
+    return nullptr;
+  }
   if (rc = shared->read_only ? open_databases_read_only(raw, *shared) : open_databases(raw, *shared);
       rc != MDB_SUCCESS) {
     *status = to_status(rc, "open databases in " + options.directory);
@@ -689,10 +754,15 @@ struct PutAttempt {
 
 struct LmdbStore::Impl {
   LmdbOptions options;
+  StoreLocation location;
   SharedEnv* env = nullptr;  // one user reference; guarded by the registry mutex
   bool closed = false;       // guarded by the registry mutex
   std::atomic<std::uint64_t> corrupt_dropped{0};
   std::atomic<std::uint64_t> quarantined{0};
+
+  ~Impl() {
+    if (!location.parent_intact(system())) location.parent.release();  // renumbered: not ours to close
+  }
 
   Env& system() const { return *options.env; }
 
@@ -713,7 +783,7 @@ struct LmdbStore::Impl {
     if (env != nullptr && !env->belongs_to_this_process()) {
       registry.release_locked(std::exchange(env, nullptr));  // inherited or abandoned: leaked
     }
-    if (env == nullptr) env = registry.acquire_locked(options, status);
+    if (env == nullptr) env = registry.acquire_locked(options, location, status);
     if (env == nullptr) return EnvRef();
     ++env->users;
     return EnvRef(env);
@@ -736,14 +806,18 @@ struct LmdbStore::Impl {
     if (env != nullptr) registry.release_locked(std::exchange(env, nullptr));
   }
 
-  // Whether the store directory is no longer the one `env` was opened on (checked at most once a
-  // second: one stat).
+  // Whether the store's directory in its parent is no longer the one `env` was opened on (checked at
+  // most once a second: one fstatat, not following a link).
   bool directory_was_replaced(SharedEnv& shared) {
     const std::int64_t now = system().now_seconds();
     if (shared.identity_checked_at.exchange(now) == now) return false;
+    return !is_open_directory(shared);
+  }
+
+  bool is_open_directory(const SharedEnv& shared) {
     struct stat st {};
-    if (system().stat(options.directory, &st) != 0) return true;
-    return DirectoryId{st.st_dev, st.st_ino} != shared.id;
+    return system().stat_at(location.parent.fd(), location.leaf, &st) == 0 && S_ISDIR(st.st_mode) &&
+           DirectoryId{st.st_dev, st.st_ino} == shared.id;
   }
 
   // LMDB reported (or faulted on) damage it cannot repair: move the directory aside, never truncate
@@ -752,10 +826,7 @@ struct LmdbStore::Impl {
   void quarantine_damaged(SharedEnv& shared) {
     if (shared.abandoned.exchange(true)) return;
     quarantined.fetch_add(1, std::memory_order_relaxed);
-    struct stat st {};
-    if (system().stat(options.directory, &st) == 0 && DirectoryId{st.st_dev, st.st_ino} == shared.id) {
-      quarantine(options.directory, system());
-    }
+    if (is_open_directory(shared)) quarantine(location.parent, location.leaf, system());
   }
 
   // Quarantines the store when `rc` says it is damaged; passes `status` on.
@@ -1338,6 +1409,12 @@ std::unique_ptr<LmdbStore> LmdbStore::open(const LmdbOptions& options, Status* s
     if (impl->options.env == nullptr) impl->options.env = Env::system();
     if (const int fault = impl->options.env->fault_for(StoreOperation::kOpen); fault != 0) {
       set_status(status, to_status(fault, "open " + options.directory));
+      return nullptr;
+    }
+    if (Status located = locate_store(options.directory, options.parent_directory_fd, *impl->options.env,
+                                      &impl->location);
+        !located) {
+      set_status(status, std::move(located));
       return nullptr;
     }
     Status opened;

@@ -2,7 +2,9 @@
 // Contract:
 //  - Filesystem: the store lives in a directory (created 0700 if missing) holding data.mdb and
 //    lock.mdb; the map size is fixed at open. No other file descriptor is ever opened on those files
-//    (closing one would drop LMDB's fcntl locks), only stat().
+//    (closing one would drop LMDB's fcntl locks), only stat(). The store holds one O_PATH handle on
+//    the directory's parent for its lifetime: every (re)open, identity check and move-aside goes
+//    through it, never through the parent's path.
 //  - Processes: any number of processes may use the same directory at once; writers serialise.
 //  - Threads: thread-safe; read transactions are per call (MDB_NOTLS).
 //  - fork: a child never touches the parent's environment; it opens its own on first use (a
@@ -51,10 +53,17 @@ namespace nvrtc_cache::store {
 struct LmdbOptions {
   std::string directory;
   std::uint64_t map_size_bytes = 5ull << 30;  // the cap; the first open in a process applies
-  // Clock for access times, and Env::fault_for() for kOpen/kGet/kPut/kErase/kEvict; must outlive
-  // the store. Not used for the directory (LmdbStore only creates it with mkdir; see
-  // store/cache_directory.h for the checks).
+  // Clock for access times, Env::fault_for() for kOpen/kGet/kPut/kErase/kEvict, and the handle-based
+  // calls that reach the directory; must outlive the store. The owner/mode checks are the caller's
+  // (store/cache_directory.h).
   Env* env = Env::system();
+  // A handle on the directory holding `directory` (its last component), already checked by the
+  // caller; the store keeps its own duplicate. -1: the parent path is walked and created as
+  // store/directory_handle.h describes. Either way `directory` itself is reached from that handle
+  // (created 0700, never a link), LMDB is given a path that resolves to that very directory
+  // (/proc/self/fd/N, or `directory` where /proc is missing), and an open whose data.mdb is not the
+  // one in that directory (it was swapped meanwhile) is refused.
+  int parent_directory_fd = -1;
 };
 
 // What LmdbStore::evict() removes, least recently accessed first. Both may be given.

@@ -1,10 +1,14 @@
-// `nvrtc-cache evict`: arguments, and eviction of a cache filled by this process.
+// `nvrtc-cache evict`: arguments, and eviction of a cache filled by this process; `nvrtc-cache stats`
+// counting the damaged stores moved aside.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 
+#include "store/cache_directory.h"
 #include "store/lmdb_store.h"
 #include "tests/process.h"
 
@@ -43,6 +47,30 @@ TEST(Cli, EvictByAgeAndByPayloadSize) {
     EXPECT_EQ(refused.exit_code, 2) << bad;
     EXPECT_NE(refused.err.find("usage: nvrtc-cache evict"), std::string::npos) << refused.err;
   }
+}
+
+TEST(Cli, StatsCountsMovedAsideStores) {
+  TempDir dir;
+  const std::map<std::string, std::optional<std::string>> env = {{"NVRTC_CACHE_DIR", dir.path()}};
+  store::CachePolicy policy;
+  policy.directory = dir.path();
+  policy.max_bytes = 16ull << 20;
+  for (int round = 0; round < 3; ++round) {  // each round damages the store, which is moved aside
+    {
+      store::OpenedCache opened = store::open_cache(policy);
+      ASSERT_TRUE(opened.store) << opened.status.message();
+      for (int i = 0; i < 3; ++i) ASSERT_TRUE(opened.store->put("k" + std::to_string(i), std::string(20000, 'x')));
+    }
+    const std::string data = dir.path() + "/store/data.mdb";
+    std::filesystem::resize_file(data, std::filesystem::file_size(data) / 2);
+    const auto stats = run_process({NVRTC_CACHE_CLI_PATH, "stats", "--json"}, env);
+    ASSERT_EQ(stats.exit_code, 0) << stats.err;
+    EXPECT_NE(stats.err.find("moved aside to"), std::string::npos) << stats.err;
+    const std::string expected = "\"moved_aside_stores\": " + std::to_string(std::min(round + 1, 2));
+    EXPECT_NE(stats.out.find(expected), std::string::npos) << expected << " in " << stats.out;
+  }
+  const auto human = run_process({NVRTC_CACHE_CLI_PATH, "stats"}, env);
+  EXPECT_NE(human.out.find("moved aside       2 damaged stores"), std::string::npos) << human.out;
 }
 
 }  // namespace

@@ -648,15 +648,6 @@ class TestEnv final : public Env {
   void advance(std::int64_t seconds) { now += seconds; }
 
   std::int64_t now_seconds() override { return now.load(); }
-  int make_directory(const std::string& p, mode_t m) override { return Env::system()->make_directory(p, m); }
-  int lstat(const std::string& p, struct stat* st) override { return Env::system()->lstat(p, st); }
-  int stat(const std::string& p, struct stat* st) override { return Env::system()->stat(p, st); }
-  int statfs(const std::string& p, struct statfs* st) override { return Env::system()->statfs(p, st); }
-  int rename(const std::string& a, const std::string& b) override { return Env::system()->rename(a, b); }
-  int chmod(const std::string& p, mode_t m) override { return Env::system()->chmod(p, m); }
-  int read_at(const std::string& p, void* b, std::size_t n, off_t o, std::size_t* r) override {
-    return Env::system()->read_at(p, b, n, o, r);
-  }
   int fault_for(StoreOperation operation) override {
     if (operation != StoreOperation::kPut) return 0;
     for (int left = map_full_puts.load(); left > 0;) {

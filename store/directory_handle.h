@@ -1,0 +1,63 @@
+// DirectoryHandle and the safe directory walk. A cache directory is reached one component at a time
+// from "/" (or the working directory, for a relative path) with openat(O_PATH | O_DIRECTORY |
+// O_NOFOLLOW), so every check (owner, mode, filesystem) is made on the very directory that is then
+// used, by handle: no path is resolved twice, and a component swapped for a link after the walk
+// changes nothing. Missing components are created 0700 ("mkdir -p", the only one in the tree). A
+// symbolic link above the last component is followed only when root or the effective user owns it
+// (any owner with `allow_shared`), its target walked the same way (at most 40 links); the last
+// component is never followed.
+// Contract: filesystem access only through the given Env; handles are O_CLOEXEC and closed by their
+// DirectoryHandle; thread-compatible; no exceptions beyond std::bad_alloc.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "store/env.h"
+
+namespace nvrtc_cache::store {
+
+class DirectoryHandle {
+ public:
+  DirectoryHandle() = default;
+  explicit DirectoryHandle(int fd) : fd_(fd) {}
+  DirectoryHandle(DirectoryHandle&& other) noexcept : fd_(other.release()) {}
+  DirectoryHandle& operator=(DirectoryHandle&& other) noexcept;
+  DirectoryHandle(const DirectoryHandle&) = delete;
+  DirectoryHandle& operator=(const DirectoryHandle&) = delete;
+  ~DirectoryHandle();
+
+  bool valid() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  int release() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  // A second descriptor on the same directory (invalid if dup fails).
+  DirectoryHandle duplicate() const;
+
+ private:
+  int fd_ = -1;
+};
+
+struct DirectoryWalk {
+  DirectoryHandle handle;  // valid on success
+  bool unsafe = false;     // refused (a link, or something other than a directory), not an I/O failure
+  int error = 0;           // the errno of the failure, when there is one
+  std::string detail;      // on failure: one line naming the component
+};
+
+// Opens `path` (created 0700 where missing when `create`) by the walk described above.
+DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, Env& env);
+
+// Opens the directory `name` inside `parent` (one component, never a link), creating it 0700 when
+// missing and `create`. `shown` names it in messages.
+DirectoryWalk open_subdirectory(const DirectoryHandle& parent, const std::string& name, const std::string& shown,
+                                bool create, Env& env);
+
+// st_dev/st_ino equality.
+inline bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+}  // namespace nvrtc_cache::store
