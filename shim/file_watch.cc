@@ -1,6 +1,8 @@
 #include "shim/file_watch.h"
 
 #include <dirent.h>
+#include <pwd.h>
+#include <spawn.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -69,6 +71,8 @@ constexpr const char* kNested = "a compile started inside another compile on the
 constexpr const char* kUnresolvedDirectory = "NVRTC used a path relative to a directory descriptor that cannot be resolved";
 constexpr const char* kListedDirectory = "NVRTC listed a directory";
 constexpr const char* kChangedDirectory = "NVRTC changed the working directory";
+constexpr const char* kStartedProgram = "NVRTC started another program, whose reads are not observed";
+constexpr const char* kReadUserDatabase = "NVRTC read the user database";
 constexpr const char* kForeignThread = "NVRTC called a watched libc function on another thread during the compile";
 
 // The watch recording on this thread, and whether this thread is inside record() (a signal handler
@@ -466,7 +470,7 @@ auto call_real(Libc function, Args... args) {
   }
   return fn(args...);
 }
-#define NVRTC_CACHE_REAL(name, ...) call_real<decltype(&::name)>(Libc::name, __VA_ARGS__)
+#define NVRTC_CACHE_REAL(name, ...) call_real<decltype(&::name)>(Libc::name __VA_OPT__(, ) __VA_ARGS__)
 
 // Notes an outcome; `...` are observe()'s arguments after the function name.
 #define NVRTC_CACHE_NOTE(name, ...)                                                \
@@ -764,3 +768,59 @@ NVRTC_CACHE_EXPORT char* getenv(const char* name) {
   }
 NVRTC_CACHE_SECURE_GETENV_HOOK(secure_getenv)
 NVRTC_CACHE_SECURE_GETENV_HOOK(__secure_getenv)
+
+// Programs NVRTC starts read files the shim cannot see; the compile is not cached.
+NVRTC_CACHE_EXPORT pid_t fork() {
+  const pid_t pid = NVRTC_CACHE_REAL(fork);
+  if (pid > 0) NVRTC_CACHE_NOTE_TAINT(fork, kStartedProgram);
+  return pid;
+}
+
+NVRTC_CACHE_EXPORT int system(const char* command) {
+  const int rc = NVRTC_CACHE_REAL(system, command);
+  if (command != nullptr) NVRTC_CACHE_NOTE_TAINT(system, kStartedProgram);
+  return rc;
+}
+
+NVRTC_CACHE_EXPORT FILE* popen(const char* command, const char* mode) {
+  FILE* f = NVRTC_CACHE_REAL(popen, command, mode);
+  if (f != nullptr) NVRTC_CACHE_NOTE_TAINT(popen, kStartedProgram);
+  return f;
+}
+
+#define NVRTC_CACHE_SPAWN_HOOK(name)                                                             \
+  NVRTC_CACHE_EXPORT int name(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions, \
+                              const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) { \
+    const int rc = NVRTC_CACHE_REAL(name, pid, path, actions, attributes, argv, envp);           \
+    if (rc == 0) NVRTC_CACHE_NOTE_TAINT(name, kStartedProgram);                                  \
+    return rc;                                                                                   \
+  }
+NVRTC_CACHE_SPAWN_HOOK(posix_spawn)
+NVRTC_CACHE_SPAWN_HOOK(posix_spawnp)
+
+// The user database (home directories): read through NSS, out of the shim's sight.
+NVRTC_CACHE_EXPORT struct passwd* getpwnam(const char* name) {
+  struct passwd* entry = NVRTC_CACHE_REAL(getpwnam, name);
+  NVRTC_CACHE_NOTE_TAINT(getpwnam, kReadUserDatabase);
+  return entry;
+}
+
+NVRTC_CACHE_EXPORT struct passwd* getpwuid(uid_t uid) {
+  struct passwd* entry = NVRTC_CACHE_REAL(getpwuid, uid);
+  NVRTC_CACHE_NOTE_TAINT(getpwuid, kReadUserDatabase);
+  return entry;
+}
+
+NVRTC_CACHE_EXPORT int getpwnam_r(const char* name, struct passwd* entry, char* buffer, size_t size,
+                                  struct passwd** result) {
+  const int rc = NVRTC_CACHE_REAL(getpwnam_r, name, entry, buffer, size, result);
+  NVRTC_CACHE_NOTE_TAINT(getpwnam_r, kReadUserDatabase);
+  return rc;
+}
+
+NVRTC_CACHE_EXPORT int getpwuid_r(uid_t uid, struct passwd* entry, char* buffer, size_t size,
+                                  struct passwd** result) {
+  const int rc = NVRTC_CACHE_REAL(getpwuid_r, uid, entry, buffer, size, result);
+  NVRTC_CACHE_NOTE_TAINT(getpwuid_r, kReadUserDatabase);
+  return rc;
+}
