@@ -115,6 +115,7 @@ bool ensure(CompileWatch::Buffer& b, std::size_t end) {
 }
 
 bool append(CompileWatch::Buffer& b, std::size_t& cursor, const char* bytes, std::size_t n) {
+  if (n == 0) return true;
   if (!ensure(b, cursor + n)) return false;
   std::memcpy(b.base + cursor, bytes, n);
   cursor += n;
