@@ -228,6 +228,11 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
       continue;
     }
     const std::string path = absolute(o.subject, working_directory);
+    // A failed attempt to write is no probe of absence (the directory may be missing or read-only
+    // today and not tomorrow), and a successful one is a side effect: neither can be replayed.
+    if (o.kind == ObservationKind::kOpen && o.for_writing) {
+      return {std::nullopt, "NVRTC wrote or tried to write " + path};
+    }
     PathDependency& p = paths[path];
     p.path = path;
     if (!o.succeeded) {
@@ -237,7 +242,6 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
     p.must_exist = true;
     switch (o.kind) {
       case ObservationKind::kOpen:
-        if (o.for_writing) return {std::nullopt, "NVRTC wrote " + path};
         p.content = true;
         break;
       case ObservationKind::kOpendir:

@@ -79,10 +79,9 @@ bool is_driver_object(const void* caller) {
 std::vector<keying::Observation> observations_of(const CompileWatch& watch) {
   std::vector<keying::Observation> out;
   out.reserve(watch.event_count());
-  for (std::size_t i = 0; i < watch.event_count(); ++i) {
-    const WatchEvent e = watch.event(i);
+  watch.for_each_event([&out](const WatchEvent& e) {
     if (!is_driver_object(e.caller)) out.push_back(e.observation);
-  }
+  });
   return out;
 }
 
@@ -297,7 +296,7 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
   if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "miss " + keying::to_hex(key) + ": " + miss_reason);
 
   record.served.reset();
-  CompileWatch watch;
+  CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
   const std::int64_t compile_start_realtime = realtime_ns();
   const auto compile_start = Clock::now();
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
@@ -309,7 +308,7 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
   if (!result_is_cacheable(rc)) {
     dependencies.why_not = "NVRTC returned " + std::to_string(rc);
   } else if (watch.tainted()) {
-    dependencies.why_not = "too many file events to record";
+    dependencies.why_not = watch.why_tainted();
   } else if (watch.event_count() == 0) {
     // NVRTC probes the working directory in every compile; seeing nothing means its libc calls do
     // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "tests/harness.h"
 
@@ -183,6 +184,87 @@ TEST_F(Dependencies, InterposedLibcCallsBehaveAsLibc) {
   const Outcome o = compile("libc");  // compared byte for byte with the run without the shim
   EXPECT_NE(o.output.find("fopen missing: null errno=2"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("getenv: set errno=4242"), std::string::npos) << o.output;
+}
+
+// The "N files read, M paths probed" of the last "stored" line in a debug log.
+std::string stored_summary(const std::string& log) {
+  const auto stored = log.rfind("stored ");
+  if (stored == std::string::npos) return "";
+  const auto from = log.find(": ", stored) + 2;
+  return log.substr(from, log.find(',', log.find(',', from) + 1) - from);
+}
+
+// Far more headers than any fixed-size capture would hold: 20,000 distinct headers over four -I
+// directories (each found after failed probes of the directories before it).
+TEST_F(Dependencies, TwentyThousandHeadersOverFourIncludeDirectoriesAreCachedAndAnEditIsNoticed) {
+  constexpr int kHeaders = 20000;
+  constexpr int kDeep = 17321;  // in the fourth directory, near the end of the include order
+  const std::vector<std::string> dirs = {path("d0"), path("d1"), path("d2"), path("d3")};
+  std::string source;
+  for (int i = 0; i < kHeaders; ++i) {
+    const std::string name = "h" + std::to_string(i) + ".h";
+    write_file(dirs[static_cast<std::size_t>(i % 4)] + "/" + name,
+               "#pragma once\n#define H" + std::to_string(i) + " " + std::to_string(i) + "\n");
+    source += "#include \"" + name + "\"\n";
+  }
+  source += "__global__ void k(int* x) { x[0] = H" + std::to_string(kDeep) + "; x[1] = H0; }\n";
+  write_file(path("many.cu"), source);
+  const EnvVars env = {{"PROBE_SOURCE_FILE", path("many.cu")},
+                       {"PROBE_INCLUDE_DIR", dirs[0] + ":" + dirs[1] + ":" + dirs[2] + ":" + dirs[3]}};
+
+  const Outcome cold = compile("source_file", env);
+  EXPECT_EQ(cold.uncacheable, 0) << cold.log.substr(0, 2000);
+  EXPECT_EQ(cold.misses, 1);
+  EXPECT_NE(cold.output.find("compile rc=0"), std::string::npos);
+  const std::string summary = stored_summary(cold.log);
+  EXPECT_EQ(summary.rfind(std::to_string(kHeaders) + " files read", 0), 0u) << summary;
+
+  const store::Counters before = counters_of(cache_.path());
+  const Outcome warm = compile("source_file", env);  // byte-identical to a direct NVRTC run
+  EXPECT_EQ(warm.hits, 1);
+  EXPECT_EQ(warm.output, cold.output);
+  const std::int64_t validate_ns =
+      get(counters_of(cache_.path()), "hit_validate_ns") - get(before, "hit_validate_ns");
+  std::cout << "[ measure ] " << summary << "; hit validation " << validate_ns / 1000 << " us\n";
+
+  write_file(dirs[kDeep % 4] + "/h" + std::to_string(kDeep) + ".h",
+             "#pragma once\n#define H" + std::to_string(kDeep) + " 987654\n");
+  const Outcome edited = compile("source_file", env);  // compared with a fresh NVRTC run
+  EXPECT_EQ(edited.hits, 0);
+  EXPECT_EQ(edited.misses, 1);
+  EXPECT_NE(edited.output, warm.output);
+  EXPECT_NE(edited.log.find("h" + std::to_string(kDeep) + ".h changed"), std::string::npos)
+      << edited.log.substr(0, 2000);
+  EXPECT_EQ(compile("source_file", env).hits, 1);
+}
+
+// CUB from the toolkit's CCCL with a relative -I before it: hundreds of headers, many probes.
+TEST_F(Dependencies, TwoCubBlockHeadersWithARelativeIncludeDirectoryAreCached) {
+  fs::create_directories(path("include"));
+  write_file(path("cub.cu"),
+             "#include <cub/block/block_reduce.cuh>\n"
+             "#include <cub/block/block_radix_sort.cuh>\n"
+             "__global__ void k(int* x) {\n"
+             "  using Reduce = cub::BlockReduce<int, 128>;\n"
+             "  using Sort = cub::BlockRadixSort<int, 128, 4>;\n"
+             "  __shared__ union { typename Reduce::TempStorage reduce; typename Sort::TempStorage sort; } s;\n"
+             "  int keys[4] = {x[threadIdx.x], x[threadIdx.x + 128], x[threadIdx.x + 256], x[threadIdx.x + 384]};\n"
+             "  Sort(s.sort).Sort(keys);\n"
+             "  __syncthreads();\n"
+             "  const int sum = Reduce(s.reduce).Sum(keys[0]);\n"
+             "  if (threadIdx.x == 0) x[0] = sum;\n"
+             "}\n");
+  const EnvVars env = {{"PROBE_SOURCE_FILE", path("cub.cu")},
+                       {"PROBE_INCLUDE_DIR", "include:/usr/local/cuda/include/cccl"},
+                       {"PROBE_OPTIONS", "-std=c++17"}};
+  const Outcome cold = compile("source_file", env, work_.path());
+  EXPECT_EQ(cold.uncacheable, 0) << cold.log;
+  EXPECT_EQ(cold.misses, 1);
+  EXPECT_NE(cold.output.find("compile rc=0"), std::string::npos);
+  const Outcome warm = compile("source_file", env, work_.path());
+  EXPECT_EQ(warm.hits, 1);
+  EXPECT_EQ(warm.output, cold.output);
+  std::cout << "[ measure ] CUB: " << stored_summary(cold.log) << "\n";
 }
 
 }  // namespace

@@ -93,6 +93,10 @@ TEST_F(TempTree, FilesModifiedDuringTheCompileOrWrittenAreNotStorable) {
   EXPECT_FALSE(record_dependencies(std::vector<Observation>{{ObservationKind::kOpen, true, true, header, {}}}, root_,
                                    std::numeric_limits<std::int64_t>::max(), {})
                    .set);
+  const std::string unwritable = root_ + "/no/out.txt";
+  EXPECT_FALSE(record_dependencies(std::vector<Observation>{{ObservationKind::kOpen, false, true, unwritable, {}}},
+                                   root_, std::numeric_limits<std::int64_t>::max(), {})
+                   .set);  // a failed write is not a probe of absence
   EXPECT_FALSE(record_dependencies(std::vector<Observation>{{ObservationKind::kStat, false, false, header, {}},
                                                             {ObservationKind::kOpen, true, false, header, {}}},
                                    root_, std::numeric_limits<std::int64_t>::max(), {})

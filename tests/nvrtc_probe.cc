@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <string>
@@ -184,6 +185,27 @@ void scenario_include_dir(Out& o) {
   }
   compile_and_dump(o, "#include \"probe_dep.h\"\n__global__ void k(int* x) { x[0] = PROBE_VALUE; }\n",
                    "include_dir.cu", options);
+}
+// PROBE_SOURCE_FILE: the program's source (read here, before the compile); -I for each directory in
+// PROBE_INCLUDE_DIR (as include_dir); PROBE_OPTIONS: more options, separated by spaces.
+void scenario_source_file(Out& o) {
+  const char* file = std::getenv("PROBE_SOURCE_FILE");
+  std::ifstream in(file ? file : "");
+  const std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> options = {"-arch=sm_80"};
+  const char* dirs = std::getenv("PROBE_INCLUDE_DIR");
+  for (std::string list = dirs ? dirs : ""; !list.empty();) {
+    const std::size_t end = std::min(list.find(':'), list.size());
+    options.push_back("-I" + list.substr(0, end));
+    list.erase(0, end + 1);
+  }
+  const char* extra = std::getenv("PROBE_OPTIONS");
+  for (std::string list = extra ? extra : ""; !list.empty();) {
+    const std::size_t end = std::min(list.find(' '), list.size());
+    if (end > 0) options.push_back(list.substr(0, end));
+    list.erase(0, end + 1);
+  }
+  compile_and_dump(o, src, "source_file.cu", options);
 }
 // A quoted include with no -I: found next to the working directory.
 void scenario_relative_include(Out& o) {
@@ -372,7 +394,7 @@ const std::map<std::string, std::function<void(Out&)>>& scenarios() {
       {"threads", scenario_threads},         {"time_option", scenario_time_option},
       {"global_scope", scenario_global_scope}, {"fork", scenario_fork},
       {"relative_include", scenario_relative_include}, {"busy_neighbour", scenario_busy_neighbour},
-      {"libc", scenario_libc},              {"two_majors", scenario_two_majors},
+      {"libc", scenario_libc},              {"source_file", scenario_source_file},              {"two_majors", scenario_two_majors},
   };
   return all;
 }

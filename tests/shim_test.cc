@@ -359,11 +359,14 @@ TEST(Shim, DebugLogGoesToTheLogFileNeverStdout) {
 TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
   FILE* pipe = popen(("nm -D --defined-only " + std::string(NVRTC_CACHE_SHIM_PATH)).c_str(), "r");
   ASSERT_NE(pipe, nullptr);
-  const std::set<std::string> libc = {"open",    "open64",   "fopen",  "fopen64", "__xstat", "__xstat64",
-                                       "__lxstat", "__lxstat64", "stat",   "stat64",  "lstat",   "lstat64",
-                                       "access",  "realpath", "opendir", "readlink", "getenv", "dlsym"};
-  const std::set<std::string> nodes = {"libnvrtc.so.11.2", "libnvrtc.so.12", "libnvrtc.so.13", "GLIBC_2.2.5",
-                                       "GLIBC_2.3",        "GLIBC_2.33",     "GLIBC_2.34"};  // version nodes
+  // The watched libc functions (shim/watched_libc.def), each under its glibc version, and dlsym.
+  std::set<std::string> libc = {"dlsym"};
+  std::set<std::string> nodes = {"libnvrtc.so.11.2", "libnvrtc.so.12", "libnvrtc.so.13", "GLIBC_2.34"};
+#define NVRTC_CACHE_WATCHED(name, version) \
+  libc.insert(#name);                      \
+  nodes.insert(#version);
+#include "shim/watched_libc.def"
+#undef NVRTC_CACHE_WATCHED
   char line[512];
   std::map<std::string, std::set<std::string>> nvrtc;  // name -> versions
   while (fgets(line, sizeof line, pipe)) {
