@@ -3,8 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <ctime>
+
+#include "store/fork_locks.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -46,8 +49,9 @@ class SystemEnv final : public Env {
 }  // namespace
 
 Env* Env::system() {
-  static auto* env = new SystemEnv();  // leaked: used until exit
-  return env;
+  // Published lock-free (no static guard a forked child could inherit in progress); leaked.
+  static constinit std::atomic<SystemEnv*> env{nullptr};
+  return publish_once(env, [] { return new SystemEnv(); });
 }
 
 }  // namespace nvrtc_cache::store
