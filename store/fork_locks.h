@@ -26,9 +26,13 @@
 // could unload a library, so fork() waits at most for a store open or a store operation, never for
 // a compile. Not in the set: the locks of each LMDB environment (remap, evict, touch, verify in
 // store/lmdb_store.cc): a child never uses an environment opened before fork (it opens its own),
-// so it never touches them. Lazily created singletons are either reached by the prepare handler
-// through their accessor (waiting for an initialisation in progress), created at load, or
-// published lock-free (publish_once below), so no child inherits an initialisation "in progress".
+// so it never touches them. The dlsym hook and the libc interposers resolve through atomics only.
+// Lazily created singletons are created at load (and reached by the prepare handler through their
+// accessor), guarded by a lock of the set, or published lock-free (publish_once below), so no
+// child inherits an initialisation "in progress". Cost: one uncontended lock and unlock per rank
+// and fork in every process the shim is loaded into. A fork() from a signal handler that
+// interrupted a thread holding one of these locks would deadlock in the prepare handler (such a
+// fork is not async-signal-safe anyway; _Fork runs no handlers).
 #pragma once
 
 #include <atomic>

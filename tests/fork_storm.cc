@@ -101,11 +101,15 @@ bool really_compiled(nvrtcProgram p) {
 }
 
 std::string output(const char* label, nvrtcProgram p, SizeFn size_fn, DataFn data_fn) {
-  Inside inside;
   size_t size = 0;
-  const nvrtcResult size_rc = size_fn(p, &size);
-  std::vector<char> bytes(size_rc == NVRTC_SUCCESS ? size : 0);
-  const nvrtcResult data_rc = bytes.empty() ? NVRTC_SUCCESS : data_fn(p, bytes.data());
+  std::vector<char> bytes;
+  nvrtcResult size_rc, data_rc = NVRTC_SUCCESS;
+  {
+    Inside inside;
+    size_rc = size_fn(p, &size);
+    bytes.resize(size_rc == NVRTC_SUCCESS ? size : 0);
+    if (!bytes.empty()) data_rc = data_fn(p, bytes.data());
+  }
   return std::string(label) + " " + std::to_string(size_rc) + " " + std::to_string(data_rc) + " " + hex(bytes) + "\n";
 }
 
