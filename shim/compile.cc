@@ -25,6 +25,7 @@
 #include "shim/log.h"
 #include "shim/program_table.h"
 #include "shim/runtime.h"
+#include "store/fork_locks.h"
 
 namespace nvrtc_cache::shim::hooks {
 namespace {
@@ -96,8 +97,12 @@ keying::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
 }
 
 // Environment variables NVRTC has read in any compile of this process (some it reads only once).
+// Its mutex is store::ForkRank::kVariablesSeen.
 class VariablesSeen {
  public:
+  void lock_for_fork() { mu_.lock(); }
+  void unlock_in_parent() { mu_.unlock(); }
+  void renew_in_child() { store::renew_in_child(mu_); }
   std::vector<std::string> snapshot() {
     std::lock_guard lock(mu_);
     return {names_.begin(), names_.end()};
@@ -115,6 +120,14 @@ class VariablesSeen {
 VariablesSeen& variables_seen() {
   static auto* seen = new VariablesSeen();  // leaked: usable from exit handlers
   return *seen;
+}
+
+// Created at load, before any thread can be inside its creation.
+__attribute__((constructor)) void register_fork_locks() {
+  (void)variables_seen();
+  store::join_fork_order(store::ForkRank::kVariablesSeen, {[] { variables_seen().lock_for_fork(); },
+                                                           [] { variables_seen().unlock_in_parent(); },
+                                                           [] { variables_seen().renew_in_child(); }});
 }
 
 std::int64_t realtime_ns() {

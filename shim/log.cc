@@ -9,6 +9,8 @@
 #include <set>
 #include <string>
 
+#include "store/fork_locks.h"
+
 namespace nvrtc_cache::shim {
 namespace {
 
@@ -26,13 +28,17 @@ const char* level_name(LogLevel level) {
   return "";
 }
 
-std::mutex& topics_mutex() {
-  static auto* mu = new std::mutex();
-  return *mu;
-}
+// store::ForkRank::kLogTopics. topics() is only reached under it, so no child inherits its
+// creation in progress.
+constinit std::mutex g_topics_mu;
 std::set<std::string, std::less<>>& topics() {
   static auto* seen = new std::set<std::string, std::less<>>();
   return *seen;
+}
+
+__attribute__((constructor)) void register_fork_locks() {
+  store::join_fork_order(store::ForkRank::kLogTopics, {[] { g_topics_mu.lock(); }, [] { g_topics_mu.unlock(); },
+                                                       [] { store::renew_in_child(g_topics_mu); }});
 }
 
 }  // namespace
@@ -69,7 +75,7 @@ void log_line(LogLevel level, std::string_view message) {
 void log_once(LogLevel level, std::string_view topic, std::string_view message) {
   if (!log_enabled(level)) return;
   try {
-    std::lock_guard lock(topics_mutex());
+    std::lock_guard lock(g_topics_mu);
     if (!topics().emplace(topic).second) return;
   } catch (...) {
     return;

@@ -1,5 +1,7 @@
 #include "shim/program_table.h"
 
+#include "store/fork_locks.h"
+
 namespace nvrtc_cache::shim {
 
 void ProgramTable::insert(nvrtcProgram handle, std::shared_ptr<ProgramRecord> record) {
@@ -24,9 +26,23 @@ void ProgramTable::erase(nvrtcProgram handle) {
   records_.erase(handle);
 }
 
+void ProgramTable::renew_in_child() { store::renew_in_child(mu_); }
+
 ProgramTable& program_table() {
   static auto* table = new ProgramTable();  // leaked: usable from exit handlers and late threads
   return *table;
 }
+
+namespace {
+
+// Created at load, before any thread can be inside its creation.
+__attribute__((constructor)) void register_fork_locks() {
+  (void)program_table();
+  store::join_fork_order(store::ForkRank::kProgramTable, {[] { program_table().lock_for_fork(); },
+                                                          [] { program_table().unlock_in_parent(); },
+                                                          [] { program_table().renew_in_child(); }});
+}
+
+}  // namespace
 
 }  // namespace nvrtc_cache::shim

@@ -2,7 +2,8 @@
 // (its inputs, and the cache entry that answers its getters once a compile was served).
 // Contract: thread-safe (one shared mutex; lookups take it shared); records are shared_ptr so a
 // concurrent destroy never frees one in use. Like NVRTC, concurrent calls on the SAME program are
-// the host's responsibility; calls on different programs are independent.
+// the host's responsibility; calls on different programs are independent. Fork: the mutex is
+// store::ForkRank::kProgramTable (store/fork_locks.h); a child keeps the parent's records.
 #pragma once
 
 #include <nvrtc.h>
@@ -31,6 +32,11 @@ class ProgramTable {
   // The record if the program's last compile was served from the cache (the common getter check).
   std::shared_ptr<const CompileEntry> served_entry(nvrtcProgram handle) const;
   void erase(nvrtcProgram handle);
+
+  // The fork handlers (store/fork_locks.h).
+  void lock_for_fork() { mu_.lock(); }
+  void unlock_in_parent() { mu_.unlock(); }
+  void renew_in_child();
 
  private:
   mutable std::shared_mutex mu_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "keying/library_identity.h"
+#include "store/fork_locks.h"
 
 namespace nvrtc_cache::shim {
 namespace {
@@ -143,15 +144,30 @@ class SlotRegistry {
     if (scope) dlclose(scope);
 #endif
     if (probe.version_fn == nullptr) return nullptr;
-    const link_map* library_map = link_map_of(probe.version_fn);
+    return adopt(probe, link_map_of(probe.version_fn));
+  }
+
+  // The slot of the library `probe` found, made if there is none yet. The dl* calls and NVRTC's
+  // nvrtcVersion run with no lock held (fork() never waits for the loader); a slot made twice by
+  // racing threads is dropped, not used.
+  const RealNvrtc* adopt(const Probe& probe, const link_map* library_map) {
+    {
+      std::shared_lock lock(mu_);
+      if (const RealNvrtc* existing = find_slot(library_map)) return existing;
+    }
+    auto made = make_slot(probe);
+    if (!made) return nullptr;
     std::unique_lock lock(mu_);
+    if (const RealNvrtc* existing = find_slot(library_map)) return existing;
+    slots_.push_back(std::move(made));
+    return slots_.back().get();
+  }
+
+  const RealNvrtc* find_slot(const link_map* library_map) const {  // under mu_
     for (const auto& slot : slots_) {
       if (slot->link_map == library_map) return slot.get();
     }
-    auto slot = make_slot(probe);
-    if (!slot) return nullptr;
-    slots_.push_back(std::move(slot));
-    return slots_.back().get();
+    return nullptr;
   }
 
   std::shared_mutex mu_;
@@ -179,17 +195,9 @@ class SlotRegistry {
     if (probe.version_fn == nullptr || in_shim(probe.version_fn) || link_map_of(probe.version_fn) != library_map) {
       return -1;  // the object only exports nvrtc* names; it is not NVRTC
     }
+    const RealNvrtc* slot = adopt(probe, library_map);
+    if (slot == nullptr) return -1;
     std::unique_lock lock(mu_);
-    const RealNvrtc* slot = nullptr;
-    for (const auto& existing : slots_) {
-      if (existing->link_map == library_map) slot = existing.get();
-    }
-    if (slot == nullptr) {
-      auto created = make_slot(probe);
-      if (!created) return -1;
-      slots_.push_back(std::move(created));
-      slot = slots_.back().get();
-    }
     for (int i = 0; i < kMaxSlots; ++i) {
       auto& cell = by_index_[static_cast<std::size_t>(i)];
       if (cell.load() == slot) return i;
@@ -206,6 +214,11 @@ class SlotRegistry {
     return by_index_[static_cast<std::size_t>(slot)].load(std::memory_order_acquire);
   }
 
+  // The fork handlers (store/fork_locks.h).
+  void lock_for_fork() { mu_.lock(); }
+  void unlock_in_parent() { mu_.unlock(); }
+  void renew_in_child() { store::renew_in_child(mu_); }
+
  private:
   std::array<std::atomic<const RealNvrtc*>, kMaxSlots> by_index_{};
 };
@@ -213,6 +226,14 @@ class SlotRegistry {
 SlotRegistry& registry() {
   static auto* instance = new SlotRegistry();  // leaked: callable from exit handlers
   return *instance;
+}
+
+// Created at load, before any thread can be inside its creation.
+__attribute__((constructor)) void register_fork_locks() {
+  (void)registry();
+  store::join_fork_order(store::ForkRank::kSlotRegistry, {[] { registry().lock_for_fork(); },
+                                                          [] { registry().unlock_in_parent(); },
+                                                          [] { registry().renew_in_child(); }});
 }
 
 }  // namespace

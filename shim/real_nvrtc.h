@@ -2,7 +2,8 @@
 // through the scope of the code that called the shim, so each caller reaches the library it loaded.
 // Contract: thread-safe; slots are created once per real library and never freed (the shim is
 // -z nodelete and NVRTC is never unloaded under a live caller); resolution allocates only on the
-// first call from a given call site; never throws.
+// first call from a given call site; never throws. Fork: the tables' lock is
+// store::ForkRank::kSlotRegistry; no dl* or NVRTC call is made while it is held.
 #pragma once
 
 #include <nvrtc.h>

@@ -1,12 +1,12 @@
 #include "shim/runtime.h"
 
-#include <pthread.h>
-
 #include <cerrno>
 #include <cstdlib>
+#include <mutex>
 
 #include "shim/log.h"
 #include "store/cache_directory.h"
+#include "store/fork_locks.h"
 
 namespace nvrtc_cache::shim {
 namespace {
@@ -16,26 +16,34 @@ std::int64_t now_ns() {
       .count();
 }
 
-Runtime* g_runtime = nullptr;
+std::atomic<Runtime*> g_runtime{nullptr};
+constinit std::mutex g_creation_mu;    // store::ForkRank::kRuntimeCreation
+constinit std::mutex g_store_open_mu;  // store::ForkRank::kStoreOpen
 
 void flush_at_exit() {
-  if (g_runtime) g_runtime->flush_stats(true);
+  if (Runtime* runtime = g_runtime.load(std::memory_order_acquire)) runtime->flush_stats(true);
 }
 
-void forget_parent_counters() {
-  // The parent will flush what it accumulated; the child starts from zero.
-  if (g_runtime) (void)g_runtime->stats().take();
+__attribute__((constructor)) void register_fork_locks() {
+  using store::ForkRank;
+  store::join_fork_order(ForkRank::kRuntimeCreation,
+                         {[] { g_creation_mu.lock(); }, [] { g_creation_mu.unlock(); }, [] {
+                            store::renew_in_child(g_creation_mu);
+                            // The parent will flush what it accumulated; the child starts from zero.
+                            if (Runtime* runtime = g_runtime.load(std::memory_order_relaxed)) runtime->stats().clear();
+                          }});
+  store::join_fork_order(ForkRank::kStoreOpen, {[] { g_store_open_mu.lock(); }, [] { g_store_open_mu.unlock(); },
+                                                [] { store::renew_in_child(g_store_open_mu); }});
 }
 
 }  // namespace
 
 Runtime& Runtime::instance() {
-  static Runtime* runtime = [] {
-    auto* r = new Runtime();
-    g_runtime = r;
-    pthread_atfork(nullptr, nullptr, forget_parent_counters);
-    return r;
-  }();
+  if (Runtime* runtime = g_runtime.load(std::memory_order_acquire)) return *runtime;
+  std::lock_guard lock(g_creation_mu);
+  if (Runtime* runtime = g_runtime.load(std::memory_order_relaxed)) return *runtime;
+  auto* runtime = new Runtime();
+  g_runtime.store(runtime, std::memory_order_release);
   return *runtime;
 }
 
@@ -46,7 +54,9 @@ Runtime::Runtime() : config_(config_from_process_environment()) {
 }
 
 store::Store* Runtime::store() {
-  std::call_once(store_once_, [this] {
+  if (store_opened_.load(std::memory_order_acquire)) return store_.get();
+  std::lock_guard lock(g_store_open_mu);
+  if (!store_opened_.load(std::memory_order_relaxed)) {
     const int saved_errno = errno;
     store::OpenedCache opened = store::open_cache(cache_policy(config_));
     for (const auto& message : opened.messages) log_line(LogLevel::kWarn, message);
@@ -60,8 +70,9 @@ store::Store* Runtime::store() {
       log_line(LogLevel::kDebug, "cache at " + opened.directory);
       std::atexit(flush_at_exit);
     }
+    store_opened_.store(true, std::memory_order_release);
     errno = saved_errno;
-  });
+  }
   return store_.get();
 }
 

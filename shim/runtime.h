@@ -1,14 +1,15 @@
 // Runtime: the shim's process-wide state: configuration, the store, and the statistics deltas.
 // Contract: created on first use (never in a constructor of the shim), leaked at exit so late
 // threads and exit handlers can still call it; thread-safe. The store is opened on the first
-// compile; if it cannot be opened that is logged once and every compile passes through. After
-// fork() the child drops the parent's unflushed counters and the store reopens itself.
+// compile; if it cannot be opened that is logged once and every compile passes through. Fork:
+// creation and the store's opening are guarded by locks of the fork order (store/fork_locks.h),
+// never by a static guard or std::call_once a child could inherit "in progress"; the child drops
+// the parent's unflushed counters and the store reopens itself.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 
 #include "shim/config.h"
 #include "shim/stats.h"
@@ -34,7 +35,7 @@ class Runtime {
   Runtime();
   Config config_;
   StatsDeltas stats_;
-  std::once_flag store_once_;
+  std::atomic<bool> store_opened_{false};  // store_ and read_only_ are set (under the open lock)
   std::unique_ptr<store::Store> store_;
   bool read_only_ = false;  // a read-only cache: hits only, no statistics written
   std::atomic<std::int64_t> last_flush_ns_{0};

@@ -37,6 +37,9 @@ const auto& rows() {
   return table;
 }
 
+// Built at load, so no child of a forked process inherits its creation in progress.
+__attribute__((constructor)) void build_rows_at_load() { (void)rows(); }
+
 }  // namespace
 
 void* slot_wrapper(int slot, const char* name) {

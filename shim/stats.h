@@ -1,7 +1,7 @@
 // Stats: the cache's counters. Each process accumulates deltas in atomics and merges them into the
 // store's shared counters (one transaction) after every store write, at most once a second on hits,
 // and at exit; `nvrtc-cache stats` reads the merged totals of every process.
-// Contract: record()/take_deltas() are thread-safe and lock-free; no I/O here.
+// Contract: add()/take()/clear() are thread-safe and lock-free; no I/O here.
 #pragma once
 
 #include <array>
@@ -47,6 +47,10 @@ class StatsDeltas {
   }
   // Moves the accumulated deltas out (non-zero ones only).
   store::Counters take();
+  // Drops the accumulated deltas; allocates nothing (a forked child's fork handler).
+  void clear() {
+    for (auto& v : values_) v.store(0, std::memory_order_relaxed);
+  }
 
  private:
   std::array<std::atomic<std::int64_t>, static_cast<std::size_t>(Counter::kCount)> values_{};

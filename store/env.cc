@@ -5,8 +5,11 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <ctime>
+
+#include "store/fork_locks.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -94,8 +97,9 @@ int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_
 }
 
 Env* Env::system() {
-  static auto* env = new SystemEnv();  // leaked: used until exit
-  return env;
+  // Published lock-free (no static guard a forked child could inherit in progress); leaked.
+  static constinit std::atomic<SystemEnv*> env{nullptr};
+  return publish_once(env, [] { return new SystemEnv(); });
 }
 
 }  // namespace nvrtc_cache::store

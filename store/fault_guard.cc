@@ -1,10 +1,13 @@
 #include "store/fault_guard.h"
 
 #include <csetjmp>
+#include <atomic>
 #include <csignal>
 #include <mutex>
 
 #include <pthread.h>
+
+#include "store/fork_locks.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -35,6 +38,11 @@ void on_fault(int signal, siginfo_t* info, void* context) {
   sigaction(signal, &default_action, nullptr);
 }
 
+// Installing is guarded by a lock of the fork order (ForkRank::kFaultGuard), not std::call_once,
+// whose "in progress" state a child forked meanwhile would inherit.
+constinit std::mutex g_install_mu;
+std::atomic<bool> g_installed{false};
+
 void install() {
   struct sigaction action = {};
   action.sa_sigaction = on_fault;
@@ -44,11 +52,23 @@ void install() {
   sigaction(SIGBUS, &action, &g_previous_bus);
 }
 
+void install_once() {
+  if (g_installed.load(std::memory_order_acquire)) return;
+  std::lock_guard lock(g_install_mu);
+  if (g_installed.load(std::memory_order_relaxed)) return;
+  install();
+  g_installed.store(true, std::memory_order_release);
+}
+
+__attribute__((constructor)) void register_fork_locks() {
+  join_fork_order(ForkRank::kFaultGuard, {[] { g_install_mu.lock(); }, [] { g_install_mu.unlock(); },
+                                          [] { renew_in_child(g_install_mu); }});
+}
+
 }  // namespace
 
 bool run_guarded(void (*fn)(void*), void* arg) {
-  static std::once_flag installed;
-  std::call_once(installed, install);
+  install_once();
   sigjmp_buf jump;
   sigjmp_buf* const outer = t_jump;  // guarded calls may nest (an LMDB assert inside a guarded call)
   // The signal mask is not saved (that would be a system call per guarded call); after a jump

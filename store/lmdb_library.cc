@@ -2,12 +2,14 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cerrno>
 #include <tuple>
 #include <type_traits>
 #include <variant>
 
 #include "store/fault_guard.h"
+#include "store/fork_locks.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -38,15 +40,20 @@ Loaded load() {
   return loaded;
 }
 
+// Both tables are published lock-free (publish_once, store/fork_locks.h): a static guard held
+// across dlopen could be inherited "in progress" by a child forked meanwhile.
+std::atomic<Loaded*> g_loaded{nullptr};
+std::atomic<LmdbLibrary*> g_guarded{nullptr};
+
 }  // namespace
 
 const LmdbLibrary* lmdb_library(std::string* error) {
-  static const Loaded* loaded = [] {
+  const Loaded* loaded = publish_once(g_loaded, [] {
     const int saved_errno = errno;
-    auto* l = new Loaded(load());  // leaked: used until exit
+    auto* l = new Loaded(load());  // leaked: used until exit (RTLD_NODELETE: loading twice is harmless)
     errno = saved_errno;
     return l;
-  }();
+  });
   if (!loaded->ok) {
     if (error) *error = loaded->error;
     return nullptr;
@@ -100,8 +107,8 @@ void on_lmdb_assert(MDB_env*, const char*) { escape_if_guarded(); }
 }  // namespace
 
 const LmdbLibrary* guarded_lmdb_library() {
-  static const LmdbLibrary* guarded = []() -> const LmdbLibrary* {
-    if (lmdb_library() == nullptr) return nullptr;
+  if (lmdb_library() == nullptr) return nullptr;
+  return publish_once(g_guarded, [] {
     auto* table = new LmdbLibrary(*lmdb_library());  // leaked: used until exit
     // Only functions that read pages without allocating: leaving LMDB by siglongjmp while it holds
     // malloc's locks or is halfway through changing its own structures (writes) would turn a
@@ -115,8 +122,7 @@ const LmdbLibrary* guarded_lmdb_library() {
     NVRTC_CACHE_LMDB_GUARD(mdb_dbi_open)  // looks the name up in the main tree before it allocates
 #undef NVRTC_CACHE_LMDB_GUARD
     return table;
-  }();
-  return guarded;
+  });
 }
 
 void install_assert_guard(MDB_env* env) {

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <lmdb.h>
 #include <xxhash.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -26,6 +25,7 @@
 #include "store/directory_handle.h"
 #include "store/envelope.h"
 #include "store/fault_guard.h"
+#include "store/fork_locks.h"
 #include "store/lmdb_library.h"
 #include "store/lmdb_records.h"
 
@@ -223,7 +223,8 @@ struct EnvCloser {
 using EnvHandle = std::unique_ptr<MDB_env, EnvCloser>;
 
 // Owns the map from directory identity to the live environment. Everything is guarded by `mu`,
-// which the fork handlers hold across fork() so that a child never inherits it locked.
+// ForkRank::kStoreRegistry of the fork order (store/fork_locks.h): held across fork() so that a
+// child never inherits it locked.
 class Registry {
  public:
   static Registry& instance();
@@ -246,23 +247,22 @@ class Registry {
   std::vector<SharedEnv*> abandoned_;
 };
 
-Registry* g_registry = nullptr;
-
-void before_fork() { g_registry->mu.lock(); }
-void after_fork_in_parent() { g_registry->mu.unlock(); }
-void after_fork_in_child() {
-  g_fork_generation.fetch_add(1, std::memory_order_acq_rel);
-  g_registry->mu.unlock();
-}
-
 Registry& Registry::instance() {
   // Leaked on purpose: other threads may still use stores while static destructors run.
-  static Registry* const registry = [] {
-    g_registry = new Registry;
-    pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
-    return g_registry;
-  }();
+  static Registry* const registry = new Registry;
   return *registry;
+}
+
+// Created at load, before any thread can be inside its creation. The child renews the mutex and
+// moves to a new generation: every environment opened before fork is then foreign to it.
+__attribute__((constructor)) void register_fork_locks() {
+  (void)Registry::instance();
+  join_fork_order(ForkRank::kStoreRegistry, {[] { Registry::instance().mu.lock(); },
+                                             [] { Registry::instance().mu.unlock(); },
+                                             [] {
+                                               g_fork_generation.fetch_add(1, std::memory_order_acq_rel);
+                                               renew_in_child(Registry::instance().mu);
+                                             }});
 }
 
 SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocation& location, Status* status) {

@@ -1,0 +1,83 @@
+// Fork locks: the one pthread_atfork handler for every process-wide lock of the store and the shim,
+// so that a child forked while other threads are inside the shim (Python multiprocessing, PyTorch
+// DataLoader workers, MPI launchers) never inherits one of them held by a thread it does not have.
+//
+// Contract (fork): the prepare handler takes every registered lock in rank order, so fork() waits
+// until no other thread holds any of them (and no thread is inside an initialisation one of them
+// guards); the parent handler releases them; the child handler re-creates each one unlocked and
+// resets per-process state, without allocating. The child never unlocks: glibc tells an rwlock's
+// writer by thread id, and the child's only thread has a new one. Participants are registered
+// from library constructors (single-threaded, before any thread can take their locks); the handler
+// is installed with the first registration, so no lock is held while pthread_atfork runs.
+//
+// Lock order: a thread holding a lock may take only locks of a later rank.
+//   kRuntimeCreation  shim/runtime.cc        creating the Runtime (configuration, log file)
+//   kStoreOpen        shim/runtime.cc        opening the cache (may take kStoreRegistry,
+//                                            kFaultGuard, kLogTopics; may dlopen liblmdb, which
+//                                            registers no fork handlers)
+//   kSlotRegistry     shim/real_nvrtc.cc     call sites and NVRTC slots (shared mutex; no dl* call
+//                                            and no NVRTC call is made under it)
+//   kProgramTable     shim/program_table.cc  program handle -> recorded inputs (shared mutex)
+//   kVariablesSeen    shim/compile.cc        environment variables NVRTC has read
+//   kStoreRegistry    store/lmdb_store.cc    open LMDB environments (may take kFaultGuard)
+//   kFaultGuard       store/fault_guard.cc   installing the SIGSEGV/SIGBUS guard once
+//   kLogTopics        shim/log.cc            topics already logged once
+// None of them is held across a real NVRTC compile, a call to pthread_atfork, or a dlclose that
+// could unload a library, so fork() waits at most for a store open or a store operation, never for
+// a compile. Not in the set: the locks of each LMDB environment (remap, evict, touch, verify in
+// store/lmdb_store.cc): a child never uses an environment opened before fork (it opens its own),
+// so it never touches them. The dlsym hook and the libc interposers resolve through atomics only.
+// Lazily created singletons are created at load (and reached by the prepare handler through their
+// accessor), guarded by a lock of the set, or published lock-free (publish_once below), so no
+// child inherits an initialisation "in progress". Cost: one uncontended lock and unlock per rank
+// and fork in every process the shim is loaded into. A fork() from a signal handler that
+// interrupted a thread holding one of these locks would deadlock in the prepare handler (such a
+// fork is not async-signal-safe anyway; _Fork runs no handlers).
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+namespace nvrtc_cache::store {
+
+enum class ForkRank : int {
+  kRuntimeCreation,
+  kStoreOpen,
+  kSlotRegistry,
+  kProgramTable,
+  kVariablesSeen,
+  kStoreRegistry,
+  kFaultGuard,
+  kLogTopics,
+  kCount
+};
+
+struct ForkParticipant {
+  void (*prepare)() = nullptr;         // takes the lock
+  void (*in_parent)() = nullptr;       // releases it
+  void (*in_child)() = nullptr;        // re-creates it unlocked, resets state; must not allocate
+};
+
+// Registers the participant for `rank` (one per rank); call from a library constructor only.
+void join_fork_order(ForkRank rank, ForkParticipant participant);
+
+// In a child after fork: a lock of the set, made new and unlocked (its old state is abandoned).
+template <typename Lock>
+void renew_in_child(Lock& lock) {
+  std::construct_at(&lock);
+}
+
+// Fork-safe lazy creation without a lock or a static guard: racing threads may each make one, the
+// first one published is kept and the others are deleted. A child forked meanwhile simply makes its
+// own. `make` returns a new T*.
+template <typename T, typename Make>
+T* publish_once(std::atomic<T*>& slot, Make make) {
+  if (T* existing = slot.load(std::memory_order_acquire)) return existing;
+  T* made = make();
+  T* expected = nullptr;
+  if (slot.compare_exchange_strong(expected, made, std::memory_order_acq_rel)) return made;
+  delete made;
+  return expected;
+}
+
+}  // namespace nvrtc_cache::store
