@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "shim/config.h"
 #include "shim/stats.h"
@@ -26,6 +27,8 @@ class Runtime {
   store::Store* store();
   StatsDeltas& stats() { return stats_; }
   bool store_read_only() const { return read_only_; }
+  // The cache directory the store was opened in (empty before, or when it could not be opened).
+  const std::string& cache_directory() const { return cache_directory_; }
   // Merges this process's counter deltas into the store: always when `force`, else at most once a
   // second.
   void flush_stats(bool force);
@@ -37,6 +40,7 @@ class Runtime {
   std::once_flag store_once_;
   std::unique_ptr<store::Store> store_;
   bool read_only_ = false;  // a read-only cache: hits only, no statistics written
+  std::string cache_directory_;
   std::atomic<std::int64_t> last_flush_ns_{0};
   std::atomic<std::uint64_t> corrupt_reported_{0};
 };

@@ -56,6 +56,8 @@ int stats_command(int argc, char** argv) {
   std::printf("size              %.2f MiB of %.2f MiB\n", static_cast<double>(bytes) / 1048576.0,
               static_cast<double>(config.max_size_bytes) / 1048576.0);
   std::printf("time saved        %.3f s\n", saved_seconds);
+  std::printf("waited            %" PRId64 " compiles, %.3f s (for another compile of the same program)\n",
+              counter(counters, "waited"), static_cast<double>(counter(counters, "wait_ns")) / 1e9);
   return 0;
 }
 
