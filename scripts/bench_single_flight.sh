@@ -2,7 +2,7 @@
 # Cold starts on one node: N processes compile the same program (bench/nvrtc_bench.cc's CUB kernel)
 # at once on an empty cache, with single-flight (the default) and without it
 # (NVRTC_CACHE_WAIT_TIMEOUT=0); prints the real compiles done and the wall time against one
-# compile of the real NVRTC alone.
+# compile of the real NVRTC alone (measured just before each run).
 # Each cell is the median of REPEAT runs (default 3).
 # usage: [REPEAT=3] scripts/bench_single_flight.sh [BUILD_DIR] [KERNEL] [N...]   (default: build cub 1 2 4 8 16)
 set -euo pipefail
@@ -43,19 +43,26 @@ run_together() {
   rm -rf "$cache"
 }
 
-# Median wall time of `repeat` runs of run_together; `json` is the last run's.
+# Runs `repeat` times: one compile alone, then run_together "$@"; sets `wall_ms` to the median wall
+# time and `ratio` to the median of each run's wall time over the single compile just before it
+# (robust to a machine whose speed drifts); `json` is the last run's.
 median_wall() {
-  local walls=()
+  local walls=() ratios=()
   for ((r = 0; r < repeat; r++)); do
+    run_together 1 direct
+    local alone=$wall_ms
     run_together "$@"
     walls+=("$wall_ms")
+    ratios+=("$(bc -l <<<"scale=2; $wall_ms / $alone")")
   done
   wall_ms=$(median "${walls[@]}")
+  ratio=$(median "${ratios[@]}")
 }
 
 run_together 1 direct >/dev/null
-median_wall 1 direct
-one=$wall_ms
+one_walls=()
+for ((r = 0; r < repeat; r++)); do run_together 1 direct; one_walls+=("$wall_ms"); done
+one=$(median "${one_walls[@]}")
 echo "kernel: $kernel; one compile by the real NVRTC alone: $one ms; $(nproc) CPUs; median of $repeat runs"
 echo
 printf '%4s | %-38s | %-31s\n' "" "single-flight (default)" "without (NVRTC_CACHE_WAIT_TIMEOUT=0)"
@@ -63,9 +70,8 @@ printf '%4s | %8s %6s %6s %15s | %8s %6s %15s\n' N compiles hits waited "wall (x
 for n in "${counts[@]}"; do
   median_wall "$n" 600
   sf_compiles=$(counter misses "$json"); sf_hits=$(counter hits "$json"); sf_waited=$(counter waited "$json")
-  sf_wall=$wall_ms
+  sf_wall=$wall_ms sf_ratio=$ratio
   median_wall "$n" 0
   printf '%4d | %8s %6s %6s %5d ms %4.1fx | %8s %6s %5d ms %4.1fx\n' "$n" "$sf_compiles" "$sf_hits" "$sf_waited" \
-    "$sf_wall" "$(bc -l <<<"$sf_wall / $one")" "$(counter misses "$json")" "$(counter hits "$json")" "$wall_ms" \
-    "$(bc -l <<<"$wall_ms / $one")"
+    "$sf_wall" "$sf_ratio" "$(counter misses "$json")" "$(counter hits "$json")" "$wall_ms" "$ratio"
 done
