@@ -14,6 +14,7 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/harness.h"
@@ -148,29 +149,42 @@ TEST_F(SingleFlight, AWaiterTakesOverFromAHolderKilledMidCompile) {
     env["PROBE_PID_FILE"] = dir.path() + "/" + who + ".pid";
     return env;
   };
+  constexpr int kWaiters = 3;
   ProcessResult holder;
-  std::thread holder_thread([&] { holder = probe({"cub"}, env_for("holder")); });
+  std::vector<ProcessResult> waiters(kWaiters);
+  std::vector<std::thread> threads;  // the holder's, then the waiters'
+  pid_t holder_pid = 0;
+  // On every way out: the holder killed (if not yet), every process waited for.
+  struct Cleanup {
+    pid_t& pid;
+    std::vector<std::thread>& threads;
+    ~Cleanup() {
+      if (pid > 1) kill(pid, SIGKILL);
+      for (auto& t : threads) t.join();
+    }
+  } cleanup{holder_pid, threads};
+  threads.emplace_back([&] { holder = probe({"cub"}, env_for("holder")); });
   std::string claim_file;
   ASSERT_TRUE(eventually([&] { return !(claim_file = only_claim_file(claims)).empty() && locked(claim_file); }))
       << "the holder never claimed";
+  // Stopped while it holds the claim, so that it is still mid-compile when killed however slow
+  // the waiters are to start.
+  holder_pid = std::stoi(read_file(dir.path() + "/holder.pid"));
+  ASSERT_GT(holder_pid, 1);
+  ASSERT_EQ(kill(holder_pid, SIGSTOP), 0);
 
-  constexpr int kWaiters = 3;
-  std::vector<ProcessResult> waiters(kWaiters);
-  std::vector<std::thread> waiter_threads;
   for (int i = 0; i < kWaiters; ++i) {
-    waiter_threads.emplace_back([&, i] { waiters[i] = probe({"cub"}, env_for("waiter" + std::to_string(i))); });
+    threads.emplace_back([&, i] { waiters[i] = probe({"cub"}, env_for("waiter" + std::to_string(i))); });
   }
   for (int i = 0; i < kWaiters; ++i) {
     const std::string log = dir.path() + "/waiter" + std::to_string(i) + ".log";
     EXPECT_TRUE(eventually([&] { return read_file(log).find("waiting for another compile") != std::string::npos; }))
         << "waiter " << i << " never waited";
   }
-  ASSERT_TRUE(locked(claim_file)) << "the holder finished before it could be killed";
-  const pid_t holder_pid = std::stoi(read_file(dir.path() + "/holder.pid"));
-  ASSERT_GT(holder_pid, 1);
-  ASSERT_EQ(kill(holder_pid, SIGKILL), 0);
-  holder_thread.join();
-  for (auto& t : waiter_threads) t.join();
+  ASSERT_TRUE(locked(claim_file)) << "the holder no longer holds its claim";
+  ASSERT_EQ(kill(std::exchange(holder_pid, 0), SIGKILL), 0);
+  for (auto& t : threads) t.join();
+  threads.clear();
 
   EXPECT_EQ(holder.exit_code, -SIGKILL);
   int took_over = 0, served = 0;
