@@ -15,7 +15,7 @@
 // after waiting took over from a holder that died. Nothing accumulates: every held claim's file
 // is unlinked at release; a holder killed leaves one empty file, reused by the next claimant.
 //
-// Contract: thread-safe; never throws except what result_ready() throws (no descriptor leaks
+// Contract: thread-safe; throws only std::bad_alloc or what result_ready() throws (no descriptor leaks
 // then); preserves errno; never blocks past the timeout. File descriptors are O_CLOEXEC. Fork: the
 // child of a fork closes every claim descriptor it inherited (pthread_atfork), so a claim stays
 // the parent's alone: its release frees the waiters even while the child lives, and a child never

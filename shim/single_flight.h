@@ -4,7 +4,7 @@
 // holder died takes the claim over; a waiter whose wait times out (NVRTC_CACHE_WAIT_TIMEOUT)
 // compiles unclaimed. Only compiles that are cacheable and missed come here.
 // Contract: thread-safe; uses Runtime (settings, statistics, and the cache directory of the open
-// store); never throws except what result_ready() throws; preserves errno; fails open: claims that
+// store); throws only std::bad_alloc or what result_ready() throws; preserves errno; fails open: claims that
 // cannot be used are logged once (info) and the compile goes ahead unclaimed.
 #pragma once
 
