@@ -26,6 +26,7 @@
 #include "shim/program_table.h"
 #include "shim/runtime.h"
 #include "store/fork_locks.h"
+#include "shim/single_flight.h"
 
 namespace nvrtc_cache::shim::hooks {
 namespace {
@@ -222,7 +223,7 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
 
 nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, CompileEntry entry,
                   Clock::time_point started, Clock::time_point keyed,
-                  Clock::time_point looked_up, std::int64_t validate_ns) {
+                  Clock::time_point looked_up, std::int64_t validate_ns, std::int64_t wait_ns = 0) {
   Runtime& runtime = Runtime::instance();
   const nvrtcResult rc = static_cast<nvrtcResult>(entry.compile_rc);
   const std::int64_t saved = static_cast<std::int64_t>(entry.compile_nanos);
@@ -231,7 +232,8 @@ nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, Com
   auto& stats = runtime.stats();
   stats.add(Counter::hits);
   stats.add(Counter::hit_keying_ns, nanos_between(started, keyed));
-  stats.add(Counter::hit_lookup_ns, nanos_between(keyed, looked_up) - validate_ns);
+  // A wait for another compile's result is counted in wait_ns (the last validation falls inside it).
+  stats.add(Counter::hit_lookup_ns, std::max<std::int64_t>(0, nanos_between(keyed, looked_up) - validate_ns - wait_ns));
   stats.add(Counter::hit_validate_ns, validate_ns);
   stats.add(Counter::hit_replay_ns, nanos_between(looked_up, replayed));
   stats.add(Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
@@ -301,9 +303,16 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
   const auto keyed = Clock::now();
 
   std::string miss_reason = "the cache is unavailable";
+  ClaimAttempt flight;  // a held claim makes other compiles of this key wait for our result; released at return
   if (store) {
     Lookup found = look_up(*store, key);
-    if (found.entry) return serve(record, key, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns);
+    if (!found.entry && !runtime.store_read_only()) {
+      flight = claim_or_wait(key, [&] { return (found = look_up(*store, key)).entry.has_value(); });
+    }
+    if (found.entry) {
+      return serve(record, key, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns,
+                   flight.wait_ns);
+    }
     miss_reason = std::move(found.miss_reason);
   }
   if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "miss " + keying::to_hex(key) + ": " + miss_reason);

@@ -52,6 +52,14 @@ std::optional<std::uint64_t> parse_size(const std::string& text) {
   return static_cast<std::uint64_t>(bytes);
 }
 
+std::optional<std::chrono::milliseconds> parse_seconds(const std::string& text) {
+  if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.')) return std::nullopt;
+  char* end = nullptr;
+  const double seconds = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !(seconds >= 0) || seconds > 86400) return std::nullopt;
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(seconds * 1000)));
+}
+
 Config config_from_environment(const EnvLookup& lookup) {
   Config c;
   if (auto v = lookup("NVRTC_CACHE_DISABLE"); v && !v->empty()) {
@@ -87,6 +95,14 @@ Config config_from_environment(const EnvLookup& lookup) {
     if (*v == "1" || *v == "true" || *v == "yes") c.shared = true;
     else if (*v != "0" && *v != "false" && *v != "no")
       c.problems.push_back("NVRTC_CACHE_SHARED='" + *v + "' is not 0/1; a shared cache stays refused");
+  }
+  if (auto v = lookup("NVRTC_CACHE_WAIT_TIMEOUT"); v && !v->empty()) {
+    if (auto timeout = parse_seconds(*v)) {
+      c.wait_timeout = *timeout;
+    } else {
+      c.problems.push_back("NVRTC_CACHE_WAIT_TIMEOUT='" + *v +
+                           "' is not a number of seconds from 0 to 86400; using the default");
+    }
   }
   if (auto run = lookup("XDG_RUNTIME_DIR"); run && !run->empty() && (*run)[0] == '/') {
     c.fallback_dir = *run + "/nvrtc-cache";

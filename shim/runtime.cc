@@ -68,6 +68,7 @@ store::Store* Runtime::store() {
                    "); compiling without the cache");
     } else {
       log_line(LogLevel::kDebug, "cache at " + opened.directory);
+      cache_directory_ = opened.directory;
       std::atexit(flush_at_exit);
     }
     store_opened_.store(true, std::memory_order_release);

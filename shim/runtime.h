@@ -10,6 +10,8 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "shim/config.h"
 #include "shim/stats.h"
@@ -27,6 +29,8 @@ class Runtime {
   store::Store* store();
   StatsDeltas& stats() { return stats_; }
   bool store_read_only() const { return read_only_; }
+  // The cache directory the store was opened in (empty before, or when it could not be opened).
+  const std::string& cache_directory() const { return cache_directory_; }
   // Merges this process's counter deltas into the store: always when `force`, else at most once a
   // second.
   void flush_stats(bool force);
@@ -38,6 +42,7 @@ class Runtime {
   std::atomic<bool> store_opened_{false};  // store_ and read_only_ are set (under the open lock)
   std::unique_ptr<store::Store> store_;
   bool read_only_ = false;  // a read-only cache: hits only, no statistics written
+  std::string cache_directory_;
   std::atomic<std::int64_t> last_flush_ns_{0};
   std::atomic<std::uint64_t> corrupt_reported_{0};
 };

@@ -25,7 +25,9 @@ namespace nvrtc_cache::shim {
   X(hit_keying_ns, "time spent deriving keys on hits")                            \
   X(hit_lookup_ns, "time spent in store lookups on hits")                         \
   X(hit_validate_ns, "time spent re-validating dependencies on hits")            \
-  X(hit_replay_ns, "time spent decoding entries on hits")
+  X(hit_replay_ns, "time spent decoding entries on hits")                         \
+  X(waited, "compiles that waited for another compile of the same program")      \
+  X(wait_ns, "time spent waiting for another compile of the same program")
 
 enum class Counter {
 #define X(name, help) name,

@@ -22,6 +22,8 @@
 //   kStoreRegistry    store/lmdb_store.cc    open LMDB environments (may take kFaultGuard)
 //   kFaultGuard       store/fault_guard.cc   installing the SIGSEGV/SIGBUS guard once
 //   kLogTopics        shim/log.cc            topics already logged once
+//   kClaims           shim/claim_file.cc     no lock: the child closes the single-flight claim
+//                                            descriptors it inherited (a lock-free table)
 // None of them is held across a real NVRTC compile, a call to pthread_atfork, or a dlclose that
 // could unload a library, so fork() waits at most for a store open or a store operation, never for
 // a compile. Not in the set: the locks of each LMDB environment (remap, evict, touch, verify in
@@ -49,6 +51,7 @@ enum class ForkRank : int {
   kStoreRegistry,
   kFaultGuard,
   kLogTopics,
+  kClaims,
   kCount
 };
 

@@ -307,15 +307,20 @@ void Registry::release_locked(SharedEnv* env) {
   }
 }
 
+int open_named_databases(MDB_txn* txn, unsigned flags, SharedEnv& shared) {
+  int rc = lmdb().mdb_dbi_open(txn, kEntriesDb, flags, &shared.entries);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kCountersDb, flags, &shared.counters);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kMetaDb, flags, &shared.meta);
+  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kAccessDb, flags, &shared.access);
+  return rc;
+}
+
 // A read-only environment cannot create databases: they must all exist already.
 int open_databases_read_only(MDB_env* env, SharedEnv& shared) {
   MDB_txn* txn = nullptr;
   int rc = lmdb().mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn);
   if (rc != MDB_SUCCESS) return rc;
-  rc = lmdb().mdb_dbi_open(txn, kEntriesDb, 0, &shared.entries);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kCountersDb, 0, &shared.counters);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kMetaDb, 0, &shared.meta);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kAccessDb, 0, &shared.access);
+  rc = open_named_databases(txn, 0, shared);
   if (rc != MDB_SUCCESS) {
     lmdb().mdb_txn_abort(txn);
     return rc;
@@ -324,18 +329,21 @@ int open_databases_read_only(MDB_env* env, SharedEnv& shared) {
 }
 
 // Opens the named databases, creating them on first use. Looking them up needs no write; a store
-// that has pages but lacks them is damaged (creating them would write to it), not new.
+// that has pages but lacks them is damaged (creating them would write to it), not new. That is
+// decided under the writer lock: another process opening the new store at the same time may have
+// created them since the look-up.
 int open_databases(MDB_env* env, SharedEnv& shared) {
   if (open_databases_read_only(env, shared) == MDB_SUCCESS) return MDB_SUCCESS;
-  MDB_envinfo info{};
-  if (lmdb().mdb_env_info(env, &info) != MDB_SUCCESS || info.me_last_pgno > 1) return MDB_CORRUPTED;
   MDB_txn* txn = nullptr;
   int rc = lmdb().mdb_txn_begin(env, nullptr, 0, &txn);
   if (rc != MDB_SUCCESS) return rc;
-  rc = lmdb().mdb_dbi_open(txn, kEntriesDb, MDB_CREATE, &shared.entries);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kCountersDb, MDB_CREATE, &shared.counters);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kMetaDb, MDB_CREATE, &shared.meta);
-  if (rc == MDB_SUCCESS) rc = lmdb().mdb_dbi_open(txn, kAccessDb, MDB_CREATE, &shared.access);
+  rc = open_named_databases(txn, 0, shared);
+  if (rc == MDB_NOTFOUND) {
+    MDB_envinfo info{};
+    rc = lmdb().mdb_env_info(env, &info) != MDB_SUCCESS || info.me_last_pgno > 1
+             ? MDB_CORRUPTED
+             : open_named_databases(txn, MDB_CREATE, shared);
+  }
   if (rc != MDB_SUCCESS) {
     lmdb().mdb_txn_abort(txn);
     return rc;

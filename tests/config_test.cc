@@ -55,6 +55,19 @@ TEST(Config, BadValuesGetOneMessageNamingTheVariableAndASafeDefault) {
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
 }
 
+TEST(Config, WaitTimeout) {
+  EXPECT_FALSE(from({{"HOME", "/h"}}).wait_timeout) << "unset: the adaptive default";
+  EXPECT_EQ(from({{"NVRTC_CACHE_WAIT_TIMEOUT", "30"}}).wait_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(from({{"NVRTC_CACHE_WAIT_TIMEOUT", "0.25"}}).wait_timeout, std::chrono::milliseconds(250));
+  EXPECT_EQ(from({{"NVRTC_CACHE_WAIT_TIMEOUT", "0"}}).wait_timeout, std::chrono::milliseconds(0));
+  for (const char* bad : {"soon", "-1", "10s", "100000", "nan", "inf"}) {
+    const Config c = from({{"NVRTC_CACHE_WAIT_TIMEOUT", bad}});
+    EXPECT_FALSE(c.wait_timeout) << bad;
+    ASSERT_EQ(c.problems.size(), 1u) << bad;
+    EXPECT_NE(c.problems[0].find("NVRTC_CACHE_WAIT_TIMEOUT"), std::string::npos);
+  }
+}
+
 TEST(Config, ParseSize) {
   EXPECT_EQ(parse_size("4096"), 4096u);
   EXPECT_EQ(parse_size("512M"), 512ull << 20);

@@ -382,6 +382,46 @@ void scenario_threads(Out& o) {
   for (int t = 0; t < kThreads; ++t) o.text += "== thread " + std::to_string(t) + "\n" + outs[t].text;
 }
 
+// A kernel heavy enough (CUB from the toolkit's headers on disk) that concurrent compiles overlap.
+// PROBE_PID_FILE: written with this process's id first, for tests that kill it mid-compile.
+const char* kCub =
+    "#include <cub/block/block_reduce.cuh>\n"
+    "extern \"C\" __global__ void block_sum(const int* in, int* out) {\n"
+    "  using Reduce = cub::BlockReduce<int, 128>;\n"
+    "  __shared__ typename Reduce::TempStorage temp;\n"
+    "  int total = Reduce(temp).Sum(in[blockIdx.x * 128 + threadIdx.x]);\n"
+    "  if (threadIdx.x == 0) out[blockIdx.x] = total;\n"
+    "}\n";
+const std::vector<std::string> kCubOptions = {"-arch=sm_80", "-std=c++17", "-I/usr/local/cuda/include/cccl",
+                                              "-I/usr/local/cuda/include"};
+
+void scenario_cub(Out& o) {
+  if (const char* pid_file = std::getenv("PROBE_PID_FILE")) {
+    if (FILE* f = std::fopen(pid_file, "w")) {
+      std::fprintf(f, "%d\n", static_cast<int>(getpid()));
+      std::fclose(f);
+    }
+  }
+  compile_and_dump(o, kCub, "cub.cu", kCubOptions);
+}
+
+// 16 threads compile the same heavy program at once.
+void scenario_cub_threads(Out& o) {
+  constexpr int kThreads = 16;
+  std::vector<Out> outs(kThreads);
+  std::vector<std::thread> threads;
+  std::atomic<int> ready{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &outs, &ready] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();
+      compile_and_dump(outs[t], kCub, "cub.cu", kCubOptions);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) o.text += "== thread " + std::to_string(t) + "\n" + outs[t].text;
+}
+
 const std::map<std::string, std::function<void(Out&)>>& scenarios() {
   static const std::map<std::string, std::function<void(Out&)>> all = {
       {"trivial", scenario_trivial},         {"ptx", scenario_ptx},
@@ -394,7 +434,9 @@ const std::map<std::string, std::function<void(Out&)>>& scenarios() {
       {"threads", scenario_threads},         {"time_option", scenario_time_option},
       {"global_scope", scenario_global_scope}, {"fork", scenario_fork},
       {"relative_include", scenario_relative_include}, {"busy_neighbour", scenario_busy_neighbour},
-      {"libc", scenario_libc},              {"source_file", scenario_source_file},              {"two_majors", scenario_two_majors},
+      {"libc", scenario_libc},              {"source_file", scenario_source_file},
+      {"two_majors", scenario_two_majors},  {"cub", scenario_cub},
+      {"cub_threads", scenario_cub_threads},
   };
   return all;
 }

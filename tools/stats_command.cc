@@ -71,6 +71,8 @@ int stats_command(int argc, char** argv) {
               static_cast<double>(config.max_size_bytes) / 1048576.0);
   std::printf("time saved        %.3f s\n", saved_seconds);
   std::printf("moved aside       %zu damaged stores (the newest %zu are kept)\n", moved_aside, store::kMovedAsideKept);
+  std::printf("waited            %" PRId64 " compiles, %.3f s (for another compile of the same program)\n",
+              counter(counters, "waited"), static_cast<double>(counter(counters, "wait_ns")) / 1e9);
   return 0;
 }
 

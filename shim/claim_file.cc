@@ -1,0 +1,253 @@
+#include "shim/claim_file.h"
+
+#include "store/fork_locks.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <utility>
+
+namespace nvrtc_cache::shim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::nanoseconds;
+
+// Every claim descriptor open in this process (value fd + 1; 0 is a free slot), so that the child
+// of a fork can close the ones it inherited. Lock-free: the child handler runs in a process whose
+// other threads are gone. A descriptor that finds no free slot is simply not closed in a child
+// (it is still closed at exec).
+std::array<std::atomic<int>, 64> g_open_claim_fds{};
+
+void remember(int fd) {
+  for (auto& slot : g_open_claim_fds) {
+    int free_slot = 0;
+    if (slot.compare_exchange_strong(free_slot, fd + 1)) return;
+  }
+}
+
+void forget(int fd) {
+  for (auto& slot : g_open_claim_fds) {
+    int mine = fd + 1;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
+
+void close_inherited_claims() {
+  const int saved_errno = errno;
+  for (auto& slot : g_open_claim_fds) {
+    if (const int value = slot.exchange(0); value > 0) close(value - 1);
+  }
+  errno = saved_errno;
+}
+
+// A child never keeps its parent's claims alive: it closes the descriptors it inherited (lock-free,
+// no allocation). Registered at load, in the one fork order (store/fork_locks.h).
+__attribute__((constructor)) void register_fork_step() {
+  store::join_fork_order(store::ForkRank::kClaims, {nullptr, nullptr, close_inherited_claims});
+}
+
+void close_claim_fd(int fd) {
+  forget(fd);  // before close: the number may be reused by another thread right after
+  close(fd);
+}
+
+std::atomic<std::int64_t> g_longest_held_ns{0};
+
+void note_held(nanoseconds held) {
+  std::int64_t longest = g_longest_held_ns.load(std::memory_order_relaxed);
+  while (held.count() > longest && !g_longest_held_ns.compare_exchange_weak(longest, held.count())) {
+  }
+}
+
+class ErrnoSaver {
+ public:
+  ErrnoSaver() : saved_(errno) {}
+  ~ErrnoSaver() { errno = saved_; }
+  ErrnoSaver(const ErrnoSaver&) = delete;
+  ErrnoSaver& operator=(const ErrnoSaver&) = delete;
+
+ private:
+  int saved_;
+};
+
+// An open claim file that is not (yet) a held claim; closed on destruction.
+class ClaimFd {
+ public:
+  explicit ClaimFd(int fd) : fd_(fd) {
+    if (fd_ >= 0) remember(fd_);
+  }
+  ~ClaimFd() { reset(); }
+  ClaimFd(const ClaimFd&) = delete;
+  ClaimFd& operator=(const ClaimFd&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+  void reset() {
+    if (fd_ >= 0) close_claim_fd(std::exchange(fd_, -1));
+  }
+
+ private:
+  int fd_;
+};
+
+// 0, or errno: EAGAIN/EACCES when another description holds the lock.
+int try_lock(int fd) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = 0;
+  lock.l_len = 0;  // the whole file
+  return fcntl(fd, F_OFD_SETLK, &lock) == 0 ? 0 : errno;
+}
+
+// Whether `fd` is the file at `path` (not unlinked or replaced since it was opened).
+bool still_at_path(int fd, const std::string& path) {
+  struct stat opened, named;
+  if (fstat(fd, &opened) != 0 || lstat(path.c_str(), &named) != 0) return false;
+  return opened.st_nlink > 0 && opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
+}
+
+void sleep_for(nanoseconds duration) {
+  timespec ts{static_cast<time_t>(duration.count() / 1'000'000'000), static_cast<long>(duration.count() % 1'000'000'000)};
+  nanosleep(&ts, nullptr);  // an interrupted sleep only polls sooner
+}
+
+bool valid_name(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos;
+}
+
+}  // namespace
+
+Claim::Claim(int fd, std::string path) : fd_(fd), path_(std::move(path)), acquired_(Clock::now()) {}
+
+Claim::Claim(Claim&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), acquired_(other.acquired_) {}
+
+Claim& Claim::operator=(Claim&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+    acquired_ = other.acquired_;
+  }
+  return *this;
+}
+
+void Claim::release() {
+  if (fd_ < 0) return;
+  ErrnoSaver errno_saver;
+  // Unlink first: whoever then gets the lock on this file sees it is no longer at the path and
+  // knows the holder finished. Only our own file: never one that replaced it.
+  if (still_at_path(fd_, path_)) unlink(path_.c_str());
+  note_held(std::chrono::duration_cast<nanoseconds>(Clock::now() - acquired_));
+  close_claim_fd(std::exchange(fd_, -1));
+}
+
+ClaimDirectory::ClaimDirectory(std::string path, bool shared) : path_(std::move(path)), shared_(shared) {
+  ErrnoSaver errno_saver;
+  if (mkdir(path_.c_str(), shared_ ? 0770 : 0700) != 0 && errno != EEXIST) {
+    problem_ = "cannot create " + path_ + ": " + std::strerror(errno);
+    return;
+  }
+  struct stat st;
+  if (lstat(path_.c_str(), &st) != 0) {
+    problem_ = "cannot stat " + path_ + ": " + std::strerror(errno);
+  } else if (!S_ISDIR(st.st_mode)) {
+    problem_ = path_ + " is not a directory";
+  } else if (!shared_ && st.st_uid != geteuid()) {
+    problem_ = path_ + " is owned by another user";
+  } else if (!shared_ && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    problem_ = path_ + " is writable by group or others";
+  }
+}
+
+ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds timeout,
+                                           const std::function<bool()>& result_ready,
+                                           const std::function<void()>& on_wait) {
+  ErrnoSaver errno_saver;
+  ClaimAttempt out;
+  if (!usable()) {
+    out.problem = problem_;
+    return out;
+  }
+  if (!valid_name(name)) {
+    out.problem = "not a claim name: " + std::string(name);
+    return out;
+  }
+  const std::string file = path_ + "/" + std::string(name);
+  ClaimFd fd(open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, shared_ ? 0660 : 0600));
+  if (fd.get() < 0) {
+    out.problem = "cannot open " + file + ": " + std::strerror(errno);
+    return out;
+  }
+  Clock::time_point first_refused;
+  nanoseconds pause = milliseconds(1);
+  while (true) {
+    const int lock_error = try_lock(fd.get());
+    if (lock_error == 0) {
+      if (still_at_path(fd.get(), file)) {
+        // Ours (free, or its holder died). A holder may have stored and released just before we
+        // opened the file: look once more before compiling.
+        Claim claim(fd.release(), file);
+        if (result_ready()) {
+          out.outcome = ClaimOutcome::kReady;
+        } else {
+          out.outcome = ClaimOutcome::kClaimed;
+          out.claim = std::move(claim);
+        }
+      } else {
+        fd.reset();  // its holder unlinked it: that holder is done
+        out.outcome = result_ready() ? ClaimOutcome::kReady : ClaimOutcome::kHolderFinished;
+      }
+      break;
+    }
+    if (lock_error != EAGAIN && lock_error != EACCES && lock_error != EINTR) {
+      out.problem = "cannot lock " + file + ": " + std::strerror(lock_error);
+      break;
+    }
+    const auto now = Clock::now();
+    if (!out.waited) {
+      out.waited = true;
+      first_refused = now;
+      if (on_wait) on_wait();
+    }
+    // The path first: a holder stores before it unlinks, so a result stored by a holder seen gone
+    // is found by the look-up after it.
+    const bool holder_gone = !still_at_path(fd.get(), file);
+    if (result_ready()) {
+      out.outcome = ClaimOutcome::kReady;
+      break;
+    }
+    if (holder_gone) {
+      out.outcome = ClaimOutcome::kHolderFinished;
+      break;
+    }
+    const auto waited = Clock::now() - first_refused;
+    if (waited >= timeout) {
+      out.outcome = ClaimOutcome::kTimedOut;
+      break;
+    }
+    sleep_for(std::min<nanoseconds>(pause, std::chrono::duration_cast<nanoseconds>(timeout - waited)));
+    pause = std::min<nanoseconds>(pause * 2, milliseconds(20));
+  }
+  if (out.waited) out.wait_ns = std::chrono::duration_cast<nanoseconds>(Clock::now() - first_refused).count();
+  return out;
+}
+
+nanoseconds longest_claim_held() { return nanoseconds(g_longest_held_ns.load(std::memory_order_relaxed)); }
+
+nanoseconds default_wait_timeout(nanoseconds longest_held) {
+  const nanoseconds adaptive = 2 * longest_held + std::chrono::seconds(30);
+  return std::clamp<nanoseconds>(adaptive, std::chrono::minutes(2), std::chrono::minutes(10));
+}
+
+}  // namespace nvrtc_cache::shim
