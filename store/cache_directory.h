@@ -20,7 +20,7 @@
 
 #include "store/directory_handle.h"
 #include "store/env.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 #include "store/status.h"
 
 namespace nvrtc_cache::store {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "keying/binary_io.h"
-#include "store/lmdb_records.h"
+#include "store/lmdb/records.h"
 
 namespace nvrtc_cache::store {
 namespace {

@@ -1,4 +1,4 @@
-#include "store/fault_guard.h"
+#include "store/lmdb/fault_guard.h"
 
 #include <csetjmp>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,10 +24,10 @@
 #include "store/cache_directory.h"
 #include "store/directory_handle.h"
 #include "store/envelope.h"
-#include "store/fault_guard.h"
+#include "store/lmdb/fault_guard.h"
 #include "store/fork_locks.h"
-#include "store/lmdb_library.h"
-#include "store/lmdb_records.h"
+#include "store/lmdb/library.h"
+#include "store/lmdb/records.h"
 
 namespace nvrtc_cache::store {
 namespace {

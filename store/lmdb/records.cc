@@ -1,4 +1,4 @@
-#include "store/lmdb_records.h"
+#include "store/lmdb/records.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "store/lmdb_library.h"
+#include "store/lmdb/library.h"
 
 #include <dlfcn.h>
 
@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "store/fault_guard.h"
+#include "store/lmdb/fault_guard.h"
 #include "store/fork_locks.h"
 
 namespace nvrtc_cache::store {
