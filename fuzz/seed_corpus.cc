@@ -15,6 +15,7 @@
 #include "keying/manifest.h"
 #include "shim/compile_entry.h"
 #include "store/envelope.h"
+#include "store/lmdb/page_layout.h"
 #include "store/lmdb/records.h"
 #include "store/lmdb/lmdb_store.h"
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "keying/binary_io.h"
+#include "store/lmdb/page_layout.h"
 #include "store/lmdb/records.h"
 
 namespace nvrtc_cache::store {
