@@ -8,7 +8,7 @@
 
 #include "keying/cache_key.h"
 #include "shim/compile_entry.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 #include "store/memory_store.h"
 
 namespace {

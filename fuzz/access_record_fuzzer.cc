@@ -1,6 +1,6 @@
 // decode_access and decode_le64 (the access, counters and meta records of the LMDB store).
 #include "fuzz/fuzz_support.h"
-#include "store/lmdb_records.h"
+#include "store/lmdb/records.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace nvrtc_cache;

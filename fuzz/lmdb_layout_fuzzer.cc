@@ -1,7 +1,7 @@
 // The checks on LMDB's own layouts that run before LMDB is trusted with a file: the meta page (and
 // the data file size it implies), free-list ID lists, and overflow page headers.
 #include "fuzz/fuzz_support.h"
-#include "store/lmdb_records.h"
+#include "store/lmdb/page_layout.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace nvrtc_cache;

@@ -15,8 +15,9 @@
 #include "keying/manifest.h"
 #include "shim/compile_entry.h"
 #include "store/envelope.h"
-#include "store/lmdb_records.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/page_layout.h"
+#include "store/lmdb/records.h"
+#include "store/lmdb/lmdb_store.h"
 
 namespace fs = std::filesystem;
 using namespace nvrtc_cache;

@@ -11,7 +11,7 @@
 #include <optional>
 #include <tuple>
 
-#include "store/lmdb_records.h"
+#include "store/lmdb/page_layout.h"
 
 namespace nvrtc_cache::store {
 namespace {

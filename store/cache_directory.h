@@ -4,7 +4,7 @@
 // writable by group/others is refused (unless the policy allows a shared cache); a network or
 // cluster filesystem (NFS, SMB/CIFS, FUSE, 9p, Lustre, GPFS, Ceph, AFS) is avoided by falling back to
 // a node-local directory; the store is opened through the checked handle and refused if LMDB's files
-// are not in it (store/lmdb_store.h). A data file shorter than the pages its meta page claims (a
+// are not in it (store/lmdb/lmdb_store.h). A data file shorter than the pages its meta page claims (a
 // truncated copy, a disk that filled) is caught before LMDB maps it, and the store directory is
 // moved aside (never truncated in place, named store.corrupt-<seconds>-<pid>-<n>) and recreated; only
 // the newest kMovedAsideKept moved-aside stores are kept.
@@ -20,7 +20,7 @@
 
 #include "store/directory_handle.h"
 #include "store/env.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 #include "store/status.h"
 
 namespace nvrtc_cache::store {

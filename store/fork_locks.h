@@ -19,15 +19,15 @@
 //                                            and no NVRTC call is made under it)
 //   kProgramTable     shim/program_table.cc  program handle -> recorded inputs (shared mutex)
 //   kVariablesSeen    shim/compile.cc        environment variables NVRTC has read
-//   kStoreRegistry    store/lmdb_store.cc    open LMDB environments (may take kFaultGuard)
-//   kFaultGuard       store/fault_guard.cc   installing the SIGSEGV/SIGBUS guard once
+//   kStoreRegistry    store/lmdb/environment_registry.cc  open LMDB environments (may take kFaultGuard)
+//   kFaultGuard       store/lmdb/fault_guard.cc  installing the SIGSEGV/SIGBUS guard once
 //   kLogTopics        shim/log.cc            topics already logged once
 //   kClaims           shim/claim_file.cc     no lock: the child closes the single-flight claim
 //                                            descriptors it inherited (a lock-free table)
 // None of them is held across a real NVRTC compile, a call to pthread_atfork, or a dlclose that
 // could unload a library, so fork() waits at most for a store open or a store operation, never for
 // a compile. Not in the set: the locks of each LMDB environment (remap, evict, touch, verify in
-// store/lmdb_store.cc): a child never uses an environment opened before fork (it opens its own),
+// store/lmdb/environment_registry.h): a child never uses an environment opened before fork (it opens its own),
 // so it never touches them. The dlsym hook and the libc interposers resolve through atomics only.
 // Lazily created singletons are created at load (and reached by the prepare handler through their
 // accessor), guarded by a lock of the set, or published lock-free (publish_once below), so no

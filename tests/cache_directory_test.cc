@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "store/cache_directory.h"
-#include "store/lmdb_records.h"
+#include "store/lmdb/page_layout.h"
 
 namespace nvrtc_cache::store {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "store/cache_directory.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 #include "tests/process.h"
 
 namespace nvrtc_cache {

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 
 namespace nvrtc_cache::testing {
 

@@ -5,7 +5,8 @@
 #include <string>
 
 #include "keying/binary_io.h"
-#include "store/lmdb_records.h"
+#include "store/lmdb/page_layout.h"
+#include "store/lmdb/records.h"
 
 namespace nvrtc_cache::store {
 namespace {

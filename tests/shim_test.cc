@@ -20,7 +20,7 @@
 #include "shim/compile_entry.h"
 #include "shim/stats.h"
 #include "store/envelope.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 #include "tests/harness.h"
 
 namespace nvrtc_cache {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 
 namespace nvrtc_cache::store {
 namespace {

@@ -23,7 +23,7 @@
 
 #include "store/env.h"
 #include "store/envelope.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 #include "store/memory_store.h"
 #include "tests/store_testing.h"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "store/envelope.h"
-#include "store/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 
 namespace nvrtc_cache::store::testing {
 namespace {

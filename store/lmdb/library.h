@@ -2,15 +2,18 @@
 // RTLD_LOCAL. The distribution's static liblmdb.a is not position-independent, and linking the
 // shared one normally would put LMDB's symbols into the host's global scope (where a host's own,
 // different LMDB could bind to them). A local load keeps them private to the cache.
-// Contract: thread-safe; loaded once and never unloaded; lmdb() returns nullptr (and `error` says
-// why) when the library cannot be loaded, and callers then treat the store as unavailable.
+// Contract: thread-safe; loaded once and never unloaded; lmdb_library() returns nullptr (and `error`
+// says why) when the library cannot be loaded, and callers then treat the store as unavailable.
+// fork: the tables are published lock-free, so a child never inherits a half-done load.
 #pragma once
 
 #include <lmdb.h>
 
+#include <memory>
 #include <string>
+#include <string_view>
 
-namespace nvrtc_cache::store {
+namespace nvrtc_cache::store::lmdb {
 
 #define NVRTC_CACHE_LMDB_FUNCTIONS(X)                                                                    \
   X(mdb_env_create) X(mdb_env_open) X(mdb_env_close) X(mdb_env_set_mapsize) X(mdb_env_set_maxdbs)        \
@@ -27,11 +30,22 @@ struct LmdbLibrary {
 
 const LmdbLibrary* lmdb_library(std::string* error = nullptr);
 
-// The same functions, each run under the fault guard (store/fault_guard.h): a SIGSEGV/SIGBUS or an
+// The same functions, each run under the fault guard (store/lmdb/fault_guard.h): a SIGSEGV/SIGBUS or an
 // LMDB assertion while LMDB follows a damaged page makes the call return MDB_CORRUPTED instead of
 // crashing the host (void functions just return). Every environment the store opens routes LMDB's
 // assertion callback to the guard (install_assert_guard). Null when lmdb_library() is.
 const LmdbLibrary* guarded_lmdb_library();
 void install_assert_guard(MDB_env* env);
 
-}  // namespace nvrtc_cache::store
+// The guarded table, for code only reached after LmdbStore::open verified that the library loaded.
+inline const LmdbLibrary& api() { return *guarded_lmdb_library(); }
+
+// Bytes as LMDB takes and gives them (LMDB never writes through a key or value it is given).
+inline MDB_val to_val(std::string_view bytes) { return MDB_val{bytes.size(), const_cast<char*>(bytes.data())}; }
+inline std::string_view to_view(const MDB_val& val) { return {static_cast<const char*>(val.mv_data), val.mv_size}; }
+
+// Closes a cursor when it goes out of scope.
+using CursorOwner = std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)>;
+inline CursorOwner own_cursor(MDB_cursor* cursor) { return CursorOwner(cursor, api().mdb_cursor_close); }
+
+}  // namespace nvrtc_cache::store::lmdb

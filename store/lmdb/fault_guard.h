@@ -4,10 +4,12 @@
 // Contract: `fn` must be C-like: no C++ objects with destructors, no locks, no allocation (it is
 // left by siglongjmp). The first call installs SIGSEGV/SIGBUS handlers once per process; a fault on
 // any other thread, or outside a guarded call, is passed to the handler that was installed before
-// (or the default action, so crashes and core dumps stay as they were). Thread-safe.
+// (or the default action, so crashes and core dumps stay as they were). Thread-safe. fork: the
+// one-time installation is guarded by ForkRank::kFaultGuard (store/fork_locks.h); a child keeps the
+// handlers. No filesystem access.
 #pragma once
 
-namespace nvrtc_cache::store {
+namespace nvrtc_cache::store::lmdb {
 
 bool run_guarded(void (*fn)(void*), void* arg);
 
@@ -15,4 +17,4 @@ bool run_guarded(void (*fn)(void*), void* arg);
 // For failure callbacks that must not return (LMDB's assertion callback, which aborts after it).
 void escape_if_guarded();
 
-}  // namespace nvrtc_cache::store
+}  // namespace nvrtc_cache::store::lmdb

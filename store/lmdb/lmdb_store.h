@@ -37,6 +37,7 @@
 //    above half the map size is refused as full without evicting anything. One evictor at a time
 //    per process; processes may evict concurrently (each deletion re-checks the goal inside its
 //    transaction, so together they do not overshoot). Eviction scans every key once per pass.
+// The implementation's parts are in store/lmdb/ (store/lmdb/store_impl.h says where each lives).
 #pragma once
 
 #include <cstdint>

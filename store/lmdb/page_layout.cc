@@ -1,15 +1,9 @@
-#include "store/lmdb_records.h"
+#include "store/lmdb/page_layout.h"
 
-#include <cstring>
+#include "store/lmdb/little_endian.h"
 
 namespace nvrtc_cache::store {
 namespace {
-
-std::uint64_t load_le(const char* in, std::size_t n) {
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < n; ++i) value |= std::uint64_t{static_cast<unsigned char>(in[i])} << (8 * i);
-  return value;
-}
 
 constexpr std::uint32_t kMetaMagic = 0xBEEFC0DE;
 constexpr std::size_t kMetaBytes = 4 + 4 + 8 + 8 + 2 * 48 + 8 + 8;
@@ -20,30 +14,6 @@ constexpr std::size_t kPageFlagsOffset = 10;
 constexpr std::size_t kOverflowPagesOffset = 12;
 
 }  // namespace
-
-void store_le64(char* out, std::uint64_t value) {
-  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xffu);
-}
-
-std::optional<std::uint64_t> decode_le64(std::string_view bytes) {
-  if (bytes.size() != kCounterRecordSize) return std::nullopt;
-  return load_le(bytes.data(), 8);
-}
-
-void encode_access(const AccessRecord& record, char* out) {
-  store_le64(out, record.payload_size);
-  store_le64(out + 8, static_cast<std::uint64_t>(record.created));
-  store_le64(out + 16, static_cast<std::uint64_t>(record.last_access));
-}
-
-std::optional<AccessRecord> decode_access(std::string_view bytes) {
-  if (bytes.size() != kAccessRecordSize) return std::nullopt;
-  AccessRecord record;
-  record.payload_size = load_le(bytes.data(), 8);
-  record.created = static_cast<std::int64_t>(load_le(bytes.data() + 8, 8));
-  record.last_access = static_cast<std::int64_t>(load_le(bytes.data() + 16, 8));
-  return record;
-}
 
 bool id_list_sound(std::string_view value, std::uint64_t last_page) {
   if (value.size() < 8 || value.size() % 8 != 0) return false;
@@ -56,6 +26,11 @@ bool id_list_sound(std::string_view value, std::uint64_t last_page) {
     previous = page;
   }
   return true;
+}
+
+bool on_overflow_pages(std::uintptr_t value_address, std::uint64_t page_size) {
+  return page_size != 0 && value_address >= kLmdbPageHeaderSize &&
+         (value_address - kLmdbPageHeaderSize) % page_size == 0;
 }
 
 std::optional<std::uint64_t> overflow_pages(std::uint64_t value_size, std::uint64_t page_size) {

@@ -1,4 +1,4 @@
-#include "store/fault_guard.h"
+#include "store/lmdb/fault_guard.h"
 
 #include <csetjmp>
 #include <atomic>
@@ -9,7 +9,7 @@
 
 #include "store/fork_locks.h"
 
-namespace nvrtc_cache::store {
+namespace nvrtc_cache::store::lmdb {
 namespace {
 
 thread_local sigjmp_buf* t_jump = nullptr;
@@ -95,4 +95,4 @@ void escape_if_guarded() {
   }
 }
 
-}  // namespace nvrtc_cache::store
+}  // namespace nvrtc_cache::store::lmdb

@@ -1,11 +1,11 @@
-// The small records the LMDB store reads back, as pure codecs and checks on bytes: its own (the
-// per-entry access record, the 8-byte counters and totals) and the parts of LMDB 0.9's on-disk
-// layout it checks before trusting LMDB with them (the meta page, free-list ID lists, the header of
-// a value stored on overflow pages).
-// Contract: every input is untrusted (another process, a damaged disk or a hostile writer may have
-// put anything there): decoders return nullopt/false for anything not exactly well-formed, never
-// read outside the bytes given, and do all size arithmetic checked. Pure, no I/O, thread-safe,
-// never throw.
+// Everything the cache knows of LMDB 0.9's on-disk layout (64-bit builds), as pure checks on bytes
+// and addresses: the page header, the meta page, free-list ID lists, values stored on overflow
+// pages, the reserved databases. Used by the structure check (store/lmdb/structure_check.h), map
+// usage (store/lmdb/eviction.h) and the cache directory's data file check (store/cache_directory.h).
+// In nvrtc_cache::store rather than ::lmdb: the cache directory and the fuzzers use it too.
+// Contract: every input is untrusted: checks return nullopt/false for anything not exactly
+// well-formed, never read outside the bytes given, and do all size arithmetic checked. Pure, no I/O
+// (never dereferences an address), thread-safe, fork-safe, never throw.
 #pragma once
 
 #include <cstddef>
@@ -15,30 +15,23 @@
 
 namespace nvrtc_cache::store {
 
-// ---- Little-endian u64 values: counters ("counters") and totals ("meta") ----
-inline constexpr std::size_t kCounterRecordSize = 8;
-void store_le64(char* out, std::uint64_t value);
-// nullopt unless `bytes` is exactly 8 bytes.
-std::optional<std::uint64_t> decode_le64(std::string_view bytes);
-
-// ---- The per-entry access record ("access", under the entry's key) ----
-struct AccessRecord {
-  std::uint64_t payload_size = 0;
-  std::int64_t created = 0;
-  std::int64_t last_access = 0;
-  bool operator==(const AccessRecord&) const = default;
-};
-inline constexpr std::size_t kAccessRecordSize = 24;
-void encode_access(const AccessRecord& record, char* out);  // writes kAccessRecordSize bytes
-std::optional<AccessRecord> decode_access(std::string_view bytes);
-
-// ---- LMDB's layouts ----
 // LMDB's page header, in front of every page (and of a value stored on overflow pages).
 inline constexpr std::size_t kLmdbPageHeaderSize = 16;
+
+// LMDB's reserved databases (FREE_DBI, MAIN_DBI in mdb.c: the free-page list and the names of the
+// others) and its meta pages (NUM_METAS), which no database counts.
+inline constexpr unsigned kFreeDbi = 0;
+inline constexpr unsigned kMainDbi = 1;
+inline constexpr std::uint64_t kMetaPages = 2;
 
 // A free-list record: a count, then that many strictly descending page numbers, each a data page
 // of the file (>= 2, <= last_page).
 bool id_list_sound(std::string_view value, std::uint64_t last_page);
+
+// Whether a value LMDB returned at `value_address` lies on overflow pages: such a value starts right
+// after the page header of its first page (a value inside a leaf page never does: the page's own
+// header and pointer array come first). Its header is then the kLmdbPageHeaderSize bytes before it.
+bool on_overflow_pages(std::uintptr_t value_address, std::uint64_t page_size);
 
 // The contiguous pages LMDB gives a value of `value_size` bytes stored outside its leaf page
 // (OVPAGES in mdb.c); nullopt if the arithmetic would overflow or page_size is 0.

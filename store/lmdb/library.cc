@@ -1,17 +1,17 @@
-#include "store/lmdb_library.h"
+#include "store/lmdb/library.h"
 
 #include <dlfcn.h>
 
 #include <atomic>
-#include <cerrno>
 #include <tuple>
 #include <type_traits>
 #include <variant>
 
-#include "store/fault_guard.h"
 #include "store/fork_locks.h"
+#include "store/lmdb/errno_guard.h"
+#include "store/lmdb/fault_guard.h"
 
-namespace nvrtc_cache::store {
+namespace nvrtc_cache::store::lmdb {
 namespace {
 
 struct Loaded {
@@ -49,10 +49,8 @@ std::atomic<LmdbLibrary*> g_guarded{nullptr};
 
 const LmdbLibrary* lmdb_library(std::string* error) {
   const Loaded* loaded = publish_once(g_loaded, [] {
-    const int saved_errno = errno;
-    auto* l = new Loaded(load());  // leaked: used until exit (RTLD_NODELETE: loading twice is harmless)
-    errno = saved_errno;
-    return l;
+    const ErrnoGuard errno_guard;
+    return new Loaded(load());  // leaked: used until exit (RTLD_NODELETE: loading twice is harmless)
   });
   if (!loaded->ok) {
     if (error) *error = loaded->error;
@@ -129,4 +127,4 @@ void install_assert_guard(MDB_env* env) {
   if (const LmdbLibrary* library = lmdb_library()) library->mdb_env_set_assert(env, &on_lmdb_assert);
 }
 
-}  // namespace nvrtc_cache::store
+}  // namespace nvrtc_cache::store::lmdb

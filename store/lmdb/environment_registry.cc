@@ -1,0 +1,185 @@
+#include "store/lmdb/environment_registry.h"
+
+#include <sys/stat.h>
+
+#include <memory>
+#include <utility>
+
+#include "store/fork_locks.h"
+#include "store/lmdb/databases.h"
+#include "store/lmdb/errors.h"
+#include "store/lmdb/library.h"
+
+namespace nvrtc_cache::store::lmdb {
+namespace {
+
+constexpr unsigned kMaxReaders = 1024;
+constexpr MDB_dbi kMaxDbs = 8;
+constexpr mdb_mode_t kFileMode = 0600;
+
+// Incremented in every forked child: an environment opened under an older generation belongs to
+// an ancestor process and must never be used or closed.
+std::atomic<std::uint64_t> g_fork_generation{0};
+
+struct EnvCloser {
+  void operator()(MDB_env* env) const { api().mdb_env_close(env); }
+};
+using EnvHandle = std::unique_ptr<MDB_env, EnvCloser>;
+
+// Created at load, before any thread can be inside its creation. The child renews the mutex and
+// moves to a new generation: every environment opened before fork is then foreign to it.
+__attribute__((constructor)) void register_fork_locks() {
+  (void)Registry::instance();
+  join_fork_order(ForkRank::kStoreRegistry, {[] { Registry::instance().mu.lock(); },
+                                             [] { Registry::instance().mu.unlock(); },
+                                             [] {
+                                               g_fork_generation.fetch_add(1, std::memory_order_acq_rel);
+                                               renew_in_child(Registry::instance().mu);
+                                             }});
+}
+
+// Creates, configures and opens an environment on `path` with `flags`. Directory mode (data.mdb +
+// lock.mdb inside it); never MDB_WRITEMAP.
+int open_environment(const LmdbOptions& options, const std::string& path, unsigned flags, EnvHandle* out) {
+  MDB_env* raw = nullptr;
+  int rc = api().mdb_env_create(&raw);
+  if (rc != MDB_SUCCESS) return rc;
+  EnvHandle env(raw);
+  install_assert_guard(raw);
+  rc = api().mdb_env_set_maxreaders(raw, kMaxReaders);
+  if (rc == MDB_SUCCESS) rc = api().mdb_env_set_maxdbs(raw, kMaxDbs);
+  if (rc == MDB_SUCCESS) rc = api().mdb_env_set_mapsize(raw, options.map_size_bytes);
+  if (rc == MDB_SUCCESS) rc = api().mdb_env_open(raw, path.c_str(), flags, kFileMode);
+  if (rc == MDB_SUCCESS) *out = std::move(env);  // a failed open needs a fresh handle: `env` closes it
+  return rc;
+}
+
+// The path LMDB is given for `directory`: /proc/self/fd/N, which resolves to the very directory the
+// handle holds (no component can be swapped under it), or `fallback` where /proc does not show it.
+std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& id, const std::string& fallback,
+                          Env& env) {
+  const std::string by_handle = "/proc/self/fd/" + std::to_string(directory.fd());
+  struct stat st {};
+  if (env.stat(by_handle, &st) == 0 && DirectoryId{st.st_dev, st.st_ino} == id) return by_handle;
+  return fallback;
+}
+
+// Whether the environment LMDB opened at `path` is the store in `directory` (identity `id`): its
+// data file is the data.mdb in that directory, and `path` still names it. LMDB's file descriptor is
+// only fstat()ed.
+bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory, const DirectoryId& id,
+                                 const std::string& path, Env& system) {
+  int data_fd = -1;
+  struct stat opened {}, expected {}, at_path {};
+  if (api().mdb_env_get_fd(env, &data_fd) != MDB_SUCCESS || ::fstat(data_fd, &opened) != 0) return false;
+  if (system.stat_at(directory.fd(), "data.mdb", &expected) != 0 || !same_file(opened, expected)) return false;
+  return system.stat(path, &at_path) == 0 && DirectoryId{at_path.st_dev, at_path.st_ino} == id;
+}
+
+}  // namespace
+
+std::uint64_t current_fork_generation() { return g_fork_generation.load(std::memory_order_acquire); }
+
+bool SharedEnv::belongs_to_this_process() const {
+  return !abandoned.load(std::memory_order_acquire) && generation == current_fork_generation() && pid == ::getpid();
+}
+
+Registry& Registry::instance() {
+  static Registry* const registry = new Registry;
+  return *registry;
+}
+
+SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocation& location, Status* status) {
+  Env& env = *options.env;
+  if (!location.parent_intact(env)) {
+    *status = Status::io_error("the handle on the directory holding " + location.path +
+                               " was closed by someone else; not using the store");
+    return nullptr;
+  }
+  const DirectoryWalk directory = open_subdirectory(location.parent, location.leaf, location.path, /*create=*/true, env);
+  if (!directory.handle.valid()) {
+    *status = directory.unsafe ? Status::invalid_argument(directory.detail) : to_status(directory.error, directory.detail);
+    return nullptr;
+  }
+  struct stat st {};
+  if (const int error = env.stat_at(directory.handle.fd(), "", &st); error != 0) {
+    *status = to_status(error, "stat " + location.path);
+    return nullptr;
+  }
+  const DirectoryId id{st.st_dev, st.st_ino};
+  if (const auto found = live_.find(id); found != live_.end() && found->second->belongs_to_this_process()) {
+    ++found->second->users;
+    return found->second;
+  }
+  return open_locked(options, location, directory.handle, id, status);
+}
+
+void Registry::release_locked(SharedEnv* env) {
+  if (--env->users > 0) return;
+  if (const auto found = live_.find(env->id); found != live_.end() && found->second == env) {
+    live_.erase(found);
+  }
+  // A handle inherited across fork is leaked, not closed: the ancestor still owns its mapping,
+  // file descriptors and locks. An abandoned (damaged) one is leaked too.
+  if (env->belongs_to_this_process()) {
+    api().mdb_env_close(env->env);
+    delete env;
+  } else if (env->pid == ::getpid() && env->generation == g_fork_generation.load()) {
+    abandoned_.push_back(env);  // damaged: its mapping stays alive (other threads), never reused
+  } else {
+    delete env;
+  }
+}
+
+SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation& location,
+                                 const DirectoryHandle& directory, const DirectoryId& id, Status* status) {
+  auto shared = std::make_unique<SharedEnv>();
+  shared->id = id;
+  // MDB_NOTLS because read transactions are per call and may run on any thread. A directory that
+  // is not writable is opened read-only (serve what is there, store nothing); on read-only media
+  // (a cache baked into an image) not even the lock file is writable, and no process can be
+  // writing, so no lock is needed.
+  // LMDB opens by path: it is given one that resolves to the checked directory, and what it opened is
+  // compared with that directory afterwards (a swap between the check and the open is refused).
+  const std::string lmdb_path = lmdb_path_for(directory, id, location.path, *options.env);
+  EnvHandle env;
+  int rc = MDB_SUCCESS;
+  for (const unsigned flags : {MDB_NOTLS, MDB_NOTLS | MDB_RDONLY, MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK}) {
+    rc = open_environment(options, lmdb_path, flags, &env);
+    shared->read_only = (flags & MDB_RDONLY) != 0;
+    if (!is_permission_error(rc)) break;
+  }
+  if (rc != MDB_SUCCESS) {
+    *status = to_status(rc, "mdb_env_open " + options.directory);
+    return nullptr;
+  }
+  MDB_env* raw = env.get();
+  if (!opened_in_checked_directory(raw, directory, id, lmdb_path, *options.env)) {
+    *status = Status::io_error(options.directory +
+                               " was replaced while it was being opened (LMDB's files are not in the directory "
+                               "that was checked); not using it");
+    return nullptr;
+  }
+  if (rc = open_databases(raw, *shared); rc != MDB_SUCCESS) {
+    *status = to_status(rc, "open databases in " + options.directory);
+    return nullptr;
+  }
+  MDB_stat stat{};
+  if (api().mdb_env_stat(raw, &stat) == MDB_SUCCESS && stat.ms_psize > 0) shared->page_size = stat.ms_psize;
+  int dead_readers = 0;
+  api().mdb_reader_check(raw, &dead_readers);  // release slots pinned by killed processes
+
+  live_[id] = shared.get();  // may throw: `env` then closes the new environment
+  shared->env = env.release();
+  shared->users = 1;
+  return shared.release();
+}
+
+EnvRef::~EnvRef() {
+  if (env_ == nullptr) return;
+  Registry& registry = Registry::instance();
+  std::lock_guard lock(registry.mu);
+  registry.release_locked(env_);
+}
+
+}  // namespace nvrtc_cache::store::lmdb

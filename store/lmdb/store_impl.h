@@ -1,0 +1,75 @@
+// LmdbStore::Impl: one LmdbStore's state and operations. Its claim on the process-wide environment
+// (acquire, quarantine) is in store_impl.cc, reads in store_reads.cc, writes in store_writes.cc; the
+// public wrappers (store/lmdb/lmdb_store.cc) add the errno and exception guards.
+// Contract:
+//  - Threads: any method may run on any thread; `env` and `closed` are guarded by Registry::mu.
+//  - fork: acquire() never hands out an environment of an ancestor process (it opens its own).
+//  - Filesystem: the store's directory is reached only through `location.parent`; damage moves it
+//    aside (store/cache_directory.h quarantine), never truncates it in place.
+//  - Methods may throw std::bad_alloc; every other failure is a Status or an empty result.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "store/lmdb/databases.h"
+#include "store/lmdb/environment_registry.h"
+#include "store/lmdb/lmdb_store.h"
+#include "store/lmdb/store_location.h"
+
+namespace nvrtc_cache::store {
+
+struct LmdbStore::Impl {
+  LmdbOptions options;
+  lmdb::StoreLocation location;
+  lmdb::SharedEnv* env = nullptr;  // one user reference; guarded by the registry mutex
+  bool closed = false;             // guarded by the registry mutex
+  std::atomic<std::uint64_t> corrupt_dropped{0};
+  std::atomic<std::uint64_t> quarantined{0};
+
+  ~Impl();
+  Env& system() const { return *options.env; }
+
+  // ---- The environment (store_impl.cc) ----
+  // The environment for this process (reopened after fork, or after damage or replacement), or
+  // null with `status` set.
+  lmdb::EnvRef acquire(Status* status);
+  // The environment already open in this process, if any; never opens one.
+  lmdb::EnvRef acquire_existing();
+  // Writes queued touches and drops this store's reference; later calls fail as closed.
+  void release();
+  // LMDB reported (or faulted on) damage it cannot repair: move the directory aside, never truncate
+  // it in place (other processes have it mapped); they notice the new inode and reopen. This process
+  // abandons the environment and opens a fresh store on next use.
+  void quarantine_damaged(lmdb::SharedEnv& shared);
+  // Quarantines the store when `rc` says it is damaged; passes `status` on.
+  Status damaged_or(Status status, lmdb::SharedEnv& shared, int rc);
+
+  // ---- Reads (store_reads.cc) ----
+  std::optional<std::string> get(std::string_view key);
+  lmdb::Totals totals();
+  Counters counters();
+  MapUsage map_usage();
+  Status for_each(const std::function<void(std::string_view key, std::optional<std::string_view> payload)>& visit);
+
+  // ---- Writes (store_writes.cc) ----
+  Status put(std::string_view key, std::string_view value);
+  Status erase(std::string_view key);
+  Status clear();
+  Status add_counters(const Counters& deltas);
+  Status evict(const EvictOptions& evict_options, EvictResult* result);
+
+ private:
+  // Whether the store's directory in its parent is no longer the one `shared` was opened on
+  // (checked at most once a second: one fstatat, not following a link).
+  bool directory_was_replaced(lmdb::SharedEnv& shared);
+  bool is_open_directory(const lmdb::SharedEnv& shared);
+  // Drops an entry whose envelope failed, or quarantines the store (store_reads.cc).
+  void drop_if_corrupt(lmdb::SharedEnv& shared, std::string_view key);
+};
+
+}  // namespace nvrtc_cache::store
