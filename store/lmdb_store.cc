@@ -197,7 +197,9 @@ struct SharedEnv {
   // Keys read whose access record is stale, written in batches (see flush_touches).
   std::mutex touch_mu;
   std::unordered_set<std::string> pending_touches;  // guarded by touch_mu
-  std::int64_t last_touch_flush = 0;                // guarded by touch_mu; clock of the flusher
+  // Guarded by touch_mu; clock of the flusher. Starts at the open: a process's first reads queue
+  // their touches instead of writing them (no write, hence no commit, on a fresh process's hits).
+  std::int64_t last_touch_flush = 0;
   bool read_only = false;  // opened MDB_RDONLY: the directory or files are not writable
   // Set when the store was found damaged (and moved aside) or replaced by another process: the
   // environment is never used again, and leaked rather than closed under other threads.
@@ -372,23 +374,27 @@ bool is_permission_error(int rc) { return rc == EACCES || rc == EROFS || rc == E
 
 // The path LMDB is given for `directory`: /proc/self/fd/N, which resolves to the very directory the
 // handle holds (no component can be swapped under it), or `fallback` where /proc does not show it.
+std::string handle_path(const DirectoryHandle& directory) { return "/proc/self/fd/" + std::to_string(directory.fd()); }
+
 std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& id, const std::string& fallback,
                           Env& env) {
-  const std::string by_handle = "/proc/self/fd/" + std::to_string(directory.fd());
+  const std::string by_handle = handle_path(directory);
   struct stat st {};
   if (env.stat(by_handle, &st) == 0 && DirectoryId{st.st_dev, st.st_ino} == id) return by_handle;
   return fallback;
 }
 
 // Whether the environment LMDB opened at `path` is the store in `directory` (identity `id`): its
-// data file is the data.mdb in that directory, and `path` still names it. LMDB's file descriptor is
-// only fstat()ed.
+// data file is the data.mdb in that directory, and `path` still names it (the handle's own
+// /proc/self/fd path always does while the handle is open: it is not looked at again). LMDB's file
+// descriptor is only fstat()ed.
 bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory, const DirectoryId& id,
                                  const std::string& path, Env& system) {
   int data_fd = -1;
   struct stat opened {}, expected {}, at_path {};
   if (lmdb().mdb_env_get_fd(env, &data_fd) != MDB_SUCCESS || ::fstat(data_fd, &opened) != 0) return false;
   if (system.stat_at(directory.fd(), "data.mdb", &expected) != 0 || !same_file(opened, expected)) return false;
+  if (path == handle_path(directory)) return true;
   return system.stat(path, &at_path) == 0 && DirectoryId{at_path.st_dev, at_path.st_ino} == id;
 }
 
@@ -431,6 +437,8 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
   int dead_readers = 0;
   lmdb().mdb_reader_check(raw, &dead_readers);  // release slots pinned by killed processes
 
+  shared->last_touch_flush = options.env->now_seconds();
+  shared->identity_checked_at = shared->last_touch_flush;  // it was just opened by handle
   live_[id] = shared.get();  // may throw: `env` then closes the new environment
   shared->env = env.release();
   shared->users = 1;
@@ -937,24 +945,31 @@ struct LmdbStore::Impl {
     Txn txn(env, 0);
     if (txn.begin_rc() != MDB_SUCCESS) return;
     bool changed = false;
+    if (apply_touches(txn.get(), env, keys, now, &changed) == MDB_SUCCESS && changed) txn.commit();
+  }
+
+  // The touches of write_touches() inside the caller's write transaction; sets `changed` when a
+  // record was written.
+  static int apply_touches(MDB_txn* txn, SharedEnv& env, const std::unordered_set<std::string>& keys,
+                           std::int64_t now, bool* changed) {
     for (const std::string& key : keys) {
       AccessRecord record;
-      const int rc = read_access(txn.get(), env, key, &record);
+      const int rc = read_access(txn, env, key, &record);
       if (rc == MDB_SUCCESS) {
         if (seconds_since(now, record.last_access) < kTouchGranularitySeconds) continue;
       } else if (rc == MDB_NOTFOUND) {
         MDB_val k = to_val(key);
         MDB_val stored;
-        if (lmdb().mdb_get(txn.get(), env.entries, &k, &stored) != MDB_SUCCESS) continue;
+        if (lmdb().mdb_get(txn, env.entries, &k, &stored) != MDB_SUCCESS) continue;
         record = AccessRecord{payload_size_of(stored.mv_size), now, now};
       } else {
-        return;
+        return rc;
       }
       record.last_access = now;
-      if (write_access(txn.get(), env, key, record) != MDB_SUCCESS) return;
-      changed = true;
+      if (const int written = write_access(txn, env, key, record); written != MDB_SUCCESS) return written;
+      *changed = true;
     }
-    if (changed) txn.commit();
+    return MDB_SUCCESS;
   }
 
   // Best effort: re-checks inside a write transaction, since another process may have replaced it.
@@ -1353,6 +1368,19 @@ struct LmdbStore::Impl {
       if (const int rc = add_counter(txn.get(), ref->counters, name, delta); rc != MDB_SUCCESS) {
         return write_failed(*ref, rc, "add counter");
       }
+    }
+    // The queued touches ride along (one commit): a short-lived process's reads are recorded by its
+    // statistics flush at exit.
+    const std::int64_t now = system().now_seconds();
+    std::unordered_set<std::string> touches;
+    {
+      std::lock_guard lock(ref->touch_mu);
+      touches.swap(ref->pending_touches);
+      ref->last_touch_flush = now;
+    }
+    bool touched = false;
+    if (const int rc = apply_touches(txn.get(), *ref, touches, now, &touched); rc != MDB_SUCCESS) {
+      return write_failed(*ref, rc, "record accesses");
     }
     if (const int rc = txn.commit(); rc != MDB_SUCCESS) return write_failed(*ref, rc, "commit counters");
     return Status::ok();
