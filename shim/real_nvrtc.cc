@@ -35,7 +35,18 @@ const link_map* link_map_of(const void* address) {
   return static_cast<const link_map*>(extra);
 }
 
-bool in_shim(const void* address) { return address && link_map_of(address) == link_map_of(self_marker()); }
+// The shim's own link map, looked up once (the same in every thread and after fork).
+const link_map* shim_link_map() {
+  static constinit std::atomic<const link_map*> cached{nullptr};
+  const link_map* map = cached.load(std::memory_order_acquire);
+  if (map == nullptr) {
+    map = link_map_of(self_marker());
+    cached.store(map, std::memory_order_release);
+  }
+  return map;
+}
+
+bool in_shim(const void* address) { return address && link_map_of(address) == shim_link_map(); }
 
 const char* version_node_of(void* library) {
   for (const char* node : kVersionNodes) {
@@ -178,7 +189,7 @@ class SlotRegistry {
   // Slot indices for dlsym clients: the library of `function`, found or created.
   int slot_for_function(const void* function) {
     const link_map* library_map = link_map_of(function);
-    if (library_map == nullptr || library_map == link_map_of(self_marker())) return -1;
+    if (library_map == nullptr || library_map == shim_link_map()) return -1;
     {
       std::shared_lock lock(mu_);
       for (int i = 0; i < kMaxSlots; ++i) {

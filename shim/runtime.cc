@@ -47,7 +47,7 @@ Runtime& Runtime::instance() {
   return *runtime;
 }
 
-Runtime::Runtime() : config_(config_from_process_environment()) {
+Runtime::Runtime() : config_(config_from_process_environment()), last_flush_ns_(now_ns()) {
   log_configure(config_.log_level, config_.log_file);
   for (const auto& problem : config_.problems) log_line(LogLevel::kWarn, problem);
   if (config_.disabled) log_line(LogLevel::kInfo, "disabled by NVRTC_CACHE_DISABLE; every call goes to NVRTC");

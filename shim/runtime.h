@@ -31,8 +31,9 @@ class Runtime {
   bool store_read_only() const { return read_only_; }
   // The cache directory the store was opened in (empty before, or when it could not be opened).
   const std::string& cache_directory() const { return cache_directory_; }
-  // Merges this process's counter deltas into the store: always when `force`, else at most once a
-  // second.
+  // Merges this process's counter deltas into the store: always when `force` (at exit), else at
+  // most once a second, the first time a second after the runtime was created (a short process's
+  // compiles write nothing: its counters are merged at exit, with the store's queued touches).
   void flush_stats(bool force);
 
  private:
@@ -43,7 +44,7 @@ class Runtime {
   std::unique_ptr<store::Store> store_;
   bool read_only_ = false;  // a read-only cache: hits only, no statistics written
   std::string cache_directory_;
-  std::atomic<std::int64_t> last_flush_ns_{0};
+  std::atomic<std::int64_t> last_flush_ns_;
   std::atomic<std::uint64_t> corrupt_reported_{0};
 };
 

@@ -142,13 +142,17 @@ Status check_data_file(const DirectoryHandle& store, const std::string& shown, E
   struct stat st;
   if (env.stat_at(store.fd(), "data.mdb", &st) != 0) return Status::ok();  // no store yet
   if (st.st_size == 0) return Status::ok();  // created, never written: LMDB initialises it
-  char first[4096];
+  // Both meta pages in one read where the pages are 4 KiB (the usual size); else a second read.
+  constexpr std::size_t kUsualPage = 4096;
+  char first[2 * kUsualPage];
   std::size_t got = 0;
   if (const int rc = env.read_file_at(store.fd(), "data.mdb", first, sizeof first, 0, &got); rc != 0) {
     return Status::io_error("cannot read " + data + ": " + std::strerror(rc));
   }
-  std::optional<LmdbMeta> metas[2] = {parse_lmdb_meta({first, got}), std::nullopt};
-  if (metas[0]) {
+  std::optional<LmdbMeta> metas[2] = {parse_lmdb_meta({first, std::min(got, kUsualPage)}), std::nullopt};
+  if (metas[0] && metas[0]->page_size == kUsualPage) {
+    if (got > kUsualPage) metas[1] = parse_lmdb_meta({first + kUsualPage, got - kUsualPage});
+  } else if (metas[0]) {
     std::vector<char> second(metas[0]->page_size);
     if (env.read_file_at(store.fd(), "data.mdb", second.data(), second.size(),
                          static_cast<off_t>(metas[0]->page_size), &got) == 0) {

@@ -809,7 +809,7 @@ TEST(LmdbEvictionTest, TouchesAreCoarseBatchedAndWrittenOnClose) {
   ASSERT_TRUE(store->put("b", "beta").is_ok());
   EXPECT_EQ(testing::recorded_last_access(directory, "a"), t0);
   env.advance(100);
-  ASSERT_TRUE(store->get("b").has_value());  // the first touch of the process is written at once
+  ASSERT_TRUE(store->get("b").has_value());  // over 30 s since the open: written at once
   EXPECT_EQ(testing::recorded_last_access(directory, "b"), t0 + 100);
   env.advance(10);
   ASSERT_TRUE(store->get("a").has_value());  // queued: the last write was 10 s ago
@@ -835,6 +835,39 @@ TEST(LmdbEvictionTest, TouchesAreCoarseBatchedAndWrittenOnClose) {
   EXPECT_EQ(testing::recorded_last_access(directory, "q0"), t1 + 101);
   EXPECT_EQ(testing::recorded_last_access(directory, "q1023"), t1 + 101);
   EXPECT_EQ(testing::recorded_last_access(directory, "q1024"), t1);
+}
+
+// A fresh process's reads write nothing (no commit on its first hits): their touches wait for the
+// next counters update, which writes them in its own transaction (the shim's flush at exit).
+TEST(LmdbEvictionTest, FirstReadsQueueTouchesThatRideOnTheCountersUpdate) {
+  TempDir tmp;
+  TestEnv env;
+  const std::string directory = tmp.sub("store");
+  const std::int64_t t0 = env.now;
+  {
+    auto writer = open_with_env(directory, 64ull << 20, &env);
+    ASSERT_NE(writer, nullptr);
+    ASSERT_TRUE(writer->put("a", "alpha").is_ok());
+    ASSERT_TRUE(writer->put("b", "beta").is_ok());
+  }
+  ASSERT_EQ(testing::recorded_last_access(directory, "a"), t0);
+  env.advance(100);  // both records are stale now
+  auto reader = open_with_env(directory, 64ull << 20, &env);
+  ASSERT_NE(reader, nullptr);
+  const std::int64_t t1 = env.now;
+  ASSERT_TRUE(reader->get("a").has_value());
+  env.advance(5);
+  ASSERT_TRUE(reader->get("b").has_value());
+  EXPECT_EQ(testing::recorded_last_access(directory, "a"), t0);  // queued, not written
+  EXPECT_EQ(testing::recorded_last_access(directory, "b"), t0);
+  ASSERT_TRUE(reader->add_counters({{"hits", 2}}).is_ok());
+  EXPECT_EQ(reader->counters().at("hits"), 2);
+  EXPECT_EQ(testing::recorded_last_access(directory, "a"), t1 + 5);
+  EXPECT_EQ(testing::recorded_last_access(directory, "b"), t1 + 5);
+  // Later reads follow the 30 s rule, counted from that write.
+  env.advance(100);
+  ASSERT_TRUE(reader->get("a").has_value());
+  EXPECT_EQ(testing::recorded_last_access(directory, "a"), t1 + 105);  // 100 s since the last write
 }
 
 TEST(LmdbEvictionTest, MapFullEvictsAndRetriesOnce) {

@@ -56,23 +56,27 @@ int open_environment(const LmdbOptions& options, const std::string& path, unsign
 
 // The path LMDB is given for `directory`: /proc/self/fd/N, which resolves to the very directory the
 // handle holds (no component can be swapped under it), or `fallback` where /proc does not show it.
+std::string handle_path(const DirectoryHandle& directory) { return "/proc/self/fd/" + std::to_string(directory.fd()); }
+
 std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& id, const std::string& fallback,
                           Env& env) {
-  const std::string by_handle = "/proc/self/fd/" + std::to_string(directory.fd());
+  const std::string by_handle = handle_path(directory);
   struct stat st {};
   if (env.stat(by_handle, &st) == 0 && DirectoryId{st.st_dev, st.st_ino} == id) return by_handle;
   return fallback;
 }
 
 // Whether the environment LMDB opened at `path` is the store in `directory` (identity `id`): its
-// data file is the data.mdb in that directory, and `path` still names it. LMDB's file descriptor is
-// only fstat()ed.
+// data file is the data.mdb in that directory, and `path` still names it (the handle's own
+// /proc/self/fd path always does while the handle is open: it is not looked at again). LMDB's file
+// descriptor is only fstat()ed.
 bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory, const DirectoryId& id,
                                  const std::string& path, Env& system) {
   int data_fd = -1;
   struct stat opened {}, expected {}, at_path {};
   if (api().mdb_env_get_fd(env, &data_fd) != MDB_SUCCESS || ::fstat(data_fd, &opened) != 0) return false;
   if (system.stat_at(directory.fd(), "data.mdb", &expected) != 0 || !same_file(opened, expected)) return false;
+  if (path == handle_path(directory)) return true;
   return system.stat(path, &at_path) == 0 && DirectoryId{at_path.st_dev, at_path.st_ino} == id;
 }
 
@@ -169,6 +173,8 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
   int dead_readers = 0;
   api().mdb_reader_check(raw, &dead_readers);  // release slots pinned by killed processes
 
+  shared->last_touch_flush = options.env->now_seconds();  // a process's first reads write nothing
+  shared->identity_checked_at = shared->last_touch_flush;  // it was just opened by handle
   live_[id] = shared.get();  // may throw: `env` then closes the new environment
   shared->env = env.release();
   shared->users = 1;

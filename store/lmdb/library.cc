@@ -22,7 +22,14 @@ struct Loaded {
 
 Loaded load() {
   Loaded loaded;
-  void* handle = dlopen("liblmdb.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  constexpr int kFlags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
+  void* handle = nullptr;
+#ifdef NVRTC_CACHE_LMDB_PATH
+  // The library found at build time, by its path: no search of the host's library path (each
+  // directory there costs a few failed opens in every process's first compile).
+  handle = dlopen(NVRTC_CACHE_LMDB_PATH, kFlags);
+#endif
+  if (handle == nullptr) handle = dlopen("liblmdb.so.0", kFlags);
   if (handle == nullptr) {
     const char* why = dlerror();
     loaded.error = std::string("cannot load liblmdb.so.0: ") + (why ? why : "unknown error");

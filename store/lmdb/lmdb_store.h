@@ -24,8 +24,9 @@
 //    LmdbOptions::env) written in the same transaction as the entry; a value blob is never
 //    rewritten to touch it. get() queues a key whose recorded access is over a minute old; queued
 //    keys (at most 1024 per process and directory) are written in one transaction at most every
-//    30 seconds, when the queue is full, before an eviction and on close(). So access times are
-//    accurate to about a minute and a half.
+//    30 seconds (counted from the open: a process's first reads write nothing), when the queue is
+//    full, with the next non-empty add_counters() (in its transaction), before an eviction and on
+//    close(). So access times are accurate to about a minute and a half.
 //  - Eviction: "map usage" is the pages the databases occupy (the file's high-water mark minus its
 //    free pages; the file itself never shrinks, freed pages are reused). When a put leaves the map
 //    usage above 75% of the map size, least-recently-accessed entries are deleted, in transactions

@@ -173,6 +173,14 @@ Status LmdbStore::Impl::add_counters(const Counters& deltas) {
       return lmdb::write_failed(*ref, rc, "add counter");
     }
   }
+  // The queued touches ride along (one commit): a short-lived process's reads are recorded by its
+  // statistics flush at exit.
+  const std::int64_t now = system().now_seconds();
+  bool touched = false;
+  if (const int rc = lmdb::apply_touches(txn.get(), *ref, lmdb::take_touches(*ref, now), now, &touched);
+      rc != MDB_SUCCESS) {
+    return lmdb::write_failed(*ref, rc, "record accesses");
+  }
   if (const int rc = txn.commit(); rc != MDB_SUCCESS) return lmdb::write_failed(*ref, rc, "commit counters");
   return Status::ok();
 }

@@ -1,6 +1,8 @@
 // Batched touches: a get() whose entry's recorded access is over a minute old queues the key; the
 // queue (at most 1024 keys per process and environment) is written in one best-effort write
-// transaction at most every 30 seconds, when it is full, before an eviction and on close. A value
+// transaction at most every 30 seconds (counted from the open: a process's first reads write
+// nothing), when it is full, with the next non-empty add_counters() (in its transaction), before an
+// eviction and on close. A value
 // blob is never rewritten to touch it. So access times are accurate to about a minute and a half.
 // Contract: thread-safe (the queue is guarded by SharedEnv::touch_mu, never held across a
 // transaction); the caller holds no transaction of its own; never throws except std::bad_alloc.
@@ -8,7 +10,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "store/lmdb/environment_registry.h"
 #include "store/lmdb/records.h"
@@ -23,5 +27,14 @@ void note_touch(SharedEnv& env, std::string_view key, std::int64_t now);
 
 // Writes every queued touch now.
 void flush_touches(SharedEnv& env, std::int64_t now);
+
+// Empties the queue (the flush clock restarts at `now`) and returns what it held.
+std::unordered_set<std::string> take_touches(SharedEnv& env, std::int64_t now);
+
+// Inside the caller's write transaction: sets the last access of each key to `now` where the
+// recorded one is stale (creating the record for an entry that has none; keys no longer stored are
+// skipped); `changed` is set when a record was written. Returns the first LMDB error.
+int apply_touches(MDB_txn* txn, SharedEnv& env, const std::unordered_set<std::string>& keys, std::int64_t now,
+                  bool* changed);
 
 }  // namespace nvrtc_cache::store::lmdb
