@@ -7,9 +7,9 @@
 #include <string>
 
 #include "keying/cache_key.h"
-#include "shim/compile_entry.h"
+#include "core/compile_entry.h"
 #include "store/lmdb_store.h"
-#include "store/memory_store.h"
+#include "tests/memory_store.h"
 
 namespace {
 

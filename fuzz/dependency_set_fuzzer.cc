@@ -1,6 +1,6 @@
 // DependencySet::decode on hostile bytes (it is not framed on its own: it sits inside a manifest).
 #include "fuzz/fuzz_support.h"
-#include "keying/dependencies.h"
+#include "direct/dependencies.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace nvrtc_cache;

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "fuzz/fuzz_support.h"
-#include "shim/compile_entry.h"
-#include "shim/replay_output.h"
+#include "core/compile_entry.h"
+#include "core/replay_output.h"
 
 namespace nvrtc_cache::fuzz {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "keying/binary_io.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::fuzz {
 

@@ -1,6 +1,6 @@
 // decode_manifest (and through it DependencySet::decode) on hostile bytes, checksum recomputed.
 #include "fuzz/fuzz_support.h"
-#include "keying/manifest.h"
+#include "direct/manifest.h"
 
 namespace nvrtc_cache::fuzz {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "keying/manifest.h"
-#include "shim/compile_entry.h"
+#include "direct/manifest.h"
+#include "core/compile_entry.h"
 #include "store/envelope.h"
 #include "store/lmdb_records.h"
 #include "store/lmdb_store.h"

@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "keying/program_inputs.h"
-#include "shim/compile_entry.h"
-#include "shim/real_nvrtc.h"
+#include "core/compile_entry.h"
+#include "shim/interpose/real_nvrtc.h"
 
 namespace nvrtc_cache::shim {
 

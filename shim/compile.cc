@@ -17,12 +17,12 @@
 #include <vector>
 
 #include "keying/cache_key.h"
-#include "keying/dependencies.h"
-#include "keying/manifest.h"
+#include "direct/dependencies.h"
+#include "direct/manifest.h"
 #include "shim/capture.h"
-#include "shim/file_watch.h"
+#include "shim/watch/file_watch.h"
 #include "shim/hooks.h"
-#include "shim/log.h"
+#include "core/log.h"
 #include "shim/program_table.h"
 #include "shim/runtime.h"
 #include "store/fork_locks.h"

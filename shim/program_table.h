@@ -14,7 +14,7 @@
 #include <unordered_map>
 
 #include "keying/program_inputs.h"
-#include "shim/compile_entry.h"
+#include "core/compile_entry.h"
 
 namespace nvrtc_cache::shim {
 

@@ -3,7 +3,7 @@
 // real NVRTC (which compiled it, or will report that it has not).
 #include "shim/hooks.h"
 #include "shim/program_table.h"
-#include "shim/replay_output.h"
+#include "core/replay_output.h"
 
 namespace nvrtc_cache::shim::hooks {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "shim/log.h"
+#include "core/log.h"
 #include "store/cache_directory.h"
 #include "store/fork_locks.h"
 

@@ -11,8 +11,8 @@
 #include <chrono>
 #include <memory>
 
-#include "shim/config.h"
-#include "shim/stats.h"
+#include "core/config.h"
+#include "core/stats.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::shim {

@@ -11,17 +11,17 @@
 // is installed with the first registration, so no lock is held while pthread_atfork runs.
 //
 // Lock order: a thread holding a lock may take only locks of a later rank.
-//   kRuntimeCreation  shim/runtime.cc        creating the Runtime (configuration, log file)
-//   kStoreOpen        shim/runtime.cc        opening the cache (may take kStoreRegistry,
-//                                            kFaultGuard, kLogTopics; may dlopen liblmdb, which
-//                                            registers no fork handlers)
-//   kSlotRegistry     shim/real_nvrtc.cc     call sites and NVRTC slots (shared mutex; no dl* call
-//                                            and no NVRTC call is made under it)
-//   kProgramTable     shim/program_table.cc  program handle -> recorded inputs (shared mutex)
-//   kVariablesSeen    shim/compile.cc        environment variables NVRTC has read
-//   kStoreRegistry    store/lmdb_store.cc    open LMDB environments (may take kFaultGuard)
-//   kFaultGuard       store/fault_guard.cc   installing the SIGSEGV/SIGBUS guard once
-//   kLogTopics        shim/log.cc            topics already logged once
+//   kRuntimeCreation  shim/runtime.cc                creating the Runtime (configuration, log file)
+//   kStoreOpen        shim/runtime.cc                opening the cache (may take kStoreRegistry,
+//                                                    kFaultGuard, kLogTopics; may dlopen liblmdb,
+//                                                    which registers no fork handlers)
+//   kSlotRegistry     shim/interpose/real_nvrtc.cc   call sites and NVRTC slots (shared mutex; no dl*
+//                                                    call and no NVRTC call is made under it)
+//   kProgramTable     shim/program_table.cc          program handle -> recorded inputs (shared mutex)
+//   kVariablesSeen    shim/compile.cc                environment variables NVRTC has read
+//   kStoreRegistry    store/lmdb_store.cc            open LMDB environments (may take kFaultGuard)
+//   kFaultGuard       store/fault_guard.cc           installing the SIGSEGV/SIGBUS guard once
+//   kLogTopics        core/log.cc                    topics already logged once
 // None of them is held across a real NVRTC compile, a call to pthread_atfork, or a dlclose that
 // could unload a library, so fork() waits at most for a store open or a store operation, never for
 // a compile. Not in the set: the locks of each LMDB environment (remap, evict, touch, verify in

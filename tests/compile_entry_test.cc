@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "keying/binary_io.h"
-#include "shim/compile_entry.h"
-#include "shim/replay_output.h"
+#include "util/binary_io.h"
+#include "core/compile_entry.h"
+#include "core/replay_output.h"
 #include "tests/allocation_tracking.h"
 
 namespace nvrtc_cache::shim {

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "shim/config.h"
+#include "core/config.h"
 
 namespace nvrtc_cache::shim {
 namespace {

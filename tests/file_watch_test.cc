@@ -1,4 +1,4 @@
-// CompileWatch and the libc hooks, in-process: this executable links shim/file_watch.cc and exports
+// CompileWatch and the libc hooks, in-process: this executable links shim/watch/file_watch.cc and exports
 // its hooks (ENABLE_EXPORTS), so its own libc calls and those of the real NVRTC it loads go through
 // them exactly as in a process the shim is preloaded into.
 #include <dlfcn.h>
@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "shim/file_watch.h"
-#include "shim/libc_symbols.h"
+#include "shim/watch/file_watch.h"
+#include "shim/watch/libc_symbols.h"
 #include "tests/process.h"
 
 namespace nvrtc_cache {
@@ -53,7 +53,7 @@ TEST(LibcSymbols, FindsEveryWatchedFunctionWhereTheLoaderDoes) {
     EXPECT_NE(expected, nullptr) << #name "@" #version;                      \
     EXPECT_EQ(shim::libc_function(#name, #version), expected) << #name;      \
   }
-#include "shim/watched_libc.def"
+#include "shim/watch/watched_libc.def"
 #undef NVRTC_CACHE_WATCHED
   EXPECT_EQ(shim::libc_function("open", "GLIBC_9.99"), nullptr);
   EXPECT_EQ(shim::libc_function("no_such_function_anywhere", "GLIBC_2.2.5"), nullptr);

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "keying/cache_key.h"
-#include "keying/library_identity.h"
+#include "shim/interpose/library_identity.h"
 
 namespace nvrtc_cache::keying {
 namespace {

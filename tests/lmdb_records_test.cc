@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "keying/binary_io.h"
+#include "util/binary_io.h"
 #include "store/lmdb_records.h"
 
 namespace nvrtc_cache::store {

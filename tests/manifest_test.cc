@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "keying/dependencies.h"
-#include "keying/manifest.h"
+#include "direct/dependencies.h"
+#include "direct/manifest.h"
 #include "tests/allocation_tracking.h"
 
 namespace nvrtc_cache::keying {

@@ -16,9 +16,9 @@
 
 #include <lmdb.h>
 
-#include "keying/binary_io.h"
-#include "shim/compile_entry.h"
-#include "shim/stats.h"
+#include "util/binary_io.h"
+#include "core/compile_entry.h"
+#include "core/stats.h"
 #include "store/envelope.h"
 #include "store/lmdb_store.h"
 #include "tests/harness.h"
@@ -359,13 +359,13 @@ TEST(Shim, DebugLogGoesToTheLogFileNeverStdout) {
 TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
   FILE* pipe = popen(("nm -D --defined-only " + std::string(NVRTC_CACHE_SHIM_PATH)).c_str(), "r");
   ASSERT_NE(pipe, nullptr);
-  // The watched libc functions (shim/watched_libc.def), each under its glibc version, and dlsym.
+  // The watched libc functions (shim/watch/watched_libc.def), each under its glibc version, and dlsym.
   std::set<std::string> libc = {"dlsym"};
   std::set<std::string> nodes = {"libnvrtc.so.11.2", "libnvrtc.so.12", "libnvrtc.so.13", "GLIBC_2.34"};
 #define NVRTC_CACHE_WATCHED(name, version) \
   libc.insert(#name);                      \
   nodes.insert(#version);
-#include "shim/watched_libc.def"
+#include "shim/watch/watched_libc.def"
 #undef NVRTC_CACHE_WATCHED
   char line[512];
   std::map<std::string, std::set<std::string>> nvrtc;  // name -> versions

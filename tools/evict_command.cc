@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "shim/config.h"
+#include "core/config.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
 #include "tools/open_cache.h"

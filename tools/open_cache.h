@@ -2,7 +2,7 @@
 // what the user should know (fallbacks, damage moved aside) and why it failed.
 #pragma once
 
-#include "shim/config.h"
+#include "core/config.h"
 #include "store/cache_directory.h"
 
 namespace nvrtc_cache::tools {

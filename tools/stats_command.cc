@@ -4,8 +4,8 @@
 #include <memory>
 #include <string_view>
 
-#include "shim/config.h"
-#include "shim/stats.h"
+#include "core/config.h"
+#include "core/stats.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
 #include "tools/open_cache.h"

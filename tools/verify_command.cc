@@ -4,9 +4,9 @@
 #include <set>
 #include <string>
 
-#include "keying/manifest.h"
-#include "shim/compile_entry.h"
-#include "shim/config.h"
+#include "direct/manifest.h"
+#include "core/compile_entry.h"
+#include "core/config.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
 #include "tools/open_cache.h"

@@ -1,4 +1,4 @@
-#include "shim/real_nvrtc.h"
+#include "shim/interpose/real_nvrtc.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "keying/library_identity.h"
+#include "shim/interpose/library_identity.h"
 #include "store/fork_locks.h"
 
 namespace nvrtc_cache::shim {
@@ -107,7 +107,7 @@ std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
   slot->link_map = library_map;
 #define NVRTC_API(kind, ret, name, params, args) \
   slot->name = reinterpret_cast<ret(*) params>(lookup(library, #name, probe.node));
-#include "shim/nvrtc_api.def"
+#include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
   slot->cpex = lookup(library, "__nvrtcCPEx", probe.node);
   dlclose(library);  // NOLOAD handle: drops only the reference it took

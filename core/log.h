@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "shim/config.h"
+#include "core/config.h"
 
 namespace nvrtc_cache::shim {
 

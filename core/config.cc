@@ -1,4 +1,4 @@
-#include "shim/config.h"
+#include "core/config.h"
 
 #include <cctype>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "shim/log.h"
+#include "core/log.h"
 
 #include <fcntl.h>
 #include <unistd.h>

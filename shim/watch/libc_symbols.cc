@@ -1,4 +1,4 @@
-#include "shim/libc_symbols.h"
+#include "shim/watch/libc_symbols.h"
 
 #include <elf.h>
 #include <link.h>

@@ -1,4 +1,4 @@
-#include "keying/library_identity.h"
+#include "shim/interpose/library_identity.h"
 
 #include <elf.h>
 #include <link.h>

@@ -1,8 +1,8 @@
-#include "shim/compile_entry.h"
+#include "core/compile_entry.h"
 
 #include <cstring>
 
-#include "keying/binary_io.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::shim {
 namespace {

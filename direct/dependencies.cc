@@ -1,4 +1,4 @@
-#include "keying/dependencies.h"
+#include "direct/dependencies.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // The shim's dlsym: JIT stacks that dlopen NVRTC and look its functions up with dlsym(handle, ...)
-// get wrappers bound to the library behind the handle (shim/slot_wrappers.h); every other lookup,
+// get wrappers bound to the library behind the handle (shim/interpose/slot_wrappers.h); every other lookup,
 // and every RTLD_NEXT lookup, is a tail jump to glibc's dlsym, so glibc still sees the original caller (RTLD_NEXT and
 // RTLD_DEFAULT keep their meaning, and a second preloaded library's dlsym(RTLD_NEXT, ...) cannot
 // recurse). The fast path allocates nothing and takes no lock.
@@ -7,8 +7,8 @@
 
 #include <atomic>
 
-#include "shim/real_nvrtc.h"
-#include "shim/slot_wrappers.h"
+#include "shim/interpose/real_nvrtc.h"
+#include "shim/interpose/slot_wrappers.h"
 
 using DlsymFn = void* (*)(void*, const char*);
 

@@ -1,10 +1,10 @@
-// The shim's exported NVRTC API, generated from shim/nvrtc_api.def: each wrapper finds the real
+// The shim's exported NVRTC API, generated from shim/interpose/nvrtc_api.def: each wrapper finds the real
 // NVRTC of its caller and either forwards (PASS) or hands over to hooks:: (HOOK). Nothing thrown
 // inside can cross this C boundary.
 #include <nvrtc.h>
 
-#include "shim/real_nvrtc.h"
-#include "shim/wrapper_body.h"
+#include "shim/interpose/real_nvrtc.h"
+#include "shim/interpose/wrapper_body.h"
 
 #define NVRTC_CACHE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -12,7 +12,7 @@
   NVRTC_CACHE_EXPORT ret name params            \
   NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, \
                            nvrtc_cache::shim::real_nvrtc_for_caller(__builtin_return_address(0)))
-#include "shim/nvrtc_api.def"
+#include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 
 // Per-major wrappers: a library linked against NVRTC 12 or 11.2 references nvrtcX@libnvrtc.so.12 /
@@ -26,11 +26,11 @@
   __asm__(".symver nvrtc_cache_" #tag "_" #name ", " #name "@" node_name);
 #define NVRTC_API(kind, ret, name, params, args) \
   NVRTC_CACHE_MAJOR_WRAPPER(v12, 1, "libnvrtc.so.12", kind, ret, name, params, args)
-#include "shim/nvrtc_api.def"
+#include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 #define NVRTC_API(kind, ret, name, params, args) \
   NVRTC_CACHE_MAJOR_WRAPPER(v11_2, 2, "libnvrtc.so.11.2", kind, ret, name, params, args)
-#include "shim/nvrtc_api.def"
+#include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 
 using nvrtc_cache::shim::RealNvrtc;

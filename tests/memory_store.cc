@@ -1,4 +1,4 @@
-#include "store/memory_store.h"
+#include "tests/memory_store.h"
 
 #include <new>
 

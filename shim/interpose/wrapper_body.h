@@ -1,7 +1,7 @@
 // The body every NVRTC wrapper shares, whether exported (the caller's NVRTC is found through its
 // scope) or handed out by dlsym (bound to a slot): find `real`, then forward (PASS) or hand over to
 // hooks:: (HOOK), never letting an exception cross the C ABI.
-// Contract: header-only helpers for shim/exports.cc and shim/slot_wrappers.cc.
+// Contract: header-only helpers for shim/interpose/exports.cc and shim/interpose/slot_wrappers.cc.
 #pragma once
 
 #include <nvrtc.h>
@@ -9,8 +9,8 @@
 #include <type_traits>
 
 #include "shim/hooks.h"
-#include "shim/log.h"
-#include "shim/real_nvrtc.h"
+#include "core/log.h"
+#include "shim/interpose/real_nvrtc.h"
 
 namespace nvrtc_cache::shim {
 

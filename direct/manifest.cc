@@ -1,4 +1,4 @@
-#include "keying/manifest.h"
+#include "direct/manifest.h"
 
 #include <blake2.h>
 

@@ -1,4 +1,4 @@
-#include "shim/stats.h"
+#include "core/stats.h"
 
 #include <string>
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "keying/cache_key.h"
-#include "keying/dependencies.h"
+#include "direct/dependencies.h"
 
 namespace nvrtc_cache::keying {
 

@@ -1,4 +1,4 @@
-#include "shim/file_watch.h"
+#include "shim/watch/file_watch.h"
 
 #include <dirent.h>
 #include <pwd.h>
@@ -26,7 +26,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "shim/libc_symbols.h"
+#include "shim/watch/libc_symbols.h"
 
 #define NVRTC_CACHE_EXPORT extern "C" __attribute__((visibility("default")))
 #define NVRTC_CACHE_HOOK_TLS __attribute__((tls_model("initial-exec")))
@@ -225,19 +225,19 @@ bool anyone_watching() {
 
 enum class Libc : unsigned {
 #define NVRTC_CACHE_WATCHED(name, version) name,
-#include "shim/watched_libc.def"
+#include "shim/watch/watched_libc.def"
 #undef NVRTC_CACHE_WATCHED
   kCount
 };
 
 constexpr const char* kLibcNames[] = {
 #define NVRTC_CACHE_WATCHED(name, version) #name,
-#include "shim/watched_libc.def"
+#include "shim/watch/watched_libc.def"
 #undef NVRTC_CACHE_WATCHED
 };
 constexpr const char* kLibcVersions[] = {
 #define NVRTC_CACHE_WATCHED(name, version) #version,
-#include "shim/watched_libc.def"
+#include "shim/watch/watched_libc.def"
 #undef NVRTC_CACHE_WATCHED
 };
 

@@ -1,4 +1,4 @@
-#include "keying/binary_io.h"
+#include "util/binary_io.h"
 
 #include <xxhash.h>
 

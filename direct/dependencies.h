@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "keying/binary_io.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::keying {
 

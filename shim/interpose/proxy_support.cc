@@ -2,7 +2,7 @@
 // on its own exports. real_dlsym is glibc's dlsym itself.
 #include <dlfcn.h>
 
-#include "shim/real_nvrtc.h"
+#include "shim/interpose/real_nvrtc.h"
 
 namespace nvrtc_cache::shim {
 

@@ -16,7 +16,7 @@ namespace nvrtc_cache::shim {
 
 struct RealNvrtc {
 #define NVRTC_API(kind, ret, name, params, args) ret(*name) params = nullptr;
-#include "shim/nvrtc_api.def"
+#include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
   void* cpex = nullptr;  // __nvrtcCPEx, signature unknown: only ever jumped to
   const void* link_map = nullptr;
@@ -31,7 +31,7 @@ inline constexpr const char* kNvrtcVersionNodes[] = {"libnvrtc.so.13", "libnvrtc
 const RealNvrtc* real_nvrtc_for_caller(const void* caller, int node_index = -1);
 
 // Slots: each real NVRTC library a client reached through dlsym gets a slot index, and the shim
-// hands that client wrappers bound to the slot (shim/slot_wrappers.cc), so two libraries (two
+// hands that client wrappers bound to the slot (shim/interpose/slot_wrappers.cc), so two libraries (two
 // NVRTC majors, two copies at different paths, RTLD_LOCAL loads) are routed apart.
 inline constexpr int kMaxSlots = 8;
 // The slot of the NVRTC library containing `function` (creating it), or -1 if that object is not
@@ -39,7 +39,7 @@ inline constexpr int kMaxSlots = 8;
 int slot_for_function(const void* function);
 const RealNvrtc* slot_library(int slot);
 
-// glibc's dlsym, bypassing the shim's own (shim/dlsym_hook.cc). The shim never calls the hooked one.
+// glibc's dlsym, bypassing the shim's own (shim/interpose/dlsym_hook.cc). The shim never calls the hooked one.
 void* real_dlsym(void* handle, const char* name);
 // True if `address` lies inside the shim itself.
 bool address_in_shim(const void* address);

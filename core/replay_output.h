@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "shim/compile_entry.h"
+#include "core/compile_entry.h"
 
 namespace nvrtc_cache::shim {
 

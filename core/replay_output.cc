@@ -1,4 +1,4 @@
-#include "shim/replay_output.h"
+#include "core/replay_output.h"
 
 #include <algorithm>
 #include <cstring>
