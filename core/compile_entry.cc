@@ -4,19 +4,19 @@
 
 #include "util/binary_io.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 namespace {
 
 constexpr char kMagic[4] = {'N', 'V', 'R', 'E'};
 
-using keying::ByteReader;
-using keying::ByteWriter;
+using util::ByteReader;
+using util::ByteWriter;
 
 // The fewest bytes one lowered name can take: expression (empty), rc, written, is_null, lowered.
 constexpr std::size_t kMinLoweredNameBytes =
-    keying::kEmptyBytesField + keying::kU32Bytes + 2 * keying::kFlagBytes + keying::kEmptyBytesField;
+    util::kEmptyBytesField + util::kU32Bytes + 2 * util::kFlagBytes + util::kEmptyBytesField;
 
-void write_output(ByteWriter& w, const RecordedOutput& o) {
+void write_output(util::ByteWriter& w, const RecordedOutput& o) {
   w.i32(o.size_rc);
   w.u8(o.size_written);
   w.u64(o.size);
@@ -24,11 +24,11 @@ void write_output(ByteWriter& w, const RecordedOutput& o) {
   w.bytes(o.bytes);
 }
 
-bool read_output(ByteReader& r, RecordedOutput& o) {
+bool read_output(util::ByteReader& r, RecordedOutput& o) {
   return r.i32(o.size_rc) && r.flag(o.size_written) && r.u64(o.size) && r.i32(o.data_rc) && r.bytes(o.bytes);
 }
 
-void write_lowered_name(ByteWriter& w, const RecordedLoweredName& n) {
+void write_lowered_name(util::ByteWriter& w, const RecordedLoweredName& n) {
   w.bytes(n.expression);
   w.i32(n.rc);
   w.u8(n.written);
@@ -36,7 +36,7 @@ void write_lowered_name(ByteWriter& w, const RecordedLoweredName& n) {
   w.bytes(n.lowered);
 }
 
-bool read_lowered_name(ByteReader& r, RecordedLoweredName& n) {
+bool read_lowered_name(util::ByteReader& r, RecordedLoweredName& n) {
   return r.bytes(n.expression) && r.i32(n.rc) && r.flag(n.written) && r.flag(n.is_null) && r.bytes(n.lowered);
 }
 
@@ -80,7 +80,7 @@ std::uint64_t CompileEntry::payload_bytes() const {
 
 // Layout: magic, version, body..., XXH3-64 of everything before it. Little-endian throughout.
 std::string encode_entry(const CompileEntry& e) {
-  ByteWriter w;
+  util::ByteWriter w;
   w.raw({kMagic, sizeof kMagic});
   w.u32(kEntryFormatVersion);
   w.i32(e.compile_rc);
@@ -93,17 +93,17 @@ std::string encode_entry(const CompileEntry& e) {
   w.u8(e.pch_heap_required_written);
   w.u64(e.pch_heap_required);
   w.u64(e.compile_nanos);
-  keying::append_checksum(w);
+  util::append_checksum(w);
   return std::move(w.str());
 }
 
 std::optional<CompileEntry> decode_entry(std::string_view bytes) {
   std::string_view body;
   if (bytes.size() < sizeof kMagic + 4 + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
-      !keying::verify_checksummed(bytes, body)) {
+      !util::verify_checksummed(bytes, body)) {
     return std::nullopt;
   }
-  ByteReader r(body.substr(sizeof kMagic));
+  util::ByteReader r(body.substr(sizeof kMagic));
   std::uint32_t version = 0;
   if (!r.u32(version) || version != kEntryFormatVersion) return std::nullopt;
   CompileEntry e;
@@ -125,4 +125,4 @@ std::optional<CompileEntry> decode_entry(std::string_view bytes) {
   return e;
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 
 inline constexpr std::uint32_t kEntryFormatVersion = 1;
 // The largest nvrtcResult this build knows (CUDA 13.0); a recorded code above it is not replayed.
@@ -65,4 +65,4 @@ bool is_well_formed(const CompileEntry& entry);
 std::string encode_entry(const CompileEntry& entry);
 std::optional<CompileEntry> decode_entry(std::string_view bytes);
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

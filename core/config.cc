@@ -6,7 +6,7 @@
 
 #include <unistd.h>
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 namespace {
 
 std::optional<LogLevel> parse_level(const std::string& v) {
@@ -113,4 +113,4 @@ Config config_from_process_environment() {
   });
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

@@ -11,7 +11,7 @@
 
 #include "store/cache_directory.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 
 enum class LogLevel { kOff = 0, kError, kWarn, kInfo, kDebug };
 
@@ -40,4 +40,4 @@ store::CachePolicy cache_policy(const Config& config);
 // "10G", "512M", "4096", "1.5GiB" -> bytes (binary units); nullopt when malformed or zero.
 std::optional<std::uint64_t> parse_size(const std::string& text);
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

@@ -11,7 +11,7 @@
 
 #include "store/fork_locks.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kWarn)};
@@ -83,4 +83,4 @@ void log_once(LogLevel level, std::string_view topic, std::string_view message) 
   log_line(level, message);
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

@@ -8,7 +8,7 @@
 
 #include "core/config.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 
 void log_configure(LogLevel level, std::string_view file);
 bool log_enabled(LogLevel level);
@@ -16,4 +16,4 @@ void log_line(LogLevel level, std::string_view message);
 // Logs `message` only the first time `topic` is seen in this process.
 void log_once(LogLevel level, std::string_view topic, std::string_view message);
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 
 nvrtcResult replay_size(const RecordedOutput& out, size_t* size) {
   if (size == nullptr) return NVRTC_ERROR_INVALID_INPUT;
@@ -26,4 +26,4 @@ nvrtcResult replay_lowered_name(const RecordedLoweredName& name, const char** lo
   return static_cast<nvrtcResult>(name.rc);
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

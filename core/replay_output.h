@@ -10,10 +10,10 @@
 
 #include "core/compile_entry.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 
 nvrtcResult replay_size(const RecordedOutput& out, size_t* size);
 nvrtcResult replay_data(const RecordedOutput& out, char* data);
 nvrtcResult replay_lowered_name(const RecordedLoweredName& name, const char** lowered_name);
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

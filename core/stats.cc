@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 
 store::Counters StatsDeltas::take() {
   store::Counters out;
@@ -13,4 +13,4 @@ store::Counters StatsDeltas::take() {
   return out;
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

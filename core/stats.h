@@ -11,7 +11,7 @@
 
 #include "store/store.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 
 #define NVRTC_CACHE_COUNTERS(X)                                                   \
   X(hits, "compiles served from the cache")                                       \
@@ -56,4 +56,4 @@ class StatsDeltas {
   std::array<std::atomic<std::int64_t>, static_cast<std::size_t>(Counter::kCount)> values_{};
 };
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

@@ -13,7 +13,7 @@
 #include <ctime>
 #include <map>
 
-namespace nvrtc_cache::keying {
+namespace nvrtc_cache::direct {
 namespace {
 
 constexpr std::int64_t kRacyWindowNs = 1'000'000'000;
@@ -86,7 +86,7 @@ std::string absolute(std::string_view path, const std::string& working_directory
   return working_directory + "/" + std::string(path);
 }
 
-void encode_path_identity(ByteWriter& w, const PathDependency& p) {
+void encode_path_identity(util::ByteWriter& w, const PathDependency& p) {
   w.bytes(p.path);
   w.flag(p.must_be_absent);
   w.flag(p.must_exist);
@@ -101,7 +101,7 @@ void encode_path_identity(ByteWriter& w, const PathDependency& p) {
 
 }  // namespace
 
-void DependencySet::encode_identity(ByteWriter& w) const {
+void DependencySet::encode_identity(util::ByteWriter& w) const {
   w.u64(paths.size());
   for (const auto& p : paths) encode_path_identity(w, p);
   w.u64(env.size());
@@ -113,7 +113,7 @@ void DependencySet::encode_identity(ByteWriter& w) const {
   w.bytes(date);
 }
 
-void DependencySet::encode(ByteWriter& w) const {
+void DependencySet::encode(util::ByteWriter& w) const {
   encode_identity(w);
   for (const auto& p : paths) {
     w.flag(p.racy);
@@ -130,10 +130,10 @@ namespace {
 
 // The fewest bytes one path and one variable take in encode(): a path's identity (empty strings)
 // plus its stamps; a variable's name, presence and value.
-constexpr std::size_t kMinPathBytes = kEmptyBytesField + 3 * kFlagBytes + kU32Bytes + 16 + kFlagBytes +
-                                      kEmptyBytesField + kFlagBytes + kEmptyBytesField + kFlagBytes +
-                                      3 * kU64Bytes + 2 * kU64Bytes + kU32Bytes;
-constexpr std::size_t kMinEnvBytes = kEmptyBytesField + kFlagBytes + kEmptyBytesField;
+constexpr std::size_t kMinPathBytes = util::kEmptyBytesField + 3 * util::kFlagBytes + util::kU32Bytes + 16 + util::kFlagBytes +
+                                      util::kEmptyBytesField + util::kFlagBytes + util::kEmptyBytesField + util::kFlagBytes +
+                                      3 * util::kU64Bytes + 2 * util::kU64Bytes + util::kU32Bytes;
+constexpr std::size_t kMinEnvBytes = util::kEmptyBytesField + util::kFlagBytes + util::kEmptyBytesField;
 
 // What record_dependencies() can produce for one path: absolute; absent or existing, not both;
 // content only of an existing regular file outside the pseudo filesystems; link targets only of an
@@ -146,7 +146,7 @@ bool path_well_formed(const PathDependency& p) {
 
 }  // namespace
 
-bool DependencySet::decode(ByteReader& r) {
+bool DependencySet::decode(util::ByteReader& r) {
   std::uint64_t n = 0;
   if (!r.count(n, kMinPathBytes)) return false;
   paths.assign(n, {});
@@ -359,4 +359,4 @@ Validation validate_dependencies(DependencySet& set) {
   return v;
 }
 
-}  // namespace nvrtc_cache::keying
+}  // namespace nvrtc_cache::direct

@@ -18,7 +18,7 @@
 
 #include "util/binary_io.h"
 
-namespace nvrtc_cache::keying {
+namespace nvrtc_cache::direct {
 
 enum class ObservationKind : std::uint8_t { kOpen, kStat, kAccess, kRealpath, kOpendir, kReadlink, kGetenv };
 
@@ -63,11 +63,11 @@ struct DependencySet {
 
   bool empty() const { return paths.empty() && env.empty() && date.empty(); }
   // Everything that identifies the inputs (not the stamps): feeds the result key.
-  void encode_identity(ByteWriter& w) const;
-  void encode(ByteWriter& w) const;
+  void encode_identity(util::ByteWriter& w) const;
+  void encode(util::ByteWriter& w) const;
   // Untrusted input: false unless it is exactly what encode() writes for a set that
   // record_dependencies() can produce (sorted, absolute paths; content only of regular files...).
-  bool decode(ByteReader& r);
+  bool decode(util::ByteReader& r);
 };
 
 // Which of __TIME__, __TIMESTAMP__, __DATE__ a text mentions (conservatively: anywhere).
@@ -105,4 +105,4 @@ struct Validation {
 };
 Validation validate_dependencies(DependencySet& set);
 
-}  // namespace nvrtc_cache::keying
+}  // namespace nvrtc_cache::direct

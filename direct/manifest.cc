@@ -6,15 +6,15 @@
 #include <cstring>
 #include <tuple>
 
-namespace nvrtc_cache::keying {
+namespace nvrtc_cache::direct {
 namespace {
 
 constexpr char kMagic[4] = {'N', 'V', 'M', 'F'};
 
 }  // namespace
 
-std::vector<CacheKey> Manifest::add(ManifestResult result) {
-  std::vector<CacheKey> dropped;
+std::vector<keying::CacheKey> Manifest::add(ManifestResult result) {
+  std::vector<keying::CacheKey> dropped;
   std::erase_if(results, [&](const ManifestResult& r) { return r.result_key == result.result_key; });
   results.insert(results.begin(), std::move(result));
   while (results.size() > kMaxResultsPerManifest) {
@@ -25,29 +25,29 @@ std::vector<CacheKey> Manifest::add(ManifestResult result) {
 }
 
 std::string encode_manifest(const Manifest& manifest) {
-  ByteWriter w;
+  util::ByteWriter w;
   w.raw({kMagic, sizeof kMagic});
   w.u32(kManifestFormatVersion);
   w.u64(manifest.results.size());
   for (const auto& r : manifest.results) {
-    w.raw(as_bytes(r.result_key));
+    w.raw(keying::as_bytes(r.result_key));
     r.dependencies.encode(w);
   }
-  append_checksum(w);
+  util::append_checksum(w);
   return std::move(w.str());
 }
 
 std::optional<Manifest> decode_manifest(std::string_view bytes) {
   std::string_view body;
   if (bytes.size() < sizeof kMagic + 4 + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
-      !verify_checksummed(bytes, body)) {
+      !util::verify_checksummed(bytes, body)) {
     return std::nullopt;
   }
-  ByteReader r(body.substr(sizeof kMagic));
+  util::ByteReader r(body.substr(sizeof kMagic));
   std::uint32_t version = 0;
   std::uint64_t n = 0;
   // One result: its key, then a dependency set (at least its two counts and the date's length).
-  constexpr std::size_t kMinResultBytes = std::tuple_size_v<CacheKey> + 3 * kU64Bytes;
+  constexpr std::size_t kMinResultBytes = std::tuple_size_v<keying::CacheKey> + 3 * util::kU64Bytes;
   if (!r.u32(version) || version != kManifestFormatVersion || !r.count(n, kMinResultBytes) ||
       n > kMaxResultsPerManifest) {
     return std::nullopt;
@@ -67,17 +67,17 @@ std::optional<Manifest> decode_manifest(std::string_view bytes) {
   return m;
 }
 
-CacheKey result_key(const CacheKey& direct_key, const DependencySet& dependencies) {
-  ByteWriter w;
+keying::CacheKey result_key(const keying::CacheKey& direct_key, const DependencySet& dependencies) {
+  util::ByteWriter w;
   w.raw("nvrtc-cache/result/1");
-  w.raw(as_bytes(direct_key));
+  w.raw(keying::as_bytes(direct_key));
   dependencies.encode_identity(w);
-  CacheKey key{};
+  keying::CacheKey key{};
   blake2b(key.data(), w.str().data(), nullptr, key.size(), w.str().size(), 0);
   return key;
 }
 
-std::string manifest_store_key(const CacheKey& direct_key) { return "M" + std::string(as_bytes(direct_key)); }
-std::string result_store_key(const CacheKey& key) { return "R" + std::string(as_bytes(key)); }
+std::string manifest_store_key(const keying::CacheKey& direct_key) { return "M" + std::string(keying::as_bytes(direct_key)); }
+std::string result_store_key(const keying::CacheKey& key) { return "R" + std::string(keying::as_bytes(key)); }
 
-}  // namespace nvrtc_cache::keying
+}  // namespace nvrtc_cache::direct

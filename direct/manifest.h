@@ -12,16 +12,16 @@
 #include <string_view>
 #include <vector>
 
-#include "keying/cache_key.h"
 #include "direct/dependencies.h"
+#include "keying/cache_key.h"
 
-namespace nvrtc_cache::keying {
+namespace nvrtc_cache::direct {
 
 inline constexpr std::uint32_t kManifestFormatVersion = 1;
 inline constexpr std::size_t kMaxResultsPerManifest = 8;
 
 struct ManifestResult {
-  CacheKey result_key{};
+  keying::CacheKey result_key{};
   DependencySet dependencies;
 };
 
@@ -30,17 +30,17 @@ struct Manifest {
 
   // Puts `result` first (replacing one with the same key) and returns the keys of results that
   // fell off the end (more than kMaxResultsPerManifest).
-  std::vector<CacheKey> add(ManifestResult result);
+  std::vector<keying::CacheKey> add(ManifestResult result);
 };
 
 std::string encode_manifest(const Manifest& manifest);
 std::optional<Manifest> decode_manifest(std::string_view bytes);
 
 // The key of the result compiled from `direct_key`'s inputs against `dependencies`.
-CacheKey result_key(const CacheKey& direct_key, const DependencySet& dependencies);
+keying::CacheKey result_key(const keying::CacheKey& direct_key, const DependencySet& dependencies);
 
 // Store keys: manifests and results share one keyspace, told apart by a prefix byte.
-std::string manifest_store_key(const CacheKey& direct_key);
-std::string result_store_key(const CacheKey& result_key);
+std::string manifest_store_key(const keying::CacheKey& direct_key);
+std::string result_store_key(const keying::CacheKey& result_key);
 
-}  // namespace nvrtc_cache::keying
+}  // namespace nvrtc_cache::direct

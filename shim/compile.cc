@@ -16,15 +16,15 @@
 #include <string_view>
 #include <vector>
 
-#include "keying/cache_key.h"
+#include "core/log.h"
 #include "direct/dependencies.h"
 #include "direct/manifest.h"
+#include "keying/cache_key.h"
 #include "shim/capture.h"
-#include "shim/watch/file_watch.h"
 #include "shim/hooks.h"
-#include "core/log.h"
 #include "shim/program_table.h"
 #include "shim/runtime.h"
+#include "shim/watch/file_watch.h"
 #include "store/fork_locks.h"
 
 namespace nvrtc_cache::shim::hooks {
@@ -77,19 +77,19 @@ bool is_driver_object(const void* caller) {
   return file.find("libcuda.so") != std::string_view::npos || file.find("libnvidia-") != std::string_view::npos;
 }
 
-std::vector<keying::Observation> observations_of(const CompileWatch& watch) {
-  std::vector<keying::Observation> out;
+std::vector<direct::Observation> observations_of(const watch::CompileWatch& watch) {
+  std::vector<direct::Observation> out;
   out.reserve(watch.event_count());
-  watch.for_each_event([&out](const WatchEvent& e) {
+  watch.for_each_event([&out](const watch::WatchEvent& e) {
     if (!is_driver_object(e.caller)) out.push_back(e.observation);
   });
   return out;
 }
 
-keying::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
-  keying::TimeMacros uses = keying::scan_time_macros(inputs.source);
+direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
+  direct::TimeMacros uses = direct::scan_time_macros(inputs.source);
   for (const auto& h : inputs.headers) {
-    const keying::TimeMacros m = keying::scan_time_macros(h.content);
+    const direct::TimeMacros m = direct::scan_time_macros(h.content);
     uses.time = uses.time || m.time;
     uses.date = uses.date || m.date;
   }
@@ -107,7 +107,7 @@ class VariablesSeen {
     std::lock_guard lock(mu_);
     return {names_.begin(), names_.end()};
   }
-  void add(const keying::DependencySet& set) {
+  void add(const direct::DependencySet& set) {
     std::lock_guard lock(mu_);
     for (const auto& e : set.env) names_.insert(e.name);
   }
@@ -150,11 +150,11 @@ bool result_is_cacheable(nvrtcResult rc) {
   return rc == NVRTC_SUCCESS || rc == NVRTC_ERROR_COMPILATION || rc == NVRTC_ERROR_INVALID_OPTION;
 }
 
-nvrtcResult compile_uncached(const RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
+nvrtcResult compile_uncached(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
                              const char* const* options, std::string_view why) {
   Runtime& runtime = Runtime::instance();
-  runtime.stats().add(Counter::uncacheable);
-  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "uncacheable compile: " + std::string(why));
+  runtime.stats().add(core::Counter::uncacheable);
+  if (core::log_enabled(core::LogLevel::kDebug)) core::log_line(core::LogLevel::kDebug, "uncacheable compile: " + std::string(why));
   record.served.reset();
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
   const int compile_errno = errno;
@@ -164,18 +164,18 @@ nvrtcResult compile_uncached(const RealNvrtc& real, ProgramRecord& record, nvrtc
   return rc;
 }
 
-std::optional<CompileEntry> decode_or_drop(store::Store& store, const std::string& key, std::string_view bytes) {
-  std::optional<CompileEntry> entry = decode_entry(bytes);
+std::optional<core::CompileEntry> decode_or_drop(store::Store& store, const std::string& key, std::string_view bytes) {
+  std::optional<core::CompileEntry> entry = core::decode_entry(bytes);
   if (!entry) {
-    Runtime::instance().stats().add(Counter::corrupt);
-    log_once(LogLevel::kWarn, "corrupt-entry", "a cache entry failed verification; dropped and recompiled");
+    Runtime::instance().stats().add(core::Counter::corrupt);
+    core::log_once(core::LogLevel::kWarn, "corrupt-entry", "a cache entry failed verification; dropped and recompiled");
     (void)store.erase(key);
   }
   return entry;
 }
 
 struct Lookup {
-  std::optional<CompileEntry> entry;
+  std::optional<core::CompileEntry> entry;
   std::string miss_reason;
   std::int64_t validate_ns = 0;
 };
@@ -183,28 +183,28 @@ struct Lookup {
 // The direct key names a manifest; the first result whose dependencies still hold is the answer.
 Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
   Lookup out;
-  const std::string manifest_key = keying::manifest_store_key(direct_key);
+  const std::string manifest_key = direct::manifest_store_key(direct_key);
   std::optional<std::string> bytes = store.get(manifest_key);
   if (!bytes) {
     out.miss_reason = "no manifest";
     return out;
   }
-  std::optional<keying::Manifest> manifest = keying::decode_manifest(*bytes);
+  std::optional<direct::Manifest> manifest = direct::decode_manifest(*bytes);
   if (!manifest) {
-    Runtime::instance().stats().add(Counter::corrupt);
+    Runtime::instance().stats().add(core::Counter::corrupt);
     (void)store.erase(manifest_key);
     out.miss_reason = "the manifest was corrupt";
     return out;
   }
-  for (keying::ManifestResult& result : manifest->results) {
+  for (direct::ManifestResult& result : manifest->results) {
     const auto validate_start = Clock::now();
-    const keying::Validation v = keying::validate_dependencies(result.dependencies);
+    const direct::Validation v = direct::validate_dependencies(result.dependencies);
     out.validate_ns += nanos_between(validate_start, Clock::now());
     if (!v.matches) {
       if (out.miss_reason.empty()) out.miss_reason = v.mismatch;
       continue;
     }
-    const std::string key = keying::result_store_key(result.result_key);
+    const std::string key = direct::result_store_key(result.result_key);
     std::optional<std::string> entry_bytes = store.get(key);
     if (!entry_bytes) {
       if (out.miss_reason.empty()) out.miss_reason = "the result is gone from the store";
@@ -212,7 +212,7 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
     }
     out.entry = decode_or_drop(store, key, *entry_bytes);
     if (!out.entry) continue;
-    if (v.refreshed) (void)store.put(manifest_key, keying::encode_manifest(*manifest));  // touched files
+    if (v.refreshed) (void)store.put(manifest_key, direct::encode_manifest(*manifest));  // touched files
     out.miss_reason.clear();
     return out;
   }
@@ -220,49 +220,49 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
   return out;
 }
 
-nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, CompileEntry entry,
+nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, core::CompileEntry entry,
                   Clock::time_point started, Clock::time_point keyed,
                   Clock::time_point looked_up, std::int64_t validate_ns) {
   Runtime& runtime = Runtime::instance();
   const nvrtcResult rc = static_cast<nvrtcResult>(entry.compile_rc);
   const std::int64_t saved = static_cast<std::int64_t>(entry.compile_nanos);
-  record.served = std::make_shared<const CompileEntry>(std::move(entry));
+  record.served = std::make_shared<const core::CompileEntry>(std::move(entry));
   const auto replayed = Clock::now();
   auto& stats = runtime.stats();
-  stats.add(Counter::hits);
-  stats.add(Counter::hit_keying_ns, nanos_between(started, keyed));
-  stats.add(Counter::hit_lookup_ns, nanos_between(keyed, looked_up) - validate_ns);
-  stats.add(Counter::hit_validate_ns, validate_ns);
-  stats.add(Counter::hit_replay_ns, nanos_between(looked_up, replayed));
-  stats.add(Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
-  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "hit " + keying::to_hex(direct_key));
+  stats.add(core::Counter::hits);
+  stats.add(core::Counter::hit_keying_ns, nanos_between(started, keyed));
+  stats.add(core::Counter::hit_lookup_ns, nanos_between(keyed, looked_up) - validate_ns);
+  stats.add(core::Counter::hit_validate_ns, validate_ns);
+  stats.add(core::Counter::hit_replay_ns, nanos_between(looked_up, replayed));
+  stats.add(core::Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
+  if (core::log_enabled(core::LogLevel::kDebug)) core::log_line(core::LogLevel::kDebug, "hit " + keying::to_hex(direct_key));
   runtime.flush_stats(false);
   return rc;
 }
 
 // Stores the result under its result key and adds it to the direct key's manifest.
-void store_result(store::Store& store, const RealNvrtc& real, nvrtcProgram prog, const ProgramRecord& record,
-                  const keying::CacheKey& direct_key, keying::DependencySet dependencies, nvrtcResult compile_rc,
+void store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog, const ProgramRecord& record,
+                  const keying::CacheKey& direct_key, direct::DependencySet dependencies, nvrtcResult compile_rc,
                   std::int64_t compile_nanos) {
   Runtime& runtime = Runtime::instance();
-  std::optional<CompileEntry> entry = capture_outputs(real, prog, record.inputs);
+  std::optional<core::CompileEntry> entry = capture_outputs(real, prog, record.inputs);
   if (entry) entry->compile_rc = compile_rc;
-  if (!entry || !is_well_formed(*entry)) {  // e.g. a return code newer than this build knows
-    runtime.stats().add(Counter::uncacheable);
-    log_line(LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
+  if (!entry || !core::is_well_formed(*entry)) {  // e.g. a return code newer than this build knows
+    runtime.stats().add(core::Counter::uncacheable);
+    core::log_line(core::LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
     return;
   }
   entry->compile_nanos = static_cast<std::uint64_t>(compile_nanos);
-  runtime.stats().add(Counter::misses);
-  runtime.stats().add(Counter::compile_ns, compile_nanos);
+  runtime.stats().add(core::Counter::misses);
+  runtime.stats().add(core::Counter::compile_ns, compile_nanos);
 
-  const keying::CacheKey result = keying::result_key(direct_key, dependencies);
-  store::Status status = store.put(keying::result_store_key(result), encode_entry(*entry));
+  const keying::CacheKey result = direct::result_key(direct_key, dependencies);
+  store::Status status = store.put(direct::result_store_key(result), core::encode_entry(*entry));
   if (status) {
-    const std::string manifest_key = keying::manifest_store_key(direct_key);
-    keying::Manifest manifest;
+    const std::string manifest_key = direct::manifest_store_key(direct_key);
+    direct::Manifest manifest;
     if (std::optional<std::string> bytes = store.get(manifest_key)) {
-      manifest = keying::decode_manifest(*bytes).value_or(keying::Manifest{});
+      manifest = direct::decode_manifest(*bytes).value_or(direct::Manifest{});
     }
     const std::size_t files = static_cast<std::size_t>(
         std::count_if(dependencies.paths.begin(), dependencies.paths.end(), [](const auto& p) { return p.content; }));
@@ -270,25 +270,25 @@ void store_result(store::Store& store, const RealNvrtc& real, nvrtcProgram prog,
                                 std::to_string(dependencies.paths.size() - files) + " paths probed, " +
                                 std::to_string(dependencies.env.size()) + " environment variables";
     for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
-      (void)store.erase(keying::result_store_key(dropped));
+      (void)store.erase(direct::result_store_key(dropped));
     }
-    status = store.put(manifest_key, keying::encode_manifest(manifest));
-    if (status && log_enabled(LogLevel::kDebug)) {
-      log_line(LogLevel::kDebug, "stored " + keying::to_hex(direct_key) + ": " + summary + " (" +
+    status = store.put(manifest_key, direct::encode_manifest(manifest));
+    if (status && core::log_enabled(core::LogLevel::kDebug)) {
+      core::log_line(core::LogLevel::kDebug, "stored " + keying::to_hex(direct_key) + ": " + summary + " (" +
                                      std::to_string(manifest.results.size()) + " results in its manifest)");
     }
   }
   if (status) {
-    runtime.stats().add(Counter::stores);
+    runtime.stats().add(core::Counter::stores);
   } else {
-    runtime.stats().add(Counter::errors);
-    log_once(LogLevel::kWarn, "store-put",
+    runtime.stats().add(core::Counter::errors);
+    core::log_once(core::LogLevel::kWarn, "store-put",
              "could not write to the cache (" + status.message() + "); compiling without storing");
   }
   runtime.flush_stats(true);
 }
 
-nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
+nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
                                   const char* const* options) {
   Runtime& runtime = Runtime::instance();
   const auto started = Clock::now();
@@ -306,10 +306,10 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
     if (found.entry) return serve(record, key, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns);
     miss_reason = std::move(found.miss_reason);
   }
-  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "miss " + keying::to_hex(key) + ": " + miss_reason);
+  if (core::log_enabled(core::LogLevel::kDebug)) core::log_line(core::LogLevel::kDebug, "miss " + keying::to_hex(key) + ": " + miss_reason);
 
   record.served.reset();
-  CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
+  watch::CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
   const std::int64_t compile_start_realtime = realtime_ns();
   const auto compile_start = Clock::now();
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
@@ -317,7 +317,7 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
   watch.stop();
   const int compile_errno = errno;
 
-  keying::RecordedDependencies dependencies;
+  direct::RecordedDependencies dependencies;
   if (!result_is_cacheable(rc)) {
     dependencies.why_not = "NVRTC returned " + std::to_string(rc);
   } else if (watch.tainted()) {
@@ -327,30 +327,30 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
     // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so
     // its file reads cannot be tracked.
     dependencies.why_not = "NVRTC's file accesses are not observable in this process";
-    log_once(LogLevel::kWarn, "unobservable",
+    core::log_once(core::LogLevel::kWarn, "unobservable",
              "NVRTC's file accesses are not observable in this process; compiles are not cached");
   } else {
-    dependencies = keying::record_dependencies(observations_of(watch), record.inputs.working_directory,
+    dependencies = direct::record_dependencies(observations_of(watch), record.inputs.working_directory,
                                                compile_start_realtime, time_macros_in(record.inputs),
                                                variables_seen().snapshot());
     if (dependencies.set) variables_seen().add(*dependencies.set);
   }
   if (!dependencies.set) {
-    runtime.stats().add(Counter::uncacheable);
-    if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "uncacheable compile: " + dependencies.why_not);
+    runtime.stats().add(core::Counter::uncacheable);
+    if (core::log_enabled(core::LogLevel::kDebug)) core::log_line(core::LogLevel::kDebug, "uncacheable compile: " + dependencies.why_not);
     runtime.flush_stats(false);
   } else if (store && runtime.store_read_only()) {
-    runtime.stats().add(Counter::misses);  // a read-only cache stores nothing (said once at open)
+    runtime.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
   } else if (store) {
     try {
       store_result(*store, real, prog, record, key, std::move(*dependencies.set), rc,
                    nanos_between(compile_start, compile_end));
     } catch (...) {  // the real compile stands; only the caching failed
-      runtime.stats().add(Counter::errors);
-      log_once(LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
+      runtime.stats().add(core::Counter::errors);
+      core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
     }
   } else {
-    runtime.stats().add(Counter::errors);
+    runtime.stats().add(core::Counter::errors);
   }
   errno = compile_errno;
   return rc;
@@ -358,7 +358,7 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
 
 }  // namespace
 
-nvrtcResult nvrtcCreateProgram(const RealNvrtc& real, nvrtcProgram* prog, const char* src, const char* name,
+nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog, const char* src, const char* name,
                                int num_headers, const char* const* headers, const char* const* include_names) {
   const nvrtcResult rc = real.nvrtcCreateProgram(prog, src, name, num_headers, headers, include_names);
   if (rc != NVRTC_SUCCESS || prog == nullptr || *prog == nullptr || !Runtime::instance().enabled()) return rc;
@@ -386,7 +386,7 @@ nvrtcResult nvrtcCreateProgram(const RealNvrtc& real, nvrtcProgram* prog, const 
   return rc;
 }
 
-nvrtcResult nvrtcDestroyProgram(const RealNvrtc& real, nvrtcProgram* prog) {
+nvrtcResult nvrtcDestroyProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog) {
   if (prog != nullptr && *prog != nullptr) {
     // Before the real destroy: afterwards NVRTC may hand the same address to another thread's program.
     ErrnoGuard errno_guard;
@@ -395,7 +395,7 @@ nvrtcResult nvrtcDestroyProgram(const RealNvrtc& real, nvrtcProgram* prog) {
   return real.nvrtcDestroyProgram(prog);
 }
 
-nvrtcResult nvrtcAddNameExpression(const RealNvrtc& real, nvrtcProgram prog, const char* const name_expression) {
+nvrtcResult nvrtcAddNameExpression(const interpose::RealNvrtc& real, nvrtcProgram prog, const char* const name_expression) {
   auto record = program_table().find(prog);
   if (record && record->served) {
     // NVRTC's answer for a program it has compiled.
@@ -413,7 +413,7 @@ nvrtcResult nvrtcAddNameExpression(const RealNvrtc& real, nvrtcProgram prog, con
   return rc;
 }
 
-nvrtcResult nvrtcSetFlowCallback(const RealNvrtc& real, nvrtcProgram prog, int (*callback)(void*, void*),
+nvrtcResult nvrtcSetFlowCallback(const interpose::RealNvrtc& real, nvrtcProgram prog, int (*callback)(void*, void*),
                                  void* payload) {
   const nvrtcResult rc = real.nvrtcSetFlowCallback(prog, callback, payload);
   if (rc == NVRTC_SUCCESS) {
@@ -422,7 +422,7 @@ nvrtcResult nvrtcSetFlowCallback(const RealNvrtc& real, nvrtcProgram prog, int (
   return rc;
 }
 
-nvrtcResult nvrtcCompileProgram(const RealNvrtc& real, nvrtcProgram prog, int num_options,
+nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
                                 const char* const* options) {
   Runtime& runtime = Runtime::instance();
   std::shared_ptr<ProgramRecord> record = runtime.enabled() ? program_table().find(prog) : nullptr;
@@ -441,8 +441,8 @@ nvrtcResult nvrtcCompileProgram(const RealNvrtc& real, nvrtcProgram prog, int nu
   } catch (...) {
     // Fail open. If the real compile already ran, its results stand; this path is reached only
     // before it (allocation failures while keying or looking up).
-    runtime.stats().add(Counter::errors);
-    log_once(LogLevel::kError, "compile-exception", "internal error; compiling without the cache");
+    runtime.stats().add(core::Counter::errors);
+    core::log_once(core::LogLevel::kError, "compile-exception", "internal error; compiling without the cache");
     record->served.reset();
     const nvrtcResult rc = real.nvrtcCompileProgram(prog, num_options, options);
     errno_guard.set(errno);

@@ -14,7 +14,7 @@ namespace nvrtc_cache::shim::hooks {
 
 #define NVRTC_CACHE_DECLARE_PASS(ret, name, params, args)
 #define NVRTC_CACHE_DECLARE_HOOK(ret, name, params, args) \
-  ret name(const RealNvrtc& real, NVRTC_CACHE_UNPAREN params);
+  ret name(const interpose::RealNvrtc& real, NVRTC_CACHE_UNPAREN params);
 #define NVRTC_API(kind, ret, name, params, args) NVRTC_CACHE_DECLARE_##kind(ret, name, params, args)
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API

@@ -15,7 +15,7 @@ std::shared_ptr<ProgramRecord> ProgramTable::find(nvrtcProgram handle) const {
   return it == records_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<const CompileEntry> ProgramTable::served_entry(nvrtcProgram handle) const {
+std::shared_ptr<const core::CompileEntry> ProgramTable::served_entry(nvrtcProgram handle) const {
   std::shared_lock lock(mu_);
   auto it = records_.find(handle);
   return it == records_.end() ? nullptr : it->second->served;

@@ -47,10 +47,10 @@ Runtime& Runtime::instance() {
   return *runtime;
 }
 
-Runtime::Runtime() : config_(config_from_process_environment()) {
-  log_configure(config_.log_level, config_.log_file);
-  for (const auto& problem : config_.problems) log_line(LogLevel::kWarn, problem);
-  if (config_.disabled) log_line(LogLevel::kInfo, "disabled by NVRTC_CACHE_DISABLE; every call goes to NVRTC");
+Runtime::Runtime() : config_(core::config_from_process_environment()) {
+  core::log_configure(config_.log_level, config_.log_file);
+  for (const auto& problem : config_.problems) core::log_line(core::LogLevel::kWarn, problem);
+  if (config_.disabled) core::log_line(core::LogLevel::kInfo, "disabled by NVRTC_CACHE_DISABLE; every call goes to NVRTC");
 }
 
 store::Store* Runtime::store() {
@@ -58,16 +58,16 @@ store::Store* Runtime::store() {
   std::lock_guard lock(g_store_open_mu);
   if (!store_opened_.load(std::memory_order_relaxed)) {
     const int saved_errno = errno;
-    store::OpenedCache opened = store::open_cache(cache_policy(config_));
-    for (const auto& message : opened.messages) log_line(LogLevel::kWarn, message);
+    store::OpenedCache opened = store::open_cache(core::cache_policy(config_));
+    for (const auto& message : opened.messages) core::log_line(core::LogLevel::kWarn, message);
     store_ = std::move(opened.store);
     read_only_ = opened.read_only;
     if (!store_) {
-      log_once(LogLevel::kWarn, "store-open",
+      core::log_once(core::LogLevel::kWarn, "store-open",
                "cannot open the cache at " + opened.directory + " (" + opened.status.message() +
                    "); compiling without the cache");
     } else {
-      log_line(LogLevel::kDebug, "cache at " + opened.directory);
+      core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
       std::atexit(flush_at_exit);
     }
     store_opened_.store(true, std::memory_order_release);
@@ -89,16 +89,16 @@ void Runtime::flush_stats(bool force) {
     const std::uint64_t dropped = s->corrupt_entries_dropped();
     const std::uint64_t reported = corrupt_reported_.exchange(dropped);
     if (dropped > reported) {
-      stats_.add(Counter::corrupt, static_cast<std::int64_t>(dropped - reported));
-      log_once(LogLevel::kWarn, "corrupt-envelope", "a cache entry failed its checksum; dropped and recompiled");
+      stats_.add(core::Counter::corrupt, static_cast<std::int64_t>(dropped - reported));
+      core::log_once(core::LogLevel::kWarn, "corrupt-envelope", "a cache entry failed its checksum; dropped and recompiled");
     }
     if (s->stores_quarantined() > 0) {
-      log_once(LogLevel::kWarn, "store-quarantined",
+      core::log_once(core::LogLevel::kWarn, "store-quarantined",
                "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
     }
     store::Counters deltas = stats_.take();
     if (!deltas.empty() && !s->add_counters(deltas)) {
-      log_once(LogLevel::kWarn, "stats-flush", "could not record statistics in the cache");
+      core::log_once(core::LogLevel::kWarn, "stats-flush", "could not record statistics in the cache");
     }
   } catch (...) {
   }

@@ -4,7 +4,7 @@
 
 #include "core/config.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 namespace {
 
 Config from(std::map<std::string, std::string> vars) {
@@ -71,4 +71,4 @@ TEST(Config, ParseSize) {
 }
 
 }  // namespace
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

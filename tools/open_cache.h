@@ -8,6 +8,6 @@
 namespace nvrtc_cache::tools {
 
 // `opened.store` is null when the cache cannot be opened (already reported).
-store::OpenedCache open_cache_reporting(const shim::Config& config);
+store::OpenedCache open_cache_reporting(const core::Config& config);
 
 }  // namespace nvrtc_cache::tools

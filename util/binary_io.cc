@@ -2,7 +2,7 @@
 
 #include <xxhash.h>
 
-namespace nvrtc_cache::keying {
+namespace nvrtc_cache::util {
 
 void append_checksum(ByteWriter& w) { w.u64(XXH3_64bits(w.str().data(), w.str().size())); }
 
@@ -14,4 +14,4 @@ bool verify_checksummed(std::string_view framed, std::string_view& body) {
   return trailer.u64(stored) && stored == XXH3_64bits(body.data(), body.size());
 }
 
-}  // namespace nvrtc_cache::keying
+}  // namespace nvrtc_cache::util

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace nvrtc_cache::keying {
+namespace nvrtc_cache::util {
 
 // Encoded sizes of the fixed-width fields, for the minimum size of one element of a count.
 inline constexpr std::size_t kFlagBytes = 1;
@@ -110,4 +110,4 @@ class ByteReader {
 void append_checksum(ByteWriter& w);
 bool verify_checksummed(std::string_view framed, std::string_view& body);
 
-}  // namespace nvrtc_cache::keying
+}  // namespace nvrtc_cache::util

@@ -27,7 +27,7 @@ __attribute__((visibility("hidden"), used)) void* nvrtc_cache_resolve_real_dlsym
 // Reached by a jump from dlsym below for names starting with "nvrtc": the return address is still
 // the client's.
 __attribute__((visibility("hidden"), used)) void* nvrtc_cache_dlsym_nvrtc(void* handle, const char* name) {
-  using namespace nvrtc_cache::shim;
+  using namespace nvrtc_cache::shim::interpose;
   // RTLD_DEFAULT: answer as glibc would without the shim (search after it), so a process that has
   // not loaded NVRTC does not find the shim's exports.
   void* found = real_dlsym(handle == RTLD_DEFAULT ? RTLD_NEXT : handle, name);
@@ -41,14 +41,14 @@ __attribute__((visibility("hidden"), used)) void* nvrtc_cache_dlsym_nvrtc(void* 
 
 __attribute__((constructor(101))) static void resolve_real_dlsym_at_load() { nvrtc_cache_resolve_real_dlsym(); }
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::interpose {
 
 void* real_dlsym(void* handle, const char* name) {
   auto fn = reinterpret_cast<DlsymFn>(nvrtc_cache_resolve_real_dlsym());
   return fn ? fn(handle, name) : nullptr;
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::interpose
 
 asm(R"(
   .text

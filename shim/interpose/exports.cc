@@ -3,15 +3,14 @@
 // inside can cross this C boundary.
 #include <nvrtc.h>
 
+#include "shim/interpose/export.h"
 #include "shim/interpose/real_nvrtc.h"
 #include "shim/interpose/wrapper_body.h"
 
-#define NVRTC_CACHE_EXPORT extern "C" __attribute__((visibility("default")))
-
-#define NVRTC_API(kind, ret, name, params, args) \
-  NVRTC_CACHE_EXPORT ret name params            \
+#define NVRTC_API(kind, ret, name, params, args)  \
+  NVRTC_CACHE_EXPORT ret name params              \
   NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, \
-                           nvrtc_cache::shim::real_nvrtc_for_caller(__builtin_return_address(0)))
+                           nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0)))
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 
@@ -19,10 +18,10 @@
 // @libnvrtc.so.11.2; those bind to these (the plain exports above are the default,
 // nvrtcX@@libnvrtc.so.13), which route only to a real NVRTC of that major. Two majors linked into
 // one process each reach their own.
-#define NVRTC_CACHE_MAJOR_WRAPPER(tag, node_index, node_name, kind, ret, name, params, args)              \
-  extern "C" __attribute__((visibility("default"), used)) ret nvrtc_cache_##tag##_##name params            \
-  NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args,                                                          \
-                           nvrtc_cache::shim::real_nvrtc_for_caller(__builtin_return_address(0), node_index)) \
+#define NVRTC_CACHE_MAJOR_WRAPPER(tag, node_index, node_name, kind, ret, name, params, args)                             \
+  NVRTC_CACHE_EXPORT_USED ret nvrtc_cache_##tag##_##name params                                                          \
+  NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args,                                                                        \
+                           nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0), node_index)) \
   __asm__(".symver nvrtc_cache_" #tag "_" #name ", " #name "@" node_name);
 #define NVRTC_API(kind, ret, name, params, args) \
   NVRTC_CACHE_MAJOR_WRAPPER(v12, 1, "libnvrtc.so.12", kind, ret, name, params, args)
@@ -33,12 +32,12 @@
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 
-using nvrtc_cache::shim::RealNvrtc;
+using nvrtc_cache::shim::interpose::RealNvrtc;
 
 // __nvrtcCPEx: private, signature unknown. Resolve the caller's real one, then jump to it with every
 // argument register (integer and vector) exactly as the caller left them.
 extern "C" __attribute__((visibility("hidden"), used)) void* nvrtc_cache_resolve_cpex(const void* caller) {
-  const RealNvrtc* real = nvrtc_cache::shim::real_nvrtc_for_caller(caller);
+  const RealNvrtc* real = nvrtc_cache::shim::interpose::real_nvrtc_for_caller(caller);
   return real ? real->cpex : nullptr;
 }
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace nvrtc_cache::keying {
+namespace nvrtc_cache::shim::interpose {
 namespace {
 
 struct Search {
@@ -63,4 +63,4 @@ std::string build_id_of_object_containing(const void* address) {
   return search.build_id;
 }
 
-}  // namespace nvrtc_cache::keying
+}  // namespace nvrtc_cache::shim::interpose

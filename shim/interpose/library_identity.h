@@ -4,9 +4,9 @@
 
 #include <string>
 
-namespace nvrtc_cache::keying {
+namespace nvrtc_cache::shim::interpose {
 
 // The raw NT_GNU_BUILD_ID bytes of the loaded object that contains `address`, or "" if none.
 std::string build_id_of_object_containing(const void* address);
 
-}  // namespace nvrtc_cache::keying
+}  // namespace nvrtc_cache::shim::interpose

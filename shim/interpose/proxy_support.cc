@@ -4,8 +4,8 @@
 
 #include "shim/interpose/real_nvrtc.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::interpose {
 
 void* real_dlsym(void* handle, const char* name) { return dlsym(handle, name); }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::interpose

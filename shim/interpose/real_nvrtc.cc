@@ -19,7 +19,7 @@
 #include "shim/interpose/library_identity.h"
 #include "store/fork_locks.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::interpose {
 namespace {
 
 // Version nodes of the NVRTC majors the shim knows, newest first. A versioned lookup (dlvsym) never
@@ -115,7 +115,7 @@ std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
                                            NVRTC_SUCCESS) {
     return nullptr;
   }
-  slot->identity.build_id = keying::build_id_of_object_containing(probe.version_fn);
+  slot->identity.build_id = interpose::build_id_of_object_containing(probe.version_fn);
   return slot;
 }
 
@@ -266,4 +266,4 @@ const RealNvrtc* real_nvrtc_for_caller(const void* caller, int node_index) {
   return slot;
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::interpose

@@ -12,7 +12,7 @@
 
 #include "keying/program_inputs.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::interpose {
 
 struct RealNvrtc {
 #define NVRTC_API(kind, ret, name, params, args) ret(*name) params = nullptr;
@@ -44,4 +44,4 @@ void* real_dlsym(void* handle, const char* name);
 // True if `address` lies inside the shim itself.
 bool address_in_shim(const void* address);
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::interpose

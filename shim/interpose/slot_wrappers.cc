@@ -6,7 +6,7 @@
 
 #include "shim/interpose/wrapper_body.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::interpose {
 namespace {
 
 template <int Slot>
@@ -50,4 +50,4 @@ void* slot_wrapper(int slot, const char* name) {
   return nullptr;
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::interpose

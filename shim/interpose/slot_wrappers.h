@@ -3,9 +3,9 @@
 // Contract: the table is built at load time and read-only afterwards; thread-safe.
 #pragma once
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::interpose {
 
 // The wrapper of function `name` bound to `slot`, or nullptr if the shim has no wrapper for it.
 void* slot_wrapper(int slot, const char* name);
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::interpose

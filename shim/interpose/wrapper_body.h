@@ -8,11 +8,11 @@
 
 #include <type_traits>
 
-#include "shim/hooks.h"
 #include "core/log.h"
+#include "shim/hooks.h"
 #include "shim/interpose/real_nvrtc.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::interpose {
 
 template <typename Ret>
 Ret failure_result() {
@@ -25,22 +25,22 @@ Ret failure_result() {
 
 template <typename Ret>
 Ret no_real_nvrtc() {
-  log_once(LogLevel::kError, "no-real-nvrtc", "no real NVRTC is loaded in the caller's scope");
+  core::log_once(core::LogLevel::kError, "no-real-nvrtc", "no real NVRTC is loaded in the caller's scope");
   return failure_result<Ret>();
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::interpose
 
 #define NVRTC_CACHE_CALL_PASS(name, args) real->name args
 #define NVRTC_CACHE_CALL_HOOK(name, args) nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args)
 
-#define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real)                              \
-  {                                                                                               \
-    const nvrtc_cache::shim::RealNvrtc* real = find_real;                                        \
-    if (real == nullptr || real->name == nullptr) return nvrtc_cache::shim::no_real_nvrtc<ret>(); \
-    try {                                                                                         \
-      return NVRTC_CACHE_CALL_##kind(name, args);                                                 \
-    } catch (...) {                                                                               \
-      return nvrtc_cache::shim::failure_result<ret>();                                            \
-    }                                                                                             \
+#define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real)                                           \
+  {                                                                                                          \
+    const nvrtc_cache::shim::interpose::RealNvrtc* real = find_real;                                         \
+    if (real == nullptr || real->name == nullptr) return nvrtc_cache::shim::interpose::no_real_nvrtc<ret>(); \
+    try {                                                                                                    \
+      return NVRTC_CACHE_CALL_##kind(name, args);                                                            \
+    } catch (...) {                                                                                          \
+      return nvrtc_cache::shim::interpose::failure_result<ret>();                                            \
+    }                                                                                                        \
   }

@@ -26,14 +26,14 @@
 #include <type_traits>
 #include <utility>
 
+#include "shim/interpose/export.h"
 #include "shim/watch/libc_symbols.h"
 
-#define NVRTC_CACHE_EXPORT extern "C" __attribute__((visibility("default")))
 #define NVRTC_CACHE_HOOK_TLS __attribute__((tls_model("initial-exec")))
 
 extern char** environ;
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::watch {
 
 // ---- the record: an append-only log of events in one mmap reservation ----
 
@@ -433,9 +433,9 @@ WatchEvent CompileWatch::event_at(std::size_t& offset) const {
   return {{h.kind, h.succeeded, h.for_writing, {subject, h.subject_size}, {value, h.value_size}}, h.caller};
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::watch
 
-using namespace nvrtc_cache::shim;
+using namespace nvrtc_cache::shim::watch;
 
 // ---- interposed libc entry points: call the real one, then note the outcome, errno preserved ----
 

@@ -21,12 +21,12 @@
 
 #include "direct/dependencies.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::watch {
 
-using WatchEventKind = keying::ObservationKind;
+using WatchEventKind = direct::ObservationKind;
 
 struct WatchEvent {
-  keying::Observation observation;  // strings point into the watch's arena
+  direct::Observation observation;  // strings point into the watch's arena
   const void* caller;               // return address of the libc call (which object asked)
 };
 
@@ -77,4 +77,4 @@ bool register_nvrtc_code(const void* address_in_nvrtc);
 // True if `address` lies in code registered by register_nvrtc_code (lock-free, allocation-free).
 bool address_in_nvrtc_code(const void* address);
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::watch

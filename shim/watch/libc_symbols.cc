@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::watch {
 namespace {
 
 struct Query {
@@ -100,4 +100,4 @@ void* libc_function(const char* name, const char* version) {
   return q.found;
 }
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::watch

@@ -7,8 +7,8 @@
 // which also respects other interposers.
 #pragma once
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::shim::watch {
 
 void* libc_function(const char* name, const char* version);
 
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::shim::watch
