@@ -16,4 +16,10 @@ void log_line(LogLevel level, std::string_view message);
 // Logs `message` only the first time `topic` is seen in this process.
 void log_once(LogLevel level, std::string_view topic, std::string_view message);
 
+// Logs `make_message()` at debug level, building the message only when debug logging is on.
+template <typename MakeMessage>
+void log_debug(MakeMessage&& make_message) {
+  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, make_message());
+}
+
 }  // namespace nvrtc_cache::core

@@ -130,9 +130,10 @@ namespace {
 
 // The fewest bytes one path and one variable take in encode(): a path's identity (empty strings)
 // plus its stamps; a variable's name, presence and value.
-constexpr std::size_t kMinPathBytes = util::kEmptyBytesField + 3 * util::kFlagBytes + util::kU32Bytes + 16 + util::kFlagBytes +
-                                      util::kEmptyBytesField + util::kFlagBytes + util::kEmptyBytesField + util::kFlagBytes +
-                                      3 * util::kU64Bytes + 2 * util::kU64Bytes + util::kU32Bytes;
+constexpr std::size_t kMinPathBytes = util::kEmptyBytesField + 3 * util::kFlagBytes + util::kU32Bytes + 16 +
+                                      util::kFlagBytes + util::kEmptyBytesField + util::kFlagBytes +
+                                      util::kEmptyBytesField + util::kFlagBytes + 3 * util::kU64Bytes +
+                                      2 * util::kU64Bytes + util::kU32Bytes;
 constexpr std::size_t kMinEnvBytes = util::kEmptyBytesField + util::kFlagBytes + util::kEmptyBytesField;
 
 // What record_dependencies() can produce for one path: absolute; absent or existing, not both;

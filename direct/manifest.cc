@@ -77,7 +77,9 @@ keying::CacheKey result_key(const keying::CacheKey& direct_key, const Dependency
   return key;
 }
 
-std::string manifest_store_key(const keying::CacheKey& direct_key) { return "M" + std::string(keying::as_bytes(direct_key)); }
+std::string manifest_store_key(const keying::CacheKey& direct_key) {
+  return "M" + std::string(keying::as_bytes(direct_key));
+}
 std::string result_store_key(const keying::CacheKey& key) { return "R" + std::string(keying::as_bytes(key)); }
 
 }  // namespace nvrtc_cache::direct

@@ -35,7 +35,8 @@ std::optional<core::RecordedOutput> capture_output(SizeGetter size_getter, DataG
   return out;
 }
 
-core::RecordedLoweredName capture_lowered_name(const interpose::RealNvrtc& real, nvrtcProgram prog, const std::string& expression) {
+core::RecordedLoweredName capture_lowered_name(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                               const std::string& expression) {
   core::RecordedLoweredName n;
   n.expression = expression;
   const char* lowered = kUnwrittenName;
@@ -49,7 +50,7 @@ core::RecordedLoweredName capture_lowered_name(const interpose::RealNvrtc& real,
 }  // namespace
 
 std::optional<core::CompileEntry> capture_outputs(const interpose::RealNvrtc& real, nvrtcProgram prog,
-                                            const keying::ProgramInputs& inputs) {
+                                                  const keying::ProgramInputs& inputs) {
   core::CompileEntry e;
   struct Kind {
     core::RecordedOutput* out;

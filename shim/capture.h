@@ -16,6 +16,6 @@
 namespace nvrtc_cache::shim {
 
 std::optional<core::CompileEntry> capture_outputs(const interpose::RealNvrtc& real, nvrtcProgram prog,
-                                            const keying::ProgramInputs& inputs);
+                                                  const keying::ProgramInputs& inputs);
 
 }  // namespace nvrtc_cache::shim

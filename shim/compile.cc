@@ -4,14 +4,14 @@
 #include <link.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <ctime>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
-#include <mutex>
-#include <set>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +26,8 @@
 #include "shim/runtime.h"
 #include "shim/watch/file_watch.h"
 #include "store/fork_locks.h"
+#include "util/clock.h"
+#include "util/errno_guard.h"
 
 namespace nvrtc_cache::shim::hooks {
 namespace {
@@ -36,16 +38,7 @@ std::int64_t nanos_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
 }
 
-// Restores errno on scope exit to the value it had when `set()` was last called (or at entry).
-class ErrnoGuard {
- public:
-  ErrnoGuard() : saved_(errno) {}
-  ~ErrnoGuard() { errno = saved_; }
-  void set(int value) { saved_ = value; }
-
- private:
-  int saved_;
-};
+using util::ErrnoGuard;
 
 // Options whose effect is not captured by the result: they write files or use precompiled headers.
 bool has_side_effects(std::string_view option) {
@@ -130,12 +123,6 @@ __attribute__((constructor)) void register_fork_locks() {
                                                            [] { variables_seen().renew_in_child(); }});
 }
 
-std::int64_t realtime_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
 std::string current_working_directory() {
   std::string dir(256, '\0');
   while (getcwd(dir.data(), dir.size()) == nullptr) {
@@ -154,7 +141,7 @@ nvrtcResult compile_uncached(const interpose::RealNvrtc& real, ProgramRecord& re
                              const char* const* options, std::string_view why) {
   Runtime& runtime = Runtime::instance();
   runtime.stats().add(core::Counter::uncacheable);
-  if (core::log_enabled(core::LogLevel::kDebug)) core::log_line(core::LogLevel::kDebug, "uncacheable compile: " + std::string(why));
+  core::log_debug([&] { return "uncacheable compile: " + std::string(why); });
   record.served.reset();
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
   const int compile_errno = errno;
@@ -221,8 +208,8 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
 }
 
 nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, core::CompileEntry entry,
-                  Clock::time_point started, Clock::time_point keyed,
-                  Clock::time_point looked_up, std::int64_t validate_ns) {
+                  Clock::time_point started, Clock::time_point keyed, Clock::time_point looked_up,
+                  std::int64_t validate_ns) {
   Runtime& runtime = Runtime::instance();
   const nvrtcResult rc = static_cast<nvrtcResult>(entry.compile_rc);
   const std::int64_t saved = static_cast<std::int64_t>(entry.compile_nanos);
@@ -235,67 +222,165 @@ nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, cor
   stats.add(core::Counter::hit_validate_ns, validate_ns);
   stats.add(core::Counter::hit_replay_ns, nanos_between(looked_up, replayed));
   stats.add(core::Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
-  if (core::log_enabled(core::LogLevel::kDebug)) core::log_line(core::LogLevel::kDebug, "hit " + keying::to_hex(direct_key));
+  core::log_debug([&] { return "hit " + keying::to_hex(direct_key); });
   runtime.flush_stats(false);
   return rc;
 }
 
-// Stores the result under its result key and adds it to the direct key's manifest.
-void store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog, const ProgramRecord& record,
-                  const keying::CacheKey& direct_key, direct::DependencySet dependencies, nvrtcResult compile_rc,
-                  std::int64_t compile_nanos) {
-  Runtime& runtime = Runtime::instance();
+// The compile's outputs read back from NVRTC, or nullopt (counted and logged) if any cannot be
+// read back exactly (e.g. a return code newer than this build knows).
+std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                                 const ProgramRecord& record, nvrtcResult compile_rc,
+                                                 std::int64_t compile_nanos) {
   std::optional<core::CompileEntry> entry = capture_outputs(real, prog, record.inputs);
   if (entry) entry->compile_rc = compile_rc;
-  if (!entry || !core::is_well_formed(*entry)) {  // e.g. a return code newer than this build knows
-    runtime.stats().add(core::Counter::uncacheable);
+  if (!entry || !core::is_well_formed(*entry)) {
+    Runtime::instance().stats().add(core::Counter::uncacheable);
     core::log_line(core::LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
-    return;
+    return std::nullopt;
   }
   entry->compile_nanos = static_cast<std::uint64_t>(compile_nanos);
+  return entry;
+}
+
+// "3 files read, 12 paths probed, 2 environment variables", for the debug log.
+std::string summary_of(const direct::DependencySet& dependencies) {
+  const std::size_t files = static_cast<std::size_t>(
+      std::count_if(dependencies.paths.begin(), dependencies.paths.end(), [](const auto& p) { return p.content; }));
+  return std::to_string(files) + " files read, " + std::to_string(dependencies.paths.size() - files) +
+         " paths probed, " + std::to_string(dependencies.env.size()) + " environment variables";
+}
+
+// Adds `result` to the direct key's manifest (erasing the results it displaces) and writes it back.
+store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direct_key, const keying::CacheKey& result,
+                              direct::DependencySet dependencies) {
+  const std::string manifest_key = direct::manifest_store_key(direct_key);
+  direct::Manifest manifest;
+  if (std::optional<std::string> bytes = store.get(manifest_key)) {
+    manifest = direct::decode_manifest(*bytes).value_or(direct::Manifest{});
+  }
+  const std::string summary = summary_of(dependencies);
+  for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
+    (void)store.erase(direct::result_store_key(dropped));
+  }
+  store::Status status = store.put(manifest_key, direct::encode_manifest(manifest));
+  if (status) {
+    core::log_debug([&] {
+      return "stored " + keying::to_hex(direct_key) + ": " + summary + " (" + std::to_string(manifest.results.size()) +
+             " results in its manifest)";
+    });
+  }
+  return status;
+}
+
+// Stores the result under its result key and adds it to the direct key's manifest.
+void store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+                  const ProgramRecord& record, const keying::CacheKey& direct_key, direct::DependencySet dependencies,
+                  nvrtcResult compile_rc, std::int64_t compile_nanos) {
+  Runtime& runtime = Runtime::instance();
+  std::optional<core::CompileEntry> entry = entry_to_store(real, prog, record, compile_rc, compile_nanos);
+  if (!entry) return;
   runtime.stats().add(core::Counter::misses);
   runtime.stats().add(core::Counter::compile_ns, compile_nanos);
 
   const keying::CacheKey result = direct::result_key(direct_key, dependencies);
   store::Status status = store.put(direct::result_store_key(result), core::encode_entry(*entry));
-  if (status) {
-    const std::string manifest_key = direct::manifest_store_key(direct_key);
-    direct::Manifest manifest;
-    if (std::optional<std::string> bytes = store.get(manifest_key)) {
-      manifest = direct::decode_manifest(*bytes).value_or(direct::Manifest{});
-    }
-    const std::size_t files = static_cast<std::size_t>(
-        std::count_if(dependencies.paths.begin(), dependencies.paths.end(), [](const auto& p) { return p.content; }));
-    const std::string summary = std::to_string(files) + " files read, " +
-                                std::to_string(dependencies.paths.size() - files) + " paths probed, " +
-                                std::to_string(dependencies.env.size()) + " environment variables";
-    for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
-      (void)store.erase(direct::result_store_key(dropped));
-    }
-    status = store.put(manifest_key, direct::encode_manifest(manifest));
-    if (status && core::log_enabled(core::LogLevel::kDebug)) {
-      core::log_line(core::LogLevel::kDebug, "stored " + keying::to_hex(direct_key) + ": " + summary + " (" +
-                                     std::to_string(manifest.results.size()) + " results in its manifest)");
-    }
-  }
+  if (status) status = add_to_manifest(store, direct_key, result, std::move(dependencies));
   if (status) {
     runtime.stats().add(core::Counter::stores);
   } else {
     runtime.stats().add(core::Counter::errors);
     core::log_once(core::LogLevel::kWarn, "store-put",
-             "could not write to the cache (" + status.message() + "); compiling without storing");
+                   "could not write to the cache (" + status.message() + "); compiling without storing");
   }
   runtime.flush_stats(true);
 }
 
+// The inputs only known at compile time: the options, the working directory and $PWD.
+void record_compile_context(ProgramRecord& record, int n, const char* const* options) {
+  record.inputs.options.assign(options, options + n);
+  record.inputs.working_directory = current_working_directory();
+  if (const char* pwd = std::getenv("PWD")) {
+    record.inputs.pwd_variable = pwd;
+  } else {
+    record.inputs.pwd_variable.reset();
+  }
+}
+
+// The real compile, with NVRTC's libc calls recorded into `watch`.
+struct WatchedCompile {
+  nvrtcResult rc = NVRTC_SUCCESS;
+  int errno_after = 0;
+  std::int64_t start_realtime_ns = 0;  // for "modified during the compile"
+  std::int64_t nanos = 0;
+};
+
+WatchedCompile compile_watched(const interpose::RealNvrtc& real, nvrtcProgram prog, int n, const char* const* options,
+                               watch::CompileWatch& watch) {
+  WatchedCompile out;
+  out.start_realtime_ns = util::realtime_ns();
+  const auto start = Clock::now();
+  out.rc = real.nvrtcCompileProgram(prog, n, options);
+  const auto end = Clock::now();
+  watch.stop();
+  out.errno_after = errno;
+  out.nanos = nanos_between(start, end);
+  return out;
+}
+
+// What the compile depended on, from what the watch saw; no set when it must not be stored.
+direct::RecordedDependencies dependencies_of(const watch::CompileWatch& watch, const WatchedCompile& compile,
+                                             const ProgramRecord& record) {
+  direct::RecordedDependencies dependencies;
+  if (!result_is_cacheable(compile.rc)) {
+    dependencies.why_not = "NVRTC returned " + std::to_string(compile.rc);
+  } else if (watch.tainted()) {
+    dependencies.why_not = watch.why_tainted();
+  } else if (watch.event_count() == 0) {
+    // NVRTC probes the working directory in every compile; seeing nothing means its libc calls do
+    // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so
+    // its file reads cannot be tracked.
+    dependencies.why_not = "NVRTC's file accesses are not observable in this process";
+    core::log_once(core::LogLevel::kWarn, "unobservable",
+                   "NVRTC's file accesses are not observable in this process; compiles are not cached");
+  } else {
+    dependencies = direct::record_dependencies(observations_of(watch), record.inputs.working_directory,
+                                               compile.start_realtime_ns, time_macros_in(record.inputs),
+                                               variables_seen().snapshot());
+    if (dependencies.set) variables_seen().add(*dependencies.set);
+  }
+  return dependencies;
+}
+
+// After a miss: stores the result if it can be (and the cache is writable), counting the outcome.
+void keep_result(store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+                 const ProgramRecord& record, const keying::CacheKey& key, direct::RecordedDependencies dependencies,
+                 const WatchedCompile& compile) {
+  Runtime& runtime = Runtime::instance();
+  if (!dependencies.set) {
+    runtime.stats().add(core::Counter::uncacheable);
+    core::log_debug([&] { return "uncacheable compile: " + dependencies.why_not; });
+    runtime.flush_stats(false);
+  } else if (store && runtime.store_read_only()) {
+    runtime.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
+  } else if (store) {
+    try {
+      store_result(*store, real, prog, record, key, std::move(*dependencies.set), compile.rc, compile.nanos);
+    } catch (...) {  // the real compile stands; only the caching failed
+      runtime.stats().add(core::Counter::errors);
+      core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
+    }
+  } else {
+    runtime.stats().add(core::Counter::errors);
+  }
+}
+
+// Key, look up, and serve a hit; on a miss, compile under the watch and keep the result.
 nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
                                   const char* const* options) {
   Runtime& runtime = Runtime::instance();
   const auto started = Clock::now();
-  record.inputs.options.assign(options, options + n);
-  record.inputs.working_directory = current_working_directory();
-  if (const char* pwd = std::getenv("PWD")) record.inputs.pwd_variable = pwd;
-  else record.inputs.pwd_variable.reset();
+  record_compile_context(record, n, options);
   const keying::CacheKey key = keying::compute_key(record.inputs);
   store::Store* store = runtime.store();
   const auto keyed = Clock::now();
@@ -306,54 +391,14 @@ nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecor
     if (found.entry) return serve(record, key, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns);
     miss_reason = std::move(found.miss_reason);
   }
-  if (core::log_enabled(core::LogLevel::kDebug)) core::log_line(core::LogLevel::kDebug, "miss " + keying::to_hex(key) + ": " + miss_reason);
+  core::log_debug([&] { return "miss " + keying::to_hex(key) + ": " + miss_reason; });
 
   record.served.reset();
   watch::CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
-  const std::int64_t compile_start_realtime = realtime_ns();
-  const auto compile_start = Clock::now();
-  const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
-  const auto compile_end = Clock::now();
-  watch.stop();
-  const int compile_errno = errno;
-
-  direct::RecordedDependencies dependencies;
-  if (!result_is_cacheable(rc)) {
-    dependencies.why_not = "NVRTC returned " + std::to_string(rc);
-  } else if (watch.tainted()) {
-    dependencies.why_not = watch.why_tainted();
-  } else if (watch.event_count() == 0) {
-    // NVRTC probes the working directory in every compile; seeing nothing means its libc calls do
-    // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so
-    // its file reads cannot be tracked.
-    dependencies.why_not = "NVRTC's file accesses are not observable in this process";
-    core::log_once(core::LogLevel::kWarn, "unobservable",
-             "NVRTC's file accesses are not observable in this process; compiles are not cached");
-  } else {
-    dependencies = direct::record_dependencies(observations_of(watch), record.inputs.working_directory,
-                                               compile_start_realtime, time_macros_in(record.inputs),
-                                               variables_seen().snapshot());
-    if (dependencies.set) variables_seen().add(*dependencies.set);
-  }
-  if (!dependencies.set) {
-    runtime.stats().add(core::Counter::uncacheable);
-    if (core::log_enabled(core::LogLevel::kDebug)) core::log_line(core::LogLevel::kDebug, "uncacheable compile: " + dependencies.why_not);
-    runtime.flush_stats(false);
-  } else if (store && runtime.store_read_only()) {
-    runtime.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
-  } else if (store) {
-    try {
-      store_result(*store, real, prog, record, key, std::move(*dependencies.set), rc,
-                   nanos_between(compile_start, compile_end));
-    } catch (...) {  // the real compile stands; only the caching failed
-      runtime.stats().add(core::Counter::errors);
-      core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
-    }
-  } else {
-    runtime.stats().add(core::Counter::errors);
-  }
-  errno = compile_errno;
-  return rc;
+  const WatchedCompile compile = compile_watched(real, prog, n, options, watch);
+  keep_result(store, real, prog, record, key, dependencies_of(watch, compile, record), compile);
+  errno = compile.errno_after;
+  return compile.rc;
 }
 
 }  // namespace
@@ -395,7 +440,8 @@ nvrtcResult nvrtcDestroyProgram(const interpose::RealNvrtc& real, nvrtcProgram* 
   return real.nvrtcDestroyProgram(prog);
 }
 
-nvrtcResult nvrtcAddNameExpression(const interpose::RealNvrtc& real, nvrtcProgram prog, const char* const name_expression) {
+nvrtcResult nvrtcAddNameExpression(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                   const char* const name_expression) {
   auto record = program_table().find(prog);
   if (record && record->served) {
     // NVRTC's answer for a program it has compiled.

@@ -8,14 +8,14 @@
 namespace nvrtc_cache::shim::hooks {
 
 // Every getter pair: served -> replay the recorded output; else -> the real getter.
-#define NVRTC_CACHE_REPLAY_GETTERS(size_fn, data_fn, field)                                        \
-  nvrtcResult size_fn(const interpose::RealNvrtc& real, nvrtcProgram prog, size_t* size) {                   \
+#define NVRTC_CACHE_REPLAY_GETTERS(size_fn, data_fn, field)                                            \
+  nvrtcResult size_fn(const interpose::RealNvrtc& real, nvrtcProgram prog, size_t* size) {             \
     if (auto entry = program_table().served_entry(prog)) return core::replay_size(entry->field, size); \
-    return real.size_fn(prog, size);                                                              \
-  }                                                                                               \
-  nvrtcResult data_fn(const interpose::RealNvrtc& real, nvrtcProgram prog, char* data) {                     \
+    return real.size_fn(prog, size);                                                                   \
+  }                                                                                                    \
+  nvrtcResult data_fn(const interpose::RealNvrtc& real, nvrtcProgram prog, char* data) {               \
     if (auto entry = program_table().served_entry(prog)) return core::replay_data(entry->field, data); \
-    return real.data_fn(prog, data);                                                              \
+    return real.data_fn(prog, data);                                                                   \
   }
 
 NVRTC_CACHE_REPLAY_GETTERS(nvrtcGetPTXSize, nvrtcGetPTX, ptx)

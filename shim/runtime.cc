@@ -7,14 +7,10 @@
 #include "core/log.h"
 #include "store/cache_directory.h"
 #include "store/fork_locks.h"
+#include "util/clock.h"
 
 namespace nvrtc_cache::shim {
 namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::atomic<Runtime*> g_runtime{nullptr};
 constinit std::mutex g_creation_mu;    // store::ForkRank::kRuntimeCreation
@@ -50,7 +46,8 @@ Runtime& Runtime::instance() {
 Runtime::Runtime() : config_(core::config_from_process_environment()) {
   core::log_configure(config_.log_level, config_.log_file);
   for (const auto& problem : config_.problems) core::log_line(core::LogLevel::kWarn, problem);
-  if (config_.disabled) core::log_line(core::LogLevel::kInfo, "disabled by NVRTC_CACHE_DISABLE; every call goes to NVRTC");
+  if (config_.disabled)
+    core::log_line(core::LogLevel::kInfo, "disabled by NVRTC_CACHE_DISABLE; every call goes to NVRTC");
 }
 
 store::Store* Runtime::store() {
@@ -64,8 +61,8 @@ store::Store* Runtime::store() {
     read_only_ = opened.read_only;
     if (!store_) {
       core::log_once(core::LogLevel::kWarn, "store-open",
-               "cannot open the cache at " + opened.directory + " (" + opened.status.message() +
-                   "); compiling without the cache");
+                     "cannot open the cache at " + opened.directory + " (" + opened.status.message() +
+                         "); compiling without the cache");
     } else {
       core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
       std::atexit(flush_at_exit);
@@ -77,7 +74,7 @@ store::Store* Runtime::store() {
 }
 
 void Runtime::flush_stats(bool force) {
-  const std::int64_t now = now_ns();
+  const std::int64_t now = util::steady_ns();
   std::int64_t last = last_flush_ns_.load(std::memory_order_relaxed);
   if (!force && now - last < 1'000'000'000) return;
   if (!last_flush_ns_.compare_exchange_strong(last, now) && !force) return;
@@ -90,11 +87,12 @@ void Runtime::flush_stats(bool force) {
     const std::uint64_t reported = corrupt_reported_.exchange(dropped);
     if (dropped > reported) {
       stats_.add(core::Counter::corrupt, static_cast<std::int64_t>(dropped - reported));
-      core::log_once(core::LogLevel::kWarn, "corrupt-envelope", "a cache entry failed its checksum; dropped and recompiled");
+      core::log_once(core::LogLevel::kWarn, "corrupt-envelope",
+                     "a cache entry failed its checksum; dropped and recompiled");
     }
     if (s->stores_quarantined() > 0) {
       core::log_once(core::LogLevel::kWarn, "store-quarantined",
-               "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
+                     "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
     }
     store::Counters deltas = stats_.take();
     if (!deltas.empty() && !s->add_counters(deltas)) {

@@ -1,8 +1,9 @@
+#include "core/compile_entry.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "core/compile_entry.h"
 #include "core/replay_output.h"
 #include "tests/allocation_tracking.h"
 #include "util/binary_io.h"
@@ -10,8 +11,8 @@
 namespace nvrtc_cache::core {
 namespace {
 
-using util::ByteWriter;
 using testing::largest_allocation_during;
+using util::ByteWriter;
 
 CompileEntry sample() {
   CompileEntry e;

@@ -25,9 +25,9 @@
 namespace nvrtc_cache {
 namespace {
 
+using direct::ObservationKind;
 using shim::watch::CompileWatch;
 using shim::watch::WatchEvent;
-using direct::ObservationKind;
 
 std::vector<WatchEvent> events_of(const CompileWatch& watch) {
   std::vector<WatchEvent> out;
@@ -47,11 +47,11 @@ bool has_event(const CompileWatch& watch, ObservationKind kind, const std::strin
 TEST(LibcSymbols, FindsEveryWatchedFunctionWhereTheLoaderDoes) {
   void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(libc, nullptr);
-#define NVRTC_CACHE_WATCHED(name, version)                                   \
-  {                                                                          \
-    void* expected = dlvsym(libc, #name, #version);                          \
-    EXPECT_NE(expected, nullptr) << #name "@" #version;                      \
-    EXPECT_EQ(shim::watch::libc_function(#name, #version), expected) << #name;      \
+#define NVRTC_CACHE_WATCHED(name, version)                                     \
+  {                                                                            \
+    void* expected = dlvsym(libc, #name, #version);                            \
+    EXPECT_NE(expected, nullptr) << #name "@" #version;                        \
+    EXPECT_EQ(shim::watch::libc_function(#name, #version), expected) << #name; \
   }
 #include "shim/watch/watched_libc.def"
 #undef NVRTC_CACHE_WATCHED

@@ -1,7 +1,8 @@
-// ByteWriter / ByteReader: the little-endian, length-prefixed encoding shared by the cache's binary
-// formats (compile entries, manifests). Contract: pure, no I/O; a reader treats its input as hostile:
-// it never reads past it, never trusts a length or count the remaining bytes cannot hold, and
-// reports malformed input by returning false; thread-compatible.
+// The cache's one little-endian codec: store_le/load_le for fixed-width fields at known offsets
+// (envelope, key framing), and ByteWriter / ByteReader for the length-prefixed encoding of the
+// binary formats (compile entries, manifests, dependency sets). Contract: pure, no I/O; a reader treats its input as
+// hostile: it never reads past it, never trusts a length or count the remaining bytes cannot hold, and reports
+// malformed input by returning false; thread-compatible.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +11,17 @@
 #include <string_view>
 
 namespace nvrtc_cache::util {
+
+// Writes the low `n` (<= 8) bytes of `value` at `out`, least significant first.
+inline void store_le(char* out, std::uint64_t value, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xffu);
+}
+// Reads `n` (<= 8) bytes at `in` as a little-endian number.
+inline std::uint64_t load_le(const char* in, std::size_t n) {
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < n; ++i) value |= std::uint64_t{static_cast<unsigned char>(in[i])} << (8 * i);
+  return value;
+}
 
 // Encoded sizes of the fixed-width fields, for the minimum size of one element of a count.
 inline constexpr std::size_t kFlagBytes = 1;
@@ -33,8 +45,10 @@ class ByteWriter {
   std::string& str() { return out_; }
 
  private:
-  void fixed(std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
+  void fixed(std::uint64_t v, std::size_t n) {
+    char buffer[8];
+    store_le(buffer, v, n);
+    out_.append(buffer, n);
   }
   std::string out_;
 };
@@ -95,11 +109,10 @@ class ByteReader {
   bool at_end() const { return pos_ == in_.size(); }
 
  private:
-  bool fixed(std::uint64_t& v, int n) {
-    if (in_.size() - pos_ < static_cast<std::size_t>(n)) return false;
-    v = 0;
-    for (int i = 0; i < n; ++i) v |= std::uint64_t{static_cast<unsigned char>(in_[pos_ + i])} << (8 * i);
-    pos_ += static_cast<std::size_t>(n);
+  bool fixed(std::uint64_t& v, std::size_t n) {
+    if (in_.size() - pos_ < n) return false;
+    v = load_le(in_.data() + pos_, n);
+    pos_ += n;
     return true;
   }
   std::string_view in_;

@@ -7,10 +7,9 @@
 #include "shim/interpose/real_nvrtc.h"
 #include "shim/interpose/wrapper_body.h"
 
-#define NVRTC_API(kind, ret, name, params, args)  \
-  NVRTC_CACHE_EXPORT ret name params              \
-  NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, \
-                           nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0)))
+#define NVRTC_API(kind, ret, name, params, args)               \
+  NVRTC_CACHE_EXPORT ret name params NVRTC_CACHE_WRAPPER_BODY( \
+      kind, ret, name, args, nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0)))
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 
@@ -18,11 +17,12 @@
 // @libnvrtc.so.11.2; those bind to these (the plain exports above are the default,
 // nvrtcX@@libnvrtc.so.13), which route only to a real NVRTC of that major. Two majors linked into
 // one process each reach their own.
-#define NVRTC_CACHE_MAJOR_WRAPPER(tag, node_index, node_name, kind, ret, name, params, args)                             \
-  NVRTC_CACHE_EXPORT_USED ret nvrtc_cache_##tag##_##name params                                                          \
-  NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args,                                                                        \
-                           nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0), node_index)) \
-  __asm__(".symver nvrtc_cache_" #tag "_" #name ", " #name "@" node_name);
+#define NVRTC_CACHE_MAJOR_WRAPPER(tag, node_index, node_name, kind, ret, name, params, args)                 \
+  NVRTC_CACHE_EXPORT_USED ret nvrtc_cache_##tag##_##name params NVRTC_CACHE_WRAPPER_BODY(                    \
+      kind, ret, name, args,                                                                                 \
+      nvrtc_cache::shim::interpose::real_nvrtc_for_caller(                                                   \
+          __builtin_return_address(0), node_index)) __asm__(".symver nvrtc_cache_" #tag "_" #name ", " #name \
+                                                            "@" node_name);
 #define NVRTC_API(kind, ret, name, params, args) \
   NVRTC_CACHE_MAJOR_WRAPPER(v12, 1, "libnvrtc.so.12", kind, ret, name, params, args)
 #include "shim/interpose/nvrtc_api.def"

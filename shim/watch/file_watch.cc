@@ -1,12 +1,12 @@
 #include "shim/watch/file_watch.h"
 
 #include <dirent.h>
-#include <pwd.h>
-#include <spawn.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pwd.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
