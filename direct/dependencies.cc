@@ -1,17 +1,14 @@
 #include "direct/dependencies.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
+
+#include "util/clock.h"
 
 namespace nvrtc_cache::direct {
 namespace {
@@ -19,39 +16,18 @@ namespace {
 constexpr std::int64_t kRacyWindowNs = 1'000'000'000;
 constexpr std::uint64_t kMaxFileBytes = 256ull << 20;
 
-std::int64_t realtime_now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::int64_t to_ns(const timespec& ts) { return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec; }
-
 FileStamp stamp_of(const struct stat& st) {
   return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          static_cast<std::uint64_t>(st.st_size), to_ns(st.st_mtim), to_ns(st.st_ctim),
+          static_cast<std::uint64_t>(st.st_size), util::to_ns(st.st_mtim), util::to_ns(st.st_ctim),
           static_cast<std::uint32_t>(st.st_mode)};
 }
 
 bool same_type(std::uint32_t a, std::uint32_t b) { return (a & S_IFMT) == (b & S_IFMT); }
 
-// Reads a whole file (no stdio); nullopt if it cannot be read or is implausibly large.
-std::optional<std::string> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+// A whole file through the Env; nullopt if it cannot be read or is implausibly large.
+std::optional<std::string> read_file(store::Env& env, const std::string& path) {
   std::string content;
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 || content.size() > kMaxFileBytes) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    content.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
+  if (env.read_file(path, kMaxFileBytes, &content) != 0) return std::nullopt;
   return content;
 }
 
@@ -64,17 +40,16 @@ std::array<std::uint8_t, 16> fingerprint(std::string_view content) {
   return out;
 }
 
-std::optional<std::string> realpath_of(const std::string& path) {
-  char resolved[PATH_MAX];
-  if (::realpath(path.c_str(), resolved) == nullptr) return std::nullopt;
-  return std::string(resolved);
+std::optional<std::string> realpath_of(store::Env& env, const std::string& path) {
+  std::string resolved;
+  if (env.real_path(path, &resolved) != 0) return std::nullopt;
+  return resolved;
 }
 
-std::optional<std::string> readlink_of(const std::string& path) {
-  char target[PATH_MAX];
-  const ssize_t n = ::readlink(path.c_str(), target, sizeof target);
-  if (n < 0) return std::nullopt;
-  return std::string(target, static_cast<std::size_t>(n));
+std::optional<std::string> readlink_of(store::Env& env, const std::string& path) {
+  std::string target;
+  if (env.read_link(path, &target) != 0) return std::nullopt;
+  return target;
 }
 
 bool is_pseudo_filesystem(std::string_view path) {
@@ -214,13 +189,15 @@ bool environment_variable_affects_output(std::string_view name) {
   return std::find(std::begin(kNeutral), std::end(kNeutral), name) == std::end(kNeutral);
 }
 
-RecordedDependencies record_dependencies(std::span<const Observation> observations,
-                                         const std::string& working_directory,
-                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
-                                         std::span<const std::string> variables_read_before) {
-  const std::string date_at_start = date_macro_today();
-  std::map<std::string, PathDependency> paths;
-  std::map<std::string, EnvDependency> env;
+namespace {
+
+using PathMap = std::map<std::string, PathDependency>;
+using EnvMap = std::map<std::string, EnvDependency>;
+
+// Folds NVRTC's observations into one dependency per path and per variable; a reason (and no
+// maps to use) when the compile cannot be replayed: it wrote, or listed a directory.
+std::string fold_observations(std::span<const Observation> observations, const std::string& working_directory,
+                              PathMap& paths, EnvMap& env) {
   for (const Observation& o : observations) {
     if (o.kind == ObservationKind::kGetenv) {
       if (environment_variable_affects_output(o.subject)) {
@@ -231,9 +208,7 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
     const std::string path = absolute(o.subject, working_directory);
     // A failed attempt to write is no probe of absence (the directory may be missing or read-only
     // today and not tomorrow), and a successful one is a side effect: neither can be replayed.
-    if (o.kind == ObservationKind::kOpen && o.for_writing) {
-      return {std::nullopt, "NVRTC wrote or tried to write " + path};
-    }
+    if (o.kind == ObservationKind::kOpen && o.for_writing) return "NVRTC wrote or tried to write " + path;
     PathDependency& p = paths[path];
     p.path = path;
     if (!o.succeeded) {
@@ -241,61 +216,92 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
       continue;
     }
     p.must_exist = true;
-    switch (o.kind) {
-      case ObservationKind::kOpen:
-        p.content = true;
-        break;
-      case ObservationKind::kOpendir:
-        return {std::nullopt, "NVRTC listed the directory " + path};
-      case ObservationKind::kRealpath:
-        p.realpath_target = std::string(o.value);
-        break;
-      case ObservationKind::kReadlink:
-        p.readlink_target = std::string(o.value);
-        break;
-      default:
-        break;
-    }
+    if (o.kind == ObservationKind::kOpendir) return "NVRTC listed the directory " + path;
+    if (o.kind == ObservationKind::kOpen) p.content = true;
+    if (o.kind == ObservationKind::kRealpath) p.realpath_target = std::string(o.value);
+    if (o.kind == ObservationKind::kReadlink) p.readlink_target = std::string(o.value);
   }
+  return {};
+}
 
+// Stamps an existing path and, for a file NVRTC read, fingerprints its content (noting the time
+// macros it uses); a reason when it cannot be stored.
+std::string stamp_path(store::Env& env, PathDependency& p, std::int64_t compile_start_realtime_ns, std::int64_t now,
+                       TimeMacros& uses) {
+  const std::string& path = p.path;
+  struct stat st;
+  if (env.stat(path, &st) != 0) return path + " vanished after the compile";
+  p.stamp = stamp_of(st);
+  if (!p.content) return {};
+  if (is_pseudo_filesystem(path)) return "NVRTC read " + path;
+  if (!S_ISREG(st.st_mode)) return "NVRTC read " + path + ", not a regular file";
+  if (p.stamp.mtime_ns >= compile_start_realtime_ns || p.stamp.ctime_ns >= compile_start_realtime_ns) {
+    return path + " was modified during the compile";
+  }
+  std::optional<std::string> content = read_file(env, path);
+  if (!content) return "cannot read " + path + " to fingerprint it";
+  struct stat after;
+  if (env.stat(path, &after) != 0 || !(stamp_of(after) == p.stamp)) return path + " changed while being fingerprinted";
+  p.fingerprint = fingerprint(*content);
+  p.racy = now - std::max(p.stamp.mtime_ns, p.stamp.ctime_ns) < kRacyWindowNs;
+  const TimeMacros m = scan_time_macros(*content);
+  uses.time = uses.time || m.time;
+  uses.date = uses.date || m.date;
+  return {};
+}
+
+// Why `p` no longer holds ("" when it does); re-fingerprints a touched file and refreshes its stamp.
+std::string path_mismatch(store::Env& env, PathDependency& p, std::int64_t now, bool& refreshed) {
+  struct stat st;
+  const bool exists = env.stat(p.path, &st) == 0;
+  if (p.must_be_absent) return exists ? p.path + " appeared" : "";
+  if (!exists) return p.path + " vanished";
+  const FileStamp stamp = stamp_of(st);
+  if (!same_type(stamp.mode, p.stamp.mode)) return p.path + " changed type";
+  if (p.content && (p.racy || !(stamp == p.stamp))) {
+    std::optional<std::string> content = read_file(env, p.path);
+    if (!content || fingerprint(*content) != p.fingerprint) return p.path + " changed";
+    p.stamp = stamp;  // touched, not changed: remember the new stamp
+    p.racy = now - std::max(stamp.mtime_ns, stamp.ctime_ns) < kRacyWindowNs;
+    refreshed = true;
+  }
+  if (p.realpath_target && realpath_of(env, p.path) != p.realpath_target) return p.path + " now resolves elsewhere";
+  if (p.readlink_target && readlink_of(env, p.path) != p.readlink_target) return p.path + " now links elsewhere";
+  return {};
+}
+
+}  // namespace
+
+RecordedDependencies record_dependencies(std::span<const Observation> observations,
+                                         const std::string& working_directory,
+                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
+                                         std::span<const std::string> variables_read_before, store::Env& env) {
+  const std::string date_at_start = date_macro_today();
+  PathMap paths;
+  EnvMap variables;
+  if (std::string why_not = fold_observations(observations, working_directory, paths, variables); !why_not.empty()) {
+    return {std::nullopt, std::move(why_not)};
+  }
   for (const std::string& name : variables_read_before) {
-    if (env.contains(name) || !environment_variable_affects_output(name)) continue;
-    const char* value = std::getenv(name.c_str());
-    env.emplace(name, EnvDependency{name, value != nullptr, value ? value : ""});
+    if (variables.contains(name) || !environment_variable_affects_output(name)) continue;
+    const std::optional<std::string> value = env.environment_variable(name);
+    variables.emplace(name, EnvDependency{name, value.has_value(), value.value_or("")});
   }
 
   RecordedDependencies out;
   DependencySet& set = out.set.emplace();
   TimeMacros uses = texts_use;
-  const std::int64_t now = realtime_now_ns();
+  const std::int64_t now = env.now_realtime_ns();
   for (auto& [path, p] : paths) {
     if (p.must_be_absent && p.must_exist) return {std::nullopt, path + " appeared or vanished during the compile"};
     if (p.must_exist) {
-      struct stat st;
-      if (::stat(path.c_str(), &st) != 0) return {std::nullopt, path + " vanished after the compile"};
-      p.stamp = stamp_of(st);
-      if (p.content) {
-        if (is_pseudo_filesystem(path)) return {std::nullopt, "NVRTC read " + path};
-        if (!S_ISREG(st.st_mode)) return {std::nullopt, "NVRTC read " + path + ", not a regular file"};
-        if (p.stamp.mtime_ns >= compile_start_realtime_ns || p.stamp.ctime_ns >= compile_start_realtime_ns) {
-          return {std::nullopt, path + " was modified during the compile"};
-        }
-        std::optional<std::string> content = read_file(path);
-        if (!content) return {std::nullopt, "cannot read " + path + " to fingerprint it"};
-        struct stat after;
-        if (::stat(path.c_str(), &after) != 0 || !(stamp_of(after) == p.stamp)) {
-          return {std::nullopt, path + " changed while being fingerprinted"};
-        }
-        p.fingerprint = fingerprint(*content);
-        p.racy = now - std::max(p.stamp.mtime_ns, p.stamp.ctime_ns) < kRacyWindowNs;
-        const TimeMacros m = scan_time_macros(*content);
-        uses.time = uses.time || m.time;
-        uses.date = uses.date || m.date;
+      if (std::string why_not = stamp_path(env, p, compile_start_realtime_ns, now, uses); !why_not.empty()) {
+        return {std::nullopt, std::move(why_not)};
       }
     }
     set.paths.push_back(std::move(p));
   }
-  for (auto& [name, e] : env) set.env.push_back(std::move(e));
+  for (auto& [name, e] : variables) set.env.push_back(std::move(e));
   if (uses.time) return {std::nullopt, "__TIME__ or __TIMESTAMP__ is used"};
   if (uses.date) {
     set.date = date_at_start;
@@ -304,11 +310,11 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
   return out;
 }
 
-Validation validate_dependencies(DependencySet& set) {
+Validation validate_dependencies(DependencySet& set, store::Env& env) {
   Validation v;
   for (const EnvDependency& e : set.env) {
-    const char* value = std::getenv(e.name.c_str());
-    if ((value != nullptr) != e.present || (value && e.value != value)) {
+    const std::optional<std::string> value = env.environment_variable(e.name);
+    if (value.has_value() != e.present || (value && e.value != *value)) {
       v.mismatch = "environment variable " + e.name + " changed";
       return v;
     }
@@ -317,44 +323,10 @@ Validation validate_dependencies(DependencySet& set) {
     v.mismatch = "the date (__DATE__) changed";
     return v;
   }
-  const std::int64_t now = realtime_now_ns();
+  const std::int64_t now = env.now_realtime_ns();
   for (PathDependency& p : set.paths) {
-    struct stat st;
-    const bool exists = ::stat(p.path.c_str(), &st) == 0;
-    if (p.must_be_absent) {
-      if (exists) {
-        v.mismatch = p.path + " appeared";
-        return v;
-      }
-      continue;
-    }
-    if (!exists) {
-      v.mismatch = p.path + " vanished";
-      return v;
-    }
-    const FileStamp stamp = stamp_of(st);
-    if (!same_type(stamp.mode, p.stamp.mode)) {
-      v.mismatch = p.path + " changed type";
-      return v;
-    }
-    if (p.content && (p.racy || !(stamp == p.stamp))) {
-      std::optional<std::string> content = read_file(p.path);
-      if (!content || fingerprint(*content) != p.fingerprint) {
-        v.mismatch = p.path + " changed";
-        return v;
-      }
-      p.stamp = stamp;  // touched, not changed: remember the new stamp
-      p.racy = now - std::max(stamp.mtime_ns, stamp.ctime_ns) < kRacyWindowNs;
-      v.refreshed = true;
-    }
-    if (p.realpath_target && realpath_of(p.path) != p.realpath_target) {
-      v.mismatch = p.path + " now resolves elsewhere";
-      return v;
-    }
-    if (p.readlink_target && readlink_of(p.path) != p.readlink_target) {
-      v.mismatch = p.path + " now links elsewhere";
-      return v;
-    }
+    v.mismatch = path_mismatch(env, p, now, v.refreshed);
+    if (!v.mismatch.empty()) return v;
   }
   v.matches = true;
   return v;

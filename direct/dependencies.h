@@ -3,7 +3,8 @@
 // was expanded — recorded from what NVRTC was observed doing, and validated against the filesystem
 // and environment later (ccache's direct mode, plus failed probes).
 // Contract: record_dependencies() and validate_dependencies() read the filesystem (stat, realpath,
-// readlink, and reading recorded files to fingerprint them) and the environment; they never write,
+// readlink, and reading recorded files to fingerprint them), the environment and the clock, all
+// through a store::Env (so faults can be injected there); they never write,
 // never throw, and are thread-safe for distinct sets. Paths are absolute (relative ones are resolved
 // against the compile's working directory).
 #pragma once
@@ -16,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "store/env.h"
 #include "util/binary_io.h"
 
 namespace nvrtc_cache::direct {
@@ -96,13 +98,14 @@ struct RecordedDependencies {
 RecordedDependencies record_dependencies(std::span<const Observation> observations,
                                          const std::string& working_directory,
                                          std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
-                                         std::span<const std::string> variables_read_before = {});
+                                         std::span<const std::string> variables_read_before = {},
+                                         store::Env& env = *store::Env::system());
 
 struct Validation {
   bool matches = false;
   std::string mismatch;   // why not, for the debug log ("/a/b.h changed", "NVRTC_APPEND_FLAGS changed")
   bool refreshed = false; // stamps were updated after a content match (worth rewriting the manifest)
 };
-Validation validate_dependencies(DependencySet& set);
+Validation validate_dependencies(DependencySet& set, store::Env& env = *store::Env::system());
 
 }  // namespace nvrtc_cache::direct
