@@ -7,7 +7,7 @@
 namespace nvrtc_cache::core {
 namespace {
 
-constexpr char kMagic[4] = {'N', 'V', 'R', 'E'};
+constexpr std::string_view kMagic = "NVRE";
 
 using util::ByteReader;
 using util::ByteWriter;
@@ -81,8 +81,7 @@ std::uint64_t CompileEntry::payload_bytes() const {
 // Layout: magic, version, body..., XXH3-64 of everything before it. Little-endian throughout.
 std::string encode_entry(const CompileEntry& e) {
   util::ByteWriter w;
-  w.raw({kMagic, sizeof kMagic});
-  w.u32(kEntryFormatVersion);
+  util::begin_frame(w, kMagic, kEntryFormatVersion);
   w.i32(e.compile_rc);
   for (const RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) write_output(w, *o);
   w.u64(e.lowered_names.size());
@@ -98,14 +97,9 @@ std::string encode_entry(const CompileEntry& e) {
 }
 
 std::optional<CompileEntry> decode_entry(std::string_view bytes) {
-  std::string_view body;
-  if (bytes.size() < sizeof kMagic + 4 + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
-      !util::verify_checksummed(bytes, body)) {
-    return std::nullopt;
-  }
-  util::ByteReader r(body.substr(sizeof kMagic));
-  std::uint32_t version = 0;
-  if (!r.u32(version) || version != kEntryFormatVersion) return std::nullopt;
+  std::optional<util::ByteReader> frame = util::open_frame(bytes, kMagic, kEntryFormatVersion);
+  if (!frame) return std::nullopt;
+  util::ByteReader& r = *frame;
   CompileEntry e;
   if (!r.i32(e.compile_rc)) return std::nullopt;
   for (RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) {

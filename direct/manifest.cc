@@ -9,7 +9,7 @@
 namespace nvrtc_cache::direct {
 namespace {
 
-constexpr char kMagic[4] = {'N', 'V', 'M', 'F'};
+constexpr std::string_view kMagic = "NVMF";
 
 }  // namespace
 
@@ -26,8 +26,7 @@ std::vector<keying::CacheKey> Manifest::add(ManifestResult result) {
 
 std::string encode_manifest(const Manifest& manifest) {
   util::ByteWriter w;
-  w.raw({kMagic, sizeof kMagic});
-  w.u32(kManifestFormatVersion);
+  util::begin_frame(w, kMagic, kManifestFormatVersion);
   w.u64(manifest.results.size());
   for (const auto& r : manifest.results) {
     w.raw(keying::as_bytes(r.result_key));
@@ -38,20 +37,13 @@ std::string encode_manifest(const Manifest& manifest) {
 }
 
 std::optional<Manifest> decode_manifest(std::string_view bytes) {
-  std::string_view body;
-  if (bytes.size() < sizeof kMagic + 4 + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
-      !util::verify_checksummed(bytes, body)) {
-    return std::nullopt;
-  }
-  util::ByteReader r(body.substr(sizeof kMagic));
-  std::uint32_t version = 0;
+  std::optional<util::ByteReader> frame = util::open_frame(bytes, kMagic, kManifestFormatVersion);
+  if (!frame) return std::nullopt;
+  util::ByteReader& r = *frame;
   std::uint64_t n = 0;
   // One result: its key, then a dependency set (at least its two counts and the date's length).
   constexpr std::size_t kMinResultBytes = std::tuple_size_v<keying::CacheKey> + 3 * util::kU64Bytes;
-  if (!r.u32(version) || version != kManifestFormatVersion || !r.count(n, kMinResultBytes) ||
-      n > kMaxResultsPerManifest) {
-    return std::nullopt;
-  }
+  if (!r.count(n, kMinResultBytes) || n > kMaxResultsPerManifest) return std::nullopt;
   Manifest m;
   m.results.resize(n);
   for (auto result = m.results.begin(); result != m.results.end(); ++result) {

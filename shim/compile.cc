@@ -115,12 +115,8 @@ VariablesSeen& variables_seen() {
   return *seen;
 }
 
-// Created at load, before any thread can be inside its creation.
 __attribute__((constructor)) void register_fork_locks() {
-  (void)variables_seen();
-  store::join_fork_order(store::ForkRank::kVariablesSeen, {[] { variables_seen().lock_for_fork(); },
-                                                           [] { variables_seen().unlock_in_parent(); },
-                                                           [] { variables_seen().renew_in_child(); }});
+  store::join_fork_order_of<&variables_seen>(store::ForkRank::kVariablesSeen);
 }
 
 std::string current_working_directory() {

@@ -35,12 +35,8 @@ ProgramTable& program_table() {
 
 namespace {
 
-// Created at load, before any thread can be inside its creation.
 __attribute__((constructor)) void register_fork_locks() {
-  (void)program_table();
-  store::join_fork_order(store::ForkRank::kProgramTable, {[] { program_table().lock_for_fork(); },
-                                                          [] { program_table().unlock_in_parent(); },
-                                                          [] { program_table().renew_in_child(); }});
+  store::join_fork_order_of<&program_table>(store::ForkRank::kProgramTable);
 }
 
 }  // namespace

@@ -61,6 +61,15 @@ struct ForkParticipant {
 // Registers the participant for `rank` (one per rank); call from a library constructor only.
 void join_fork_order(ForkRank rank, ForkParticipant participant);
 
+// Registers the singleton `instance()` returns (leaked, created here, at load, before any thread can
+// be inside its creation) through its lock_for_fork(), unlock_in_parent() and renew_in_child().
+template <auto instance>
+void join_fork_order_of(ForkRank rank) {
+  (void)instance();
+  join_fork_order(rank, {[] { instance().lock_for_fork(); }, [] { instance().unlock_in_parent(); },
+                         [] { instance().renew_in_child(); }});
+}
+
 // In a child after fork: a lock of the set, made new and unlocked (its old state is abandoned).
 template <typename Lock>
 void renew_in_child(Lock& lock) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -122,5 +123,11 @@ class ByteReader {
 // Appends an XXH3-64 of everything written so far; verify_checksummed() checks and strips it.
 void append_checksum(ByteWriter& w);
 bool verify_checksummed(std::string_view framed, std::string_view& body);
+
+// A versioned binary format's frame: a 4-byte magic, a u32 version, the body, then the checksum.
+// begin_frame() writes the magic and the version (the caller writes the body, then append_checksum);
+// open_frame() returns a reader over the body when the magic, the checksum and the version hold.
+void begin_frame(ByteWriter& w, std::string_view magic, std::uint32_t version);
+std::optional<ByteReader> open_frame(std::string_view framed, std::string_view magic, std::uint32_t version);
 
 }  // namespace nvrtc_cache::util

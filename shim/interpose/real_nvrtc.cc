@@ -228,12 +228,8 @@ SlotRegistry& registry() {
   return *instance;
 }
 
-// Created at load, before any thread can be inside its creation.
 __attribute__((constructor)) void register_fork_locks() {
-  (void)registry();
-  store::join_fork_order(store::ForkRank::kSlotRegistry, {[] { registry().lock_for_fork(); },
-                                                          [] { registry().unlock_in_parent(); },
-                                                          [] { registry().renew_in_child(); }});
+  store::join_fork_order_of<&registry>(store::ForkRank::kSlotRegistry);
 }
 
 }  // namespace
