@@ -6,10 +6,11 @@
 #include <filesystem>
 #include <string>
 
+#include "core/compile_entry.h"
 #include "keying/cache_key.h"
-#include "shim/compile_entry.h"
+#include "core/compile_entry.h"
 #include "store/lmdb/lmdb_store.h"
-#include "store/memory_store.h"
+#include "tests/memory_store.h"
 
 namespace {
 
@@ -25,8 +26,8 @@ keying::ProgramInputs inputs_with_source(std::size_t bytes) {
   return in;
 }
 
-shim::CompileEntry entry_with_cubin(std::size_t bytes) {
-  shim::CompileEntry e;
+core::CompileEntry entry_with_cubin(std::size_t bytes) {
+  core::CompileEntry e;
   e.log = {0, true, 1, 0, std::string(1, '\0')};
   e.cubin = {0, true, bytes, 0, std::string(bytes, 'c')};
   e.ptx = {0, true, 1, 0, std::string(1, '\0')};
@@ -41,8 +42,8 @@ void BM_ComputeKey(benchmark::State& state) {
 BENCHMARK(BM_ComputeKey)->Arg(1 << 10)->Arg(64 << 10)->Arg(1 << 20);
 
 void BM_DecodeEntry(benchmark::State& state) {
-  const std::string bytes = shim::encode_entry(entry_with_cubin(static_cast<std::size_t>(state.range(0))));
-  for (auto _ : state) benchmark::DoNotOptimize(shim::decode_entry(bytes));
+  const std::string bytes = core::encode_entry(entry_with_cubin(static_cast<std::size_t>(state.range(0))));
+  for (auto _ : state) benchmark::DoNotOptimize(core::decode_entry(bytes));
   state.SetBytesProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_DecodeEntry)->Arg(8 << 10)->Arg(256 << 10)->Arg(4 << 20);

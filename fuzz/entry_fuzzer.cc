@@ -2,37 +2,37 @@
 // buffers are exactly the sizes replay reports, so ASan flags any write past them.
 #include <memory>
 
+#include "core/compile_entry.h"
+#include "core/replay_output.h"
 #include "fuzz/fuzz_support.h"
-#include "shim/compile_entry.h"
-#include "shim/replay_output.h"
 
 namespace nvrtc_cache::fuzz {
 namespace {
 
-void replay_everything(const shim::CompileEntry& e) {
-  for (const shim::RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) {
+void replay_everything(const core::CompileEntry& e) {
+  for (const core::RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) {
     size_t size = 0;
-    NVRTC_CACHE_FUZZ_CHECK(shim::replay_size(*o, &size) == NVRTC_SUCCESS);
+    NVRTC_CACHE_FUZZ_CHECK(core::replay_size(*o, &size) == NVRTC_SUCCESS);
     const std::unique_ptr<char[]> host(new char[size]);  // what a host allocates after the size getter
-    const nvrtcResult rc = shim::replay_data(*o, host.get());
+    const nvrtcResult rc = core::replay_data(*o, host.get());
     NVRTC_CACHE_FUZZ_CHECK(rc == static_cast<nvrtcResult>(o->data_rc));
     if (rc == NVRTC_SUCCESS) NVRTC_CACHE_FUZZ_CHECK(std::string_view(host.get(), size) == o->bytes);
   }
   for (const auto& n : e.lowered_names) {
     const char* lowered = "unwritten";
-    (void)shim::replay_lowered_name(n, &lowered);
+    (void)core::replay_lowered_name(n, &lowered);
     if (n.written) NVRTC_CACHE_FUZZ_CHECK(n.is_null ? lowered == nullptr : lowered != nullptr && lowered == n.lowered);
   }
 }
 
 void check(std::string_view framed) {
-  const std::optional<shim::CompileEntry> decoded = shim::decode_entry(framed);
+  const std::optional<core::CompileEntry> decoded = core::decode_entry(framed);
   if (!decoded) return;
-  NVRTC_CACHE_FUZZ_CHECK(shim::is_well_formed(*decoded));
-  const std::string encoded = shim::encode_entry(*decoded);
+  NVRTC_CACHE_FUZZ_CHECK(core::is_well_formed(*decoded));
+  const std::string encoded = core::encode_entry(*decoded);
   NVRTC_CACHE_FUZZ_CHECK(encoded == framed);  // the encoding is canonical
-  const std::optional<shim::CompileEntry> again = shim::decode_entry(encoded);
-  NVRTC_CACHE_FUZZ_CHECK(again && shim::encode_entry(*again) == encoded);
+  const std::optional<core::CompileEntry> again = core::decode_entry(encoded);
+  NVRTC_CACHE_FUZZ_CHECK(again && core::encode_entry(*again) == encoded);
   replay_everything(*decoded);
 }
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "keying/binary_io.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::fuzz {
 
@@ -18,11 +18,11 @@ inline std::string_view as_view(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }
 
-// `body` followed by its XXH3-64, as keying::append_checksum frames every checksummed format.
+// `body` followed by its XXH3-64, as util::append_checksum frames every checksummed format.
 inline std::string checksummed(std::string_view body) {
-  keying::ByteWriter w;
+  util::ByteWriter w;
   w.raw(body);
-  keying::append_checksum(w);
+  util::append_checksum(w);
   return std::move(w.str());
 }
 

@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   // The first 8 bytes as the last page number, the rest as a free-list record.
-  keying::ByteReader reader(input);
+  util::ByteReader reader(input);
   std::uint64_t last_page = 0;
   if (reader.u64(last_page)) {
     const std::string_view ids = input.substr(8);
@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // An overflow header, then the value size and page size it is checked against.
   if (input.size() >= store::kLmdbPageHeaderSize + 16) {
-    keying::ByteReader sizes(input.substr(store::kLmdbPageHeaderSize));
+    util::ByteReader sizes(input.substr(store::kLmdbPageHeaderSize));
     std::uint64_t value_size = 0, page_size = 0;
     if (sizes.u64(value_size) && sizes.u64(page_size)) {
       const bool sound = store::overflow_header_sound(input.substr(0, store::kLmdbPageHeaderSize), value_size, page_size);

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "keying/manifest.h"
-#include "shim/compile_entry.h"
+#include "core/compile_entry.h"
+#include "direct/manifest.h"
 #include "store/envelope.h"
 #include "store/lmdb/page_layout.h"
 #include "store/lmdb/records.h"
@@ -37,8 +37,8 @@ struct Corpus {
   }
 };
 
-std::vector<shim::CompileEntry> entries() {
-  shim::CompileEntry ok;
+std::vector<core::CompileEntry> entries() {
+  core::CompileEntry ok;
   ok.compile_rc = NVRTC_SUCCESS;
   ok.log = {NVRTC_SUCCESS, true, 1, NVRTC_SUCCESS, std::string(1, '\0')};
   const std::string ptx = "//\n.version 9.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n";
@@ -54,13 +54,13 @@ std::vector<shim::CompileEntry> entries() {
   ok.pch_heap_required_written = true;
   ok.compile_nanos = 25'000'000;
 
-  shim::CompileEntry failed = ok;
+  core::CompileEntry failed = ok;
   failed.compile_rc = NVRTC_ERROR_COMPILATION;
   const std::string log = "error.cu(1): error: identifier \"undefined_function\" is undefined\n";
   failed.log = {NVRTC_SUCCESS, true, log.size() + 1, NVRTC_SUCCESS, log + '\0'};
   failed.ptx = {NVRTC_SUCCESS, true, 0, NVRTC_ERROR_INVALID_PROGRAM, ""};
   failed.lowered_names = {{"k", NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION, true, true, ""}};
-  return {ok, failed, shim::CompileEntry{}};
+  return {ok, failed, core::CompileEntry{}};
 }
 
 std::string temp_directory() {
@@ -69,18 +69,18 @@ std::string temp_directory() {
   return pattern;
 }
 
-keying::DependencySet recorded_set(const std::string& dir) {
+direct::DependencySet recorded_set(const std::string& dir) {
   const std::string header = dir + "/dep.h";
   std::ofstream(header) << "#define DEP 1\n";
   const std::string missing = dir + "/missing.h";
   setenv("NVRTC_CACHE_SEED_VAR", "1", 1);
-  const std::vector<keying::Observation> observed = {  // views: the strings above outlive them
-      {keying::ObservationKind::kStat, false, false, missing, {}},
-      {keying::ObservationKind::kOpen, true, false, header, {}},
-      {keying::ObservationKind::kRealpath, true, false, dir, dir},
-      {keying::ObservationKind::kGetenv, true, false, "NVRTC_CACHE_SEED_VAR", "1"}};
-  auto recorded = keying::record_dependencies(observed, dir, std::numeric_limits<std::int64_t>::max(), {});
-  return recorded.set.value_or(keying::DependencySet{});
+  const std::vector<direct::Observation> observed = {  // views: the strings above outlive them
+      {direct::ObservationKind::kStat, false, false, missing, {}},
+      {direct::ObservationKind::kOpen, true, false, header, {}},
+      {direct::ObservationKind::kRealpath, true, false, dir, dir},
+      {direct::ObservationKind::kGetenv, true, false, "NVRTC_CACHE_SEED_VAR", "1"}};
+  auto recorded = direct::record_dependencies(observed, dir, std::numeric_limits<std::int64_t>::max(), {});
+  return recorded.set.value_or(direct::DependencySet{});
 }
 
 std::string le64s(std::initializer_list<std::uint64_t> values) {
@@ -105,24 +105,24 @@ int main(int argc, char** argv) {
 
   int i = 0;
   for (const auto& e : entries()) {
-    const std::string encoded = shim::encode_entry(e);
+    const std::string encoded = core::encode_entry(e);
     corpus.add_framed("entry", "entry-" + std::to_string(i), encoded);
     const std::string key = "R" + std::string(32, static_cast<char>('a' + i));
     corpus.add("envelope", "entry-" + std::to_string(i++), std::string(1, static_cast<char>(key.size())) + key +
                                                                 store::wrap_value(key, encoded));
   }
 
-  const keying::DependencySet set = recorded_set(dir);
-  keying::ByteWriter set_bytes;
+  const direct::DependencySet set = recorded_set(dir);
+  util::ByteWriter set_bytes;
   set.encode(set_bytes);
   corpus.add("dependency_set", "recorded", set_bytes.str());
   corpus.add("dependency_set", "empty", std::string(24, '\0'));
-  keying::Manifest manifest;
+  direct::Manifest manifest;
   manifest.add({keying::CacheKey{1}, set});
   manifest.add({keying::CacheKey{2}, {}});
-  const std::string manifest_bytes = keying::encode_manifest(manifest);
+  const std::string manifest_bytes = direct::encode_manifest(manifest);
   corpus.add_framed("manifest", "recorded", manifest_bytes);
-  corpus.add_framed("manifest", "empty", keying::encode_manifest({}));
+  corpus.add_framed("manifest", "empty", direct::encode_manifest({}));
   const std::string manifest_key = "M" + std::string(32, 'm');
   corpus.add("envelope", "manifest", std::string(1, static_cast<char>(manifest_key.size())) + manifest_key +
                                          store::wrap_value(manifest_key, manifest_bytes));

@@ -3,6 +3,10 @@
 #include <blake2.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::keying {
 namespace {
@@ -23,9 +27,9 @@ class FramedHasher {
   }
 
   void count_field(std::string_view label, std::uint64_t count) {
-    std::uint8_t bytes[8];
-    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<std::uint8_t>(count >> (8 * i));
-    field(label, {reinterpret_cast<const char*>(bytes), sizeof bytes});
+    char bytes[8];
+    util::store_le(bytes, count, sizeof bytes);
+    field(label, {bytes, sizeof bytes});
   }
 
   CacheKey finish() {
@@ -36,8 +40,8 @@ class FramedHasher {
 
  private:
   void write_u64(std::uint64_t value) {
-    std::uint8_t bytes[8];
-    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
+    char bytes[8];
+    util::store_le(bytes, value, sizeof bytes);
     update(bytes, sizeof bytes);
   }
   void update(const void* data, std::size_t size) {

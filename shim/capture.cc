@@ -16,9 +16,9 @@ using DataGetter = nvrtcResult (*)(nvrtcProgram, char*);
 
 // Fills the buffer with two different patterns: if NVRTC leaves any byte unwritten the two reads
 // differ, and replaying would not reproduce the host's buffer exactly.
-std::optional<RecordedOutput> capture_output(SizeGetter size_getter, DataGetter data_getter, nvrtcProgram prog) {
+std::optional<core::RecordedOutput> capture_output(SizeGetter size_getter, DataGetter data_getter, nvrtcProgram prog) {
   if (size_getter == nullptr || data_getter == nullptr) return std::nullopt;
-  RecordedOutput out;
+  core::RecordedOutput out;
   size_t size = kUnwrittenSize;
   out.size_rc = size_getter(prog, &size);
   out.size_written = size != kUnwrittenSize;
@@ -35,8 +35,9 @@ std::optional<RecordedOutput> capture_output(SizeGetter size_getter, DataGetter 
   return out;
 }
 
-RecordedLoweredName capture_lowered_name(const RealNvrtc& real, nvrtcProgram prog, const std::string& expression) {
-  RecordedLoweredName n;
+core::RecordedLoweredName capture_lowered_name(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                               const std::string& expression) {
+  core::RecordedLoweredName n;
   n.expression = expression;
   const char* lowered = kUnwrittenName;
   n.rc = real.nvrtcGetLoweredName(prog, expression.c_str(), &lowered);
@@ -48,11 +49,11 @@ RecordedLoweredName capture_lowered_name(const RealNvrtc& real, nvrtcProgram pro
 
 }  // namespace
 
-std::optional<CompileEntry> capture_outputs(const RealNvrtc& real, nvrtcProgram prog,
-                                            const keying::ProgramInputs& inputs) {
-  CompileEntry e;
+std::optional<core::CompileEntry> capture_outputs(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                                  const keying::ProgramInputs& inputs) {
+  core::CompileEntry e;
   struct Kind {
-    RecordedOutput* out;
+    core::RecordedOutput* out;
     SizeGetter size;
     DataGetter data;
   };

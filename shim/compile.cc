@@ -4,29 +4,31 @@
 #include <link.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <ctime>
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
-#include <mutex>
-#include <set>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/log.h"
+#include "direct/dependencies.h"
+#include "direct/manifest.h"
 #include "keying/cache_key.h"
-#include "keying/dependencies.h"
-#include "keying/manifest.h"
 #include "shim/capture.h"
-#include "shim/file_watch.h"
 #include "shim/hooks.h"
-#include "shim/log.h"
 #include "shim/program_table.h"
 #include "shim/runtime.h"
+#include "shim/watch/file_watch.h"
 #include "store/fork_locks.h"
 #include "shim/single_flight.h"
+#include "util/clock.h"
+#include "util/errno_guard.h"
 
 namespace nvrtc_cache::shim::hooks {
 namespace {
@@ -37,16 +39,7 @@ std::int64_t nanos_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
 }
 
-// Restores errno on scope exit to the value it had when `set()` was last called (or at entry).
-class ErrnoGuard {
- public:
-  ErrnoGuard() : saved_(errno) {}
-  ~ErrnoGuard() { errno = saved_; }
-  void set(int value) { saved_ = value; }
-
- private:
-  int saved_;
-};
+using util::ErrnoGuard;
 
 // Options whose effect is not captured by the result: they write files or use precompiled headers.
 bool has_side_effects(std::string_view option) {
@@ -78,19 +71,19 @@ bool is_driver_object(const void* caller) {
   return file.find("libcuda.so") != std::string_view::npos || file.find("libnvidia-") != std::string_view::npos;
 }
 
-std::vector<keying::Observation> observations_of(const CompileWatch& watch) {
-  std::vector<keying::Observation> out;
+std::vector<direct::Observation> observations_of(const watch::CompileWatch& watch) {
+  std::vector<direct::Observation> out;
   out.reserve(watch.event_count());
-  watch.for_each_event([&out](const WatchEvent& e) {
+  watch.for_each_event([&out](const watch::WatchEvent& e) {
     if (!is_driver_object(e.caller)) out.push_back(e.observation);
   });
   return out;
 }
 
-keying::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
-  keying::TimeMacros uses = keying::scan_time_macros(inputs.source);
+direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
+  direct::TimeMacros uses = direct::scan_time_macros(inputs.source);
   for (const auto& h : inputs.headers) {
-    const keying::TimeMacros m = keying::scan_time_macros(h.content);
+    const direct::TimeMacros m = direct::scan_time_macros(h.content);
     uses.time = uses.time || m.time;
     uses.date = uses.date || m.date;
   }
@@ -108,7 +101,7 @@ class VariablesSeen {
     std::lock_guard lock(mu_);
     return {names_.begin(), names_.end()};
   }
-  void add(const keying::DependencySet& set) {
+  void add(const direct::DependencySet& set) {
     std::lock_guard lock(mu_);
     for (const auto& e : set.env) names_.insert(e.name);
   }
@@ -123,18 +116,8 @@ VariablesSeen& variables_seen() {
   return *seen;
 }
 
-// Created at load, before any thread can be inside its creation.
 __attribute__((constructor)) void register_fork_locks() {
-  (void)variables_seen();
-  store::join_fork_order(store::ForkRank::kVariablesSeen, {[] { variables_seen().lock_for_fork(); },
-                                                           [] { variables_seen().unlock_in_parent(); },
-                                                           [] { variables_seen().renew_in_child(); }});
-}
-
-std::int64_t realtime_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  store::join_fork_order_of<&variables_seen>(store::ForkRank::kVariablesSeen);
 }
 
 std::string current_working_directory() {
@@ -151,11 +134,11 @@ bool result_is_cacheable(nvrtcResult rc) {
   return rc == NVRTC_SUCCESS || rc == NVRTC_ERROR_COMPILATION || rc == NVRTC_ERROR_INVALID_OPTION;
 }
 
-nvrtcResult compile_uncached(const RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
+nvrtcResult compile_uncached(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
                              const char* const* options, std::string_view why) {
   Runtime& runtime = Runtime::instance();
-  runtime.stats().add(Counter::uncacheable);
-  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "uncacheable compile: " + std::string(why));
+  runtime.stats().add(core::Counter::uncacheable);
+  core::log_debug([&] { return "uncacheable compile: " + std::string(why); });
   record.served.reset();
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
   const int compile_errno = errno;
@@ -165,18 +148,18 @@ nvrtcResult compile_uncached(const RealNvrtc& real, ProgramRecord& record, nvrtc
   return rc;
 }
 
-std::optional<CompileEntry> decode_or_drop(store::Store& store, const std::string& key, std::string_view bytes) {
-  std::optional<CompileEntry> entry = decode_entry(bytes);
+std::optional<core::CompileEntry> decode_or_drop(store::Store& store, const std::string& key, std::string_view bytes) {
+  std::optional<core::CompileEntry> entry = core::decode_entry(bytes);
   if (!entry) {
-    Runtime::instance().stats().add(Counter::corrupt);
-    log_once(LogLevel::kWarn, "corrupt-entry", "a cache entry failed verification; dropped and recompiled");
+    Runtime::instance().stats().add(core::Counter::corrupt);
+    core::log_once(core::LogLevel::kWarn, "corrupt-entry", "a cache entry failed verification; dropped and recompiled");
     (void)store.erase(key);
   }
   return entry;
 }
 
 struct Lookup {
-  std::optional<CompileEntry> entry;
+  std::optional<core::CompileEntry> entry;
   std::string miss_reason;
   std::int64_t validate_ns = 0;
 };
@@ -184,28 +167,28 @@ struct Lookup {
 // The direct key names a manifest; the first result whose dependencies still hold is the answer.
 Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
   Lookup out;
-  const std::string manifest_key = keying::manifest_store_key(direct_key);
+  const std::string manifest_key = direct::manifest_store_key(direct_key);
   std::optional<std::string> bytes = store.get(manifest_key);
   if (!bytes) {
     out.miss_reason = "no manifest";
     return out;
   }
-  std::optional<keying::Manifest> manifest = keying::decode_manifest(*bytes);
+  std::optional<direct::Manifest> manifest = direct::decode_manifest(*bytes);
   if (!manifest) {
-    Runtime::instance().stats().add(Counter::corrupt);
+    Runtime::instance().stats().add(core::Counter::corrupt);
     (void)store.erase(manifest_key);
     out.miss_reason = "the manifest was corrupt";
     return out;
   }
-  for (keying::ManifestResult& result : manifest->results) {
+  for (direct::ManifestResult& result : manifest->results) {
     const auto validate_start = Clock::now();
-    const keying::Validation v = keying::validate_dependencies(result.dependencies);
+    const direct::Validation v = direct::validate_dependencies(result.dependencies);
     out.validate_ns += nanos_between(validate_start, Clock::now());
     if (!v.matches) {
       if (out.miss_reason.empty()) out.miss_reason = v.mismatch;
       continue;
     }
-    const std::string key = keying::result_store_key(result.result_key);
+    const std::string key = direct::result_store_key(result.result_key);
     std::optional<std::string> entry_bytes = store.get(key);
     if (!entry_bytes) {
       if (out.miss_reason.empty()) out.miss_reason = "the result is gone from the store";
@@ -213,7 +196,7 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
     }
     out.entry = decode_or_drop(store, key, *entry_bytes);
     if (!out.entry) continue;
-    if (v.refreshed) (void)store.put(manifest_key, keying::encode_manifest(*manifest));  // touched files
+    if (v.refreshed) (void)store.put(manifest_key, direct::encode_manifest(*manifest));  // touched files
     out.miss_reason.clear();
     return out;
   }
@@ -221,83 +204,182 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
   return out;
 }
 
-nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, CompileEntry entry,
-                  Clock::time_point started, Clock::time_point keyed,
-                  Clock::time_point looked_up, std::int64_t validate_ns, std::int64_t wait_ns = 0) {
+nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, core::CompileEntry entry,
+                  Clock::time_point started, Clock::time_point keyed, Clock::time_point looked_up,
+                  std::int64_t validate_ns, std::int64_t wait_ns = 0) {
   Runtime& runtime = Runtime::instance();
   const nvrtcResult rc = static_cast<nvrtcResult>(entry.compile_rc);
   const std::int64_t saved = static_cast<std::int64_t>(entry.compile_nanos);
-  record.served = std::make_shared<const CompileEntry>(std::move(entry));
+  record.served = std::make_shared<const core::CompileEntry>(std::move(entry));
   const auto replayed = Clock::now();
   auto& stats = runtime.stats();
-  stats.add(Counter::hits);
-  stats.add(Counter::hit_keying_ns, nanos_between(started, keyed));
+  stats.add(core::Counter::hits);
+  stats.add(core::Counter::hit_keying_ns, nanos_between(started, keyed));
   // A wait for another compile's result is counted in wait_ns (the last validation falls inside it).
-  stats.add(Counter::hit_lookup_ns, std::max<std::int64_t>(0, nanos_between(keyed, looked_up) - validate_ns - wait_ns));
-  stats.add(Counter::hit_validate_ns, validate_ns);
-  stats.add(Counter::hit_replay_ns, nanos_between(looked_up, replayed));
-  stats.add(Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
-  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "hit " + keying::to_hex(direct_key));
+  stats.add(core::Counter::hit_lookup_ns,
+            std::max<std::int64_t>(0, nanos_between(keyed, looked_up) - validate_ns - wait_ns));
+  stats.add(core::Counter::hit_validate_ns, validate_ns);
+  stats.add(core::Counter::hit_replay_ns, nanos_between(looked_up, replayed));
+  stats.add(core::Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
+  core::log_debug([&] { return "hit " + keying::to_hex(direct_key); });
   runtime.flush_stats(false);
   return rc;
 }
 
-// Stores the result under its result key and adds it to the direct key's manifest.
-void store_result(store::Store& store, const RealNvrtc& real, nvrtcProgram prog, const ProgramRecord& record,
-                  const keying::CacheKey& direct_key, keying::DependencySet dependencies, nvrtcResult compile_rc,
-                  std::int64_t compile_nanos) {
-  Runtime& runtime = Runtime::instance();
-  std::optional<CompileEntry> entry = capture_outputs(real, prog, record.inputs);
+// The compile's outputs read back from NVRTC, or nullopt (counted and logged) if any cannot be
+// read back exactly (e.g. a return code newer than this build knows).
+std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                                 const ProgramRecord& record, nvrtcResult compile_rc,
+                                                 std::int64_t compile_nanos) {
+  std::optional<core::CompileEntry> entry = capture_outputs(real, prog, record.inputs);
   if (entry) entry->compile_rc = compile_rc;
-  if (!entry || !is_well_formed(*entry)) {  // e.g. a return code newer than this build knows
-    runtime.stats().add(Counter::uncacheable);
-    log_line(LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
-    return;
+  if (!entry || !core::is_well_formed(*entry)) {
+    Runtime::instance().stats().add(core::Counter::uncacheable);
+    core::log_line(core::LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
+    return std::nullopt;
   }
   entry->compile_nanos = static_cast<std::uint64_t>(compile_nanos);
-  runtime.stats().add(Counter::misses);
-  runtime.stats().add(Counter::compile_ns, compile_nanos);
+  return entry;
+}
 
-  const keying::CacheKey result = keying::result_key(direct_key, dependencies);
-  store::Status status = store.put(keying::result_store_key(result), encode_entry(*entry));
-  if (status) {
-    const std::string manifest_key = keying::manifest_store_key(direct_key);
-    keying::Manifest manifest;
-    if (std::optional<std::string> bytes = store.get(manifest_key)) {
-      manifest = keying::decode_manifest(*bytes).value_or(keying::Manifest{});
-    }
-    const std::size_t files = static_cast<std::size_t>(
-        std::count_if(dependencies.paths.begin(), dependencies.paths.end(), [](const auto& p) { return p.content; }));
-    const std::string summary = std::to_string(files) + " files read, " +
-                                std::to_string(dependencies.paths.size() - files) + " paths probed, " +
-                                std::to_string(dependencies.env.size()) + " environment variables";
-    for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
-      (void)store.erase(keying::result_store_key(dropped));
-    }
-    status = store.put(manifest_key, keying::encode_manifest(manifest));
-    if (status && log_enabled(LogLevel::kDebug)) {
-      log_line(LogLevel::kDebug, "stored " + keying::to_hex(direct_key) + ": " + summary + " (" +
-                                     std::to_string(manifest.results.size()) + " results in its manifest)");
-    }
+// "3 files read, 12 paths probed, 2 environment variables", for the debug log.
+std::string summary_of(const direct::DependencySet& dependencies) {
+  const std::size_t files = static_cast<std::size_t>(
+      std::count_if(dependencies.paths.begin(), dependencies.paths.end(), [](const auto& p) { return p.content; }));
+  return std::to_string(files) + " files read, " + std::to_string(dependencies.paths.size() - files) +
+         " paths probed, " + std::to_string(dependencies.env.size()) + " environment variables";
+}
+
+// Adds `result` to the direct key's manifest (erasing the results it displaces) and writes it back.
+store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direct_key, const keying::CacheKey& result,
+                              direct::DependencySet dependencies) {
+  const std::string manifest_key = direct::manifest_store_key(direct_key);
+  direct::Manifest manifest;
+  if (std::optional<std::string> bytes = store.get(manifest_key)) {
+    manifest = direct::decode_manifest(*bytes).value_or(direct::Manifest{});
   }
+  const std::string summary = summary_of(dependencies);
+  for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
+    (void)store.erase(direct::result_store_key(dropped));
+  }
+  store::Status status = store.put(manifest_key, direct::encode_manifest(manifest));
   if (status) {
-    runtime.stats().add(Counter::stores);
+    core::log_debug([&] {
+      return "stored " + keying::to_hex(direct_key) + ": " + summary + " (" + std::to_string(manifest.results.size()) +
+             " results in its manifest)";
+    });
+  }
+  return status;
+}
+
+// Stores the result under its result key and adds it to the direct key's manifest.
+void store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+                  const ProgramRecord& record, const keying::CacheKey& direct_key, direct::DependencySet dependencies,
+                  nvrtcResult compile_rc, std::int64_t compile_nanos) {
+  Runtime& runtime = Runtime::instance();
+  std::optional<core::CompileEntry> entry = entry_to_store(real, prog, record, compile_rc, compile_nanos);
+  if (!entry) return;
+  runtime.stats().add(core::Counter::misses);
+  runtime.stats().add(core::Counter::compile_ns, compile_nanos);
+
+  const keying::CacheKey result = direct::result_key(direct_key, dependencies);
+  store::Status status = store.put(direct::result_store_key(result), core::encode_entry(*entry));
+  if (status) status = add_to_manifest(store, direct_key, result, std::move(dependencies));
+  if (status) {
+    runtime.stats().add(core::Counter::stores);
   } else {
-    runtime.stats().add(Counter::errors);
-    log_once(LogLevel::kWarn, "store-put",
-             "could not write to the cache (" + status.message() + "); compiling without storing");
+    runtime.stats().add(core::Counter::errors);
+    core::log_once(core::LogLevel::kWarn, "store-put",
+                   "could not write to the cache (" + status.message() + "); compiling without storing");
   }
   runtime.flush_stats(true);
 }
 
-nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
+// The inputs only known at compile time: the options, the working directory and $PWD.
+void record_compile_context(ProgramRecord& record, int n, const char* const* options) {
+  record.inputs.options.assign(options, options + n);
+  record.inputs.working_directory = current_working_directory();
+  if (const char* pwd = std::getenv("PWD")) {
+    record.inputs.pwd_variable = pwd;
+  } else {
+    record.inputs.pwd_variable.reset();
+  }
+}
+
+// The real compile, with NVRTC's libc calls recorded into `watch`.
+struct WatchedCompile {
+  nvrtcResult rc = NVRTC_SUCCESS;
+  int errno_after = 0;
+  std::int64_t start_realtime_ns = 0;  // for "modified during the compile"
+  std::int64_t nanos = 0;
+};
+
+WatchedCompile compile_watched(const interpose::RealNvrtc& real, nvrtcProgram prog, int n, const char* const* options,
+                               watch::CompileWatch& watch) {
+  WatchedCompile out;
+  out.start_realtime_ns = util::realtime_ns();
+  const auto start = Clock::now();
+  out.rc = real.nvrtcCompileProgram(prog, n, options);
+  const auto end = Clock::now();
+  watch.stop();
+  out.errno_after = errno;
+  out.nanos = nanos_between(start, end);
+  return out;
+}
+
+// What the compile depended on, from what the watch saw; no set when it must not be stored.
+direct::RecordedDependencies dependencies_of(const watch::CompileWatch& watch, const WatchedCompile& compile,
+                                             const ProgramRecord& record) {
+  direct::RecordedDependencies dependencies;
+  if (!result_is_cacheable(compile.rc)) {
+    dependencies.why_not = "NVRTC returned " + std::to_string(compile.rc);
+  } else if (watch.tainted()) {
+    dependencies.why_not = watch.why_tainted();
+  } else if (watch.event_count() == 0) {
+    // NVRTC probes the working directory in every compile; seeing nothing means its libc calls do
+    // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so
+    // its file reads cannot be tracked.
+    dependencies.why_not = "NVRTC's file accesses are not observable in this process";
+    core::log_once(core::LogLevel::kWarn, "unobservable",
+                   "NVRTC's file accesses are not observable in this process; compiles are not cached");
+  } else {
+    dependencies = direct::record_dependencies(observations_of(watch), record.inputs.working_directory,
+                                               compile.start_realtime_ns, time_macros_in(record.inputs),
+                                               variables_seen().snapshot());
+    if (dependencies.set) variables_seen().add(*dependencies.set);
+  }
+  return dependencies;
+}
+
+// After a miss: stores the result if it can be (and the cache is writable), counting the outcome.
+void keep_result(store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+                 const ProgramRecord& record, const keying::CacheKey& key, direct::RecordedDependencies dependencies,
+                 const WatchedCompile& compile) {
+  Runtime& runtime = Runtime::instance();
+  if (!dependencies.set) {
+    runtime.stats().add(core::Counter::uncacheable);
+    core::log_debug([&] { return "uncacheable compile: " + dependencies.why_not; });
+    runtime.flush_stats(false);
+  } else if (store && runtime.store_read_only()) {
+    runtime.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
+  } else if (store) {
+    try {
+      store_result(*store, real, prog, record, key, std::move(*dependencies.set), compile.rc, compile.nanos);
+    } catch (...) {  // the real compile stands; only the caching failed
+      runtime.stats().add(core::Counter::errors);
+      core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
+    }
+  } else {
+    runtime.stats().add(core::Counter::errors);
+  }
+}
+
+// Key, look up, and serve a hit; on a miss, compile under the watch and keep the result.
+nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
                                   const char* const* options) {
   Runtime& runtime = Runtime::instance();
   const auto started = Clock::now();
-  record.inputs.options.assign(options, options + n);
-  record.inputs.working_directory = current_working_directory();
-  if (const char* pwd = std::getenv("PWD")) record.inputs.pwd_variable = pwd;
-  else record.inputs.pwd_variable.reset();
+  record_compile_context(record, n, options);
   const keying::CacheKey key = keying::compute_key(record.inputs);
   store::Store* store = runtime.store();
   const auto keyed = Clock::now();
@@ -315,59 +397,19 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
     }
     miss_reason = std::move(found.miss_reason);
   }
-  if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "miss " + keying::to_hex(key) + ": " + miss_reason);
+  core::log_debug([&] { return "miss " + keying::to_hex(key) + ": " + miss_reason; });
 
   record.served.reset();
-  CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
-  const std::int64_t compile_start_realtime = realtime_ns();
-  const auto compile_start = Clock::now();
-  const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
-  const auto compile_end = Clock::now();
-  watch.stop();
-  const int compile_errno = errno;
-
-  keying::RecordedDependencies dependencies;
-  if (!result_is_cacheable(rc)) {
-    dependencies.why_not = "NVRTC returned " + std::to_string(rc);
-  } else if (watch.tainted()) {
-    dependencies.why_not = watch.why_tainted();
-  } else if (watch.event_count() == 0) {
-    // NVRTC probes the working directory in every compile; seeing nothing means its libc calls do
-    // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so
-    // its file reads cannot be tracked.
-    dependencies.why_not = "NVRTC's file accesses are not observable in this process";
-    log_once(LogLevel::kWarn, "unobservable",
-             "NVRTC's file accesses are not observable in this process; compiles are not cached");
-  } else {
-    dependencies = keying::record_dependencies(observations_of(watch), record.inputs.working_directory,
-                                               compile_start_realtime, time_macros_in(record.inputs),
-                                               variables_seen().snapshot());
-    if (dependencies.set) variables_seen().add(*dependencies.set);
-  }
-  if (!dependencies.set) {
-    runtime.stats().add(Counter::uncacheable);
-    if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "uncacheable compile: " + dependencies.why_not);
-    runtime.flush_stats(false);
-  } else if (store && runtime.store_read_only()) {
-    runtime.stats().add(Counter::misses);  // a read-only cache stores nothing (said once at open)
-  } else if (store) {
-    try {
-      store_result(*store, real, prog, record, key, std::move(*dependencies.set), rc,
-                   nanos_between(compile_start, compile_end));
-    } catch (...) {  // the real compile stands; only the caching failed
-      runtime.stats().add(Counter::errors);
-      log_once(LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
-    }
-  } else {
-    runtime.stats().add(Counter::errors);
-  }
-  errno = compile_errno;
-  return rc;
+  watch::CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
+  const WatchedCompile compile = compile_watched(real, prog, n, options, watch);
+  keep_result(store, real, prog, record, key, dependencies_of(watch, compile, record), compile);
+  errno = compile.errno_after;
+  return compile.rc;
 }
 
 }  // namespace
 
-nvrtcResult nvrtcCreateProgram(const RealNvrtc& real, nvrtcProgram* prog, const char* src, const char* name,
+nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog, const char* src, const char* name,
                                int num_headers, const char* const* headers, const char* const* include_names) {
   const nvrtcResult rc = real.nvrtcCreateProgram(prog, src, name, num_headers, headers, include_names);
   if (rc != NVRTC_SUCCESS || prog == nullptr || *prog == nullptr || !Runtime::instance().enabled()) return rc;
@@ -395,7 +437,7 @@ nvrtcResult nvrtcCreateProgram(const RealNvrtc& real, nvrtcProgram* prog, const 
   return rc;
 }
 
-nvrtcResult nvrtcDestroyProgram(const RealNvrtc& real, nvrtcProgram* prog) {
+nvrtcResult nvrtcDestroyProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog) {
   if (prog != nullptr && *prog != nullptr) {
     // Before the real destroy: afterwards NVRTC may hand the same address to another thread's program.
     ErrnoGuard errno_guard;
@@ -404,7 +446,8 @@ nvrtcResult nvrtcDestroyProgram(const RealNvrtc& real, nvrtcProgram* prog) {
   return real.nvrtcDestroyProgram(prog);
 }
 
-nvrtcResult nvrtcAddNameExpression(const RealNvrtc& real, nvrtcProgram prog, const char* const name_expression) {
+nvrtcResult nvrtcAddNameExpression(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                   const char* const name_expression) {
   auto record = program_table().find(prog);
   if (record && record->served) {
     // NVRTC's answer for a program it has compiled.
@@ -422,7 +465,7 @@ nvrtcResult nvrtcAddNameExpression(const RealNvrtc& real, nvrtcProgram prog, con
   return rc;
 }
 
-nvrtcResult nvrtcSetFlowCallback(const RealNvrtc& real, nvrtcProgram prog, int (*callback)(void*, void*),
+nvrtcResult nvrtcSetFlowCallback(const interpose::RealNvrtc& real, nvrtcProgram prog, int (*callback)(void*, void*),
                                  void* payload) {
   const nvrtcResult rc = real.nvrtcSetFlowCallback(prog, callback, payload);
   if (rc == NVRTC_SUCCESS) {
@@ -431,7 +474,7 @@ nvrtcResult nvrtcSetFlowCallback(const RealNvrtc& real, nvrtcProgram prog, int (
   return rc;
 }
 
-nvrtcResult nvrtcCompileProgram(const RealNvrtc& real, nvrtcProgram prog, int num_options,
+nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
                                 const char* const* options) {
   Runtime& runtime = Runtime::instance();
   std::shared_ptr<ProgramRecord> record = runtime.enabled() ? program_table().find(prog) : nullptr;
@@ -450,8 +493,8 @@ nvrtcResult nvrtcCompileProgram(const RealNvrtc& real, nvrtcProgram prog, int nu
   } catch (...) {
     // Fail open. If the real compile already ran, its results stand; this path is reached only
     // before it (allocation failures while keying or looking up).
-    runtime.stats().add(Counter::errors);
-    log_once(LogLevel::kError, "compile-exception", "internal error; compiling without the cache");
+    runtime.stats().add(core::Counter::errors);
+    core::log_once(core::LogLevel::kError, "compile-exception", "internal error; compiling without the cache");
     record->served.reset();
     const nvrtcResult rc = real.nvrtcCompileProgram(prog, num_options, options);
     errno_guard.set(errno);

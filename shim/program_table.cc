@@ -15,7 +15,7 @@ std::shared_ptr<ProgramRecord> ProgramTable::find(nvrtcProgram handle) const {
   return it == records_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<const CompileEntry> ProgramTable::served_entry(nvrtcProgram handle) const {
+std::shared_ptr<const core::CompileEntry> ProgramTable::served_entry(nvrtcProgram handle) const {
   std::shared_lock lock(mu_);
   auto it = records_.find(handle);
   return it == records_.end() ? nullptr : it->second->served;
@@ -35,12 +35,8 @@ ProgramTable& program_table() {
 
 namespace {
 
-// Created at load, before any thread can be inside its creation.
 __attribute__((constructor)) void register_fork_locks() {
-  (void)program_table();
-  store::join_fork_order(store::ForkRank::kProgramTable, {[] { program_table().lock_for_fork(); },
-                                                          [] { program_table().unlock_in_parent(); },
-                                                          [] { program_table().renew_in_child(); }});
+  store::join_fork_order_of<&program_table>(store::ForkRank::kProgramTable);
 }
 
 }  // namespace

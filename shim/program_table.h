@@ -13,8 +13,8 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "core/compile_entry.h"
 #include "keying/program_inputs.h"
-#include "shim/compile_entry.h"
 
 namespace nvrtc_cache::shim {
 
@@ -22,7 +22,7 @@ struct ProgramRecord {
   keying::ProgramInputs inputs;
   bool capturable = true;        // false: some input could not be captured (e.g. a NULL header)
   bool has_flow_callback = false;  // the host wants callbacks during compile: never served
-  std::shared_ptr<const CompileEntry> served;  // set while the last compile was served from cache
+  std::shared_ptr<const core::CompileEntry> served;  // set while the last compile was served from cache
 };
 
 class ProgramTable {
@@ -30,7 +30,7 @@ class ProgramTable {
   void insert(nvrtcProgram handle, std::shared_ptr<ProgramRecord> record);
   std::shared_ptr<ProgramRecord> find(nvrtcProgram handle) const;
   // The record if the program's last compile was served from the cache (the common getter check).
-  std::shared_ptr<const CompileEntry> served_entry(nvrtcProgram handle) const;
+  std::shared_ptr<const core::CompileEntry> served_entry(nvrtcProgram handle) const;
   void erase(nvrtcProgram handle);
 
   // The fork handlers (store/fork_locks.h).

@@ -4,17 +4,13 @@
 #include <cstdlib>
 #include <mutex>
 
-#include "shim/log.h"
+#include "core/log.h"
 #include "store/cache_directory.h"
 #include "store/fork_locks.h"
+#include "util/clock.h"
 
 namespace nvrtc_cache::shim {
 namespace {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::atomic<Runtime*> g_runtime{nullptr};
 constinit std::mutex g_creation_mu;    // store::ForkRank::kRuntimeCreation
@@ -47,10 +43,11 @@ Runtime& Runtime::instance() {
   return *runtime;
 }
 
-Runtime::Runtime() : config_(config_from_process_environment()), last_flush_ns_(now_ns()) {
-  log_configure(config_.log_level, config_.log_file);
-  for (const auto& problem : config_.problems) log_line(LogLevel::kWarn, problem);
-  if (config_.disabled) log_line(LogLevel::kInfo, "disabled by NVRTC_CACHE_DISABLE; every call goes to NVRTC");
+Runtime::Runtime() : config_(core::config_from_process_environment()), last_flush_ns_(util::steady_ns()) {
+  core::log_configure(config_.log_level, config_.log_file);
+  for (const auto& problem : config_.problems) core::log_line(core::LogLevel::kWarn, problem);
+  if (config_.disabled)
+    core::log_line(core::LogLevel::kInfo, "disabled by NVRTC_CACHE_DISABLE; every call goes to NVRTC");
 }
 
 store::Store* Runtime::store() {
@@ -58,16 +55,16 @@ store::Store* Runtime::store() {
   std::lock_guard lock(g_store_open_mu);
   if (!store_opened_.load(std::memory_order_relaxed)) {
     const int saved_errno = errno;
-    store::OpenedCache opened = store::open_cache(cache_policy(config_));
-    for (const auto& message : opened.messages) log_line(LogLevel::kWarn, message);
+    store::OpenedCache opened = store::open_cache(core::cache_policy(config_));
+    for (const auto& message : opened.messages) core::log_line(core::LogLevel::kWarn, message);
     store_ = std::move(opened.store);
     read_only_ = opened.read_only;
     if (!store_) {
-      log_once(LogLevel::kWarn, "store-open",
-               "cannot open the cache at " + opened.directory + " (" + opened.status.message() +
-                   "); compiling without the cache");
+      core::log_once(core::LogLevel::kWarn, "store-open",
+                     "cannot open the cache at " + opened.directory + " (" + opened.status.message() +
+                         "); compiling without the cache");
     } else {
-      log_line(LogLevel::kDebug, "cache at " + opened.directory);
+      core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
       cache_directory_ = opened.directory;
       std::atexit(flush_at_exit);
     }
@@ -78,7 +75,7 @@ store::Store* Runtime::store() {
 }
 
 void Runtime::flush_stats(bool force) {
-  const std::int64_t now = now_ns();
+  const std::int64_t now = util::steady_ns();
   std::int64_t last = last_flush_ns_.load(std::memory_order_relaxed);
   if (!force && now - last < 1'000'000'000) return;
   if (!last_flush_ns_.compare_exchange_strong(last, now) && !force) return;
@@ -90,16 +87,17 @@ void Runtime::flush_stats(bool force) {
     const std::uint64_t dropped = s->corrupt_entries_dropped();
     const std::uint64_t reported = corrupt_reported_.exchange(dropped);
     if (dropped > reported) {
-      stats_.add(Counter::corrupt, static_cast<std::int64_t>(dropped - reported));
-      log_once(LogLevel::kWarn, "corrupt-envelope", "a cache entry failed its checksum; dropped and recompiled");
+      stats_.add(core::Counter::corrupt, static_cast<std::int64_t>(dropped - reported));
+      core::log_once(core::LogLevel::kWarn, "corrupt-envelope",
+                     "a cache entry failed its checksum; dropped and recompiled");
     }
     if (s->stores_quarantined() > 0) {
-      log_once(LogLevel::kWarn, "store-quarantined",
-               "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
+      core::log_once(core::LogLevel::kWarn, "store-quarantined",
+                     "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
     }
     store::Counters deltas = stats_.take();
     if (!deltas.empty() && !s->add_counters(deltas)) {
-      log_once(LogLevel::kWarn, "stats-flush", "could not record statistics in the cache");
+      core::log_once(core::LogLevel::kWarn, "stats-flush", "could not record statistics in the cache");
     }
   } catch (...) {
   }

@@ -13,8 +13,8 @@
 #include <mutex>
 #include <string>
 
-#include "shim/config.h"
-#include "shim/stats.h"
+#include "core/config.h"
+#include "core/stats.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::shim {
@@ -23,11 +23,11 @@ class Runtime {
  public:
   static Runtime& instance();
 
-  const Config& config() const { return config_; }
+  const core::Config& config() const { return config_; }
   bool enabled() const { return !config_.disabled; }
   // The cache's store, or nullptr when it is unavailable (already logged).
   store::Store* store();
-  StatsDeltas& stats() { return stats_; }
+  core::StatsDeltas& stats() { return stats_; }
   bool store_read_only() const { return read_only_; }
   // The cache directory the store was opened in (empty before, or when it could not be opened).
   const std::string& cache_directory() const { return cache_directory_; }
@@ -38,8 +38,8 @@ class Runtime {
 
  private:
   Runtime();
-  Config config_;
-  StatsDeltas stats_;
+  core::Config config_;
+  core::StatsDeltas stats_;
   std::atomic<bool> store_opened_{false};  // store_ and read_only_ are set (under the open lock)
   std::unique_ptr<store::Store> store_;
   bool read_only_ = false;  // a read-only cache: hits only, no statistics written

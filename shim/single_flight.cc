@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "shim/log.h"
+#include "core/log.h"
 #include "shim/runtime.h"
 
 namespace nvrtc_cache::shim {
@@ -16,7 +16,7 @@ ClaimDirectory* claim_directory() {
     Runtime& runtime = Runtime::instance();
     if (runtime.cache_directory().empty()) return nullptr;
     auto* d = new ClaimDirectory(runtime.cache_directory() + "/claims", runtime.config().shared);  // leaked
-    if (!d->usable()) log_line(LogLevel::kInfo, "compiles of one program are not coordinated: " + d->problem());
+    if (!d->usable()) core::log_line(core::LogLevel::kInfo, "compiles of one program are not coordinated: " + d->problem());
     return d;
   }();
   return directory;
@@ -39,7 +39,7 @@ std::string what_followed(const ClaimAttempt& attempt) {
 
 ClaimAttempt claim_or_wait(const keying::CacheKey& key, const std::function<bool()>& result_ready) {
   Runtime& runtime = Runtime::instance();
-  const Config& config = runtime.config();
+  const core::Config& config = runtime.config();
   const nanoseconds timeout = config.wait_timeout ? nanoseconds(*config.wait_timeout)
                                                   : default_wait_timeout(longest_claim_held());
   if (timeout <= nanoseconds::zero()) return {};  // waiting turned off
@@ -48,22 +48,22 @@ ClaimAttempt claim_or_wait(const keying::CacheKey& key, const std::function<bool
 
   const std::string name = keying::to_hex(key);
   ClaimAttempt attempt = directory->claim_or_wait(name, timeout, result_ready, [&name] {
-    if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, "waiting for another compile of " + name);
+    if (core::log_enabled(core::LogLevel::kDebug)) core::log_line(core::LogLevel::kDebug, "waiting for another compile of " + name);
   });
   if (attempt.waited) {
-    runtime.stats().add(Counter::waited);
-    runtime.stats().add(Counter::wait_ns, attempt.wait_ns);
-    if (log_enabled(LogLevel::kDebug)) {
-      log_line(LogLevel::kDebug, "waited " + milliseconds(attempt.wait_ns) + " for " + name + ": " + what_followed(attempt));
+    runtime.stats().add(core::Counter::waited);
+    runtime.stats().add(core::Counter::wait_ns, attempt.wait_ns);
+    if (core::log_enabled(core::LogLevel::kDebug)) {
+      core::log_line(core::LogLevel::kDebug, "waited " + milliseconds(attempt.wait_ns) + " for " + name + ": " + what_followed(attempt));
     }
     if (attempt.outcome == ClaimOutcome::kTimedOut) {
-      log_once(LogLevel::kInfo, "claim-timeout",
+      core::log_once(core::LogLevel::kInfo, "claim-timeout",
                "waited " + milliseconds(attempt.wait_ns) +
                    " for another compile of the same program; compiling it here (NVRTC_CACHE_WAIT_TIMEOUT)");
     }
   }
   if (attempt.outcome == ClaimOutcome::kUnavailable) {
-    log_once(LogLevel::kInfo, "claim-unavailable", "compiles of one program are not coordinated: " + attempt.problem);
+    core::log_once(core::LogLevel::kInfo, "claim-unavailable", "compiles of one program are not coordinated: " + attempt.problem);
   }
   return attempt;
 }

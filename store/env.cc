@@ -7,9 +7,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <ctime>
 
 #include "store/fork_locks.h"
+#include "util/clock.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -95,6 +98,49 @@ int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_
   ::close(fd);
   return rc;
 }
+
+int Env::read_file(const std::string& path, std::size_t max_bytes, std::string* content) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  content->clear();
+  char buffer[1 << 16];
+  int rc = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 || content->size() > max_bytes) {
+      rc = n < 0 ? errno : EFBIG;
+      break;
+    }
+    if (n == 0) break;
+    content->append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return rc;
+}
+
+int Env::real_path(const std::string& path, std::string* resolved) {
+  char buffer[PATH_MAX];
+  if (::realpath(path.c_str(), buffer) == nullptr) return errno;
+  resolved->assign(buffer);
+  return 0;
+}
+
+int Env::read_link(const std::string& path, std::string* target) {
+  char buffer[PATH_MAX];
+  const ssize_t n = ::readlink(path.c_str(), buffer, sizeof buffer);
+  if (n < 0) return errno;
+  target->assign(buffer, static_cast<std::size_t>(n));
+  return 0;
+}
+
+std::optional<std::string> Env::environment_variable(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+std::int64_t Env::now_realtime_ns() { return util::realtime_ns(); }
 
 Env* Env::system() {
   // Published lock-free (no static guard a forked child could inherit in progress); leaked.

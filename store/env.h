@@ -1,4 +1,5 @@
-// Env: the store's seam to the filesystem and the clock (leveldb's Env). Production code uses
+// Env: the seam to the filesystem, the environment and the clock (leveldb's Env), for the store and
+// for direct mode's dependency checks (direct/dependencies.cc). Production code uses
 // Env::system(); tests substitute an Env that fails chosen operations (ENOSPC, EIO, EACCES, short
 // reads) or moves the clock, so failure handling is tested deterministically.
 // Contract: implementations are thread-safe; each call returns 0 or an errno value and never throws;
@@ -16,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,16 @@ class Env {
   // never lock.mdb, whose fcntl locks closing would drop); `*read` gets the count (short at end).
   virtual int read_file_at(int dir, const std::string& name, void* buffer, std::size_t size, off_t offset,
                            std::size_t* read);
+
+  // Reads by path, for direct mode: the whole file at `path` (O_RDONLY, following links; EFBIG once
+  // it passes `max_bytes`), realpath(3) and readlink(2) of `path`, and an environment variable
+  // (nullopt when it is not set).
+  virtual int read_file(const std::string& path, std::size_t max_bytes, std::string* content);
+  virtual int real_path(const std::string& path, std::string* resolved);
+  virtual int read_link(const std::string& path, std::string* target);
+  virtual std::optional<std::string> environment_variable(const std::string& name);
+  // CLOCK_REALTIME in nanoseconds, the clock file timestamps are compared with.
+  virtual std::int64_t now_realtime_ns();
 
   // 0 to let LMDB perform `operation`, or the LMDB/errno code to report instead.
   virtual int fault_for(StoreOperation) { return 0; }

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstring>
 
+#include "util/binary_io.h"
+
 namespace nvrtc_cache::store {
 namespace {
 
@@ -16,29 +18,8 @@ constexpr std::size_t kKeyEchoOffset = 16;
 constexpr std::size_t kKeyEchoSize = 16;
 static_assert(kKeyEchoOffset + kKeyEchoSize == kEnvelopeHeaderSize);
 
-void store_le64(char* out, std::uint64_t value) {
-  for (std::size_t i = 0; i < 8; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xffu);
-}
-
-void store_le32(char* out, std::uint32_t value) {
-  for (std::size_t i = 0; i < 4; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xffu);
-}
-
-std::uint64_t load_le64(const char* in) {
-  std::uint64_t value = 0;
-  for (std::size_t i = 0; i < 8; ++i) {
-    value |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  }
-  return value;
-}
-
-std::uint32_t load_le32(const char* in) {
-  std::uint32_t value = 0;
-  for (std::size_t i = 0; i < 4; ++i) {
-    value |= static_cast<std::uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  }
-  return value;
-}
+void store_le64(char* out, std::uint64_t value) { util::store_le(out, value, 8); }
+std::uint64_t load_le64(const char* in) { return util::load_le(in, 8); }
 
 std::array<char, kKeyEchoSize> key_echo(std::string_view key) {
   const XXH128_hash_t hash = XXH3_128bits(key.data(), key.size());
@@ -54,7 +35,7 @@ std::uint64_t checksum(const char* data, std::size_t size) { return XXH3_64bits(
 
 void wrap_value_into(std::string_view key, std::string_view payload, char* out) noexcept {
   std::memcpy(out + kMagicOffset, kMagic.data(), kMagic.size());
-  store_le32(out + kVersionOffset, kEnvelopeVersion);
+  util::store_le(out + kVersionOffset, kEnvelopeVersion, 4);
   store_le64(out + kLengthOffset, payload.size());
   const auto echo = key_echo(key);
   std::memcpy(out + kKeyEchoOffset, echo.data(), echo.size());
@@ -73,7 +54,7 @@ std::optional<std::string_view> unwrap_value(std::string_view key, std::string_v
   if (stored.size() < kEnvelopeOverhead) return std::nullopt;
   const char* data = stored.data();
   if (std::memcmp(data + kMagicOffset, kMagic.data(), kMagic.size()) != 0) return std::nullopt;
-  if (load_le32(data + kVersionOffset) != kEnvelopeVersion) return std::nullopt;
+  if (util::load_le(data + kVersionOffset, 4) != kEnvelopeVersion) return std::nullopt;
   const std::size_t payload_size = payload_size_of(stored.size());
   if (load_le64(data + kLengthOffset) != payload_size) return std::nullopt;
   const auto echo = key_echo(key);

@@ -11,19 +11,19 @@
 // is installed with the first registration, so no lock is held while pthread_atfork runs.
 //
 // Lock order: a thread holding a lock may take only locks of a later rank.
-//   kRuntimeCreation  shim/runtime.cc        creating the Runtime (configuration, log file)
-//   kStoreOpen        shim/runtime.cc        opening the cache (may take kStoreRegistry,
-//                                            kFaultGuard, kLogTopics; may dlopen liblmdb, which
-//                                            registers no fork handlers)
-//   kSlotRegistry     shim/real_nvrtc.cc     call sites and NVRTC slots (shared mutex; no dl* call
-//                                            and no NVRTC call is made under it)
-//   kProgramTable     shim/program_table.cc  program handle -> recorded inputs (shared mutex)
-//   kVariablesSeen    shim/compile.cc        environment variables NVRTC has read
+//   kRuntimeCreation  shim/runtime.cc                creating the Runtime (configuration, log file)
+//   kStoreOpen        shim/runtime.cc                opening the cache (may take kStoreRegistry,
+//                                                    kFaultGuard, kLogTopics; may dlopen liblmdb,
+//                                                    which registers no fork handlers)
+//   kSlotRegistry     shim/interpose/real_nvrtc.cc   call sites and NVRTC slots (shared mutex; no dl*
+//                                                    call and no NVRTC call is made under it)
+//   kProgramTable     shim/program_table.cc          program handle -> recorded inputs (shared mutex)
+//   kVariablesSeen    shim/compile.cc                environment variables NVRTC has read
 //   kStoreRegistry    store/lmdb/environment_registry.cc  open LMDB environments (may take kFaultGuard)
-//   kFaultGuard       store/lmdb/fault_guard.cc  installing the SIGSEGV/SIGBUS guard once
-//   kLogTopics        shim/log.cc            topics already logged once
-//   kClaims           shim/claim_file.cc     no lock: the child closes the single-flight claim
-//                                            descriptors it inherited (a lock-free table)
+//   kFaultGuard       store/lmdb/fault_guard.cc      installing the SIGSEGV/SIGBUS guard once
+//   kLogTopics        core/log.cc                    topics already logged once
+//   kClaims           shim/claim_file.cc             no lock: the child closes the single-flight
+//                                                    claim descriptors it inherited (lock-free)
 // None of them is held across a real NVRTC compile, a call to pthread_atfork, or a dlclose that
 // could unload a library, so fork() waits at most for a store open or a store operation, never for
 // a compile. Not in the set: the locks of each LMDB environment (remap, evict, touch, verify in
@@ -63,6 +63,15 @@ struct ForkParticipant {
 
 // Registers the participant for `rank` (one per rank); call from a library constructor only.
 void join_fork_order(ForkRank rank, ForkParticipant participant);
+
+// Registers the singleton `instance()` returns (leaked, created here, at load, before any thread can
+// be inside its creation) through its lock_for_fork(), unlock_in_parent() and renew_in_child().
+template <auto instance>
+void join_fork_order_of(ForkRank rank) {
+  (void)instance();
+  join_fork_order(rank, {[] { instance().lock_for_fork(); }, [] { instance().unlock_in_parent(); },
+                         [] { instance().renew_in_child(); }});
+}
 
 // In a child after fork: a lock of the set, made new and unlocked (its old state is abandoned).
 template <typename Lock>

@@ -1,17 +1,18 @@
+#include "core/compile_entry.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "keying/binary_io.h"
-#include "shim/compile_entry.h"
-#include "shim/replay_output.h"
+#include "core/replay_output.h"
 #include "tests/allocation_tracking.h"
+#include "util/binary_io.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 namespace {
 
-using keying::ByteWriter;
 using testing::largest_allocation_during;
+using util::ByteWriter;
 
 CompileEntry sample() {
   CompileEntry e;
@@ -128,7 +129,7 @@ std::string entry_with_name_count(std::uint64_t count, const std::string& tail) 
   w.raw(whole.substr(0, 4 + 4 + 4 + outputs));
   w.u64(count);
   w.raw(tail);
-  keying::append_checksum(w);
+  util::append_checksum(w);
   return w.str();
 }
 
@@ -149,12 +150,12 @@ TEST(ByteReader, CountIsBoundedByTheBytesEachItemNeeds) {
   w.u64(10);
   w.raw(std::string(30, 'x'));
   std::uint64_t n = 0;
-  EXPECT_TRUE(keying::ByteReader(w.str()).count(n, 3));
+  EXPECT_TRUE(util::ByteReader(w.str()).count(n, 3));
   EXPECT_EQ(n, 10u);
-  EXPECT_FALSE(keying::ByteReader(w.str()).count(n, 4));
+  EXPECT_FALSE(util::ByteReader(w.str()).count(n, 4));
   ByteWriter huge;
   huge.u64(~std::uint64_t{0});
-  EXPECT_FALSE(keying::ByteReader(huge.str()).count(n, 1));
+  EXPECT_FALSE(util::ByteReader(huge.str()).count(n, 1));
 }
 
 TEST(Replay, DataNeverWritesMoreThanTheReportedSize) {
@@ -168,4 +169,4 @@ TEST(Replay, DataNeverWritesMoreThanTheReportedSize) {
 }
 
 }  // namespace
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

@@ -2,9 +2,9 @@
 
 #include <map>
 
-#include "shim/config.h"
+#include "core/config.h"
 
-namespace nvrtc_cache::shim {
+namespace nvrtc_cache::core {
 namespace {
 
 Config from(std::map<std::string, std::string> vars) {
@@ -84,4 +84,4 @@ TEST(Config, ParseSize) {
 }
 
 }  // namespace
-}  // namespace nvrtc_cache::shim
+}  // namespace nvrtc_cache::core

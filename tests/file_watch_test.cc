@@ -1,4 +1,4 @@
-// CompileWatch and the libc hooks, in-process: this executable links shim/file_watch.cc and exports
+// CompileWatch and the libc hooks, in-process: this executable links shim/watch/file_watch.cc and exports
 // its hooks (ENABLE_EXPORTS), so its own libc calls and those of the real NVRTC it loads go through
 // them exactly as in a process the shim is preloaded into.
 #include <dlfcn.h>
@@ -18,16 +18,16 @@
 #include <thread>
 #include <vector>
 
-#include "shim/file_watch.h"
-#include "shim/libc_symbols.h"
+#include "shim/watch/file_watch.h"
+#include "shim/watch/libc_symbols.h"
 #include "tests/process.h"
 
 namespace nvrtc_cache {
 namespace {
 
-using shim::CompileWatch;
-using shim::WatchEvent;
-using keying::ObservationKind;
+using direct::ObservationKind;
+using shim::watch::CompileWatch;
+using shim::watch::WatchEvent;
 
 std::vector<WatchEvent> events_of(const CompileWatch& watch) {
   std::vector<WatchEvent> out;
@@ -47,16 +47,16 @@ bool has_event(const CompileWatch& watch, ObservationKind kind, const std::strin
 TEST(LibcSymbols, FindsEveryWatchedFunctionWhereTheLoaderDoes) {
   void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(libc, nullptr);
-#define NVRTC_CACHE_WATCHED(name, version)                                   \
-  {                                                                          \
-    void* expected = dlvsym(libc, #name, #version);                          \
-    EXPECT_NE(expected, nullptr) << #name "@" #version;                      \
-    EXPECT_EQ(shim::libc_function(#name, #version), expected) << #name;      \
+#define NVRTC_CACHE_WATCHED(name, version)                                     \
+  {                                                                            \
+    void* expected = dlvsym(libc, #name, #version);                            \
+    EXPECT_NE(expected, nullptr) << #name "@" #version;                        \
+    EXPECT_EQ(shim::watch::libc_function(#name, #version), expected) << #name; \
   }
-#include "shim/watched_libc.def"
+#include "shim/watch/watched_libc.def"
 #undef NVRTC_CACHE_WATCHED
-  EXPECT_EQ(shim::libc_function("open", "GLIBC_9.99"), nullptr);
-  EXPECT_EQ(shim::libc_function("no_such_function_anywhere", "GLIBC_2.2.5"), nullptr);
+  EXPECT_EQ(shim::watch::libc_function("open", "GLIBC_9.99"), nullptr);
+  EXPECT_EQ(shim::watch::libc_function("no_such_function_anywhere", "GLIBC_2.2.5"), nullptr);
   dlclose(libc);
 }
 
@@ -128,7 +128,7 @@ TEST(CompileWatch, GrowsPastAnyFixedBufferAndTaintsOnlyBeyondItsBound) {
     EXPECT_TRUE(watch.tainted());
     EXPECT_NE(watch.why_tainted().find("exceeded"), std::string::npos) << watch.why_tainted();
     EXPECT_NE(watch.why_tainted().find("64 MiB"), std::string::npos) << watch.why_tainted();
-    EXPECT_LE(watch.bytes_used(), shim::kCaptureBoundBytes);
+    EXPECT_LE(watch.bytes_used(), shim::watch::kCaptureBoundBytes);
   }
   CompileWatch next;  // a fresh watch is unaffected
   next.stop();
@@ -194,12 +194,12 @@ TEST(CrossThread, RealNvrtcCompilingOnAnotherThreadTaintsTheWatch) {
   auto compile = reinterpret_cast<decltype(&nvrtcCompileProgram)>(dlsym(nvrtc, "nvrtcCompileProgram"));
   auto destroy = reinterpret_cast<decltype(&nvrtcDestroyProgram)>(dlsym(nvrtc, "nvrtcDestroyProgram"));
   ASSERT_TRUE(create && compile && destroy);
-  ASSERT_TRUE(shim::register_nvrtc_code(reinterpret_cast<const void*>(compile)));
-  EXPECT_TRUE(shim::address_in_nvrtc_code(reinterpret_cast<const void*>(compile)));
-  EXPECT_FALSE(shim::address_in_nvrtc_code(reinterpret_cast<const void*>(&events_of)));
+  ASSERT_TRUE(shim::watch::register_nvrtc_code(reinterpret_cast<const void*>(compile)));
+  EXPECT_TRUE(shim::watch::address_in_nvrtc_code(reinterpret_cast<const void*>(compile)));
+  EXPECT_FALSE(shim::watch::address_in_nvrtc_code(reinterpret_cast<const void*>(&events_of)));
   if (void* builtins = dlopen("libnvrtc-builtins.so.13.0", RTLD_NOW | RTLD_NOLOAD)) {
     void* header = dlsym(builtins, "__nvrtc_builtins__13_0_getBuiltinHeader");
-    EXPECT_TRUE(header && shim::address_in_nvrtc_code(header)) << "the builtins library counts as NVRTC";
+    EXPECT_TRUE(header && shim::watch::address_in_nvrtc_code(header)) << "the builtins library counts as NVRTC";
     dlclose(builtins);
   }
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "keying/cache_key.h"
-#include "keying/library_identity.h"
+#include "shim/interpose/library_identity.h"
 
 namespace nvrtc_cache::keying {
 namespace {
@@ -87,8 +87,8 @@ TEST(CacheKey, NoTwoFieldSplitsCollide) {
 
 TEST(LibraryIdentity, ReadsTheBuildIdOfALoadedObject) {
   // libc carries a GNU build-id on Debian; an address outside any object has none.
-  EXPECT_EQ(build_id_of_object_containing(reinterpret_cast<const void*>(&printf)).size(), 20u);
-  EXPECT_TRUE(build_id_of_object_containing(reinterpret_cast<const void*>(0x10)).empty());
+  EXPECT_EQ(shim::interpose::build_id_of_object_containing(reinterpret_cast<const void*>(&printf)).size(), 20u);
+  EXPECT_TRUE(shim::interpose::build_id_of_object_containing(reinterpret_cast<const void*>(0x10)).empty());
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // symbols) of every NVRTC library the tests can load — the toolkit's, and the 13.x and 12.x wheels
 // of the Python environment — and fails if one imports a libc function that opens, stats, lists or
 // resolves a path, reads the environment or the user database, or starts a program, unless the
-// shim watches it (shim/watched_libc.def) and exports it under the very version NVRTC references
+// shim watches it (shim/watch/watched_libc.def) and exports it under the very version NVRTC references
 // (otherwise NVRTC's reference would bind past the shim to libc). A function with such a name that
 // is in neither list below also fails: a new NVRTC must be classified before it is trusted.
 #include <gtest/gtest.h>
@@ -138,7 +138,7 @@ std::set<std::string> defined_symbols(const std::string& library) {
 std::set<std::string> watched_table() {
   std::set<std::string> out;
 #define NVRTC_CACHE_WATCHED(name, version) out.insert(#name "@" #version);
-#include "shim/watched_libc.def"
+#include "shim/watch/watched_libc.def"
 #undef NVRTC_CACHE_WATCHED
   return out;
 }
@@ -177,7 +177,7 @@ std::set<std::string> check_imports(const std::string& library) {
       EXPECT_TRUE(watched_name(table, i.name)) << library << " imports " << versioned << ", which the shim does not watch";
       if (!i.version.empty()) {
         EXPECT_TRUE(table.count(versioned)) << library << " imports " << versioned
-                                            << ": shim/watched_libc.def must name that version";
+                                            << ": shim/watch/watched_libc.def must name that version";
         EXPECT_TRUE(shim.count(versioned)) << "the shim does not export " << versioned << " (imported by " << library << ")";
         EXPECT_TRUE(proxy.count(versioned)) << "the proxy does not export " << versioned << " (imported by " << library
                                             << ")";

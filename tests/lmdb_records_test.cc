@@ -4,15 +4,15 @@
 #include <limits>
 #include <string>
 
-#include "keying/binary_io.h"
 #include "store/lmdb/page_layout.h"
 #include "store/lmdb/records.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::store {
 namespace {
 
 std::string le64s(std::initializer_list<std::uint64_t> values) {
-  keying::ByteWriter w;
+  util::ByteWriter w;
   for (const std::uint64_t v : values) w.u64(v);
   return w.str();
 }
@@ -53,7 +53,7 @@ TEST(LmdbRecords, OverflowPageArithmeticIsChecked) {
 }
 
 std::string meta_page(std::uint32_t page_size, std::uint64_t last_page) {
-  keying::ByteWriter w;
+  util::ByteWriter w;
   w.raw(std::string(16, '\0'));
   w.u32(0xBEEFC0DE);
   w.u32(1);

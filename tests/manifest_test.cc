@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "keying/dependencies.h"
-#include "keying/manifest.h"
+#include "direct/dependencies.h"
+#include "direct/manifest.h"
 #include "tests/allocation_tracking.h"
 
-namespace nvrtc_cache::keying {
+namespace nvrtc_cache::direct {
 namespace {
 
 namespace fs = std::filesystem;
@@ -119,9 +119,9 @@ TEST_F(TempTree, ManifestRoundTripsBoundsAndRejectsDamage) {
   auto r = record(header, root_ + "/missing.h");
   ASSERT_TRUE(r.set);
   Manifest m;
-  std::vector<CacheKey> dropped;
+  std::vector<keying::CacheKey> dropped;
   for (std::uint8_t i = 0; i < kMaxResultsPerManifest + 2; ++i) {
-    CacheKey k{};
+    keying::CacheKey k{};
     k[0] = i;
     auto out = m.add({k, *r.set});
     dropped.insert(dropped.end(), out.begin(), out.end());
@@ -147,7 +147,7 @@ TEST_F(TempTree, ResultKeyDependsOnTheDependencies) {
   auto r1 = record(write("a.h", "1"), root_ + "/m");
   auto r2 = record(write("a.h", "2"), root_ + "/m");
   ASSERT_TRUE(r1.set && r2.set);
-  const CacheKey direct{};
+  const keying::CacheKey direct{};
   EXPECT_NE(result_key(direct, *r1.set), result_key(direct, *r2.set));
   DependencySet restamped = *r1.set;
   restamped.paths[0].stamp.mtime_ns += 1;  // stamps are not identity
@@ -161,10 +161,10 @@ TEST_F(TempTree, ManifestRejectsMoreResultsThanItKeepsAndRepeatedResults) {
   auto r = record(write("a.h", "1"), root_ + "/m");
   ASSERT_TRUE(r.set);
   Manifest m;
-  for (std::uint8_t i = 0; i < kMaxResultsPerManifest; ++i) m.results.push_back({CacheKey{i}, *r.set});
+  for (std::uint8_t i = 0; i < kMaxResultsPerManifest; ++i) m.results.push_back({keying::CacheKey{i}, *r.set});
   EXPECT_TRUE(decode_manifest(encode_manifest(m)));
   Manifest too_many = m;
-  too_many.results.push_back({CacheKey{0xff}, *r.set});
+  too_many.results.push_back({keying::CacheKey{0xff}, *r.set});
   EXPECT_FALSE(decode_manifest(encode_manifest(too_many)));
   Manifest repeated = m;
   repeated.results.back().result_key = repeated.results.front().result_key;
@@ -177,7 +177,7 @@ TEST_F(TempTree, DependencySetsRecordCannotProduceAreRejected) {
   ASSERT_EQ(r.set->paths.size(), 2u);
   auto decodes = [](const DependencySet& set) {
     Manifest m;
-    m.results.push_back({CacheKey{1}, set});
+    m.results.push_back({keying::CacheKey{1}, set});
     return decode_manifest(encode_manifest(m)).has_value();
   };
   EXPECT_TRUE(decodes(*r.set));
@@ -193,27 +193,27 @@ TEST_F(TempTree, DependencySetsRecordCannotProduceAreRejected) {
 
 TEST(Manifest, RejectsACountItsBytesCannotHoldWithoutAllocatingForIt) {
   const std::string tail(64 << 10, '\0');
-  ByteWriter w;
+  util::ByteWriter w;
   w.raw("NVMF");
   w.u32(kManifestFormatVersion);
   w.u64(1);
   w.raw(std::string(32, 'k'));
   w.u64(tail.size());  // paths: within the old one-byte-per-item bound, not the 94 bytes a path takes
   w.raw(tail);
-  append_checksum(w);
+  util::append_checksum(w);
   std::optional<Manifest> decoded;
   const std::size_t largest =
       nvrtc_cache::testing::largest_allocation_during([&] { decoded = decode_manifest(w.str()); });
   EXPECT_FALSE(decoded);
   EXPECT_LT(largest, w.str().size()) << "allocated for a count the input cannot hold";
 
-  ByteWriter results;
+  util::ByteWriter results;
   results.raw("NVMF");
   results.u32(kManifestFormatVersion);
   results.u64(~std::uint64_t{0});
-  append_checksum(results);
+  util::append_checksum(results);
   EXPECT_FALSE(decode_manifest(results.str()));
 }
 
 }  // namespace
-}  // namespace nvrtc_cache::keying
+}  // namespace nvrtc_cache::direct

@@ -32,7 +32,7 @@ namespace {
 //   loader:/abs/lib.so through an intermediate library opened RTLD_LOCAL that dlopens NVRTC itself
 struct Api {
 #define NVRTC_API(kind, ret, name, params, args) ret(*name) params = ::name;
-#include "shim/nvrtc_api.def"
+#include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 };
 
@@ -57,7 +57,7 @@ Api load_api(const std::string& how) {
     std::exit(3);
   }
 #define NVRTC_API(kind, ret, name, params, args) a.name = reinterpret_cast<ret(*) params>(lookup(#name));
-#include "shim/nvrtc_api.def"
+#include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
   return a;
 }

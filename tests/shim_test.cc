@@ -16,12 +16,12 @@
 
 #include <lmdb.h>
 
-#include "keying/binary_io.h"
-#include "shim/compile_entry.h"
-#include "shim/stats.h"
+#include "core/compile_entry.h"
+#include "core/stats.h"
 #include "store/envelope.h"
 #include "store/lmdb/lmdb_store.h"
 #include "tests/harness.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache {
 namespace {
@@ -182,7 +182,7 @@ TEST(Shim, CorruptEntriesAreMissesAndGetRecompiled) {
 
 // Rewrites every result entry (store key "R...") through `edit`, re-encoding it with a fresh XXH3
 // checksum inside a fresh envelope, as any writer of a shared cache could; the number rewritten.
-int rewrite_results(const std::string& store_dir, const std::function<void(shim::CompileEntry&)>& edit) {
+int rewrite_results(const std::string& store_dir, const std::function<void(core::CompileEntry&)>& edit) {
   MDB_env* env = nullptr;
   mdb_env_create(&env);
   mdb_env_set_maxdbs(env, 8);
@@ -202,12 +202,12 @@ int rewrite_results(const std::string& store_dir, const std::function<void(shim:
       const std::string k(static_cast<const char*>(key.mv_data), key.mv_size);
       if (k.empty() || k[0] != 'R') continue;
       const auto payload = store::unwrap_value(k, {static_cast<const char*>(value.mv_data), value.mv_size});
-      std::optional<shim::CompileEntry> entry = payload ? shim::decode_entry(*payload) : std::nullopt;
+      std::optional<core::CompileEntry> entry = payload ? core::decode_entry(*payload) : std::nullopt;
       if (!entry) return -1;
       edit(*entry);
-      const std::string encoded = shim::encode_entry(*entry);
+      const std::string encoded = core::encode_entry(*entry);
       std::string_view body;
-      if (!keying::verify_checksummed(encoded, body)) return -1;  // only new validation may catch it
+      if (!util::verify_checksummed(encoded, body)) return -1;  // only new validation may catch it
       updates.emplace_back(k, store::wrap_value(k, encoded));
     }
     mdb_cursor_close(cursor);
@@ -232,7 +232,7 @@ TEST(Shim, EntryWhoseSizeDisagreesWithItsBytesIsDroppedAndRecompiled) {
     ASSERT_EQ(probe({"ptx"}, shim_env(dir.path())).out, direct.out);
     ASSERT_EQ(get(counters_of(dir.path()), "stores"), 1);
     ASSERT_EQ(rewrite_results(dir.path() + "/store",
-                              [&](shim::CompileEntry& e) {
+                              [&](core::CompileEntry& e) {
                                 ASSERT_GT(e.ptx.bytes.size(), 64u);
                                 e.ptx.size = static_cast<std::uint64_t>(static_cast<std::int64_t>(e.ptx.size) + delta);
                               }),
@@ -359,13 +359,13 @@ TEST(Shim, DebugLogGoesToTheLogFileNeverStdout) {
 TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
   FILE* pipe = popen(("nm -D --defined-only " + std::string(NVRTC_CACHE_SHIM_PATH)).c_str(), "r");
   ASSERT_NE(pipe, nullptr);
-  // The watched libc functions (shim/watched_libc.def), each under its glibc version, and dlsym.
+  // The watched libc functions (shim/watch/watched_libc.def), each under its glibc version, and dlsym.
   std::set<std::string> libc = {"dlsym"};
   std::set<std::string> nodes = {"libnvrtc.so.11.2", "libnvrtc.so.12", "libnvrtc.so.13", "GLIBC_2.34"};
 #define NVRTC_CACHE_WATCHED(name, version) \
   libc.insert(#name);                      \
   nodes.insert(#version);
-#include "shim/watched_libc.def"
+#include "shim/watch/watched_libc.def"
 #undef NVRTC_CACHE_WATCHED
   char line[512];
   std::map<std::string, std::set<std::string>> nvrtc;  // name -> versions

@@ -24,8 +24,9 @@
 #include "store/env.h"
 #include "store/envelope.h"
 #include "store/lmdb/lmdb_store.h"
-#include "store/memory_store.h"
+#include "tests/memory_store.h"
 #include "tests/store_testing.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -162,7 +163,7 @@ TEST(EnvelopeTest, ForeignVersionIsRejected) {
   stored[4] = 2;  // a well-formed envelope of another format version, checksum recomputed
   const std::size_t covered = stored.size() - kEnvelopeTrailerSize;
   const std::uint64_t sum = XXH3_64bits(stored.data(), covered);
-  for (std::size_t i = 0; i < 8; ++i) stored[covered + i] = static_cast<char>((sum >> (8 * i)) & 0xff);
+  util::store_le(stored.data() + covered, sum, 8);
   EXPECT_FALSE(unwrap_value("key", stored).has_value());
   stored[4] = 1;  // back to version 1 with the checksum for version 2: checksum mismatch
   EXPECT_FALSE(unwrap_value("key", stored).has_value());

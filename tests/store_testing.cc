@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "util/binary_io.h"
 #include "store/envelope.h"
 #include "store/lmdb/lmdb_store.h"
 
@@ -60,10 +61,7 @@ std::optional<Result> in_child(Body body) {
 
 std::uint64_t le64(const MDB_val& value) {
   if (value.mv_size != 8) return ~0ull;
-  std::uint64_t number = 0;
-  const auto* bytes = static_cast<const unsigned char*>(value.mv_data);
-  for (int i = 7; i >= 0; --i) number = (number << 8) | bytes[i];
-  return number;
+  return util::load_le(static_cast<const char*>(value.mv_data), 8);
 }
 
 // Raw LMDB, in a child only.

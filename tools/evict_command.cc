@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "shim/config.h"
+#include "core/config.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
 #include "tools/open_cache.h"
@@ -58,7 +58,7 @@ int evict_command(int argc, char** argv) {
       value = argv[++i];
     }
     if (arg == "--max-size") {
-      const auto bytes = shim::parse_size(value);
+      const auto bytes = core::parse_size(value);
       if (!bytes) return usage_error("not a size (e.g. 2G, 500M):", value.c_str());
       options.max_bytes = *bytes;
     } else if (arg == "--older-than") {
@@ -69,7 +69,7 @@ int evict_command(int argc, char** argv) {
       return usage_error("unknown argument", argv[i]);
     }
   }
-  const shim::Config config = shim::config_from_process_environment();
+  const core::Config config = core::config_from_process_environment();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   store::LmdbStore& cache = *opened.store;

@@ -4,8 +4,8 @@
 
 namespace nvrtc_cache::tools {
 
-store::OpenedCache open_cache_reporting(const shim::Config& config) {
-  store::OpenedCache opened = store::open_cache(shim::cache_policy(config));
+store::OpenedCache open_cache_reporting(const core::Config& config) {
+  store::OpenedCache opened = store::open_cache(core::cache_policy(config));
   for (const auto& message : opened.messages) std::fprintf(stderr, "nvrtc-cache: %s\n", message.c_str());
   if (!opened.store) {
     std::fprintf(stderr, "nvrtc-cache: cannot open the cache at %s: %s\n", opened.directory.c_str(),

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string_view>
 
-#include "shim/config.h"
-#include "shim/stats.h"
+#include "core/config.h"
+#include "core/stats.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
 #include "tools/open_cache.h"
@@ -13,7 +13,7 @@
 namespace nvrtc_cache::tools {
 namespace {
 
-std::unique_ptr<store::LmdbStore> open_store(const shim::Config& config) {
+std::unique_ptr<store::LmdbStore> open_store(const core::Config& config) {
   return std::move(open_cache_reporting(config).store);
 }
 
@@ -36,7 +36,7 @@ std::int64_t counter(const store::Counters& counters, std::string_view name) {
 
 int stats_command(int argc, char** argv) {
   const bool json = argc > 0 && std::strcmp(argv[0], "--json") == 0;
-  const shim::Config config = shim::config_from_process_environment();
+  const core::Config config = core::config_from_process_environment();
   store::OpenedCache opened = open_cache_reporting(config);
   const std::unique_ptr<store::LmdbStore>& s = opened.store;
   if (!s) return 1;
@@ -48,7 +48,7 @@ int stats_command(int argc, char** argv) {
   if (json) {
     std::printf("{\"directory\": ");
     print_json_string(opened.directory);
-    for (std::string_view name : shim::kCounterNames) {
+    for (std::string_view name : core::kCounterNames) {
       std::printf(", \"%.*s\": %" PRId64, static_cast<int>(name.size()), name.data(), counter(counters, name));
     }
     std::printf(", \"entries\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"max_bytes\": %" PRIu64
@@ -77,7 +77,7 @@ int stats_command(int argc, char** argv) {
 }
 
 int clear_command(int, char**) {
-  const shim::Config config = shim::config_from_process_environment();
+  const core::Config config = core::config_from_process_environment();
   auto s = open_store(config);
   if (!s) return 1;
   const store::Status status = s->clear();

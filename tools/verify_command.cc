@@ -4,9 +4,9 @@
 #include <set>
 #include <string>
 
-#include "keying/manifest.h"
-#include "shim/compile_entry.h"
-#include "shim/config.h"
+#include "core/compile_entry.h"
+#include "core/config.h"
+#include "direct/manifest.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
 #include "tools/open_cache.h"
@@ -14,7 +14,7 @@
 namespace nvrtc_cache::tools {
 
 int verify_command(int, char**) {
-  const shim::Config config = shim::config_from_process_environment();
+  const core::Config config = core::config_from_process_environment();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   std::uint64_t entries = 0, damaged = 0, manifests = 0, bad_manifests = 0, results = 0, bad_results = 0, other = 0;
@@ -28,14 +28,14 @@ int verify_command(int, char**) {
     }
     if (key.size() == 33 && key[0] == 'M') {
       ++manifests;
-      if (auto manifest = keying::decode_manifest(*payload)) {
-        for (const auto& r : manifest->results) referenced.insert(keying::result_store_key(r.result_key));
+      if (auto manifest = direct::decode_manifest(*payload)) {
+        for (const auto& r : manifest->results) referenced.insert(direct::result_store_key(r.result_key));
       } else {
         ++bad_manifests;
       }
     } else if (key.size() == 33 && key[0] == 'R') {
       ++results;
-      if (!shim::decode_entry(*payload)) ++bad_results;
+      if (!core::decode_entry(*payload)) ++bad_results;
     } else {
       ++other;
     }

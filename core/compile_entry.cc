@@ -1,0 +1,122 @@
+#include "core/compile_entry.h"
+
+#include <cstring>
+
+#include "util/binary_io.h"
+
+namespace nvrtc_cache::core {
+namespace {
+
+constexpr std::string_view kMagic = "NVRE";
+
+using util::ByteReader;
+using util::ByteWriter;
+
+// The fewest bytes one lowered name can take: expression (empty), rc, written, is_null, lowered.
+constexpr std::size_t kMinLoweredNameBytes =
+    util::kEmptyBytesField + util::kU32Bytes + 2 * util::kFlagBytes + util::kEmptyBytesField;
+
+void write_output(util::ByteWriter& w, const RecordedOutput& o) {
+  w.i32(o.size_rc);
+  w.u8(o.size_written);
+  w.u64(o.size);
+  w.i32(o.data_rc);
+  w.bytes(o.bytes);
+}
+
+bool read_output(util::ByteReader& r, RecordedOutput& o) {
+  return r.i32(o.size_rc) && r.flag(o.size_written) && r.u64(o.size) && r.i32(o.data_rc) && r.bytes(o.bytes);
+}
+
+void write_lowered_name(util::ByteWriter& w, const RecordedLoweredName& n) {
+  w.bytes(n.expression);
+  w.i32(n.rc);
+  w.u8(n.written);
+  w.u8(n.is_null);
+  w.bytes(n.lowered);
+}
+
+bool read_lowered_name(util::ByteReader& r, RecordedLoweredName& n) {
+  return r.bytes(n.expression) && r.i32(n.rc) && r.flag(n.written) && r.flag(n.is_null) && r.bytes(n.lowered);
+}
+
+bool output_well_formed(const RecordedOutput& o) {
+  if (!is_known_nvrtc_result(o.size_rc) || !is_known_nvrtc_result(o.data_rc)) return false;
+  if (o.size_rc != NVRTC_SUCCESS || !o.size_written) return false;  // capture stores no other
+  // Every size an entry reports is backed by its bytes: a host allocates what the size getter says.
+  return o.data_rc == NVRTC_SUCCESS ? o.bytes.size() == o.size : o.bytes.empty() && o.size == 0;
+}
+
+bool lowered_name_well_formed(const RecordedLoweredName& n) {
+  // Both were C strings (replay hands `lowered` back as one).
+  if (!is_known_nvrtc_result(n.rc) || n.expression.find('\0') != std::string::npos ||
+      n.lowered.find('\0') != std::string::npos) {
+    return false;
+  }
+  if (!n.written) return !n.is_null && n.lowered.empty();
+  return !n.is_null || n.lowered.empty();
+}
+
+}  // namespace
+
+bool is_well_formed(const CompileEntry& e) {
+  for (const RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) {
+    if (!output_well_formed(*o)) return false;
+  }
+  for (const auto& n : e.lowered_names) {
+    if (!lowered_name_well_formed(n)) return false;
+  }
+  return lowered_name_well_formed(e.unknown_name) && e.unknown_name.expression.empty() &&
+         is_known_nvrtc_result(e.compile_rc) && is_known_nvrtc_result(e.pch_create_status) &&
+         is_known_nvrtc_result(e.pch_heap_required_rc) && (e.pch_heap_required_written || e.pch_heap_required == 0);
+}
+
+std::uint64_t CompileEntry::payload_bytes() const {
+  std::uint64_t total = log.bytes.size() + ptx.bytes.size() + cubin.bytes.size() + ltoir.bytes.size() +
+                        optixir.bytes.size();
+  for (const auto& n : lowered_names) total += n.expression.size() + n.lowered.size();
+  return total;
+}
+
+// Layout: magic, version, body..., XXH3-64 of everything before it. Little-endian throughout.
+std::string encode_entry(const CompileEntry& e) {
+  util::ByteWriter w;
+  util::begin_frame(w, kMagic, kEntryFormatVersion);
+  w.i32(e.compile_rc);
+  for (const RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) write_output(w, *o);
+  w.u64(e.lowered_names.size());
+  for (const auto& n : e.lowered_names) write_lowered_name(w, n);
+  write_lowered_name(w, e.unknown_name);
+  w.i32(e.pch_create_status);
+  w.i32(e.pch_heap_required_rc);
+  w.u8(e.pch_heap_required_written);
+  w.u64(e.pch_heap_required);
+  w.u64(e.compile_nanos);
+  util::append_checksum(w);
+  return std::move(w.str());
+}
+
+std::optional<CompileEntry> decode_entry(std::string_view bytes) {
+  std::optional<util::ByteReader> frame = util::open_frame(bytes, kMagic, kEntryFormatVersion);
+  if (!frame) return std::nullopt;
+  util::ByteReader& r = *frame;
+  CompileEntry e;
+  if (!r.i32(e.compile_rc)) return std::nullopt;
+  for (RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) {
+    if (!read_output(r, *o)) return std::nullopt;
+  }
+  std::uint64_t names = 0;
+  if (!r.count(names, kMinLoweredNameBytes)) return std::nullopt;
+  e.lowered_names.resize(names);
+  for (auto& n : e.lowered_names) {
+    if (!read_lowered_name(r, n)) return std::nullopt;
+  }
+  if (!read_lowered_name(r, e.unknown_name)) return std::nullopt;
+  if (!r.i32(e.pch_create_status) || !r.i32(e.pch_heap_required_rc) || !r.flag(e.pch_heap_required_written) ||
+      !r.u64(e.pch_heap_required) || !r.u64(e.compile_nanos) || !r.at_end() || !is_well_formed(e)) {
+    return std::nullopt;
+  }
+  return e;
+}
+
+}  // namespace nvrtc_cache::core

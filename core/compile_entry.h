@@ -1,0 +1,68 @@
+// CompileEntry: everything NVRTC exposes after one compile, as stored in the cache, and its
+// versioned, checksummed binary encoding.
+// Contract: plain value type; encode/decode are pure (no I/O), thread-safe, never throw on bad
+// input. The bytes decoded are untrusted (anyone who can write the cache can recompute the
+// checksum): decode returns nullopt for anything malformed, truncated, of another version, whose
+// XXH3 checksum does not match, or that is not well-formed (see is_well_formed), and allocates no
+// more than the input's size for any count or length in it.
+#pragma once
+
+#include <nvrtc.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nvrtc_cache::core {
+
+inline constexpr std::uint32_t kEntryFormatVersion = 1;
+// The largest nvrtcResult this build knows (CUDA 13.0); a recorded code above it is not replayed.
+inline constexpr std::int32_t kLastKnownNvrtcResult = NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED;
+
+constexpr bool is_known_nvrtc_result(std::int32_t rc) { return rc >= NVRTC_SUCCESS && rc <= kLastKnownNvrtcResult; }
+
+// One output kind (log, PTX, CUBIN, LTO-IR, OptiX-IR) as its size and data getters answered.
+struct RecordedOutput {
+  std::int32_t size_rc = 0;
+  bool size_written = false;  // whether the size getter wrote *size
+  std::uint64_t size = 0;
+  std::int32_t data_rc = 0;
+  std::string bytes;  // what the data getter wrote (empty if it failed)
+};
+
+struct RecordedLoweredName {
+  std::string expression;
+  std::int32_t rc = 0;
+  bool written = false;    // whether NVRTC wrote *lowered_name
+  bool is_null = true;     // it wrote NULL
+  std::string lowered;     // otherwise this string
+};
+
+struct CompileEntry {
+  std::int32_t compile_rc = 0;
+  RecordedOutput log, ptx, cubin, ltoir, optixir;
+  std::vector<RecordedLoweredName> lowered_names;  // one per name expression, in order of addition
+  RecordedLoweredName unknown_name;  // how NVRTC answered a name expression it was never given
+  std::int32_t pch_create_status = 0;
+  std::int32_t pch_heap_required_rc = 0;
+  bool pch_heap_required_written = false;
+  std::uint64_t pch_heap_required = 0;
+  std::uint64_t compile_nanos = 0;  // wall time of the real compile, for "saved time"
+
+  std::uint64_t payload_bytes() const;
+};
+
+// The entries capture_outputs() produces that the shim stores (store_result() stores no other):
+// every return code a known nvrtcResult; every size getter succeeded and wrote its size; a data
+// getter that succeeded wrote exactly `size` bytes, and one that failed wrote none after a size of 0
+// (every size replayed is backed by bytes: a host allocates what it is told); a lowered name left
+// unwritten is not NULL, and a NULL one has no text; names hold no NUL (they were C strings); the
+// unknown name's expression is empty; an unwritten PCH heap size is 0. Replay relies on it.
+bool is_well_formed(const CompileEntry& entry);
+
+std::string encode_entry(const CompileEntry& entry);
+std::optional<CompileEntry> decode_entry(std::string_view bytes);
+
+}  // namespace nvrtc_cache::core

@@ -1,0 +1,86 @@
+#include "core/log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "store/fork_locks.h"
+
+namespace nvrtc_cache::core {
+namespace {
+
+std::atomic<int> g_level{static_cast<int>(LogLevel::kWarn)};
+std::atomic<int> g_fd{STDERR_FILENO};
+
+const char* level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::kError: return "error";
+    case LogLevel::kWarn: return "warn";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kOff: break;
+  }
+  return "";
+}
+
+// store::ForkRank::kLogTopics. topics() is only reached under it, so no child inherits its
+// creation in progress.
+constinit std::mutex g_topics_mu;
+std::set<std::string, std::less<>>& topics() {
+  static auto* seen = new std::set<std::string, std::less<>>();
+  return *seen;
+}
+
+__attribute__((constructor)) void register_fork_locks() {
+  store::join_fork_order(store::ForkRank::kLogTopics, {[] { g_topics_mu.lock(); }, [] { g_topics_mu.unlock(); },
+                                                       [] { store::renew_in_child(g_topics_mu); }});
+}
+
+}  // namespace
+
+void log_configure(LogLevel level, std::string_view file) {
+  const int saved_errno = errno;
+  g_level.store(static_cast<int>(level));
+  if (!file.empty()) {
+    const std::string path(file);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) g_fd.store(fd);
+  }
+  errno = saved_errno;
+}
+
+bool log_enabled(LogLevel level) {
+  return level != LogLevel::kOff && static_cast<int>(level) <= g_level.load(std::memory_order_relaxed);
+}
+
+void log_line(LogLevel level, std::string_view message) {
+  if (!log_enabled(level)) return;
+  const int saved_errno = errno;
+  try {
+    std::string line = "nvrtc-cache[" + std::to_string(getpid()) + "] " + level_name(level) + ": ";
+    line.append(message);
+    line.push_back('\n');
+    const ssize_t ignored = ::write(g_fd.load(), line.data(), line.size());
+    (void)ignored;
+  } catch (...) {
+  }
+  errno = saved_errno;
+}
+
+void log_once(LogLevel level, std::string_view topic, std::string_view message) {
+  if (!log_enabled(level)) return;
+  try {
+    std::lock_guard lock(g_topics_mu);
+    if (!topics().emplace(topic).second) return;
+  } catch (...) {
+    return;
+  }
+  log_line(level, message);
+}
+
+}  // namespace nvrtc_cache::core

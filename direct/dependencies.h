@@ -1,0 +1,111 @@
+// Dependencies: what a compile read from outside its C API inputs — files (with content
+// fingerprints), paths it probed (found or not), environment variables, and the date when __DATE__
+// was expanded — recorded from what NVRTC was observed doing, and validated against the filesystem
+// and environment later (ccache's direct mode, plus failed probes).
+// Contract: record_dependencies() and validate_dependencies() read the filesystem (stat, realpath,
+// readlink, and reading recorded files to fingerprint them), the environment and the clock, all
+// through a store::Env (so faults can be injected there); they never write,
+// never throw, and are thread-safe for distinct sets. Paths are absolute (relative ones are resolved
+// against the compile's working directory).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/env.h"
+#include "util/binary_io.h"
+
+namespace nvrtc_cache::direct {
+
+enum class ObservationKind : std::uint8_t { kOpen, kStat, kAccess, kRealpath, kOpendir, kReadlink, kGetenv };
+
+// One libc call NVRTC made during a compile.
+struct Observation {
+  ObservationKind kind;
+  bool succeeded;        // the path existed / the variable was set
+  bool for_writing;      // kOpen: opened for writing
+  std::string_view subject;  // path or variable name
+  std::string_view value;    // kGetenv: value; kRealpath/kReadlink: the resolved path
+};
+
+struct FileStamp {
+  std::uint64_t device = 0, inode = 0, size = 0;
+  std::int64_t mtime_ns = 0, ctime_ns = 0;
+  std::uint32_t mode = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+struct PathDependency {
+  std::string path;
+  bool must_be_absent = false;
+  bool must_exist = false;
+  bool content = false;         // must_exist, and its bytes must fingerprint the same
+  bool racy = false;            // modified within a second of recording: always rehash
+  FileStamp stamp;              // when must_exist: at recording (type and, for content, quick check)
+  std::array<std::uint8_t, 16> fingerprint{};  // XXH3-128 of the content
+  std::optional<std::string> realpath_target;  // realpath() must still give this
+  std::optional<std::string> readlink_target;  // readlink() must still give this
+};
+
+struct EnvDependency {
+  std::string name;
+  bool present = false;
+  std::string value;
+};
+
+struct DependencySet {
+  std::vector<PathDependency> paths;  // sorted by path
+  std::vector<EnvDependency> env;     // sorted by name
+  std::string date;                   // __DATE__'s expansion if a compiled text uses it, else ""
+
+  bool empty() const { return paths.empty() && env.empty() && date.empty(); }
+  // Everything that identifies the inputs (not the stamps): feeds the result key.
+  void encode_identity(util::ByteWriter& w) const;
+  void encode(util::ByteWriter& w) const;
+  // Untrusted input: false unless it is exactly what encode() writes for a set that
+  // record_dependencies() can produce (sorted, absolute paths; content only of regular files...).
+  bool decode(util::ByteReader& r);
+};
+
+// Which of __TIME__, __TIMESTAMP__, __DATE__ a text mentions (conservatively: anywhere).
+struct TimeMacros {
+  bool time = false;  // __TIME__ or __TIMESTAMP__: the result is never stored
+  bool date = false;  // __DATE__: the date joins the dependencies
+};
+TimeMacros scan_time_macros(std::string_view text);
+// Today's date as __DATE__ expands ("Nov 21 2026", local time).
+std::string date_macro_today();
+
+// True if a set variable of this name can change NVRTC's output (all but PWD — already in the key —
+// and the driver's own cache settings).
+bool environment_variable_affects_output(std::string_view name);
+
+struct RecordedDependencies {
+  std::optional<DependencySet> set;  // nullopt: the compile must not be stored
+  std::string why_not;
+};
+
+// Builds the dependency set of a compile from NVRTC's observations. `compile_start_realtime_ns` is
+// CLOCK_REALTIME when the compile began (a file modified after it makes the compile unstorable).
+// `texts_use` covers the texts the shim already holds (source, in-memory headers).
+// `variables_read_before` are variables NVRTC read in earlier compiles of this process: NVRTC reads
+// some only once per process, so their current values join every set.
+RecordedDependencies record_dependencies(std::span<const Observation> observations,
+                                         const std::string& working_directory,
+                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
+                                         std::span<const std::string> variables_read_before = {},
+                                         store::Env& env = *store::Env::system());
+
+struct Validation {
+  bool matches = false;
+  std::string mismatch;   // why not, for the debug log ("/a/b.h changed", "NVRTC_APPEND_FLAGS changed")
+  bool refreshed = false; // stamps were updated after a content match (worth rewriting the manifest)
+};
+Validation validate_dependencies(DependencySet& set, store::Env& env = *store::Env::system());
+
+}  // namespace nvrtc_cache::direct

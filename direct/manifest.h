@@ -1,0 +1,46 @@
+// Manifest: for one direct key (the program's C API inputs), the results compiled from them, each
+// with the dependency set it was compiled against, newest first (ccache's direct mode). A lookup
+// validates the sets in order and the first full match names the result.
+// Contract: pure encode/decode (versioned, XXH3-checksummed); the bytes decoded are untrusted:
+// malformed input, more than kMaxResultsPerManifest results, a result twice or a malformed
+// dependency set decodes to nullopt; thread-compatible.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "direct/dependencies.h"
+#include "keying/cache_key.h"
+
+namespace nvrtc_cache::direct {
+
+inline constexpr std::uint32_t kManifestFormatVersion = 1;
+inline constexpr std::size_t kMaxResultsPerManifest = 8;
+
+struct ManifestResult {
+  keying::CacheKey result_key{};
+  DependencySet dependencies;
+};
+
+struct Manifest {
+  std::vector<ManifestResult> results;  // newest first
+
+  // Puts `result` first (replacing one with the same key) and returns the keys of results that
+  // fell off the end (more than kMaxResultsPerManifest).
+  std::vector<keying::CacheKey> add(ManifestResult result);
+};
+
+std::string encode_manifest(const Manifest& manifest);
+std::optional<Manifest> decode_manifest(std::string_view bytes);
+
+// The key of the result compiled from `direct_key`'s inputs against `dependencies`.
+keying::CacheKey result_key(const keying::CacheKey& direct_key, const DependencySet& dependencies);
+
+// Store keys: manifests and results share one keyspace, told apart by a prefix byte.
+std::string manifest_store_key(const keying::CacheKey& direct_key);
+std::string result_store_key(const keying::CacheKey& result_key);
+
+}  // namespace nvrtc_cache::direct

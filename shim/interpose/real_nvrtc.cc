@@ -1,0 +1,276 @@
+#include "shim/interpose/real_nvrtc.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "shim/interpose/library_identity.h"
+#include "store/fork_locks.h"
+
+namespace nvrtc_cache::shim::interpose {
+namespace {
+
+// Version nodes of the NVRTC majors the shim knows, newest first. A versioned lookup (dlvsym) never
+// matches the shim's own unversioned definitions, so it skips the shim and lands in a real NVRTC.
+constexpr auto& kVersionNodes = kNvrtcVersionNodes;
+
+const void* self_marker() { return reinterpret_cast<const void*>(&self_marker); }
+
+const link_map* link_map_of(const void* address) {
+  Dl_info info;
+  void* extra = nullptr;
+  if (dladdr1(address, &info, &extra, RTLD_DL_LINKMAP) == 0) return nullptr;
+  return static_cast<const link_map*>(extra);
+}
+
+// The shim's own link map, looked up once (the same in every thread and after fork).
+const link_map* shim_link_map() {
+  static constinit std::atomic<const link_map*> cached{nullptr};
+  const link_map* map = cached.load(std::memory_order_acquire);
+  if (map == nullptr) {
+    map = link_map_of(self_marker());
+    cached.store(map, std::memory_order_release);
+  }
+  return map;
+}
+
+bool in_shim(const void* address) { return address && link_map_of(address) == shim_link_map(); }
+
+const char* version_node_of(void* library) {
+  for (const char* node : kVersionNodes) {
+    void* fn = dlvsym(library, "nvrtcVersion", node);
+    if (fn && !in_shim(fn)) return node;
+  }
+  return nullptr;
+}
+
+// A handle whose dlsym/dlvsym searches the caller's own scope (its local scope for an RTLD_LOCAL
+// load, the global scope for the main program).
+[[maybe_unused]] void* scope_handle_of(const link_map* caller) {
+  if (caller == nullptr || caller->l_name == nullptr || caller->l_name[0] == '\0') {
+    return dlopen(nullptr, RTLD_LAZY);
+  }
+  return dlopen(caller->l_name, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+struct Probe {
+  void* version_fn = nullptr;
+  const char* node = nullptr;
+};
+
+// `only_node`: the version node the caller's reference named (a per-major wrapper), or nullptr.
+[[maybe_unused]] Probe find_real_version_fn(void* scope, const char* only_node) {
+  for (const char* node : kVersionNodes) {
+    if (only_node && std::strcmp(node, only_node) != 0) continue;
+    void* fn = scope ? dlvsym(scope, "nvrtcVersion", node) : nullptr;
+    if (fn && !in_shim(fn)) return {fn, node};
+  }
+  for (const char* node : kVersionNodes) {  // the caller's scope lacks it: anything loaded after us
+    if (only_node && std::strcmp(node, only_node) != 0) continue;
+    void* fn = dlvsym(RTLD_NEXT, "nvrtcVersion", node);
+    if (fn && !in_shim(fn)) return {fn, node};
+  }
+  if (only_node) return {};
+  void* fn = real_dlsym(RTLD_NEXT, "nvrtcVersion");
+  if (fn && !in_shim(fn)) return {fn, nullptr};
+  return {};
+}
+
+#ifdef NVRTC_CACHE_PROXY
+// Proxy mode: this library stands in for libnvrtc.so.13; the real one is opened by absolute path
+// ($NVRTC_CACHE_REAL_NVRTC, else the toolkit's library this proxy was built against), RTLD_LOCAL.
+Probe proxied_library_version_fn() {
+  const char* configured = std::getenv("NVRTC_CACHE_REAL_NVRTC");
+  const char* path = configured && *configured ? configured : NVRTC_CACHE_REAL_NVRTC_PATH;
+  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) return {};
+  for (const char* node : kVersionNodes) {
+    if (void* fn = dlvsym(library, "nvrtcVersion", node)) return {fn, node};
+  }
+  return {real_dlsym(library, "nvrtcVersion"), nullptr};
+}
+#endif
+
+void* lookup(void* library, const char* name, const char* node) {
+  void* fn = node ? dlvsym(library, name, node) : real_dlsym(library, name);
+  if (fn == nullptr) fn = real_dlsym(library, name);
+  return in_shim(fn) ? nullptr : fn;
+}
+
+std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
+  const link_map* library_map = link_map_of(probe.version_fn);
+  if (library_map == nullptr) return nullptr;
+  void* library = dlopen(library_map->l_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (library == nullptr) return nullptr;
+  auto slot = std::make_unique<RealNvrtc>();
+  slot->link_map = library_map;
+#define NVRTC_API(kind, ret, name, params, args) \
+  slot->name = reinterpret_cast<ret(*) params>(lookup(library, #name, probe.node));
+#include "shim/interpose/nvrtc_api.def"
+#undef NVRTC_API
+  slot->cpex = lookup(library, "__nvrtcCPEx", probe.node);
+  dlclose(library);  // NOLOAD handle: drops only the reference it took
+  if (slot->nvrtcVersion == nullptr || slot->nvrtcVersion(&slot->identity.major, &slot->identity.minor) !=
+                                           NVRTC_SUCCESS) {
+    return nullptr;
+  }
+  slot->identity.build_id = interpose::build_id_of_object_containing(probe.version_fn);
+  return slot;
+}
+
+class SlotRegistry {
+ public:
+  const RealNvrtc* for_caller(const void* caller, int node_index) {
+    // Call sites are user-space addresses (< 2^56): the node index goes in the top byte.
+    const auto site = reinterpret_cast<std::uintptr_t>(caller) | (std::uintptr_t(node_index + 1) << 56);
+    {
+      std::shared_lock lock(mu_);
+      if (auto it = by_call_site_.find(site); it != by_call_site_.end()) return it->second;
+    }
+    const RealNvrtc* slot = resolve(caller, node_index < 0 ? nullptr : kVersionNodes[node_index]);
+    std::unique_lock lock(mu_);
+    by_call_site_.emplace(site, slot);
+    return slot;
+  }
+
+ private:
+  const RealNvrtc* resolve([[maybe_unused]] const void* caller, [[maybe_unused]] const char* only_node) {
+#ifdef NVRTC_CACHE_PROXY
+    const Probe probe = proxied_library_version_fn();
+#else
+    void* scope = scope_handle_of(link_map_of(caller));
+    const Probe probe = find_real_version_fn(scope, only_node);
+    if (scope) dlclose(scope);
+#endif
+    if (probe.version_fn == nullptr) return nullptr;
+    return adopt(probe, link_map_of(probe.version_fn));
+  }
+
+  // The slot of the library `probe` found, made if there is none yet. The dl* calls and NVRTC's
+  // nvrtcVersion run with no lock held (fork() never waits for the loader); a slot made twice by
+  // racing threads is dropped, not used.
+  const RealNvrtc* adopt(const Probe& probe, const link_map* library_map) {
+    {
+      std::shared_lock lock(mu_);
+      if (const RealNvrtc* existing = find_slot(library_map)) return existing;
+    }
+    auto made = make_slot(probe);
+    if (!made) return nullptr;
+    std::unique_lock lock(mu_);
+    if (const RealNvrtc* existing = find_slot(library_map)) return existing;
+    slots_.push_back(std::move(made));
+    return slots_.back().get();
+  }
+
+  const RealNvrtc* find_slot(const link_map* library_map) const {  // under mu_
+    for (const auto& slot : slots_) {
+      if (slot->link_map == library_map) return slot.get();
+    }
+    return nullptr;
+  }
+
+  std::shared_mutex mu_;
+  std::unordered_map<std::uintptr_t, const RealNvrtc*> by_call_site_;
+  std::vector<std::unique_ptr<RealNvrtc>> slots_;
+
+ public:
+  // Slot indices for dlsym clients: the library of `function`, found or created.
+  int slot_for_function(const void* function) {
+    const link_map* library_map = link_map_of(function);
+    if (library_map == nullptr || library_map == shim_link_map()) return -1;
+    {
+      std::shared_lock lock(mu_);
+      for (int i = 0; i < kMaxSlots; ++i) {
+        const RealNvrtc* slot = by_index_[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
+        if (slot && slot->link_map == library_map) return i;
+      }
+    }
+    void* library = dlopen(library_map->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (library == nullptr) return -1;
+    Probe probe;
+    probe.node = version_node_of(library);
+    probe.version_fn = probe.node ? dlvsym(library, "nvrtcVersion", probe.node) : real_dlsym(library, "nvrtcVersion");
+    dlclose(library);
+    if (probe.version_fn == nullptr || in_shim(probe.version_fn) || link_map_of(probe.version_fn) != library_map) {
+      return -1;  // the object only exports nvrtc* names; it is not NVRTC
+    }
+    const RealNvrtc* slot = adopt(probe, library_map);
+    if (slot == nullptr) return -1;
+    std::unique_lock lock(mu_);
+    for (int i = 0; i < kMaxSlots; ++i) {
+      auto& cell = by_index_[static_cast<std::size_t>(i)];
+      if (cell.load() == slot) return i;
+      if (cell.load() == nullptr) {
+        cell.store(slot, std::memory_order_release);
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  const RealNvrtc* slot_library(int slot) const {
+    if (slot < 0 || slot >= kMaxSlots) return nullptr;
+    return by_index_[static_cast<std::size_t>(slot)].load(std::memory_order_acquire);
+  }
+
+  // The fork handlers (store/fork_locks.h).
+  void lock_for_fork() { mu_.lock(); }
+  void unlock_in_parent() { mu_.unlock(); }
+  void renew_in_child() { store::renew_in_child(mu_); }
+
+ private:
+  std::array<std::atomic<const RealNvrtc*>, kMaxSlots> by_index_{};
+};
+
+SlotRegistry& registry() {
+  static auto* instance = new SlotRegistry();  // leaked: callable from exit handlers
+  return *instance;
+}
+
+__attribute__((constructor)) void register_fork_locks() {
+  store::join_fork_order_of<&registry>(store::ForkRank::kSlotRegistry);
+}
+
+}  // namespace
+
+int slot_for_function(const void* function) {
+  const int saved_errno = errno;
+  int slot = -1;
+  try {
+    slot = registry().slot_for_function(function);
+  } catch (...) {
+    slot = -1;
+  }
+  errno = saved_errno;
+  return slot;
+}
+
+const RealNvrtc* slot_library(int slot) { return registry().slot_library(slot); }
+
+bool address_in_shim(const void* address) { return in_shim(address); }
+
+const RealNvrtc* real_nvrtc_for_caller(const void* caller, int node_index) {
+  const int saved_errno = errno;
+  const RealNvrtc* slot = nullptr;
+  try {
+    slot = registry().for_caller(caller, node_index);
+  } catch (...) {
+    slot = nullptr;
+  }
+  errno = saved_errno;
+  return slot;
+}
+
+}  // namespace nvrtc_cache::shim::interpose

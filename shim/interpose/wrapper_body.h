@@ -1,0 +1,46 @@
+// The body every NVRTC wrapper shares, whether exported (the caller's NVRTC is found through its
+// scope) or handed out by dlsym (bound to a slot): find `real`, then forward (PASS) or hand over to
+// hooks:: (HOOK), never letting an exception cross the C ABI.
+// Contract: header-only helpers for shim/interpose/exports.cc and shim/interpose/slot_wrappers.cc.
+#pragma once
+
+#include <nvrtc.h>
+
+#include <type_traits>
+
+#include "core/log.h"
+#include "shim/hooks.h"
+#include "shim/interpose/real_nvrtc.h"
+
+namespace nvrtc_cache::shim::interpose {
+
+template <typename Ret>
+Ret failure_result() {
+  if constexpr (std::is_same_v<Ret, nvrtcResult>) {
+    return NVRTC_ERROR_INTERNAL_ERROR;
+  } else {
+    return nullptr;
+  }
+}
+
+template <typename Ret>
+Ret no_real_nvrtc() {
+  core::log_once(core::LogLevel::kError, "no-real-nvrtc", "no real NVRTC is loaded in the caller's scope");
+  return failure_result<Ret>();
+}
+
+}  // namespace nvrtc_cache::shim::interpose
+
+#define NVRTC_CACHE_CALL_PASS(name, args) real->name args
+#define NVRTC_CACHE_CALL_HOOK(name, args) nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args)
+
+#define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real)                                           \
+  {                                                                                                          \
+    const nvrtc_cache::shim::interpose::RealNvrtc* real = find_real;                                         \
+    if (real == nullptr || real->name == nullptr) return nvrtc_cache::shim::interpose::no_real_nvrtc<ret>(); \
+    try {                                                                                                    \
+      return NVRTC_CACHE_CALL_##kind(name, args);                                                            \
+    } catch (...) {                                                                                          \
+      return nvrtc_cache::shim::interpose::failure_result<ret>();                                            \
+    }                                                                                                        \
+  }

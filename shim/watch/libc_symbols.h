@@ -1,0 +1,14 @@
+// libc_symbols: finds a function of the loaded C library by name and glibc version node by reading
+// libc's dynamic symbol table in memory (GNU hash, version definitions).
+// Contract: never allocates, never calls dlsym or anything the shim interposes, never takes a lock
+// but the loader's (dl_iterate_phdr's, which is recursive); so it is safe inside a libc hook, in
+// any thread, before the shim's constructors ran. Returns nullptr when libc or the symbol is not
+// found. For the hooks' fallback only: at load the shim resolves through the loader (RTLD_NEXT),
+// which also respects other interposers.
+#pragma once
+
+namespace nvrtc_cache::shim::watch {
+
+void* libc_function(const char* name, const char* version);
+
+}  // namespace nvrtc_cache::shim::watch
