@@ -81,10 +81,25 @@ bool is_pseudo_filesystem(std::string_view path) {
   return path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/");
 }
 
+bool is_relative(std::string_view path) { return path.empty() || path.front() != '/'; }
+
+// Whether reading `path` (relative ones against the current working directory) would read a
+// pseudo filesystem; a path that cannot be resolved counts as one.
+bool resolves_into_pseudo_filesystem(const std::string& path) {
+  if (is_pseudo_filesystem(path)) return true;
+  if (!is_relative(path) && path.find("/..") == std::string::npos) return false;
+  const std::optional<std::string> resolved = realpath_of(path);
+  return !resolved || is_pseudo_filesystem(*resolved);
+}
+
 std::string absolute(std::string_view path, const std::string& working_directory) {
-  if (!path.empty() && path.front() == '/') return std::string(path);
+  if (!is_relative(path)) return std::string(path);
   return working_directory + "/" + std::string(path);
 }
+
+// The path that pins a result to the working directory it was compiled in: "." must still resolve
+// to that directory.
+constexpr std::string_view kWorkingDirectoryPin = ".";
 
 void encode_path_identity(ByteWriter& w, const PathDependency& p) {
   w.bytes(p.path);
@@ -135,11 +150,12 @@ constexpr std::size_t kMinPathBytes = kEmptyBytesField + 3 * kFlagBytes + kU32By
                                       3 * kU64Bytes + 2 * kU64Bytes + kU32Bytes;
 constexpr std::size_t kMinEnvBytes = kEmptyBytesField + kFlagBytes + kEmptyBytesField;
 
-// What record_dependencies() can produce for one path: absolute; absent or existing, not both;
-// content only of an existing regular file outside the pseudo filesystems; link targets only of an
-// existing path. validate_dependencies() relies on it (it reads only such files).
+// What record_dependencies() can produce for one path: a path (relative ones are relative to the
+// working directory of the lookup); absent or existing, not both; content only of an existing
+// regular file outside the pseudo filesystems; link targets only of an existing path.
+// validate_dependencies() relies on it (it reads only such files, and resolves relative ones first).
 bool path_well_formed(const PathDependency& p) {
-  if (p.path.empty() || p.path.front() != '/' || p.must_be_absent == p.must_exist) return false;
+  if (p.path.empty() || p.path.find('\0') != std::string::npos || p.must_be_absent == p.must_exist) return false;
   if (p.content && (!S_ISREG(p.stamp.mode) || is_pseudo_filesystem(p.path))) return false;
   return p.must_exist || (!p.content && !p.realpath_target && !p.readlink_target);
 }
@@ -216,7 +232,8 @@ bool environment_variable_affects_output(std::string_view name) {
 RecordedDependencies record_dependencies(std::span<const Observation> observations,
                                          const std::string& working_directory,
                                          std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
-                                         std::span<const std::string> variables_read_before) {
+                                         std::span<const std::string> variables_read_before,
+                                         WorkingDirectoryUse working_directory_use) {
   const std::string date_at_start = date_macro_today();
   std::map<std::string, PathDependency> paths;
   std::map<std::string, EnvDependency> env;
@@ -227,7 +244,10 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
       }
       continue;
     }
-    const std::string path = absolute(o.subject, working_directory);
+    if (o.subject.empty()) continue;  // fails wherever it is made
+    // Relative paths stay relative: validated against the working directory of the lookup, they
+    // hold wherever the key does not name the directory.
+    const std::string path(o.subject);
     // A failed attempt to write is no probe of absence (the directory may be missing or read-only
     // today and not tomorrow), and a successful one is a side effect: neither can be replayed.
     if (o.kind == ObservationKind::kOpen && o.for_writing) {
@@ -263,6 +283,21 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
     env.emplace(name, EnvDependency{name, value != nullptr, value ? value : ""});
   }
 
+  if (working_directory_use == WorkingDirectoryUse::kThroughFoundRelativePaths &&
+      std::any_of(paths.begin(), paths.end(), [](const auto& entry) {
+        return is_relative(entry.first) && entry.second.must_exist;
+      })) {
+    // Line info names what was found through a relative path by its absolute path.
+    std::optional<std::string> here = realpath_of(working_directory);
+    if (!here) return {std::nullopt, "the working directory " + working_directory + " does not resolve"};
+    PathDependency& pin = paths[std::string(kWorkingDirectoryPin)];
+    pin.path = kWorkingDirectoryPin;
+    if (pin.must_be_absent) return {std::nullopt, "the working directory vanished during the compile"};
+    pin.must_exist = true;
+    if (pin.realpath_target && pin.realpath_target != here) return {std::nullopt, "the working directory moved"};
+    pin.realpath_target = std::move(here);
+  }
+
   RecordedDependencies out;
   DependencySet& set = out.set.emplace();
   TimeMacros uses = texts_use;
@@ -270,19 +305,20 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
   for (auto& [path, p] : paths) {
     if (p.must_be_absent && p.must_exist) return {std::nullopt, path + " appeared or vanished during the compile"};
     if (p.must_exist) {
+      const std::string resolved = absolute(path, working_directory);  // as NVRTC resolved it
       struct stat st;
-      if (::stat(path.c_str(), &st) != 0) return {std::nullopt, path + " vanished after the compile"};
+      if (::stat(resolved.c_str(), &st) != 0) return {std::nullopt, path + " vanished after the compile"};
       p.stamp = stamp_of(st);
       if (p.content) {
-        if (is_pseudo_filesystem(path)) return {std::nullopt, "NVRTC read " + path};
+        if (resolves_into_pseudo_filesystem(resolved)) return {std::nullopt, "NVRTC read " + path};
         if (!S_ISREG(st.st_mode)) return {std::nullopt, "NVRTC read " + path + ", not a regular file"};
         if (p.stamp.mtime_ns >= compile_start_realtime_ns || p.stamp.ctime_ns >= compile_start_realtime_ns) {
           return {std::nullopt, path + " was modified during the compile"};
         }
-        std::optional<std::string> content = read_file(path);
+        std::optional<std::string> content = read_file(resolved);
         if (!content) return {std::nullopt, "cannot read " + path + " to fingerprint it"};
         struct stat after;
-        if (::stat(path.c_str(), &after) != 0 || !(stamp_of(after) == p.stamp)) {
+        if (::stat(resolved.c_str(), &after) != 0 || !(stamp_of(after) == p.stamp)) {
           return {std::nullopt, path + " changed while being fingerprinted"};
         }
         p.fingerprint = fingerprint(*content);
@@ -337,6 +373,10 @@ Validation validate_dependencies(DependencySet& set) {
       return v;
     }
     if (p.content && (p.racy || !(stamp == p.stamp))) {
+      if (is_relative(p.path) && resolves_into_pseudo_filesystem(p.path)) {
+        v.mismatch = p.path + " is not a file to read here";
+        return v;
+      }
       std::optional<std::string> content = read_file(p.path);
       if (!content || fingerprint(*content) != p.fingerprint) {
         v.mismatch = p.path + " changed";

@@ -298,6 +298,10 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
   record.inputs.working_directory = current_working_directory();
   if (const char* pwd = std::getenv("PWD")) record.inputs.pwd_variable = pwd;
   else record.inputs.pwd_variable.reset();
+  const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");  // NVRTC appends them to the options
+  record.inputs.working_directory_use = keying::working_directory_use(
+      record.inputs.options, record.inputs.name,
+      append_flags ? std::optional<std::string_view>(append_flags) : std::nullopt);
   const keying::CacheKey key = keying::compute_key(record.inputs);
   store::Store* store = runtime.store();
   const auto keyed = Clock::now();
@@ -341,7 +345,7 @@ nvrtcResult compile_through_cache(const RealNvrtc& real, ProgramRecord& record, 
   } else {
     dependencies = keying::record_dependencies(observations_of(watch), record.inputs.working_directory,
                                                compile_start_realtime, time_macros_in(record.inputs),
-                                               variables_seen().snapshot());
+                                               variables_seen().snapshot(), record.inputs.working_directory_use);
     if (dependencies.set) variables_seen().add(*dependencies.set);
   }
   if (!dependencies.set) {
