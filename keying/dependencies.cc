@@ -285,9 +285,10 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
 
   if (working_directory_use == WorkingDirectoryUse::kThroughFoundRelativePaths &&
       std::any_of(paths.begin(), paths.end(), [](const auto& entry) {
-        return is_relative(entry.first) && entry.second.must_exist;
+        return is_relative(entry.first) && entry.second.content;
       })) {
-    // Line info names what was found through a relative path by its absolute path.
+    // Line info names a file read through a relative path by its absolute path. (Other relative
+    // paths are not named: NVRTC stats "." for line info in every compile, to the same outputs.)
     std::optional<std::string> here = realpath_of(working_directory);
     if (!here) return {std::nullopt, "the working directory " + working_directory + " does not resolve"};
     PathDependency& pin = paths[std::string(kWorkingDirectoryPin)];

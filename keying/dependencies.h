@@ -98,8 +98,8 @@ struct RecordedDependencies {
 // `variables_read_before` are variables NVRTC read in earlier compiles of this process: NVRTC reads
 // some only once per process, so their current values join every set.
 // `working_directory` is the compile's (what relative paths were resolved against). With
-// kThroughFoundRelativePaths, a compile that found anything through a relative path is pinned to
-// it: the set then requires "." to resolve to the same directory.
+// kThroughFoundRelativePaths, a compile that read a file through a relative path is pinned to it:
+// the set then requires "." to resolve to the same directory.
 RecordedDependencies record_dependencies(std::span<const Observation> observations,
                                          const std::string& working_directory,
                                          std::int64_t compile_start_realtime_ns, TimeMacros texts_use,

@@ -21,8 +21,8 @@ enum class WorkingDirectoryUse : std::uint8_t {
   // to it are recorded relative and validated against the directory of the lookup.
   kNone = 0,
   // Line info with an absolute program name: the outputs embed the directory only through a file
-  // found through a relative path (a relative -I, --pre-include...). The key leaves it out; a
-  // compile that found something through a relative path pins its result to the directory.
+  // read through a relative path (a relative -I, --pre-include...). The key leaves it out; a
+  // compile that read a file through a relative path pins its result to the directory.
   kThroughFoundRelativePaths = 1,
   // The outputs embed it (or an option is not known): the directory and $PWD are in the key.
   kAlways = 2,

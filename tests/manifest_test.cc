@@ -104,7 +104,9 @@ TEST_F(TempTree, LineInfoPinsAResultThatFoundARelativePathToItsDirectory) {
   write("a/rel.h", "x");
   write("b/rel.h", "x");
   const std::vector<Observation> found = {{ObservationKind::kOpen, true, false, "rel.h", {}}};
-  const std::vector<Observation> probed = {{ObservationKind::kStat, false, false, "__nv_name_map", {}}};
+  // What NVRTC does in every compile with line info: probes two names, stats ".".
+  const std::vector<Observation> probed = {{ObservationKind::kStat, false, false, "__nv_name_map", {}},
+                                           {ObservationKind::kStat, true, false, ".", {}}};
   const auto record_in_a = [&](const std::vector<Observation>& obs, WorkingDirectoryUse use) {
     return record_dependencies(obs, root_ + "/a", std::numeric_limits<std::int64_t>::max(), {}, {}, use);
   };
@@ -114,11 +116,12 @@ TEST_F(TempTree, LineInfoPinsAResultThatFoundARelativePathToItsDirectory) {
     ASSERT_TRUE(r.set) << r.why_not;
     EXPECT_EQ(r.set->paths.size(), 1u);
   }
-  // Only failed relative probes: not pinned either.
+  // Relative probes and stats, no file read: not pinned either.
   auto probes_only = record_in_a(probed, WorkingDirectoryUse::kThroughFoundRelativePaths);
   ASSERT_TRUE(probes_only.set) << probes_only.why_not;
-  ASSERT_EQ(probes_only.set->paths.size(), 1u);
-  EXPECT_EQ(probes_only.set->paths[0].path, "__nv_name_map");
+  ASSERT_EQ(probes_only.set->paths.size(), 2u);
+  EXPECT_FALSE(probes_only.set->paths[0].realpath_target);  // "."
+  EXPECT_EQ(probes_only.set->paths[1].path, "__nv_name_map");
 
   auto pinned = record_in_a(found, WorkingDirectoryUse::kThroughFoundRelativePaths);
   ASSERT_TRUE(pinned.set) << pinned.why_not;
