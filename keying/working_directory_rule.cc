@@ -156,14 +156,15 @@ std::optional<std::vector<std::string_view>> split_append_flags(std::string_view
 WorkingDirectoryUse working_directory_use(std::span<const std::string> options,
                                           const std::optional<std::string>& program_name,
                                           const std::optional<std::string_view>& append_flags) {
-  std::vector<std::string_view> all(options.begin(), options.end());
-  if (append_flags) {
-    const auto appended = split_append_flags(*append_flags);
-    if (!appended) return WorkingDirectoryUse::kAlways;
-    all.insert(all.end(), appended->begin(), appended->end());
-  }
   bool embeds = false, line_info = false;
-  if (!OptionReader(std::move(all)).read_all(embeds, line_info) || embeds) return WorkingDirectoryUse::kAlways;
+  if (!OptionReader({options.begin(), options.end()}).read_all(embeds, line_info)) return WorkingDirectoryUse::kAlways;
+  if (append_flags) {  // read on their own: a value the program's options leave out is not taken from them
+    std::optional<std::vector<std::string_view>> appended = split_append_flags(*append_flags);
+    if (!appended || !OptionReader(std::move(*appended)).read_all(embeds, line_info)) {
+      return WorkingDirectoryUse::kAlways;
+    }
+  }
+  if (embeds) return WorkingDirectoryUse::kAlways;
   if (!line_info) return WorkingDirectoryUse::kNone;
   // A NULL name is "default_program": relative, like an empty one.
   const bool absolute_name = program_name && program_name->starts_with('/');

@@ -82,7 +82,8 @@ TEST(WorkingDirectoryRule, AppendFlagsCountLikeTheProgramsOptions) {
   EXPECT_EQ(use_of({"-arch=sm_80"}, "k.cu", "-lineinfo"), Use::kAlways);
   EXPECT_EQ(use_of({"-arch=sm_80"}, "k.cu", "--bogus"), Use::kAlways);
   EXPECT_EQ(use_of({"-arch=sm_80"}, "k.cu", "-DX=\"a b\""), Use::kAlways);  // quoting: not measured
-  EXPECT_EQ(use_of({"-arch"}, "k.cu", "sm_80"), Use::kNone);  // a separate value may come from it
+  EXPECT_EQ(use_of({"-arch"}, "k.cu", "sm_80"), Use::kAlways);  // read on their own: not measured
+  EXPECT_EQ(use_of({"-I", "-lineinfo"}, "k.cu"), Use::kNone);  // measured: NVRTC takes it as -I's value
 }
 
 }  // namespace
