@@ -56,10 +56,25 @@ bool is_pseudo_filesystem(std::string_view path) {
   return path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/");
 }
 
+bool is_relative(std::string_view path) { return path.empty() || path.front() != '/'; }
+
 std::string absolute(std::string_view path, const std::string& working_directory) {
-  if (!path.empty() && path.front() == '/') return std::string(path);
+  if (!is_relative(path)) return std::string(path);
   return working_directory + "/" + std::string(path);
 }
+
+// Whether reading `path` (relative ones against the current working directory) would read a
+// pseudo filesystem; a path that cannot be resolved counts as one.
+bool resolves_into_pseudo_filesystem(store::Env& env, const std::string& path) {
+  if (is_pseudo_filesystem(path)) return true;
+  if (!is_relative(path) && path.find("/..") == std::string::npos) return false;
+  const std::optional<std::string> resolved = realpath_of(env, path);
+  return !resolved || is_pseudo_filesystem(*resolved);
+}
+
+// The path that pins a result to the working directory it was compiled in: "." must still resolve
+// to that directory.
+constexpr std::string_view kWorkingDirectoryPin = ".";
 
 void encode_path_identity(util::ByteWriter& w, const PathDependency& p) {
   w.bytes(p.path);
@@ -111,11 +126,12 @@ constexpr std::size_t kMinPathBytes = util::kEmptyBytesField + 3 * util::kFlagBy
                                       2 * util::kU64Bytes + util::kU32Bytes;
 constexpr std::size_t kMinEnvBytes = util::kEmptyBytesField + util::kFlagBytes + util::kEmptyBytesField;
 
-// What record_dependencies() can produce for one path: absolute; absent or existing, not both;
-// content only of an existing regular file outside the pseudo filesystems; link targets only of an
-// existing path. validate_dependencies() relies on it (it reads only such files).
+// What record_dependencies() can produce for one path: a path (relative ones are relative to the
+// working directory of the lookup); absent or existing, not both; content only of an existing
+// regular file outside the pseudo filesystems; link targets only of an existing path.
+// validate_dependencies() relies on it (it reads only such files, and resolves relative ones first).
 bool path_well_formed(const PathDependency& p) {
-  if (p.path.empty() || p.path.front() != '/' || p.must_be_absent == p.must_exist) return false;
+  if (p.path.empty() || p.path.find('\0') != std::string::npos || p.must_be_absent == p.must_exist) return false;
   if (p.content && (!S_ISREG(p.stamp.mode) || is_pseudo_filesystem(p.path))) return false;
   return p.must_exist || (!p.content && !p.realpath_target && !p.readlink_target);
 }
@@ -196,8 +212,7 @@ using EnvMap = std::map<std::string, EnvDependency>;
 
 // Folds NVRTC's observations into one dependency per path and per variable; a reason (and no
 // maps to use) when the compile cannot be replayed: it wrote, or listed a directory.
-std::string fold_observations(std::span<const Observation> observations, const std::string& working_directory,
-                              PathMap& paths, EnvMap& env) {
+std::string fold_observations(std::span<const Observation> observations, PathMap& paths, EnvMap& env) {
   for (const Observation& o : observations) {
     if (o.kind == ObservationKind::kGetenv) {
       if (environment_variable_affects_output(o.subject)) {
@@ -205,7 +220,10 @@ std::string fold_observations(std::span<const Observation> observations, const s
       }
       continue;
     }
-    const std::string path = absolute(o.subject, working_directory);
+    if (o.subject.empty()) continue;  // fails wherever it is made
+    // Relative paths stay relative: validated against the working directory of the lookup, they
+    // hold wherever the key does not name the directory.
+    const std::string path(o.subject);
     // A failed attempt to write is no probe of absence (the directory may be missing or read-only
     // today and not tomorrow), and a successful one is a side effect: neither can be replayed.
     if (o.kind == ObservationKind::kOpen && o.for_writing) return "NVRTC wrote or tried to write " + path;
@@ -226,22 +244,23 @@ std::string fold_observations(std::span<const Observation> observations, const s
 
 // Stamps an existing path and, for a file NVRTC read, fingerprints its content (noting the time
 // macros it uses); a reason when it cannot be stored.
-std::string stamp_path(store::Env& env, PathDependency& p, std::int64_t compile_start_realtime_ns, std::int64_t now,
-                       TimeMacros& uses) {
-  const std::string& path = p.path;
+std::string stamp_path(store::Env& env, PathDependency& p, const std::string& working_directory,
+                       std::int64_t compile_start_realtime_ns, std::int64_t now, TimeMacros& uses) {
+  const std::string& shown = p.path;
+  const std::string path = absolute(shown, working_directory);  // as NVRTC resolved it
   struct stat st;
-  if (env.stat(path, &st) != 0) return path + " vanished after the compile";
+  if (env.stat(path, &st) != 0) return shown + " vanished after the compile";
   p.stamp = stamp_of(st);
   if (!p.content) return {};
-  if (is_pseudo_filesystem(path)) return "NVRTC read " + path;
-  if (!S_ISREG(st.st_mode)) return "NVRTC read " + path + ", not a regular file";
+  if (resolves_into_pseudo_filesystem(env, path)) return "NVRTC read " + shown;
+  if (!S_ISREG(st.st_mode)) return "NVRTC read " + shown + ", not a regular file";
   if (p.stamp.mtime_ns >= compile_start_realtime_ns || p.stamp.ctime_ns >= compile_start_realtime_ns) {
-    return path + " was modified during the compile";
+    return shown + " was modified during the compile";
   }
   std::optional<std::string> content = read_file(env, path);
-  if (!content) return "cannot read " + path + " to fingerprint it";
+  if (!content) return "cannot read " + shown + " to fingerprint it";
   struct stat after;
-  if (env.stat(path, &after) != 0 || !(stamp_of(after) == p.stamp)) return path + " changed while being fingerprinted";
+  if (env.stat(path, &after) != 0 || !(stamp_of(after) == p.stamp)) return shown + " changed while being fingerprinted";
   p.fingerprint = fingerprint(*content);
   p.racy = now - std::max(p.stamp.mtime_ns, p.stamp.ctime_ns) < kRacyWindowNs;
   const TimeMacros m = scan_time_macros(*content);
@@ -259,6 +278,7 @@ std::string path_mismatch(store::Env& env, PathDependency& p, std::int64_t now, 
   const FileStamp stamp = stamp_of(st);
   if (!same_type(stamp.mode, p.stamp.mode)) return p.path + " changed type";
   if (p.content && (p.racy || !(stamp == p.stamp))) {
+    if (is_relative(p.path) && resolves_into_pseudo_filesystem(env, p.path)) return p.path + " is not a file to read here";
     std::optional<std::string> content = read_file(env, p.path);
     if (!content || fingerprint(*content) != p.fingerprint) return p.path + " changed";
     p.stamp = stamp;  // touched, not changed: remember the new stamp
@@ -270,17 +290,42 @@ std::string path_mismatch(store::Env& env, PathDependency& p, std::int64_t now, 
   return {};
 }
 
+// Line info names a file read through a relative path by its absolute path (other relative paths
+// are not named: NVRTC stats "." for line info in every compile, to the same outputs): such a
+// result is pinned to its directory. A reason when it cannot be.
+std::string pin_working_directory(store::Env& env, const std::string& working_directory, PathMap& paths) {
+  const bool read_relative = std::any_of(paths.begin(), paths.end(), [](const auto& entry) {
+    return is_relative(entry.first) && entry.second.content;
+  });
+  if (!read_relative) return {};
+  std::optional<std::string> here = realpath_of(env, working_directory);
+  if (!here) return "the working directory " + working_directory + " does not resolve";
+  PathDependency& pin = paths[std::string(kWorkingDirectoryPin)];
+  pin.path = kWorkingDirectoryPin;
+  if (pin.must_be_absent) return "the working directory vanished during the compile";
+  pin.must_exist = true;
+  if (pin.realpath_target && pin.realpath_target != here) return "the working directory moved";
+  pin.realpath_target = std::move(here);
+  return {};
+}
+
 }  // namespace
 
 RecordedDependencies record_dependencies(std::span<const Observation> observations,
                                          const std::string& working_directory,
                                          std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
-                                         std::span<const std::string> variables_read_before, store::Env& env) {
+                                         std::span<const std::string> variables_read_before,
+                                         keying::WorkingDirectoryUse working_directory_use, store::Env& env) {
   const std::string date_at_start = date_macro_today();
   PathMap paths;
   EnvMap variables;
-  if (std::string why_not = fold_observations(observations, working_directory, paths, variables); !why_not.empty()) {
+  if (std::string why_not = fold_observations(observations, paths, variables); !why_not.empty()) {
     return {std::nullopt, std::move(why_not)};
+  }
+  if (working_directory_use == keying::WorkingDirectoryUse::kThroughFoundRelativePaths) {
+    if (std::string why_not = pin_working_directory(env, working_directory, paths); !why_not.empty()) {
+      return {std::nullopt, std::move(why_not)};
+    }
   }
   for (const std::string& name : variables_read_before) {
     if (variables.contains(name) || !environment_variable_affects_output(name)) continue;
@@ -295,7 +340,8 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
   for (auto& [path, p] : paths) {
     if (p.must_be_absent && p.must_exist) return {std::nullopt, path + " appeared or vanished during the compile"};
     if (p.must_exist) {
-      if (std::string why_not = stamp_path(env, p, compile_start_realtime_ns, now, uses); !why_not.empty()) {
+      if (std::string why_not = stamp_path(env, p, working_directory, compile_start_realtime_ns, now, uses);
+          !why_not.empty()) {
         return {std::nullopt, std::move(why_not)};
       }
     }

@@ -4,9 +4,11 @@
 // and environment later (ccache's direct mode, plus failed probes).
 // Contract: record_dependencies() and validate_dependencies() read the filesystem (stat, realpath,
 // readlink, and reading recorded files to fingerprint them), the environment and the clock, all
-// through a store::Env (so faults can be injected there); they never write,
-// never throw, and are thread-safe for distinct sets. Paths are absolute (relative ones are resolved
-// against the compile's working directory).
+// through a store::Env (so faults can be injected there); they never write, never throw, and are
+// thread-safe for distinct sets. A path NVRTC used relative to the working directory is recorded
+// relative (fingerprinted as the compile's directory resolved it) and validated against the working
+// directory of the lookup: a result is served from another directory only if what the path names
+// there is the same.
 #pragma once
 
 #include <array>
@@ -17,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "keying/working_directory_rule.h"
 #include "store/env.h"
 #include "util/binary_io.h"
 
@@ -41,7 +44,7 @@ struct FileStamp {
 };
 
 struct PathDependency {
-  std::string path;
+  std::string path;  // absolute, or relative to the working directory (validated against the current one)
   bool must_be_absent = false;
   bool must_exist = false;
   bool content = false;         // must_exist, and its bytes must fingerprint the same
@@ -68,7 +71,7 @@ struct DependencySet {
   void encode_identity(util::ByteWriter& w) const;
   void encode(util::ByteWriter& w) const;
   // Untrusted input: false unless it is exactly what encode() writes for a set that
-  // record_dependencies() can produce (sorted, absolute paths; content only of regular files...).
+  // record_dependencies() can produce (sorted paths; content only of regular files...).
   bool decode(util::ByteReader& r);
 };
 
@@ -81,8 +84,9 @@ TimeMacros scan_time_macros(std::string_view text);
 // Today's date as __DATE__ expands ("Nov 21 2026", local time).
 std::string date_macro_today();
 
-// True if a set variable of this name can change NVRTC's output (all but PWD — already in the key —
-// and the driver's own cache settings).
+// True if a set variable of this name can change NVRTC's output (all but PWD — measured to change
+// nothing; it is keyed with the working directory where that matters — and the driver's own cache
+// settings).
 bool environment_variable_affects_output(std::string_view name);
 
 struct RecordedDependencies {
@@ -95,10 +99,15 @@ struct RecordedDependencies {
 // `texts_use` covers the texts the shim already holds (source, in-memory headers).
 // `variables_read_before` are variables NVRTC read in earlier compiles of this process: NVRTC reads
 // some only once per process, so their current values join every set.
+// `working_directory` is the compile's (what relative paths were resolved against). With
+// kThroughFoundRelativePaths, a compile that read a file through a relative path is pinned to it:
+// the set then requires "." to resolve to the same directory.
 RecordedDependencies record_dependencies(std::span<const Observation> observations,
                                          const std::string& working_directory,
                                          std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
                                          std::span<const std::string> variables_read_before = {},
+                                         keying::WorkingDirectoryUse working_directory_use =
+                                             keying::WorkingDirectoryUse::kAlways,
                                          store::Env& env = *store::Env::system());
 
 struct Validation {

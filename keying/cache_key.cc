@@ -71,9 +71,13 @@ CacheKey compute_key(const ProgramInputs& inputs) {
   for (const auto& option : inputs.options) h.field("option", option);
   h.count_field("name_expressions", inputs.name_expressions.size());
   for (const auto& expression : inputs.name_expressions) h.field("name_expression", expression);
-  h.field("cwd", inputs.working_directory);
-  h.count_field("pwd.present", inputs.pwd_variable.has_value() ? 1 : 0);
-  h.field("pwd", inputs.pwd_variable.value_or(""));
+  if (inputs.working_directory_use == WorkingDirectoryUse::kAlways) {
+    h.field("cwd", inputs.working_directory);
+    h.count_field("pwd.present", inputs.pwd_variable.has_value() ? 1 : 0);
+    h.field("pwd", inputs.pwd_variable.value_or(""));
+  } else {  // a different label: no key without the directory equals one with it
+    h.count_field("cwd.unused", static_cast<std::uint64_t>(inputs.working_directory_use));
+  }
   return h.finish();
 }
 

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "keying/working_directory_rule.h"
+
 namespace nvrtc_cache::keying {
 
 // Which NVRTC build a program belongs to: patch releases report the same nvrtcVersion, so the GNU
@@ -30,10 +32,12 @@ struct ProgramInputs {
   std::vector<InMemoryHeader> headers;        // in the order given to nvrtcCreateProgram
   std::vector<std::string> options;           // in the order given to nvrtcCompileProgram
   std::vector<std::string> name_expressions;  // in order of nvrtcAddNameExpression calls
-  // NVRTC writes the program's path, resolved against the working directory (it reads getcwd() and
-  // $PWD), into line info, debug info and LTO/OptiX IR, so both are inputs.
+  // NVRTC writes the program's path, resolved against the working directory (getcwd()), into line
+  // info, debug info and LTO/OptiX IR: the directory and $PWD are keyed where
+  // working_directory_use() says the outputs depend on it (kAlways), and left out otherwise.
   std::string working_directory;
   std::optional<std::string> pwd_variable;
+  WorkingDirectoryUse working_directory_use = WorkingDirectoryUse::kAlways;
 };
 
 }  // namespace nvrtc_cache::keying

@@ -304,6 +304,10 @@ void record_compile_context(ProgramRecord& record, int n, const char* const* opt
   } else {
     record.inputs.pwd_variable.reset();
   }
+  const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");  // NVRTC appends them to the options
+  record.inputs.working_directory_use = keying::working_directory_use(
+      record.inputs.options, record.inputs.name,
+      append_flags ? std::optional<std::string_view>(append_flags) : std::nullopt);
 }
 
 // The real compile, with NVRTC's libc calls recorded into `watch`.
@@ -345,7 +349,7 @@ direct::RecordedDependencies dependencies_of(const watch::CompileWatch& watch, c
   } else {
     dependencies = direct::record_dependencies(observations_of(watch), record.inputs.working_directory,
                                                compile.start_realtime_ns, time_macros_in(record.inputs),
-                                               variables_seen().snapshot());
+                                               variables_seen().snapshot(), record.inputs.working_directory_use);
     if (dependencies.set) variables_seen().add(*dependencies.set);
   }
   return dependencies;

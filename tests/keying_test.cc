@@ -61,6 +61,25 @@ TEST(CacheKey, EveryFieldChangesTheKey) {
   }
 }
 
+TEST(CacheKey, TheWorkingDirectoryIsKeyedOnlyWhereItIsUsed) {
+  ProgramInputs in = typical();
+  in.working_directory_use = WorkingDirectoryUse::kNone;
+  const CacheKey independent = compute_key(in);
+  EXPECT_EQ(to_hex(independent), "22b6544de876970ec47061503f3e7d85c231ccb30631978f0b88441bba4d3d8f");
+  in.working_directory = "/elsewhere";
+  in.pwd_variable.reset();
+  EXPECT_EQ(compute_key(in), independent);
+  in.working_directory_use = WorkingDirectoryUse::kThroughFoundRelativePaths;
+  const CacheKey through_paths = compute_key(in);
+  EXPECT_NE(through_paths, independent);
+  in.working_directory = "/home/user";
+  in.pwd_variable = "/home/user";
+  EXPECT_EQ(compute_key(in), through_paths);
+  in.working_directory_use = WorkingDirectoryUse::kAlways;
+  EXPECT_EQ(compute_key(in), compute_key(typical()));  // the default: keyed, as before
+  EXPECT_NE(compute_key(in), independent);
+}
+
 TEST(CacheKey, NoTwoFieldSplitsCollide) {
   ProgramInputs a, b;
   a.options = {"ab", "c"};

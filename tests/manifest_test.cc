@@ -13,6 +13,10 @@ namespace nvrtc_cache::direct {
 namespace {
 
 namespace fs = std::filesystem;
+using keying::CacheKey;
+using keying::WorkingDirectoryUse;
+using util::ByteReader;
+using util::ByteWriter;
 
 class TempTree : public ::testing::Test {
  protected:
@@ -56,11 +60,114 @@ TEST_F(TempTree, RecordsReadsProbesAndVariables) {
   unsetenv("NVRTC_CACHE_TEST_VAR");
 }
 
-TEST_F(TempTree, RelativePathsResolveAgainstTheWorkingDirectory) {
-  write("rel.h", "x");
-  auto r = record("rel.h", "gone.h");
+// Changes the working directory for its lifetime (the tests in this binary run one at a time).
+class InDirectory {
+ public:
+  explicit InDirectory(const std::string& dir) : saved_(fs::current_path()) { fs::current_path(dir); }
+  ~InDirectory() { fs::current_path(saved_); }
+
+ private:
+  fs::path saved_;
+};
+
+TEST_F(TempTree, RelativePathsStayRelativeAndHoldWhereTheyNameTheSameThing) {
+  fs::create_directories(root_ + "/a");
+  fs::create_directories(root_ + "/b");
+  write("a/rel.h", "x");
+  auto r = record_dependencies(std::vector<Observation>{{ObservationKind::kStat, false, false, "gone.h", {}},
+                                                        {ObservationKind::kOpen, true, false, "rel.h", {}}},
+                               root_ + "/a", std::numeric_limits<std::int64_t>::max(), {});
   ASSERT_TRUE(r.set) << r.why_not;
-  EXPECT_EQ(r.set->paths[1].path, root_ + "/rel.h");
+  ASSERT_EQ(r.set->paths.size(), 2u);
+  EXPECT_EQ(r.set->paths[0].path, "gone.h");
+  EXPECT_EQ(r.set->paths[1].path, "rel.h");  // fingerprinted as <root>/a/rel.h
+  EXPECT_TRUE(r.set->paths[1].content);
+  {
+    InDirectory in(root_ + "/a");
+    DependencySet set = *r.set;
+    EXPECT_TRUE(validate_dependencies(set).matches);
+  }
+  {
+    InDirectory in(root_ + "/b");
+    DependencySet set = *r.set;
+    EXPECT_EQ(validate_dependencies(set).mismatch, "rel.h vanished");
+    write("b/rel.h", "y");
+    EXPECT_EQ(validate_dependencies(set).mismatch, "rel.h changed");
+    write("b/rel.h", "x");
+    const Validation same = validate_dependencies(set);  // the same bytes: holds, with b's stamp
+    EXPECT_TRUE(same.matches) << same.mismatch;
+    EXPECT_TRUE(same.refreshed);
+    write("b/gone.h", "");
+    EXPECT_EQ(validate_dependencies(set).mismatch, "gone.h appeared");
+  }
+}
+
+TEST_F(TempTree, LineInfoPinsAResultThatFoundARelativePathToItsDirectory) {
+  fs::create_directories(root_ + "/a");
+  fs::create_directories(root_ + "/b");
+  write("a/rel.h", "x");
+  write("b/rel.h", "x");
+  const std::vector<Observation> found = {{ObservationKind::kOpen, true, false, "rel.h", {}}};
+  // What NVRTC does in every compile with line info: probes two names, stats ".".
+  const std::vector<Observation> probed = {{ObservationKind::kStat, false, false, "__nv_name_map", {}},
+                                           {ObservationKind::kStat, true, false, ".", {}}};
+  const auto record_in_a = [&](const std::vector<Observation>& obs, WorkingDirectoryUse use) {
+    return record_dependencies(obs, root_ + "/a", std::numeric_limits<std::int64_t>::max(), {}, {}, use);
+  };
+  // Without line info (or with the directory in the key) nothing is pinned.
+  for (WorkingDirectoryUse use : {WorkingDirectoryUse::kNone, WorkingDirectoryUse::kAlways}) {
+    auto r = record_in_a(found, use);
+    ASSERT_TRUE(r.set) << r.why_not;
+    EXPECT_EQ(r.set->paths.size(), 1u);
+  }
+  // Relative probes and stats, no file read: not pinned either.
+  auto probes_only = record_in_a(probed, WorkingDirectoryUse::kThroughFoundRelativePaths);
+  ASSERT_TRUE(probes_only.set) << probes_only.why_not;
+  ASSERT_EQ(probes_only.set->paths.size(), 2u);
+  EXPECT_FALSE(probes_only.set->paths[0].realpath_target);  // "."
+  EXPECT_EQ(probes_only.set->paths[1].path, "__nv_name_map");
+
+  auto pinned = record_in_a(found, WorkingDirectoryUse::kThroughFoundRelativePaths);
+  ASSERT_TRUE(pinned.set) << pinned.why_not;
+  ASSERT_EQ(pinned.set->paths.size(), 2u);
+  EXPECT_EQ(pinned.set->paths[0].path, ".");
+  EXPECT_EQ(pinned.set->paths[0].realpath_target, fs::canonical(root_ + "/a").string());
+  {
+    InDirectory in(root_ + "/a");
+    DependencySet set = *pinned.set;
+    EXPECT_TRUE(validate_dependencies(set).matches);
+  }
+  {
+    InDirectory in(root_ + "/b");  // the same header, but line info would name a's path
+    DependencySet set = *pinned.set;
+    EXPECT_EQ(validate_dependencies(set).mismatch, ". now resolves elsewhere");
+  }
+  ByteWriter w;
+  pinned.set->encode(w);
+  ByteReader reader(w.str());
+  DependencySet decoded;
+  ASSERT_TRUE(decoded.decode(reader));
+  EXPECT_TRUE(reader.at_end());
+  ASSERT_EQ(decoded.paths.size(), 2u);
+  EXPECT_EQ(decoded.paths[0].realpath_target, pinned.set->paths[0].realpath_target);
+  EXPECT_EQ(result_key(CacheKey{}, decoded), result_key(CacheKey{}, *pinned.set));
+}
+
+TEST(DependencySetDecoding, RejectsAPathWithANulByte) {
+  DependencySet set;
+  set.paths.push_back({});
+  set.paths[0].path = std::string("a\0b", 3);
+  set.paths[0].must_be_absent = true;
+  ByteWriter w;
+  set.encode(w);
+  ByteReader reader(w.str());
+  DependencySet decoded;
+  EXPECT_FALSE(decoded.decode(reader));
+  set.paths[0].path = "a";
+  ByteWriter ok;
+  set.encode(ok);
+  ByteReader ok_reader(ok.str());
+  EXPECT_TRUE(decoded.decode(ok_reader));
 }
 
 TEST_F(TempTree, EditsAppearancesAndTouchesAreTold) {

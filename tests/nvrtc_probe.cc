@@ -187,7 +187,8 @@ void scenario_include_dir(Out& o) {
                    "include_dir.cu", options);
 }
 // PROBE_SOURCE_FILE: the program's source (read here, before the compile); -I for each directory in
-// PROBE_INCLUDE_DIR (as include_dir); PROBE_OPTIONS: more options, separated by spaces.
+// PROBE_INCLUDE_DIR (as include_dir); PROBE_OPTIONS: more options, separated by spaces;
+// PROBE_PROGRAM_NAME: the program's name (default source_file.cu).
 void scenario_source_file(Out& o) {
   const char* file = std::getenv("PROBE_SOURCE_FILE");
   std::ifstream in(file ? file : "");
@@ -205,7 +206,8 @@ void scenario_source_file(Out& o) {
     if (end > 0) options.push_back(list.substr(0, end));
     list.erase(0, end + 1);
   }
-  compile_and_dump(o, src, "source_file.cu", options);
+  const char* name = std::getenv("PROBE_PROGRAM_NAME");
+  compile_and_dump(o, src, name ? name : "source_file.cu", options);
 }
 // A quoted include with no -I: found next to the working directory.
 void scenario_relative_include(Out& o) {
