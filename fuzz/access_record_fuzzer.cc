@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (const auto number = store::decode_le64(input)) {
     char encoded[store::kCounterRecordSize];
-    store::store_le64(encoded, *number);
+    util::store_le(encoded, *number, 8);
     NVRTC_CACHE_FUZZ_CHECK(std::string_view(encoded, sizeof encoded) == input);
   }
   return 0;

@@ -87,7 +87,7 @@ std::string le64s(std::initializer_list<std::uint64_t> values) {
   std::string out;
   for (const std::uint64_t v : values) {
     char bytes[8];
-    store::store_le64(bytes, v);
+    util::store_le(bytes, v, 8);
     out.append(bytes, 8);
   }
   return out;

@@ -1,6 +1,7 @@
 #include "shim/claim_file.h"
 
 #include "store/fork_locks.h"
+#include "util/errno_guard.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -68,17 +69,6 @@ void note_held(nanoseconds held) {
   }
 }
 
-class ErrnoSaver {
- public:
-  ErrnoSaver() : saved_(errno) {}
-  ~ErrnoSaver() { errno = saved_; }
-  ErrnoSaver(const ErrnoSaver&) = delete;
-  ErrnoSaver& operator=(const ErrnoSaver&) = delete;
-
- private:
-  int saved_;
-};
-
 // An open claim file that is not (yet) a held claim; closed on destruction.
 class ClaimFd {
  public:
@@ -144,7 +134,7 @@ Claim& Claim::operator=(Claim&& other) noexcept {
 
 void Claim::release() {
   if (fd_ < 0) return;
-  ErrnoSaver errno_saver;
+  const util::ErrnoGuard errno_guard;
   // Unlink first: whoever then gets the lock on this file sees it is no longer at the path and
   // knows the holder finished. Only our own file: never one that replaced it.
   if (still_at_path(fd_, path_)) unlink(path_.c_str());
@@ -153,7 +143,7 @@ void Claim::release() {
 }
 
 ClaimDirectory::ClaimDirectory(std::string path, bool shared) : path_(std::move(path)), shared_(shared) {
-  ErrnoSaver errno_saver;
+  const util::ErrnoGuard errno_guard;
   if (mkdir(path_.c_str(), shared_ ? 0770 : 0700) != 0 && errno != EEXIST) {
     problem_ = "cannot create " + path_ + ": " + std::strerror(errno);
     return;
@@ -173,7 +163,7 @@ ClaimDirectory::ClaimDirectory(std::string path, bool shared) : path_(std::move(
 ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds timeout,
                                            const std::function<bool()>& result_ready,
                                            const std::function<void()>& on_wait) {
-  ErrnoSaver errno_saver;
+  const util::ErrnoGuard errno_guard;
   ClaimAttempt out;
   if (!usable()) {
     out.problem = problem_;

@@ -48,7 +48,7 @@ std::uint64_t read_meta(MDB_txn* txn, MDB_dbi meta, std::string_view name) {
 
 int write_meta(MDB_txn* txn, MDB_dbi meta, std::string_view name, std::uint64_t number) {
   char bytes[kCounterRecordSize];
-  store_le64(bytes, number);
+  util::store_le(bytes, number, 8);
   MDB_val key = to_val(name);
   MDB_val value{sizeof bytes, bytes};
   return api().mdb_put(txn, meta, &key, &value, 0);
@@ -132,7 +132,7 @@ int add_counter(MDB_txn* txn, MDB_dbi counters, std::string_view name, std::int6
     return rc;
   }
   char bytes[kCounterRecordSize];
-  store_le64(bytes, static_cast<std::uint64_t>(wrapping_add(current, delta)));
+  util::store_le(bytes, static_cast<std::uint64_t>(wrapping_add(current, delta)), 8);
   MDB_val updated{sizeof bytes, bytes};
   return api().mdb_put(txn, counters, &key, &updated, 0);
 }

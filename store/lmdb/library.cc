@@ -8,7 +8,7 @@
 #include <variant>
 
 #include "store/fork_locks.h"
-#include "store/lmdb/errno_guard.h"
+#include "util/errno_guard.h"
 #include "store/lmdb/fault_guard.h"
 
 namespace nvrtc_cache::store::lmdb {
@@ -56,7 +56,7 @@ std::atomic<LmdbLibrary*> g_guarded{nullptr};
 
 const LmdbLibrary* lmdb_library(std::string* error) {
   const Loaded* loaded = publish_once(g_loaded, [] {
-    const ErrnoGuard errno_guard;
+    const util::ErrnoGuard errno_guard;
     return new Loaded(load());  // leaked: used until exit (RTLD_NODELETE: loading twice is harmless)
   });
   if (!loaded->ok) {

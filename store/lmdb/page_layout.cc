@@ -1,6 +1,6 @@
 #include "store/lmdb/page_layout.h"
 
-#include "store/lmdb/little_endian.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -17,11 +17,11 @@ constexpr std::size_t kOverflowPagesOffset = 12;
 
 bool id_list_sound(std::string_view value, std::uint64_t last_page) {
   if (value.size() < 8 || value.size() % 8 != 0) return false;
-  const std::uint64_t count = load_le(value.data(), 8);
+  const std::uint64_t count = util::load_le(value.data(), 8);
   if (count != value.size() / 8 - 1) return false;  // by division: count * 8 may wrap
   std::uint64_t previous = ~std::uint64_t{0};
   for (std::size_t at = 8; at < value.size(); at += 8) {
-    const std::uint64_t page = load_le(value.data() + at, 8);
+    const std::uint64_t page = util::load_le(value.data() + at, 8);
     if (page < 2 || page > last_page || page >= previous) return false;
     previous = page;
   }
@@ -41,8 +41,8 @@ std::optional<std::uint64_t> overflow_pages(std::uint64_t value_size, std::uint6
 
 bool overflow_header_sound(std::string_view header, std::uint64_t value_size, std::uint64_t page_size) {
   if (header.size() < kLmdbPageHeaderSize) return false;
-  const auto flags = static_cast<std::uint16_t>(load_le(header.data() + kPageFlagsOffset, 2));
-  const auto pages = load_le(header.data() + kOverflowPagesOffset, 4);
+  const auto flags = static_cast<std::uint16_t>(util::load_le(header.data() + kPageFlagsOffset, 2));
+  const auto pages = util::load_le(header.data() + kOverflowPagesOffset, 4);
   const std::optional<std::uint64_t> needed = overflow_pages(value_size, page_size);
   return (flags & kOverflowPageFlag) != 0 && needed && pages == *needed;
 }
@@ -50,11 +50,11 @@ bool overflow_header_sound(std::string_view header, std::uint64_t value_size, st
 std::optional<LmdbMeta> parse_lmdb_meta(std::string_view page) {
   if (page.size() < kLmdbPageHeaderSize + kMetaBytes) return std::nullopt;
   const char* meta = page.data() + kLmdbPageHeaderSize;
-  if (load_le(meta, 4) != kMetaMagic) return std::nullopt;
+  if (util::load_le(meta, 4) != kMetaMagic) return std::nullopt;
   LmdbMeta m;
-  m.page_size = static_cast<std::uint32_t>(load_le(meta + kMetaPageSizeOffset, 4));
-  m.last_page = load_le(meta + kMetaLastPageOffset, 8);
-  m.txnid = load_le(meta + kMetaLastPageOffset + 8, 8);
+  m.page_size = static_cast<std::uint32_t>(util::load_le(meta + kMetaPageSizeOffset, 4));
+  m.last_page = util::load_le(meta + kMetaLastPageOffset, 8);
+  m.txnid = util::load_le(meta + kMetaLastPageOffset + 8, 8);
   if (m.page_size < 512 || m.page_size > (1u << 16) || (m.page_size & (m.page_size - 1)) != 0) return std::nullopt;
   return m;
 }

@@ -11,11 +11,11 @@
 #include <optional>
 #include <string_view>
 
-#include "store/lmdb/little_endian.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::store {
 
-// ---- Little-endian u64 values: counters ("counters") and totals ("meta"), written by store_le64 ----
+// ---- Little-endian u64 values: counters ("counters") and totals ("meta"), written by util::store_le ----
 inline constexpr std::size_t kCounterRecordSize = 8;
 // nullopt unless `bytes` is exactly 8 bytes.
 std::optional<std::uint64_t> decode_le64(std::string_view bytes);
