@@ -344,11 +344,15 @@ def write_chart(path, m, results, args):
         for j, r in enumerate(corpus):
             ax.annotate(f"{r['real']['first'] / r['warm']['first']:.0f}×", (j + 0.5 * width, r["warm"]["first"] / 1e6),
                         ha="center", va="bottom", fontsize=8)
+        for j, r in enumerate(corpus):
+            ax.annotate(f"{r['real']['repeat'] / r['warm']['repeat']:.0f}×", (j + 1.5 * width, r["warm"]["repeat"] / 1e6),
+                        ha="center", va="bottom", fontsize=8)
         ax.set_xticks(range(len(labels)), labels)
         ax.set_yscale("log")
+        ax.set_ylim(top=max(r["real"]["first"] for r in corpus) / 1e6 * 300)
         ax.set_ylabel("ms per compile (log)")
-        ax.set_title("Real NVRTC vs shim cold / warm (label: real / warm first)")
-        ax.legend(fontsize=8)
+        ax.set_title("Real NVRTC vs shim cold / warm (labels: real / shim)")
+        ax.legend(fontsize=8, ncol=2, loc="upper center")
 
     ax = axes[0][1]
     if corpus:
@@ -370,8 +374,9 @@ def write_chart(path, m, results, args):
         ax.set_xticks(range(len(labels)), labels)
         ax.set_yscale("log")
         ax.set_ylabel("µs per hit (log)")
+        ax.set_ylim(top=ax.get_ylim()[1] * 30)
         ax.set_title("Later (in-process) hit: accounted split (left) vs floor (right, hatched)")
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=8, ncol=4, loc="upper center")
 
     ax = axes[1][0]
     flight = results.get("single-flight")
@@ -439,11 +444,12 @@ def write_chart(path, m, results, args):
         ax.set_xticks(range(len(cc)), [r["program"] for r in cc])
         ax.set_yscale("log")
         ax.set_ylabel("ms per Program.compile (log)")
+        ax.set_ylim(top=ax.get_ylim()[1] * 100)
         ax.set_title("cuda.core's caches vs the shim")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, ncol=3, loc="upper center")
 
     axes[2][1].axis("off")
-    for ax in (axes[0][0], axes[0][1], axes[2][0]):
+    for ax in (axes[0][0], axes[0][1], axes[1][0], axes[1][1], axes[2][0]):
         if not ax.has_data():
             ax.axis("off")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
