@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""nvrtc-cache against cuda.core's own program cache (cuda.core.utils.FileStreamProgramCache), on the
-same cuda.core Program.compile("cubin") calls, each mode in fresh processes, from one run.
+"""nvrtc-cache against cuda.core's own program caches (cuda.core.utils.FileStreamProgramCache and
+InMemoryProgramCache), on the same cuda.core Program.compile("cubin") calls, each mode in fresh
+processes, from one run. scripts/bench_suite.py imports measure() from here.
 
 usage: scripts/bench_cuda_core.py [--build BUILD_DIR] [--python VENV_PYTHON] [--repeat N]
 Modes:
-  plain        Program.compile, no cache (every compile is a real NVRTC compile)
-  cuda.core    Program.compile(..., cache=FileStreamProgramCache(dir)) -- cold, then warm
-  nvrtc-cache  Program.compile under the shim (LD_PRELOAD)            -- cold, then warm
+  plain         Program.compile, no cache (every compile is a real NVRTC compile)
+  cuda.core     Program.compile(..., cache=FileStreamProgramCache(dir)) -- cold, then warm
+  cuda.core-mem Program.compile(..., cache=InMemoryProgramCache())      -- one process: its first
+                compile is cold, the others hit; a fresh process starts empty (no warm first)
+  nvrtc-cache   Program.compile under the shim (LD_PRELOAD)             -- cold, then warm
 """
 import argparse
 import os
@@ -36,6 +39,9 @@ cache = None
 if mode == "cuda.core":
     from cuda.core.utils import FileStreamProgramCache
     cache = FileStreamProgramCache(cache_dir)
+elif mode == "cuda.core-mem":
+    from cuda.core.utils import InMemoryProgramCache
+    cache = InMemoryProgramCache()
 for _ in range(repeat):
     start = time.perf_counter()
     program = Program(SOURCE, "c++", options=ProgramOptions(arch="sm_80", std="c++17", **extra))
@@ -58,6 +64,32 @@ def run(python, args, env):
     return [float(ms) for ms, _ in rows], rows[0][1]
 
 
+PROGRAMS = (("two kernels", "plain"), ("+ name expressions", "names"), ("CUB (-I headers)", "cub"))
+MODES = ("cuda.core", "cuda.core-mem", "nvrtc-cache")
+
+
+def measure(python, build, repeat, programs=PROGRAMS):
+    """Per program: the plain times and, per cache mode, the cold and warm times (ms lists, one per
+    compile; warm is None for the in-memory cache) or the reason the cache refused the program."""
+    shim = os.path.join(build, "lib", "libnvrtc-cache.so")
+    base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("NVRTC_CACHE_")}
+    results = []
+    for label, variant in programs:
+        with tempfile.TemporaryDirectory() as plain_dir:
+            plain, _ = run(python, ["plain", plain_dir, str(repeat), variant], base)
+        modes = {}
+        for mode in MODES:
+            with tempfile.TemporaryDirectory() as cache_dir:
+                env = dict(base)
+                if mode == "nvrtc-cache":
+                    env.update(LD_PRELOAD=shim, NVRTC_CACHE_DIR=cache_dir)
+                cold, status = run(python, [mode, cache_dir, str(repeat), variant], env)
+                warm = None if mode == "cuda.core-mem" else run(python, [mode, cache_dir, str(repeat), variant], env)[0]
+                modes[mode] = {"cold": cold, "warm": warm, "status": status}
+        results.append({"program": label, "plain": plain, "modes": modes})
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser()
     root = os.path.join(os.path.dirname(__file__), "..")
@@ -65,29 +97,24 @@ def main():
     parser.add_argument("--python", default=os.path.join(root, ".venv", "bin", "python"))
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    shim = os.path.join(args.build, "lib", "libnvrtc-cache.so")
-    base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("NVRTC_CACHE_")}
 
     print("cuda.core Program.compile('cubin'), sm_80; times in ms; 'first' = first compile of a fresh process,")
     print(f"'repeat' = median of the next {args.repeat - 1} in that process.\n")
-    print(f"{'program':24} {'mode':12} {'cold first':>11} {'warm first':>11} {'warm repeat':>12} "
+    print(f"{'program':24} {'mode':13} {'cold first':>11} {'warm first':>11} {'warm repeat':>12} "
           f"{'plain/warm first':>17}")
-    for label, names in (("two kernels", "plain"), ("+ name expressions", "names"), ("CUB (-I headers)", "cub")):
-        with tempfile.TemporaryDirectory() as plain_dir:
-            plain, _ = run(args.python, ["plain", plain_dir, str(args.repeat), names], base)
-        print(f"{label:24} {'plain':12} {plain[0]:11.2f} {'':>11} {statistics.median(plain[1:]):12.3f}")
-        for mode in ("cuda.core", "nvrtc-cache"):
-            with tempfile.TemporaryDirectory() as cache_dir:
-                env = dict(base)
-                if mode == "nvrtc-cache":
-                    env.update(LD_PRELOAD=shim, NVRTC_CACHE_DIR=cache_dir)
-                cold, status = run(args.python, [mode, cache_dir, str(args.repeat), names], env)
-                warm, _ = run(args.python, [mode, cache_dir, str(args.repeat), names], env)
-                if status != "ok":
-                    print(f"{'':24} {mode:12} {status}")
-                    continue
-                print(f"{'':24} {mode:12} {cold[0]:11.2f} {warm[0]:11.3f} {statistics.median(warm[1:]):12.3f} "
-                      f"{plain[0] / warm[0]:16.1f}x")
+    for r in measure(args.python, args.build, args.repeat):
+        plain = r["plain"]
+        print(f"{r['program']:24} {'plain':13} {plain[0]:11.2f} {'':>11} {statistics.median(plain[1:]):12.3f}")
+        for mode, m in r["modes"].items():
+            if m["status"] != "ok":
+                print(f"{'':24} {mode:13} {m['status']}")
+                continue
+            if m["warm"] is None:  # in-memory: the process's later compiles are its hits
+                print(f"{'':24} {mode:13} {m['cold'][0]:11.2f} {'-':>11} {statistics.median(m['cold'][1:]):12.3f}")
+                continue
+            warm = m["warm"]
+            print(f"{'':24} {mode:13} {m['cold'][0]:11.2f} {warm[0]:11.3f} {statistics.median(warm[1:]):12.3f} "
+                  f"{plain[0] / warm[0]:16.1f}x")
     return 0
 
 

@@ -3,8 +3,11 @@
 # at once on an empty cache, with single-flight (the default) and without it
 # (NVRTC_CACHE_WAIT_TIMEOUT=0); prints the real compiles done and the wall time against one
 # compile of the real NVRTC alone (measured just before each run).
-# Each cell is the median of REPEAT runs (default 3).
-# usage: [REPEAT=3] scripts/bench_single_flight.sh [BUILD_DIR] [KERNEL] [N...]   (default: build cub 1 2 4 8 16)
+# Each cell is the median of REPEAT runs (default 3). FORMAT=tsv prints, for scripts/bench_suite.py,
+# "one <ms>" then one line per N: N, then compiles hits waited wall_ms ratio with single-flight,
+# then compiles hits wall_ms ratio without, tab-separated.
+# usage: [REPEAT=3] [FORMAT=tsv] scripts/bench_single_flight.sh [BUILD_DIR] [KERNEL] [N...]
+#        (default: build cub 1 2 4 8 16)
 set -euo pipefail
 build=${1:-build}
 kernel=${2:-cub}
@@ -63,15 +66,25 @@ run_together 1 direct >/dev/null
 one_walls=()
 for ((r = 0; r < repeat; r++)); do run_together 1 direct; one_walls+=("$wall_ms"); done
 one=$(median "${one_walls[@]}")
-echo "kernel: $kernel; one compile by the real NVRTC alone: $one ms; $(nproc) CPUs; median of $repeat runs"
-echo
-printf '%4s | %-38s | %-31s\n' "" "single-flight (default)" "without (NVRTC_CACHE_WAIT_TIMEOUT=0)"
-printf '%4s | %8s %6s %6s %15s | %8s %6s %15s\n' N compiles hits waited "wall (x one)" compiles hits "wall (x one)"
+tsv=$([[ ${FORMAT:-} == tsv ]] && echo 1 || true)
+if [[ -n $tsv ]]; then
+  printf 'one\t%s\n' "$one"
+else
+  echo "kernel: $kernel; one compile by the real NVRTC alone: $one ms; $(nproc) CPUs; median of $repeat runs"
+  echo
+  printf '%4s | %-38s | %-31s\n' "" "single-flight (default)" "without (NVRTC_CACHE_WAIT_TIMEOUT=0)"
+  printf '%4s | %8s %6s %6s %15s | %8s %6s %15s\n' N compiles hits waited "wall (x one)" compiles hits "wall (x one)"
+fi
 for n in "${counts[@]}"; do
   median_wall "$n" 600
   sf_compiles=$(counter misses "$json"); sf_hits=$(counter hits "$json"); sf_waited=$(counter waited "$json")
   sf_wall=$wall_ms sf_ratio=$ratio
   median_wall "$n" 0
+  if [[ -n $tsv ]]; then
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$sf_compiles" "$sf_hits" "$sf_waited" "$sf_wall" \
+      "$sf_ratio" "$(counter misses "$json")" "$(counter hits "$json")" "$wall_ms" "$ratio"
+    continue
+  fi
   printf '%4d | %8s %6s %6s %5d ms %4.1fx | %8s %6s %5d ms %4.1fx\n' "$n" "$sf_compiles" "$sf_hits" "$sf_waited" \
     "$sf_wall" "$sf_ratio" "$(counter misses "$json")" "$(counter hits "$json")" "$wall_ms" "$ratio"
 done

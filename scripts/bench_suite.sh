@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The benchmark suite in one command: builds what it needs (into build/ or $BUILD_DIR), prepares .venv
+# (scripts/python_env.sh: cuda.core, the nvidia-cutlass headers, matplotlib), runs every benchmark and
+# writes docs/benchmarks.md and docs/benchmarks.png (see scripts/bench_suite.py).
+# usage: scripts/bench_suite.sh [--quick] [other scripts/bench_suite.py options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${BUILD_DIR:-build}
+if [[ ! -f $build_dir/CMakeCache.txt ]]; then
+  BUILD_DIR=$build_dir scripts/setup.sh >&2
+fi
+cmake --build "$build_dir" -j"$(nproc)" --target nvrtc_cache_shim nvrtc_cache_cli nvrtc_bench hit_floor store_scaling >&2
+eval "$(scripts/python_env.sh)"
+python=${NVRTC_CACHE_TEST_PYTHON:-}
+if [[ -z $python ]] || ! "$python" -c "import matplotlib, cuda.core" 2>/dev/null; then
+  echo "bench_suite: .venv lacks cuda.core or matplotlib (scripts/python_env.sh could not install them)" >&2
+  exit 1
+fi
+exec "$python" scripts/bench_suite.py --build "$build_dir" --python "$python" "$@"
