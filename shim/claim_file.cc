@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <utility>
 
 namespace nvrtc_cache::shim {
@@ -160,6 +161,41 @@ ClaimDirectory::ClaimDirectory(std::string path, bool shared) : path_(std::move(
   }
 }
 
+namespace {
+
+// After a refused lock: the outcome that ends the wait, or nullopt to sleep and poll again (`waited`
+// is then the time waited so far). The path first: a holder stores before it unlinks, so a result
+// stored by a holder seen gone is found by the look-up after it.
+std::optional<ClaimOutcome> wait_ended(int fd, const std::string& file, const std::function<bool()>& result_ready,
+                                       Clock::time_point first_refused, nanoseconds timeout, nanoseconds& waited) {
+  const bool holder_gone = !still_at_path(fd, file);
+  if (result_ready()) return ClaimOutcome::kReady;
+  if (holder_gone) return ClaimOutcome::kHolderFinished;
+  waited = std::chrono::duration_cast<nanoseconds>(Clock::now() - first_refused);
+  if (waited >= timeout) return ClaimOutcome::kTimedOut;
+  return std::nullopt;
+}
+
+}  // namespace
+
+void ClaimDirectory::settle_locked(int fd, const std::string& file, const std::function<bool()>& result_ready,
+                                   ClaimAttempt& out) {
+  if (!still_at_path(fd, file)) {
+    close_claim_fd(fd);  // its holder unlinked it: that holder is done
+    out.outcome = result_ready() ? ClaimOutcome::kReady : ClaimOutcome::kHolderFinished;
+    return;
+  }
+  // Ours (free, or its holder died). A holder may have stored and released just before we opened
+  // the file: look once more before compiling.
+  Claim claim(fd, file);
+  if (result_ready()) {
+    out.outcome = ClaimOutcome::kReady;
+  } else {
+    out.outcome = ClaimOutcome::kClaimed;
+    out.claim = std::move(claim);
+  }
+}
+
 ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds timeout,
                                            const std::function<bool()>& result_ready,
                                            const std::function<void()>& on_wait) {
@@ -184,49 +220,25 @@ ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds ti
   while (true) {
     const int lock_error = try_lock(fd.get());
     if (lock_error == 0) {
-      if (still_at_path(fd.get(), file)) {
-        // Ours (free, or its holder died). A holder may have stored and released just before we
-        // opened the file: look once more before compiling.
-        Claim claim(fd.release(), file);
-        if (result_ready()) {
-          out.outcome = ClaimOutcome::kReady;
-        } else {
-          out.outcome = ClaimOutcome::kClaimed;
-          out.claim = std::move(claim);
-        }
-      } else {
-        fd.reset();  // its holder unlinked it: that holder is done
-        out.outcome = result_ready() ? ClaimOutcome::kReady : ClaimOutcome::kHolderFinished;
-      }
+      settle_locked(fd.release(), file, result_ready, out);
       break;
     }
     if (lock_error != EAGAIN && lock_error != EACCES && lock_error != EINTR) {
       out.problem = "cannot lock " + file + ": " + std::strerror(lock_error);
       break;
     }
-    const auto now = Clock::now();
     if (!out.waited) {
       out.waited = true;
-      first_refused = now;
+      first_refused = Clock::now();
       if (on_wait) on_wait();
     }
-    // The path first: a holder stores before it unlinks, so a result stored by a holder seen gone
-    // is found by the look-up after it.
-    const bool holder_gone = !still_at_path(fd.get(), file);
-    if (result_ready()) {
-      out.outcome = ClaimOutcome::kReady;
+    nanoseconds waited{0};
+    const std::optional<ClaimOutcome> ended = wait_ended(fd.get(), file, result_ready, first_refused, timeout, waited);
+    if (ended) {
+      out.outcome = *ended;
       break;
     }
-    if (holder_gone) {
-      out.outcome = ClaimOutcome::kHolderFinished;
-      break;
-    }
-    const auto waited = Clock::now() - first_refused;
-    if (waited >= timeout) {
-      out.outcome = ClaimOutcome::kTimedOut;
-      break;
-    }
-    sleep_for(std::min<nanoseconds>(pause, std::chrono::duration_cast<nanoseconds>(timeout - waited)));
+    sleep_for(std::min<nanoseconds>(pause, timeout - waited));
     pause = std::min<nanoseconds>(pause * 2, milliseconds(20));
   }
   if (out.waited) out.wait_ns = std::chrono::duration_cast<nanoseconds>(Clock::now() - first_refused).count();

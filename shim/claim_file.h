@@ -85,6 +85,11 @@ class ClaimDirectory {
                              const std::function<bool()>& result_ready, const std::function<void()>& on_wait = {});
 
  private:
+  // The outcome once the lock on `fd` (the file at `file`) is this caller's.
+  // Takes ownership of `fd`.
+  static void settle_locked(int fd, const std::string& file, const std::function<bool()>& result_ready,
+                            ClaimAttempt& out);
+
   std::string path_;
   bool shared_;
   std::string problem_;
