@@ -10,6 +10,7 @@
 #include <string>
 
 #include "store/fork_locks.h"
+#include "util/errno_guard.h"
 
 namespace nvrtc_cache::core {
 namespace {
@@ -44,14 +45,13 @@ __attribute__((constructor)) void register_fork_locks() {
 }  // namespace
 
 void log_configure(LogLevel level, std::string_view file) {
-  const int saved_errno = errno;
+  const util::ErrnoGuard errno_guard;
   g_level.store(static_cast<int>(level));
   if (!file.empty()) {
     const std::string path(file);
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (fd >= 0) g_fd.store(fd);
   }
-  errno = saved_errno;
 }
 
 bool log_enabled(LogLevel level) {
@@ -60,7 +60,7 @@ bool log_enabled(LogLevel level) {
 
 void log_line(LogLevel level, std::string_view message) {
   if (!log_enabled(level)) return;
-  const int saved_errno = errno;
+  const util::ErrnoGuard errno_guard;
   try {
     std::string line = "nvrtc-cache[" + std::to_string(getpid()) + "] " + level_name(level) + ": ";
     line.append(message);
@@ -69,7 +69,6 @@ void log_line(LogLevel level, std::string_view message) {
     (void)ignored;
   } catch (...) {
   }
-  errno = saved_errno;
 }
 
 void log_once(LogLevel level, std::string_view topic, std::string_view message) {

@@ -8,6 +8,7 @@
 #include "store/cache_directory.h"
 #include "store/fork_locks.h"
 #include "util/clock.h"
+#include "util/errno_guard.h"
 
 namespace nvrtc_cache::shim {
 namespace {
@@ -54,7 +55,7 @@ store::Store* Runtime::store() {
   if (store_opened_.load(std::memory_order_acquire)) return store_.get();
   std::lock_guard lock(g_store_open_mu);
   if (!store_opened_.load(std::memory_order_relaxed)) {
-    const int saved_errno = errno;
+    const util::ErrnoGuard errno_guard;
     store::OpenedCache opened = store::open_cache(core::cache_policy(config_));
     for (const auto& message : opened.messages) core::log_line(core::LogLevel::kWarn, message);
     store_ = std::move(opened.store);
@@ -69,7 +70,6 @@ store::Store* Runtime::store() {
       std::atexit(flush_at_exit);
     }
     store_opened_.store(true, std::memory_order_release);
-    errno = saved_errno;
   }
   return store_.get();
 }
@@ -81,7 +81,7 @@ void Runtime::flush_stats(bool force) {
   if (!last_flush_ns_.compare_exchange_strong(last, now) && !force) return;
   store::Store* s = store_.get();
   if (s == nullptr || read_only_) return;
-  const int saved_errno = errno;
+  const util::ErrnoGuard errno_guard;
   try {
     // Entries the store itself found damaged (envelope checksum) count as corrupt too.
     const std::uint64_t dropped = s->corrupt_entries_dropped();
@@ -101,7 +101,6 @@ void Runtime::flush_stats(bool force) {
     }
   } catch (...) {
   }
-  errno = saved_errno;
 }
 
 }  // namespace nvrtc_cache::shim

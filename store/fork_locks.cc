@@ -1,4 +1,5 @@
 #include "store/fork_locks.h"
+#include "util/errno_guard.h"
 
 #include <pthread.h>
 
@@ -14,27 +15,24 @@ ForkParticipant g_participants[kRanks] = {};
 bool g_installed = false;
 
 void prepare() {
-  const int saved_errno = errno;
+  const util::ErrnoGuard errno_guard;
   for (const ForkParticipant& p : g_participants) {
     if (p.prepare) p.prepare();
   }
-  errno = saved_errno;
 }
 
 void in_parent() {
-  const int saved_errno = errno;
+  const util::ErrnoGuard errno_guard;
   for (int rank = kRanks - 1; rank >= 0; --rank) {
     if (const auto fn = g_participants[rank].in_parent) fn();
   }
-  errno = saved_errno;
 }
 
 void in_child() {
-  const int saved_errno = errno;
+  const util::ErrnoGuard errno_guard;
   for (int rank = kRanks - 1; rank >= 0; --rank) {
     if (const auto fn = g_participants[rank].in_child) fn();
   }
-  errno = saved_errno;
 }
 
 }  // namespace

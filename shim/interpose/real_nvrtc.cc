@@ -18,6 +18,7 @@
 
 #include "shim/interpose/library_identity.h"
 #include "store/fork_locks.h"
+#include "util/errno_guard.h"
 
 namespace nvrtc_cache::shim::interpose {
 namespace {
@@ -246,14 +247,13 @@ __attribute__((constructor)) void register_fork_locks() {
 }  // namespace
 
 int slot_for_function(const void* function) {
-  const int saved_errno = errno;
+  const util::ErrnoGuard errno_guard;
   int slot = -1;
   try {
     slot = registry().slot_for_function(function);
   } catch (...) {
     slot = -1;
   }
-  errno = saved_errno;
   return slot;
 }
 
@@ -262,14 +262,13 @@ const RealNvrtc* slot_library(int slot) { return registry().slot_library(slot); 
 bool address_in_shim(const void* address) { return in_shim(address); }
 
 const RealNvrtc* real_nvrtc_for_caller(const void* caller, int node_index) {
-  const int saved_errno = errno;
+  const util::ErrnoGuard errno_guard;
   const RealNvrtc* slot = nullptr;
   try {
     slot = registry().for_caller(caller, node_index);
   } catch (...) {
     slot = nullptr;
   }
-  errno = saved_errno;
   return slot;
 }
 
