@@ -50,7 +50,7 @@ for _ in range(repeat):
         code = program.compile("cubin", name_expressions=names, **kwargs)
         status = "ok"
     except Exception as e:  # cuda.core refuses some inputs for its cache
-        status = "refused: " + type(e).__name__ + ": " + str(e).splitlines()[0][:80]
+        status = "refused: " + type(e).__name__ + ": " + str(e).splitlines()[0][:200]
     program.close()
     print(f"{(time.perf_counter() - start) * 1e3:.4f} {status}", flush=True)
 '''

@@ -155,7 +155,7 @@ def machine():
 # ---------------------------------------------------------------------------------------------- report
 
 def ms(ns):
-    return f"{ns / 1e6:.3g}" if ns >= 1e6 else f"{ns / 1e6:.3f}"
+    return f"{ns / 1e6:.0f}" if ns >= 1e8 else f"{ns / 1e6:.3g}" if ns >= 1e6 else f"{ns / 1e6:.3f}"
 
 
 def us(ns):
@@ -215,7 +215,7 @@ def write_markdown(path, m, results, args, png_name):
         add("The shim's own accounting of its hits (`nvrtc-cache stats --json`, `hit_*_ns`; µs): *first hit* is a "
             f"fresh process's first compile (median of {args.first_hits} warm processes of one compile each), "
             f"*later hit* the mean of the other hits of a warm process of {args.warm_repeat} compiles (its "
-            "counters less the median first hit). *wall* is the whole compile as the client saw it (create to destroy, "
+            "counters read while it waits after its first compile, then at its exit). *wall* is the whole compile as the client saw it (create to destroy, "
             "`nvrtc_bench`; a median for first hits, a mean for later ones, like the split, so a few stalls of a "
             "loaded machine weigh in both); what it has beyond the four accounted phases is the rest of the API calls and, on a "
             "first hit, the shim's start (configuration, store open, real NVRTC resolution). The floor is "
@@ -300,14 +300,14 @@ def write_markdown(path, m, results, args, png_name):
         for r in cc:
             plain = r["plain"]
             plain_rep = statistics.median(plain[1:])
-            add(f"| {r['program']} | plain (no cache) | {plain[0]:.3g} | – | – | {plain_rep:.3g} | – |")
+            add(f"| {r['program']} | plain (no cache) | {ms(plain[0] * 1e6)} | – | – | {ms(plain_rep * 1e6)} | – |")
             for mode, x in r["modes"].items():
                 if x["status"] != "ok":
                     add(f"| | {names[mode]} | {x['status']} | | | | |")
                     continue
                 hits = statistics.median((x["warm"] or x["cold"])[1:])
-                first = f"{x['warm'][0]:.3g} | **{ratio(plain[0] / x['warm'][0])}**" if x["warm"] else "– | –"
-                add(f"| | {names[mode]} | {x['cold'][0]:.3g} | {first} | {hits:.3g} | "
+                first = f"{ms(x['warm'][0] * 1e6)} | **{ratio(plain[0] / x['warm'][0])}**" if x["warm"] else "– | –"
+                add(f"| | {names[mode]} | {ms(x['cold'][0] * 1e6)} | {first} | {ms(hits * 1e6)} | "
                     f"**{ratio(plain_rep / hits)}** |")
         add("")
     if results.get("notes"):
