@@ -229,6 +229,30 @@ TEST(RedisTier, RefusesValuesOverMaxEntrySizeAndCapsReads) {
   EXPECT_EQ(tier->get("fits", in(kGenerous)).code, TierCode::kOk);  // the tier recovers (new connection)
 }
 
+TEST(RedisTier, ThreadsShareTheTier) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  auto tier = make(tcp_url(server));
+  constexpr int kThreads = 12;  // more than the pool keeps: some connections are closed on return
+  constexpr int kRounds = 100;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRounds; ++i) {
+        const std::string key = "thread-" + std::to_string(t) + "-" + std::to_string(i % 10);
+        const std::string value = random_bytes(100 + static_cast<std::size_t>(i) * 37, static_cast<unsigned>(t * 1000 + i));
+        if (tier->put(key, value, in(kGenerous)).code != TierCode::kOk) ++wrong;
+        const TierResult got = tier->get(key, in(kGenerous));
+        if (got.code != TierCode::kOk || got.value != value) ++wrong;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(integer_of(server.command({"DBSIZE"})), kThreads * 10);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Refusals and failures
 
@@ -315,6 +339,7 @@ TEST(RedisTier, FrozenServerTimesOutAtTheDeadline) {
     const auto start = Clock::now();
     const TierResult got = run();
     const long long took = elapsed_ms(start);
+    ::testing::Test::RecordProperty(name, std::to_string(took) + " ms");  // in --gtest_output=xml
     EXPECT_EQ(got.code, TierCode::kTimeout) << name << ": " << got.detail;
     EXPECT_GE(took, 250) << name;
     EXPECT_LE(took, 300 + 500) << name;
