@@ -501,6 +501,40 @@ TEST(RedisTier, GarbageRepliesAreErrorsWithoutLargeAllocations) {
   }
 }
 
+// Mutated and spliced replies through a socketpair: every reply read is well-formed and within the
+// cap, nothing allocates beyond the input buffer and the cap, and reading always ends (EOF).
+TEST(RespConnection, ArbitraryBytesNeverCrashOrOverAllocate) {
+  const std::vector<std::string> seeds{"+OK\r\n", "-ERR wrong\r\n", ":123\r\n", ":-9\r\n", "$5\r\nhello\r\n",
+                                       "$0\r\n\r\n", "$-1\r\n", "*1\r\n$1\r\nx\r\n", "$4096\r\n"};
+  constexpr std::uint64_t kCap = 4096;
+  std::mt19937 engine(20261122);
+  int replies = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string input;
+    for (int parts = 1 + static_cast<int>(engine() % 4); parts > 0; --parts) input += seeds[engine() % seeds.size()];
+    for (int flips = static_cast<int>(engine() % 4); flips > 0; --flips) {
+      input[engine() % input.size()] = static_cast<char>(engine() % 4 == 0 ? engine() : "\r\n$:+-*0123456789"[engine() % 17]);
+    }
+    if (engine() % 3 == 0) input.resize(engine() % (input.size() + 1));
+    int ends[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, ends), 0);
+    ASSERT_EQ(write(ends[0], input.data(), input.size()), static_cast<ssize_t>(input.size()));
+    close(ends[0]);
+    auto connection = redis::RespConnection::adopt(ends[1]);
+    const std::size_t largest = testing::largest_allocation_during([&] {
+      for (int i = 0; i < 64; ++i) {
+        Reply reply;
+        if (!connection->read_reply(&reply, kCap, in(1000ms)).ok()) return;
+        ++replies;
+        EXPECT_LE(reply.text.size(), kCap);
+      }
+      ADD_FAILURE() << "more replies than the input can hold";
+    });
+    EXPECT_LE(largest, kCap + 64) << "round " << round;
+  }
+  EXPECT_GT(replies, 1000);  // the mutations leave many inputs readable: the reader is exercised
+}
+
 TEST(RedisTier, ClosedConnectionDoesNotRaiseSigpipe) {
   FakeServer fake("", FakeServer::Then::kCloseAtOnce);
   const pid_t child = fork();

@@ -63,6 +63,10 @@ std::string printable(std::string_view text) {
 
 RespConnection::RespConnection(int fd) : fd_(fd), owner_pid_(getpid()), in_(kInputBufferSize) {}
 
+std::unique_ptr<RespConnection> RespConnection::adopt(int fd) {
+  return std::unique_ptr<RespConnection>(new RespConnection(fd));
+}
+
 RespConnection::~RespConnection() {
   // close() of this process's descriptor only: a parent's copy of the same socket stays connected.
   if (fd_ >= 0) close(fd_);

@@ -64,6 +64,8 @@ class RespConnection {
   // Connects to the first address that answers before `deadline`; nullptr with *why set otherwise.
   static std::unique_ptr<RespConnection> connect(std::span<const SocketAddress> addresses, Deadline deadline,
                                                  IoResult* why);
+  // Takes ownership of a connected, non-blocking stream socket (a socketpair in tests).
+  static std::unique_ptr<RespConnection> adopt(int fd);
   ~RespConnection();
   RespConnection(const RespConnection&) = delete;
   RespConnection& operator=(const RespConnection&) = delete;
