@@ -1,0 +1,214 @@
+#include "store/remote/redis/redis_config.h"
+
+#include <netdb.h>
+#include <sys/un.h>
+
+#include <charconv>
+#include <cstring>
+
+namespace nvrtc_cache::store::remote::redis {
+namespace {
+
+constexpr std::uint16_t kDefaultPort = 6379;
+constexpr unsigned kMaxDatabase = 1u << 20;  // Redis's `databases` is a small number; this only bounds the parse
+
+bool parse_unsigned(std::string_view text, unsigned long long max, unsigned long long* value) {
+  if (text.empty()) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return ec == std::errc() && end == text.data() + text.size() && *value <= max;
+}
+
+// "name" or "name(weight)".
+bool parse_shard(std::string_view item, std::string* name, double* weight) {
+  *weight = 1.0;
+  if (const auto open = item.find('('); open != std::string_view::npos) {
+    if (item.back() != ')') return false;
+    const std::string_view number = item.substr(open + 1, item.size() - open - 2);
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), *weight);
+    if (ec != std::errc() || end != number.data() + number.size() || !(*weight > 0) || *weight > 1e6) return false;
+    item = item.substr(0, open);
+  }
+  if (item.empty()) return false;
+  name->assign(item);
+  return true;
+}
+
+// A host that may end in ":port" (or be "[v6]" / "[v6]:port") after shard substitution.
+bool split_host_port(const std::string& text, std::string* host, std::uint16_t* port) {
+  std::string_view rest = text;
+  if (!rest.empty() && rest.front() == '[') {
+    const auto close = rest.find(']');
+    if (close == std::string_view::npos) return false;
+    host->assign(rest.substr(1, close - 1));
+    rest = rest.substr(close + 1);
+    if (rest.empty()) return !host->empty();
+    if (rest.front() != ':') return false;
+    rest = rest.substr(1);
+  } else {
+    const auto colon = rest.find(':');
+    if (colon == std::string_view::npos || rest.find(':', colon + 1) != std::string_view::npos) {
+      host->assign(rest);  // no port, or a bare IPv6 address
+      return !host->empty();
+    }
+    host->assign(rest.substr(0, colon));
+    rest = rest.substr(colon + 1);
+  }
+  unsigned long long value = 0;
+  if (!parse_unsigned(rest, 65535, &value) || value == 0) return false;
+  *port = static_cast<std::uint16_t>(value);
+  return !host->empty();
+}
+
+std::string tcp_display(const std::string& host, std::uint16_t port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return "redis://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+std::string redis_display_name(const TierUrl& url) {
+  std::string out = url.scheme + "://";
+  if (!url.user.empty() || !url.password.empty()) {
+    out += url.user;
+    if (!url.password.empty()) out += ":***";
+    out += "@";
+  }
+  if (url.scheme == "redis+unix") {
+    out += url.path;
+  } else {
+    out += url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
+    if (url.port != 0) out += ":" + std::to_string(url.port);
+    out += url.path;
+  }
+  char separator = '?';
+  for (const auto& [name, value] : url.query) {
+    out += separator;
+    out += name;
+    if (!value.empty()) out += "=" + value;
+    separator = '&';
+  }
+  return out;
+}
+
+std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem) {
+  const std::string name = redis_display_name(url);
+  auto fail = [&](const std::string& why) -> std::optional<RedisConfig> {
+    *problem = name + ": " + why;
+    return std::nullopt;
+  };
+  const bool unix_socket = url.scheme == "redis+unix";
+  if (!unix_socket && url.scheme != "redis") return fail("not a redis:// or redis+unix:// URL");
+
+  RedisConfig config;
+  config.user = url.user;
+  config.password = url.password;
+  if (!url.user.empty() && url.password.empty()) return fail("a user needs a password (redis://USER:PASSWORD@HOST)");
+
+  // The database: "/N" after a TCP host, or ?db=N (either scheme); both must agree.
+  std::optional<unsigned long long> db;
+  if (!unix_socket && !url.path.empty() && url.path != "/") {
+    unsigned long long value = 0;
+    const std::string_view digits = std::string_view(url.path).substr(url.path.front() == '/' ? 1 : 0);
+    if (!parse_unsigned(digits, kMaxDatabase, &value)) return fail("the path must be a database number (/0, /1, ...)");
+    db = value;
+  }
+  if (const auto it = url.query.find("db"); it != url.query.end()) {
+    unsigned long long value = 0;
+    if (!parse_unsigned(it->second, kMaxDatabase, &value)) return fail("db must be a database number");
+    if (db && *db != value) return fail("the database is given twice, differently");
+    db = value;
+  }
+  config.db = static_cast<unsigned>(db.value_or(0));
+
+  const std::string& pattern = unix_socket ? url.path : url.host;
+  if (pattern.empty()) return fail(unix_socket ? "no socket path" : "no host");
+  const auto star = pattern.find('*');
+  const auto shards = url.query.find("shards");
+  if ((star != std::string::npos) != (shards != url.query.end())) {
+    return fail("shards need both a `*` in the " + std::string(unix_socket ? "socket path" : "host") +
+                " and shards=NAME,NAME,...");
+  }
+  if (star != std::string::npos && pattern.find('*', star + 1) != std::string::npos) return fail("more than one `*`");
+
+  std::vector<std::pair<std::string, double>> names;  // shard name, weight
+  if (shards != url.query.end()) {
+    std::string_view list = shards->second;
+    while (true) {
+      const auto comma = list.find(',');
+      std::string shard;
+      double weight = 1.0;
+      if (!parse_shard(list.substr(0, comma), &shard, &weight)) return fail("malformed shards list (NAME or NAME(WEIGHT), comma-separated)");
+      for (const auto& [seen, unused] : names) {
+        if (seen == shard) return fail("shard " + shard + " is listed twice");
+      }
+      names.emplace_back(std::move(shard), weight);
+      if (comma == std::string_view::npos) break;
+      list = list.substr(comma + 1);
+    }
+  } else {
+    names.emplace_back(std::string(), 1.0);
+  }
+
+  for (const auto& [shard, weight] : names) {
+    ServerSpec server;
+    server.shard_name = shard;
+    server.weight = weight;
+    std::string substituted = pattern;
+    if (star != std::string::npos) substituted.replace(star, 1, shard);
+    if (unix_socket) {
+      if (substituted.front() != '/') return fail("the socket path must be absolute");
+      if (substituted.size() >= sizeof(sockaddr_un::sun_path)) return fail("the socket path is too long");
+      server.socket_path = substituted;
+      server.display = "redis+unix://" + substituted;
+    } else {
+      server.port = url.port != 0 ? url.port : kDefaultPort;
+      if (star != std::string::npos && pattern == "*") {
+        if (!split_host_port(substituted, &server.host, &server.port)) return fail("malformed shard address " + shard);
+      } else {
+        server.host = substituted;
+      }
+      server.display = tcp_display(server.host, server.port);
+    }
+    config.servers.push_back(std::move(server));
+  }
+  return config;
+}
+
+bool resolve_addresses(ServerSpec& server, std::string* problem) {
+  server.addresses.clear();
+  if (!server.socket_path.empty()) {
+    SocketAddress address;
+    auto* un = reinterpret_cast<sockaddr_un*>(&address.storage);
+    un->sun_family = AF_UNIX;
+    std::memcpy(un->sun_path, server.socket_path.c_str(), server.socket_path.size() + 1);
+    address.length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + server.socket_path.size() + 1);
+    server.addresses.push_back(address);
+    return true;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(server.port);
+  const int rc = getaddrinfo(server.host.c_str(), port.c_str(), &hints, &found);
+  if (rc != 0) {
+    *problem = server.display + ": cannot resolve " + server.host + ": " + gai_strerror(rc);
+    return false;
+  }
+  for (const addrinfo* info = found; info != nullptr; info = info->ai_next) {
+    if (info->ai_addrlen > sizeof(sockaddr_storage)) continue;
+    SocketAddress address;
+    std::memcpy(&address.storage, info->ai_addr, info->ai_addrlen);
+    address.length = info->ai_addrlen;
+    server.addresses.push_back(address);
+  }
+  freeaddrinfo(found);
+  if (server.addresses.empty()) {
+    *problem = server.display + ": " + server.host + " has no address";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace nvrtc_cache::store::remote::redis
