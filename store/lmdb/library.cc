@@ -1,8 +1,12 @@
 #include "store/lmdb/library.h"
 
 #include <dlfcn.h>
+#include <link.h>
+#include <limits.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <variant>
@@ -20,10 +24,43 @@ struct Loaded {
   std::string error;
 };
 
+#ifdef NVRTC_CACHE_LMDB_BUNDLED
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A package that carries its own LMDB (the Python wheel) installs it as <prefix>/lib/nvrtc-cache/liblmdb.so.0.
+// The prefix comes from the file this code is linked into: the CLI (<prefix>/bin/), the shim
+// (<prefix>/lib/) or the proxy (<prefix>/lib/nvrtc-cache/proxy/). "" for any other layout.
+std::string bundled_lmdb_path() {
+  Dl_info info;
+  link_map* map = nullptr;
+  std::string object;
+  if (dladdr1(reinterpret_cast<void*>(&bundled_lmdb_path), &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) &&
+      map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0') {
+    object = map->l_name;
+  } else {  // the main program (the CLI): the loader records no name for it
+    char self[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return {};
+    object.assign(self, static_cast<std::size_t>(n));
+  }
+  if (object.front() != '/') object.insert(0, "./");
+  std::string dir = object.substr(0, object.rfind('/'));
+  for (const std::string_view suffix : {"/lib/nvrtc-cache/proxy", "/lib", "/bin"}) {
+    if (ends_with(dir, suffix)) return dir.substr(0, dir.size() - suffix.size()) + "/lib/nvrtc-cache/liblmdb.so.0";
+  }
+  return {};
+}
+#endif
+
 Loaded load() {
   Loaded loaded;
   constexpr int kFlags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
   void* handle = nullptr;
+#ifdef NVRTC_CACHE_LMDB_BUNDLED
+  if (const std::string bundled = bundled_lmdb_path(); !bundled.empty()) handle = dlopen(bundled.c_str(), kFlags);
+#endif
 #ifdef NVRTC_CACHE_LMDB_PATH
   // The library found at build time, by its path: no search of the host's library path (each
   // directory there costs a few failed opens in every process's first compile).

@@ -2,7 +2,9 @@
 // RTLD_LOCAL. The distribution's static liblmdb.a is not position-independent, and linking the
 // shared one normally would put LMDB's symbols into the host's global scope (where a host's own,
 // different LMDB could bind to them). A local load keeps them private to the cache. It is opened by
-// the path found at build time, else by its soname (searched as the host's dynamic loader does).
+// the path found at build time (or, in a build that bundles it, NVRTC_CACHE_BUNDLE_LMDB, from
+// <prefix>/lib/nvrtc-cache/ beside the shim), else by its soname (searched as the host's dynamic
+// loader does).
 // Contract: thread-safe; loaded once and never unloaded; lmdb_library() returns nullptr (and `error`
 // says why) when the library cannot be loaded, and callers then treat the store as unavailable.
 // fork: the tables are published lock-free, so a child never inherits a half-done load.
