@@ -1,0 +1,40 @@
+"""nvrtc-cache: a drop-in cache for NVIDIA's runtime compiler (NVRTC).
+
+The package carries the `nvrtc-cache` command, the shim it preloads and the proxy library:
+
+    $ nvrtc-cache run -- python train.py
+    $ nvrtc-cache stats
+
+shim_path() is the library to put in LD_PRELOAD yourself; proxy_dir() the directory whose
+libnvrtc.so.13 stands in for NVRTC's (put it first on LD_LIBRARY_PATH).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent
+
+
+def cli_path() -> str:
+    """The nvrtc-cache executable inside this package."""
+    return str(_ROOT / "bin" / "nvrtc-cache")
+
+
+def shim_path() -> str:
+    """The preloadable shim, libnvrtc-cache.so."""
+    return str(_ROOT / "lib" / "libnvrtc-cache.so")
+
+
+def proxy_dir() -> str:
+    """The directory holding the proxy libnvrtc.so.13."""
+    return str(_ROOT / "lib" / "nvrtc-cache" / "proxy")
+
+
+def main() -> None:
+    """The `nvrtc-cache` console script: runs the bundled executable with this process's arguments."""
+    cli = cli_path()
+    try:
+        os.execv(cli, ["nvrtc-cache", *sys.argv[1:]])
+    except OSError as error:
+        sys.exit(f"nvrtc-cache: cannot run {cli}: {error.strerror}")

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The packages, installed as a user installs them, then the demo's warm path through what they installed:
+#  1. the Python wheel: built with pip (scikit-build-core, pyproject.toml), audited (auditwheel names the
+#     manylinux policy it meets and the wheel is retagged to it; every ELF's DT_NEEDED is a library that
+#     policy allows, no symbol needs a newer glibc than it names, no RPATH/RUNPATH), installed into a
+#     fresh venv; `nvrtc-cache run` (the console script) compiles the
+#     demo's kernels cold then warm, and again through `run --proxy`, with LMDB built in (no liblmdb loaded);
+#  2. the Debian package: built with cpack -G DEB from $BUILD_DIR (default build/), its Depends checked
+#     and resolved by apt (simulated), unpacked with dpkg -x into a temporary root (this machine's
+#     /usr is not touched); the same runs from that root.
+# The demo client is bench/nvrtc_demo from $BUILD_DIR (built here if missing). Each run asserts the
+# cache's counters with `nvrtc-cache stats --json`: misses only when cold, a hit for every kernel warm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="${BUILD_DIR:-build}"
+work=$(mktemp -d /tmp/nvrtc-cache-package-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+python=/usr/bin/python3  # the distribution's Python (python3-venv), as a user's venv would have it
+
+cmake --build "$build_dir" --target nvrtc_demo -j"$(nproc)" >/dev/null
+demo="$PWD/$build_dir/bin/nvrtc_demo"
+kernels=$("$demo" | grep -c ' ok ')  # the client compiles without the cache first: it works at all
+[ "$kernels" -ge 3 ] || { echo "package_test: the demo client compiled only $kernels kernels" >&2; exit 1; }
+
+fail() { echo "package_test: $*" >&2; exit 1; }
+
+# counter NAME: from `$cli stats --json` (cli and NVRTC_CACHE_DIR set by the caller).
+counter() { "$cli" stats --json | "$python" -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+
+# warm_path LABEL: cold then warm through `$cli run`, then warm through `$cli run --proxy`.
+warm_path() {
+  local label=$1
+  export NVRTC_CACHE_DIR="$work/cache-$label"
+  "$cli" run -- "$demo" >"$work/$label-cold.txt"
+  [ "$(grep -c ' ok ' "$work/$label-cold.txt")" -eq "$kernels" ] || fail "$label: cold run failed"
+  [ "$(counter misses)" -eq "$kernels" ] && [ "$(counter hits)" -eq 0 ] || fail "$label: cold run: $("$cli" stats --json)"
+  "$cli" run -- "$demo" >"$work/$label-warm.txt"
+  [ "$(grep -c ' ok ' "$work/$label-warm.txt")" -eq "$kernels" ] || fail "$label: warm run failed"
+  [ "$(counter hits)" -eq "$kernels" ] && [ "$(counter misses)" -eq "$kernels" ] || fail "$label: warm run: $("$cli" stats --json)"
+  "$cli" run --proxy -- "$demo" >"$work/$label-proxy.txt"
+  [ "$(counter hits)" -eq $((2 * kernels)) ] || fail "$label: warm run through the proxy: $("$cli" stats --json)"
+  echo "package_test: $label: cold $kernels misses, warm $kernels hits (preload), $kernels hits (proxy)"
+  sed -n 's/^  total */    warm total /p' "$work/$label-warm.txt"
+}
+
+# audit_elf FILE MAX_GLIBC: the DT_NEEDED entries a manylinux policy allows (the C and C++ runtimes),
+# no RPATH/RUNPATH, and no symbol versioned above GLIBC_MAX_GLIBC.
+allowed_needed='^(libc\.so\.6|libm\.so\.6|libgcc_s\.so\.1|libstdc\+\+\.so\.6|libpthread\.so\.0|libdl\.so\.2|ld-linux-x86-64\.so\.2)$'
+audit_elf() {
+  local file=$1 max=$2 needed glibc
+  needed=$(readelf -d "$file" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+  for lib in $needed; do
+    [[ $lib =~ $allowed_needed ]] || fail "wheel: ${file##*/} needs $lib, which the wheel neither carries nor may assume"
+  done
+  ! readelf -d "$file" | grep -qE '\((RPATH|RUNPATH)\)' || fail "wheel: ${file##*/} has an RPATH/RUNPATH"
+  glibc=$(objdump -T "$file" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
+  [ "$(printf '%s\n%s\n' "$glibc" "$max" | sort -V | tail -1)" = "$max" ] || fail "wheel: ${file##*/} needs GLIBC_$glibc > $max"
+  echo "    ${file#"$work"/wheel/}: NEEDED $(echo $needed | tr ' ' ,), GLIBC_$glibc"
+}
+
+# 1. The wheel.
+start=$SECONDS
+"$python" -m venv "$work/build-venv"
+"$work/build-venv/bin/pip" wheel --quiet --no-deps --wheel-dir "$work/dist" . >"$work/wheel-build.log" 2>&1 ||
+  { cat "$work/wheel-build.log" >&2; fail "the wheel did not build"; }
+wheel=$(ls "$work"/dist/nvrtc_cache-*.whl)
+echo "package_test: built ${wheel##*/} in $((SECONDS - start)) s"
+# auditwheel (PyPI) names the manylinux policy the wheel meets (it reads every ELF in it); the wheel,
+# tagged linux_x86_64 as built, is retagged to that policy (its files unchanged) and installed as such.
+"$work/build-venv/bin/pip" install --quiet auditwheel wheel
+tag=$("$work/build-venv/bin/auditwheel" show "$wheel" | tr '\n' ' ' |
+      sed -n 's/.*following[[:space:]]*platform[[:space:]]*tag:[[:space:]]*"\([^"]*\)".*/\1/p')
+[[ $tag == manylinux_* ]] || { "$work/build-venv/bin/auditwheel" show "$wheel" >&2; fail "wheel: no manylinux policy met"; }
+"$work/build-venv/bin/python" -m wheel tags --remove --platform-tag "$tag" "$wheel" >/dev/null
+wheel=$(ls "$work"/dist/nvrtc_cache-*"$tag".whl)
+max_glibc=$(echo "$tag" | sed -n 's/^manylinux_\([0-9]*\)_\([0-9]*\)_.*/\1.\2/p')
+"$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/wheel"
+for f in bin/nvrtc-cache lib/libnvrtc-cache.so lib/nvrtc-cache/proxy/libnvrtc.so.13 lib/nvrtc-cache/LMDB-LICENSE; do
+  [ -f "$work/wheel/nvrtc_cache/$f" ] || fail "wheel: nvrtc_cache/$f missing"
+done
+echo "package_test: wheel audit (tag $tag):"
+while IFS= read -r f; do
+  audit_elf "$f" "$max_glibc"
+done < <(find "$work/wheel" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print | sort)
+
+"$python" -m venv "$work/venv"
+"$work/venv/bin/pip" install --quiet --no-deps --no-index "$wheel"
+cli="$work/venv/bin/nvrtc-cache"
+[ "$("$work/venv/bin/python" -c 'import nvrtc_cache; print(nvrtc_cache.shim_path())')" = \
+  "$(realpath "$work"/venv/lib/python3*/site-packages/nvrtc_cache/lib/libnvrtc-cache.so)" ] || fail "wheel: shim_path()"
+warm_path wheel
+# LMDB is built into the shim and the CLI: no liblmdb is loaded at all.
+LD_DEBUG=files "$cli" run -- "$demo" >/dev/null 2>"$work/ld-debug.txt"
+LD_DEBUG=files "$cli" stats >/dev/null 2>>"$work/ld-debug.txt"
+grep -q 'file=.*libnvrtc-cache.so' "$work/ld-debug.txt" || fail "wheel: LD_DEBUG saw no shim (the check would prove nothing)"
+grep 'file=.*liblmdb' "$work/ld-debug.txt" && fail "wheel: a liblmdb was loaded; LMDB should be built in"
+
+# 2. The Debian package.
+start=$SECONDS
+(cd "$work" && cpack -G DEB -B "$work/deb" --config "$OLDPWD/$build_dir/CPackConfig.cmake" >"$work/cpack.log" 2>&1) ||
+  { cat "$work/cpack.log" >&2; fail "cpack failed"; }
+deb=$(ls "$work"/deb/nvrtc-cache_*.deb)
+depends=$(dpkg-deb -f "$deb" Depends)
+echo "package_test: built ${deb##*/} in $((SECONDS - start)) s; Depends: $depends"
+[[ "$depends" == *liblmdb* ]] && fail "deb: Depends names liblmdb although LMDB is built in"
+for dep in libc6 libstdc++6; do
+  [[ ",$depends" == *", $dep"* || "$depends" == "$dep"* ]] || fail "deb: Depends lacks $dep"
+done
+apt-get install --simulate --no-install-recommends "$deb" >"$work/apt.log" 2>&1 ||
+  { cat "$work/apt.log" >&2; fail "deb: apt cannot satisfy its Depends"; }
+dpkg -x "$deb" "$work/root"
+for f in usr/bin/nvrtc-cache usr/lib/libnvrtc-cache.so usr/lib/nvrtc-cache/proxy/libnvrtc.so.13 usr/share/doc/nvrtc-cache/README.md; do
+  [ -f "$work/root/$f" ] || fail "deb: /$f missing"
+done
+cli="$work/root/usr/bin/nvrtc-cache"
+warm_path deb
