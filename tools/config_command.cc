@@ -36,10 +36,18 @@ std::string shown(const core::SettingSpec& spec, const core::Config& config) {
 int list(bool markdown) {
   if (markdown) {
     // The README's configuration section.
+    fmt::print(
+        "Every setting comes from, in this order of precedence: its environment variable; the user file "
+        "(`$NVRTC_CACHE_CONFIG` if set, else `$XDG_CONFIG_HOME/nvrtc-cache/nvrtc-cache.conf`, else "
+        "`~/.config/nvrtc-cache/nvrtc-cache.conf`); the system file (`/etc/nvrtc-cache.conf`; "
+        "`$NVRTC_CACHE_SYSTEM_CONFIG` names another, for packagers and tests); its default. Files hold "
+        "`key = value` lines; lines starting with `#` are comments. A bad value gets one message naming the "
+        "setting (and the file and line) and the value used instead. `nvrtc-cache config` shows every "
+        "effective value and where it came from; `nvrtc-cache config set KEY VALUE` writes the user file.\n\n");
     fmt::print("| key (file) | variable | type | default | meaning |\n|---|---|---|---|---|\n");
     for (const core::SettingSpec& s : core::settings()) {
       fmt::print("| `{}` | `{}` | {} | {} | {} |\n", s.key, s.env, core::type_name(s.type),
-                 s.default_text.find('`') == std::string_view::npos ? fmt::format("`{}`", s.default_text)
+                 s.default_text.find_first_of("` ") == std::string_view::npos ? fmt::format("`{}`", s.default_text)
                                                                     : std::string(s.default_text),
                  s.help);
     }
