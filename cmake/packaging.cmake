@@ -20,8 +20,7 @@ endif()
 # Documentation (not in the wheel: its metadata carries the README).
 if(NOT SKBUILD)
   install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION share/doc/nvrtc-cache)
-  # Man page (share/man/man1/nvrtc-cache.1) and bash completion
-  # (share/bash-completion/completions/nvrtc-cache) go here.
+  # The man page and bash completion are installed beside the CLI's rule (CMakeLists.txt).
 endif()
 
 # Debian package: cpack -G DEB in a configured build directory -> nvrtc-cache_<version>_<arch>.deb,

@@ -57,6 +57,33 @@ bool lowered_name_well_formed(const RecordedLoweredName& n) {
   return !n.is_null || n.lowered.empty();
 }
 
+void write_strings(util::ByteWriter& w, const std::vector<std::string>& strings) {
+  w.u64(strings.size());
+  for (const auto& s : strings) w.bytes(s);
+}
+
+bool read_strings(util::ByteReader& r, std::vector<std::string>& strings) {
+  std::uint64_t n = 0;
+  if (!r.count(n, util::kEmptyBytesField)) return false;
+  strings.resize(n);
+  for (auto& s : strings) {
+    if (!r.bytes(s)) return false;
+  }
+  return true;
+}
+
+void write_description(util::ByteWriter& w, const EntryDescription& d) {
+  w.bytes(d.program_name);
+  write_strings(w, d.options);
+  write_strings(w, d.header_names);
+  w.u64(d.source_bytes);
+}
+
+bool read_description(util::ByteReader& r, EntryDescription& d) {
+  return r.bytes(d.program_name) && read_strings(r, d.options) && read_strings(r, d.header_names) &&
+         r.u64(d.source_bytes);
+}
+
 }  // namespace
 
 bool is_well_formed(const CompileEntry& e) {
@@ -81,7 +108,7 @@ std::uint64_t CompileEntry::payload_bytes() const {
 // Layout: magic, version, body..., XXH3-64 of everything before it. Little-endian throughout.
 std::string encode_entry(const CompileEntry& e) {
   util::ByteWriter w;
-  util::begin_frame(w, kMagic, kEntryFormatVersion);
+  util::begin_frame(w, kMagic, e.description ? kEntryFormatVersion : kEntryFormatVersionWithoutDescription);
   w.i32(e.compile_rc);
   for (const RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) write_output(w, *o);
   w.u64(e.lowered_names.size());
@@ -92,12 +119,15 @@ std::string encode_entry(const CompileEntry& e) {
   w.u8(e.pch_heap_required_written);
   w.u64(e.pch_heap_required);
   w.u64(e.compile_nanos);
+  if (e.description) write_description(w, *e.description);
   util::append_checksum(w);
   return std::move(w.str());
 }
 
 std::optional<CompileEntry> decode_entry(std::string_view bytes) {
   std::optional<util::ByteReader> frame = util::open_frame(bytes, kMagic, kEntryFormatVersion);
+  const bool described = frame.has_value();
+  if (!frame) frame = util::open_frame(bytes, kMagic, kEntryFormatVersionWithoutDescription);
   if (!frame) return std::nullopt;
   util::ByteReader& r = *frame;
   CompileEntry e;
@@ -113,7 +143,11 @@ std::optional<CompileEntry> decode_entry(std::string_view bytes) {
   }
   if (!read_lowered_name(r, e.unknown_name)) return std::nullopt;
   if (!r.i32(e.pch_create_status) || !r.i32(e.pch_heap_required_rc) || !r.flag(e.pch_heap_required_written) ||
-      !r.u64(e.pch_heap_required) || !r.u64(e.compile_nanos) || !r.at_end() || !is_well_formed(e)) {
+      !r.u64(e.pch_heap_required) || !r.u64(e.compile_nanos)) {
+    return std::nullopt;
+  }
+  if (described && !read_description(r, e.description.emplace())) return std::nullopt;
+  if (!r.at_end() || !is_well_formed(e)) {
     return std::nullopt;
   }
   return e;

@@ -17,7 +17,10 @@
 
 namespace nvrtc_cache::core {
 
-inline constexpr std::uint32_t kEntryFormatVersion = 1;
+// Version 2 adds the program's description (EntryDescription) after the body; version 1 entries
+// (no description) still decode, and encode back to version 1.
+inline constexpr std::uint32_t kEntryFormatVersion = 2;
+inline constexpr std::uint32_t kEntryFormatVersionWithoutDescription = 1;
 // The largest nvrtcResult this build knows (CUDA 13.0); a recorded code above it is not replayed.
 inline constexpr std::int32_t kLastKnownNvrtcResult = NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED;
 
@@ -40,6 +43,15 @@ struct RecordedLoweredName {
   std::string lowered;     // otherwise this string
 };
 
+// What the program was, for people (`nvrtc-cache ls`, `inspect`): never used to serve a hit.
+struct EntryDescription {
+  std::string program_name;
+  std::vector<std::string> options;
+  std::vector<std::string> header_names;  // in-memory headers, in order
+  std::uint64_t source_bytes = 0;
+  bool operator==(const EntryDescription&) const = default;
+};
+
 struct CompileEntry {
   std::int32_t compile_rc = 0;
   RecordedOutput log, ptx, cubin, ltoir, optixir;
@@ -50,6 +62,7 @@ struct CompileEntry {
   bool pch_heap_required_written = false;
   std::uint64_t pch_heap_required = 0;
   std::uint64_t compile_nanos = 0;  // wall time of the real compile, for "saved time"
+  std::optional<EntryDescription> description;  // absent in version 1 entries
 
   std::uint64_t payload_bytes() const;
 };

@@ -1,22 +1,18 @@
 #include "core/config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
-#include <unistd.h>
+#include "core/settings.h"
+#include "util/errno_guard.h"
 
 namespace nvrtc_cache::core {
 namespace {
-
-std::optional<LogLevel> parse_level(const std::string& v) {
-  if (v == "off") return LogLevel::kOff;
-  if (v == "error") return LogLevel::kError;
-  if (v == "warn") return LogLevel::kWarn;
-  if (v == "info") return LogLevel::kInfo;
-  if (v == "debug") return LogLevel::kDebug;
-  return std::nullopt;
-}
 
 std::string default_cache_dir(const EnvLookup& lookup) {
   if (auto xdg = lookup("XDG_CACHE_HOME"); xdg && !xdg->empty() && (*xdg)[0] == '/') {
@@ -26,7 +22,83 @@ std::string default_cache_dir(const EnvLookup& lookup) {
   return "/tmp/nvrtc-cache-" + std::to_string(getuid());
 }
 
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+Config defaults(const EnvLookup& lookup) {
+  Config c;
+  c.cache_dir = default_cache_dir(lookup);
+  c.origins.assign(settings().size(), "default");
+  if (auto run = lookup("XDG_RUNTIME_DIR"); run && !run->empty() && (*run)[0] == '/') {
+    c.fallback_dir = *run + "/nvrtc-cache";
+  } else {
+    c.fallback_dir = "/tmp/nvrtc-cache-" + std::to_string(getuid());
+  }
+  return c;
+}
+
+// Applies one value from `origin`; a bad one keeps the value before it and says which.
+void apply(Config& c, const SettingSpec& spec, std::string_view value, std::string origin, std::string_view named) {
+  const std::size_t index = setting_index(spec);
+  if (std::optional<std::string> problem = spec.apply(c, value)) {
+    std::string shown = spec.show(c);
+    if (shown.empty()) shown = spec.default_text;
+    std::string where = origin.starts_with("environment ") ? "" : origin + ": ";
+    c.problems.push_back(where + std::string(named) + "='" + std::string(value) + "' " + *problem + "; using " +
+                         shown + " (" + c.origins[index] + ")");
+    return;
+  }
+  c.origins[index] = std::move(origin);
+}
+
+void apply_environment(Config& c, const EnvLookup& lookup) {
+  for (const SettingSpec& spec : settings()) {
+    const std::string env(spec.env);
+    if (auto v = lookup(env.c_str()); v && !v->empty()) apply(c, spec, *v, "environment " + env, spec.env);
+  }
+}
+
+void apply_file(Config& c, const std::string& path, const FileReader& read) {
+  if (path.empty()) return;
+  const std::optional<std::string> text = read(path);
+  if (!text) return;
+  std::size_t line_number = 0;
+  for (std::size_t start = 0; start < text->size();) {
+    const std::size_t end = std::min(text->find('\n', start), text->size());
+    const std::string_view line(text->data() + start, end - start);
+    start = end + 1;
+    ++line_number;
+    const std::string origin = path + ":" + std::to_string(line_number);
+    const std::string_view content = trimmed(line);
+    if (content.empty() || content.front() == '#') continue;
+    const std::optional<ConfigLine> parsed = parse_config_line(line);
+    if (!parsed) {
+      c.problems.push_back(origin + ": '" + std::string(content) + "' is not `key = value`; ignored");
+      continue;
+    }
+    const SettingSpec* spec = find_setting(parsed->key);
+    if (spec == nullptr || spec->key != parsed->key) {
+      c.problems.push_back(origin + ": unknown setting '" + parsed->key + "' (`nvrtc-cache config` lists them); ignored");
+      continue;
+    }
+    if (!parsed->value.empty()) apply(c, *spec, parsed->value, origin, spec->key);
+  }
+}
+
 }  // namespace
+
+std::optional<ConfigLine> parse_config_line(std::string_view line) {
+  line = trimmed(line);
+  if (line.empty() || line.front() == '#') return std::nullopt;
+  const std::size_t eq = line.find('=');
+  if (eq == std::string_view::npos) return std::nullopt;
+  ConfigLine out{std::string(trimmed(line.substr(0, eq))), std::string(trimmed(line.substr(eq + 1)))};
+  if (out.key.empty()) return std::nullopt;
+  return out;
+}
 
 std::optional<std::uint64_t> parse_size(const std::string& text) {
   std::size_t pos = 0;
@@ -61,54 +133,51 @@ std::optional<std::chrono::milliseconds> parse_seconds(const std::string& text) 
 }
 
 Config config_from_environment(const EnvLookup& lookup) {
-  Config c;
-  if (auto v = lookup("NVRTC_CACHE_DISABLE"); v && !v->empty()) {
-    if (*v == "1" || *v == "true" || *v == "yes") c.disabled = true;
-    else if (*v != "0" && *v != "false" && *v != "no")
-      c.problems.push_back("NVRTC_CACHE_DISABLE='" + *v + "' is not 0/1; the cache stays enabled");
+  Config c = defaults(lookup);
+  apply_environment(c, lookup);
+  return c;
+}
+
+ConfigPaths config_paths(const EnvLookup& lookup) {
+  ConfigPaths paths;
+  auto system = lookup("NVRTC_CACHE_SYSTEM_CONFIG");
+  paths.system = system && !system->empty() ? *system : kSystemConfigPath;
+  if (auto named = lookup("NVRTC_CACHE_CONFIG"); named && !named->empty()) {
+    paths.user = *named;
+  } else if (auto xdg = lookup("XDG_CONFIG_HOME"); xdg && !xdg->empty() && (*xdg)[0] == '/') {
+    paths.user = *xdg + "/nvrtc-cache/nvrtc-cache.conf";
+  } else if (auto home = lookup("HOME"); home && !home->empty()) {
+    paths.user = *home + "/.config/nvrtc-cache/nvrtc-cache.conf";
   }
-  if (auto v = lookup("NVRTC_CACHE_DIR"); v && !v->empty()) {
-    if ((*v)[0] == '/') {
-      c.cache_dir = *v;
-    } else {
-      c.cache_dir = default_cache_dir(lookup);
-      c.problems.push_back("NVRTC_CACHE_DIR='" + *v + "' is not an absolute path; using " + c.cache_dir);
+  return paths;
+}
+
+std::optional<std::string> read_config_file(const std::string& path) {
+  const util::ErrnoGuard errno_guard;  // the shim reads its configuration inside the host's calls
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 20)) {
+    text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n <= 0) break;
+      got += static_cast<std::size_t>(n);
     }
-  } else {
-    c.cache_dir = default_cache_dir(lookup);
+    text.resize(got);
   }
-  while (c.cache_dir.size() > 1 && c.cache_dir.back() == '/') c.cache_dir.pop_back();
-  if (auto v = lookup("NVRTC_CACHE_MAX_SIZE"); v && !v->empty()) {
-    if (auto bytes = parse_size(*v); bytes && *bytes >= (1u << 20)) {
-      c.max_size_bytes = *bytes;
-    } else {
-      c.problems.push_back("NVRTC_CACHE_MAX_SIZE='" + *v +
-                           "' is not a size of at least 1M (e.g. 10G, 512M); using 5G");
-    }
-  }
-  if (auto v = lookup("NVRTC_CACHE_LOG"); v && !v->empty()) {
-    if (auto level = parse_level(*v)) c.log_level = *level;
-    else c.problems.push_back("NVRTC_CACHE_LOG='" + *v + "' is not one of off|error|warn|info|debug; using warn");
-  }
-  if (auto v = lookup("NVRTC_CACHE_LOG_FILE"); v && !v->empty()) c.log_file = *v;
-  if (auto v = lookup("NVRTC_CACHE_SHARED"); v && !v->empty()) {
-    if (*v == "1" || *v == "true" || *v == "yes") c.shared = true;
-    else if (*v != "0" && *v != "false" && *v != "no")
-      c.problems.push_back("NVRTC_CACHE_SHARED='" + *v + "' is not 0/1; a shared cache stays refused");
-  }
-  if (auto v = lookup("NVRTC_CACHE_WAIT_TIMEOUT"); v && !v->empty()) {
-    if (auto timeout = parse_seconds(*v)) {
-      c.wait_timeout = *timeout;
-    } else {
-      c.problems.push_back("NVRTC_CACHE_WAIT_TIMEOUT='" + *v +
-                           "' is not a number of seconds from 0 to 86400; using the default");
-    }
-  }
-  if (auto run = lookup("XDG_RUNTIME_DIR"); run && !run->empty() && (*run)[0] == '/') {
-    c.fallback_dir = *run + "/nvrtc-cache";
-  } else {
-    c.fallback_dir = "/tmp/nvrtc-cache-" + std::to_string(getuid());
-  }
+  ::close(fd);
+  return text;
+}
+
+Config load_config(const EnvLookup& lookup, const FileReader& read) {
+  Config c = defaults(lookup);
+  const ConfigPaths paths = config_paths(lookup);
+  apply_file(c, paths.system, read);
+  apply_file(c, paths.user, read);
+  apply_environment(c, lookup);
   return c;
 }
 
@@ -122,7 +191,7 @@ store::CachePolicy cache_policy(const Config& config) {
 }
 
 Config config_from_process_environment() {
-  return config_from_environment([](const char* name) -> std::optional<std::string> {
+  return load_config([](const char* name) -> std::optional<std::string> {
     const char* v = std::getenv(name);
     if (v == nullptr) return std::nullopt;
     return std::string(v);

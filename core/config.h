@@ -1,6 +1,10 @@
-// Config: the shim's settings, read once from the environment.
-// Contract: from_environment() is pure apart from reading the variables through the given lookup;
-// a bad value never fails: it yields one message naming the variable and a safe default.
+// Config: the shim's settings, read once per process from the environment and the configuration
+// files (precedence: environment > user file > system file > default). Every setting is one row of
+// core/settings.h.
+// Contract: config_from_environment() is pure apart from reading the variables through the given
+// lookup; load_config() also reads the two files (a missing file costs one failed open(2)); a bad
+// value never fails: it yields one message naming the setting (and the file and line) and the value
+// used instead. Thread-safe; no state.
 #pragma once
 
 #include <chrono>
@@ -8,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/cache_directory.h"
@@ -27,7 +32,14 @@ struct Config {
   // NVRTC_CACHE_WAIT_TIMEOUT: how long a compile waits for another compile of the same program
   // (shim/single_flight.h); 0 turns waiting off; unset: the adaptive default.
   std::optional<std::chrono::milliseconds> wait_timeout;
+  // Shared tiers (store/remote/): their URLs, space-separated, and the file holding the secret
+  // their entries are signed with. Empty: none.
+  std::string remote;
+  std::string remote_secret_file;
   std::vector<std::string> problems;  // one message per bad value, already naming the variable
+  // Where each setting's value came from, indexed like settings(): "default", "environment
+  // NVRTC_CACHE_DIR", "/etc/nvrtc-cache.conf:3".
+  std::vector<std::string> origins;
 
   std::string store_dir() const { return cache_dir + "/store"; }
 };
@@ -35,8 +47,33 @@ struct Config {
 
 using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
 
+// Defaults and the environment only (no files).
 Config config_from_environment(const EnvLookup& lookup);
+// Defaults < system file < user file < environment, the files named by config_paths(lookup).
 Config config_from_process_environment();
+
+// The configuration files. The user file is $NVRTC_CACHE_CONFIG if set, else
+// $XDG_CONFIG_HOME/nvrtc-cache/nvrtc-cache.conf, else ~/.config/nvrtc-cache/nvrtc-cache.conf; the
+// system file is $NVRTC_CACHE_SYSTEM_CONFIG if set (tests, packagers), else /etc/nvrtc-cache.conf.
+inline constexpr const char* kSystemConfigPath = "/etc/nvrtc-cache.conf";
+struct ConfigPaths {
+  std::string system;
+  std::string user;  // empty when neither NVRTC_CACHE_CONFIG, XDG_CONFIG_HOME nor HOME is set
+};
+ConfigPaths config_paths(const EnvLookup& lookup);
+
+// A file's bytes, or nullopt when it cannot be read (missing: one failed open).
+using FileReader = std::function<std::optional<std::string>(const std::string& path)>;
+std::optional<std::string> read_config_file(const std::string& path);
+
+Config load_config(const EnvLookup& lookup, const FileReader& read = read_config_file);
+
+// One `key = value` line of a configuration file; blank lines and lines starting with '#' are
+// neither. Whitespace around key and value is dropped.
+struct ConfigLine {
+  std::string key, value;
+};
+std::optional<ConfigLine> parse_config_line(std::string_view line);
 
 // Where and how the store is opened (store/cache_directory.h), from the configuration.
 store::CachePolicy cache_policy(const Config& config);

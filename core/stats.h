@@ -29,9 +29,36 @@ namespace nvrtc_cache::core {
   X(waited, "compiles that waited for another compile of the same program")      \
   X(wait_ns, "time spent waiting for another compile of the same program")
 
+// Why a compile was uncacheable or missed, counted beside `uncacheable` and `misses` (each such
+// compile adds one to exactly one reason). Stored as "uncacheable.<reason>" / "miss.<reason>".
+#define NVRTC_CACHE_REASON_COUNTERS(X)                                                                        \
+  X(uncacheable_time, "uncacheable.time", "__TIME__ or __TIMESTAMP__ is used")                              \
+  X(uncacheable_side_effect_option, "uncacheable.side_effect_option",                                       \
+    "an option with side effects (--time, --fdevice-time-trace, PCH options)")                             \
+  X(uncacheable_flow_callback, "uncacheable.flow_callback", "the program has a flow callback")              \
+  X(uncacheable_inputs, "uncacheable.inputs_not_captured",                                                  \
+    "inputs that could not be captured (NULL headers or options, __nvrtcCPEx)")                            \
+  X(uncacheable_file_modified, "uncacheable.file_modified", "a file it read was modified during the compile") \
+  X(uncacheable_wrote_file, "uncacheable.wrote_or_listed", "NVRTC wrote a file or listed a directory")       \
+  X(uncacheable_unwatchable, "uncacheable.unwatchable",                                                     \
+    "NVRTC did something the watch cannot follow (capture bound, started a program, another thread...)")    \
+  X(uncacheable_unobservable, "uncacheable.no_file_access", "no observable file access in this process")    \
+  X(uncacheable_nvrtc_error, "uncacheable.nvrtc_error", "NVRTC returned an error that is not cached")        \
+  X(uncacheable_output, "uncacheable.output_unreadable", "an output could not be read back exactly")        \
+  X(uncacheable_other, "uncacheable.other", "another reason (the debug log names it)")                     \
+  X(miss_new, "miss.new_program", "first compile of these inputs (no manifest)")                            \
+  X(miss_dependency, "miss.dependency_changed", "a file it depends on changed, appeared or vanished")       \
+  X(miss_environment, "miss.environment_changed", "an environment variable NVRTC read changed")             \
+  X(miss_date, "miss.date_changed", "__DATE__ is used and the date changed")                                \
+  X(miss_result_gone, "miss.result_gone", "the result was evicted or damaged")                              \
+  X(miss_other, "miss.other", "another reason (the debug log names it)")
+
 enum class Counter {
 #define X(name, help) name,
   NVRTC_CACHE_COUNTERS(X)
+#undef X
+#define X(id, name, help) id,
+  NVRTC_CACHE_REASON_COUNTERS(X)
 #undef X
   kCount
 };
@@ -40,7 +67,24 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(Counter::
 #define X(name, help) #name,
     NVRTC_CACHE_COUNTERS(X)
 #undef X
+#define X(id, name, help) name,
+    NVRTC_CACHE_REASON_COUNTERS(X)
+#undef X
 };
+
+inline constexpr std::array<std::string_view, static_cast<std::size_t>(Counter::kCount)> kCounterHelp = {
+#define X(name, help) help,
+    NVRTC_CACHE_COUNTERS(X)
+#undef X
+#define X(id, name, help) help,
+    NVRTC_CACHE_REASON_COUNTERS(X)
+#undef X
+};
+
+// The reason counter for a reason the shim gives (the debug log's words, from shim/compile.cc and
+// direct/dependencies.cc) for an uncacheable compile, and for a miss.
+Counter uncacheable_reason(std::string_view why);
+Counter miss_reason(std::string_view why);
 
 class StatsDeltas {
  public:

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "core/stats.h"
 #include "direct/dependencies.h"
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
@@ -138,6 +139,7 @@ nvrtcResult compile_uncached(const interpose::RealNvrtc& real, ProgramRecord& re
                              const char* const* options, std::string_view why) {
   Runtime& runtime = Runtime::instance();
   runtime.stats().add(core::Counter::uncacheable);
+  runtime.stats().add(core::uncacheable_reason(why));
   core::log_debug([&] { return "uncacheable compile: " + std::string(why); });
   record.served.reset();
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
@@ -235,10 +237,16 @@ std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& rea
   if (entry) entry->compile_rc = compile_rc;
   if (!entry || !core::is_well_formed(*entry)) {
     Runtime::instance().stats().add(core::Counter::uncacheable);
+    Runtime::instance().stats().add(core::Counter::uncacheable_output);
     core::log_line(core::LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
     return std::nullopt;
   }
   entry->compile_nanos = static_cast<std::uint64_t>(compile_nanos);
+  core::EntryDescription& description = entry->description.emplace();
+  description.program_name = record.inputs.name.value_or("");
+  description.options = record.inputs.options;
+  for (const auto& header : record.inputs.headers) description.header_names.push_back(header.include_name);
+  description.source_bytes = record.inputs.source.size();
   return entry;
 }
 
@@ -275,11 +283,12 @@ store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direc
 // Stores the result under its result key and adds it to the direct key's manifest.
 void store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                   const ProgramRecord& record, const keying::CacheKey& direct_key, direct::DependencySet dependencies,
-                  nvrtcResult compile_rc, std::int64_t compile_nanos) {
+                  nvrtcResult compile_rc, std::int64_t compile_nanos, core::Counter miss_reason) {
   Runtime& runtime = Runtime::instance();
   std::optional<core::CompileEntry> entry = entry_to_store(real, prog, record, compile_rc, compile_nanos);
   if (!entry) return;
   runtime.stats().add(core::Counter::misses);
+  runtime.stats().add(miss_reason);
   runtime.stats().add(core::Counter::compile_ns, compile_nanos);
 
   const keying::CacheKey result = direct::result_key(direct_key, dependencies);
@@ -358,17 +367,20 @@ direct::RecordedDependencies dependencies_of(const watch::CompileWatch& watch, c
 // After a miss: stores the result if it can be (and the cache is writable), counting the outcome.
 void keep_result(store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                  const ProgramRecord& record, const keying::CacheKey& key, direct::RecordedDependencies dependencies,
-                 const WatchedCompile& compile) {
+                 const WatchedCompile& compile, core::Counter miss_reason) {
   Runtime& runtime = Runtime::instance();
   if (!dependencies.set) {
     runtime.stats().add(core::Counter::uncacheable);
+    runtime.stats().add(core::uncacheable_reason(dependencies.why_not));
     core::log_debug([&] { return "uncacheable compile: " + dependencies.why_not; });
     runtime.flush_stats(false);
   } else if (store && runtime.store_read_only()) {
     runtime.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
+    runtime.stats().add(miss_reason);
   } else if (store) {
     try {
-      store_result(*store, real, prog, record, key, std::move(*dependencies.set), compile.rc, compile.nanos);
+      store_result(*store, real, prog, record, key, std::move(*dependencies.set), compile.rc, compile.nanos,
+                   miss_reason);
     } catch (...) {  // the real compile stands; only the caching failed
       runtime.stats().add(core::Counter::errors);
       core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
@@ -406,7 +418,8 @@ nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecor
   record.served.reset();
   watch::CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
   const WatchedCompile compile = compile_watched(real, prog, n, options, watch);
-  keep_result(store, real, prog, record, key, dependencies_of(watch, compile, record), compile);
+  keep_result(store, real, prog, record, key, dependencies_of(watch, compile, record), compile,
+              core::miss_reason(miss_reason));
   errno = compile.errno_after;
   return compile.rc;
 }

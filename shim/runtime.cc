@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/log.h"
+#include "core/settings.h"
 #include "store/cache_directory.h"
 #include "store/fork_locks.h"
 #include "util/clock.h"
@@ -48,7 +49,8 @@ Runtime::Runtime() : config_(core::config_from_process_environment()), last_flus
   core::log_configure(config_.log_level, config_.log_file);
   for (const auto& problem : config_.problems) core::log_line(core::LogLevel::kWarn, problem);
   if (config_.disabled)
-    core::log_line(core::LogLevel::kInfo, "disabled by NVRTC_CACHE_DISABLE; every call goes to NVRTC");
+    core::log_line(core::LogLevel::kInfo, "disabled (NVRTC_CACHE_DISABLE, " + config_.origins[core::setting_index(*core::find_setting("disable"))] +
+                                              "); every call goes to NVRTC");
 }
 
 store::Store* Runtime::store() {

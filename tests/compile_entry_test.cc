@@ -43,6 +43,25 @@ void expect_same(const CompileEntry& a, const CompileEntry& b) {
   EXPECT_EQ(a.compile_nanos, b.compile_nanos);
 }
 
+// Version 2 carries the program's description; a version 1 entry (none) still decodes, and encodes
+// back to the same version 1 bytes.
+TEST(CompileEntry, DescriptionIsVersionTwoAndVersionOneStillDecodes) {
+  CompileEntry described = sample();
+  described.description = EntryDescription{"kernel.cu", {"-arch=sm_80", "-lineinfo"}, {"a.h", "b.h"}, 1234};
+  const std::string v2 = encode_entry(described);
+  const std::optional<CompileEntry> back = decode_entry(v2);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->description, described.description);
+  EXPECT_EQ(v2.substr(4, 4), std::string("\x02\0\0\0", 4));
+  const std::string v1 = encode_entry(sample());
+  EXPECT_EQ(v1.substr(4, 4), std::string("\x01\0\0\0", 4));
+  const std::optional<CompileEntry> old = decode_entry(v1);
+  ASSERT_TRUE(old);
+  EXPECT_FALSE(old->description);
+  EXPECT_EQ(encode_entry(*old), v1);
+  for (std::size_t n = 0; n < v2.size(); ++n) EXPECT_FALSE(decode_entry(v2.substr(0, n))) << n;
+}
+
 TEST(CompileEntry, RoundTrips) {
   const CompileEntry e = sample();
   auto decoded = decode_entry(encode_entry(e));

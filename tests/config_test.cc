@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/config.h"
+#include "core/settings.h"
 
 namespace nvrtc_cache::core {
 namespace {
@@ -81,6 +82,99 @@ TEST(Config, ParseSize) {
   EXPECT_FALSE(parse_size("0"));
   EXPECT_FALSE(parse_size("10X"));
   EXPECT_FALSE(parse_size("1.2.3G"));
+}
+
+// Defaults < system file < user file < environment, with the files given by a reader (no disk).
+Config layered(std::map<std::string, std::string> vars, std::map<std::string, std::string> files) {
+  return load_config(
+      [vars](const char* name) -> std::optional<std::string> {
+        auto it = vars.find(name);
+        if (it == vars.end()) return std::nullopt;
+        return it->second;
+      },
+      [files](const std::string& path) -> std::optional<std::string> {
+        auto it = files.find(path);
+        if (it == files.end()) return std::nullopt;
+        return it->second;
+      });
+}
+
+std::string origin_of(const Config& c, const char* key) { return c.origins[setting_index(*find_setting(key))]; }
+
+TEST(Config, FilesAndEnvironmentInPrecedence) {
+  const std::map<std::string, std::string> vars = {{"HOME", "/h"}};
+  const std::string user = "/h/.config/nvrtc-cache/nvrtc-cache.conf";
+  const std::map<std::string, std::string> files = {
+      {"/etc/nvrtc-cache.conf", "# system\nmax_size = 1G\nlog = info\nshared = 1\n"},
+      {user, "\n  # mine\nmax_size=2G\n   log   =   debug   \n"}};
+  Config c = layered(vars, files);
+  EXPECT_TRUE(c.problems.empty()) << c.problems.front();
+  EXPECT_EQ(c.max_size_bytes, 2ull << 30);
+  EXPECT_EQ(origin_of(c, "max_size"), user + ":3");
+  EXPECT_EQ(c.log_level, LogLevel::kDebug);
+  EXPECT_EQ(origin_of(c, "log"), user + ":4");
+  EXPECT_TRUE(c.shared);
+  EXPECT_EQ(origin_of(c, "shared"), "/etc/nvrtc-cache.conf:4");
+  EXPECT_EQ(origin_of(c, "disable"), "default");
+
+  auto with_env = vars;
+  with_env["NVRTC_CACHE_MAX_SIZE"] = "3G";
+  c = layered(with_env, files);
+  EXPECT_EQ(c.max_size_bytes, 3ull << 30);
+  EXPECT_EQ(origin_of(c, "max_size"), "environment NVRTC_CACHE_MAX_SIZE");
+
+  // XDG_CONFIG_HOME names the user file's directory; NVRTC_CACHE_CONFIG names the file itself; and
+  // NVRTC_CACHE_SYSTEM_CONFIG the system file.
+  EXPECT_EQ(config_paths([](const char* n) -> std::optional<std::string> {
+              if (std::string(n) == "XDG_CONFIG_HOME") return "/x";
+              return std::nullopt;
+            }).user,
+            "/x/nvrtc-cache/nvrtc-cache.conf");
+  c = layered({{"HOME", "/h"}, {"NVRTC_CACHE_CONFIG", "/other.conf"}, {"NVRTC_CACHE_SYSTEM_CONFIG", "/sys.conf"}},
+              {{"/other.conf", "max_size = 7M\n"}, {"/sys.conf", "log = error\n"}, {user, "max_size = 9M\n"}});
+  EXPECT_EQ(c.max_size_bytes, 7ull << 20);
+  EXPECT_EQ(c.log_level, LogLevel::kError);
+}
+
+TEST(Config, ABadFileValueNamesTheSettingTheFileAndLineAndTheValueUsed) {
+  const std::string user = "/h/.config/nvrtc-cache/nvrtc-cache.conf";
+  const Config c = layered({{"HOME", "/h"}}, {{"/etc/nvrtc-cache.conf", "max_size = 1G\n"},
+                                              {user, "max_size = lots\nbogus = 1\nno equals sign\nlog = loud\n"}});
+  ASSERT_EQ(c.problems.size(), 4u);
+  EXPECT_EQ(c.problems[0], user + ":1: max_size='lots' is not a size of at least 1M (e.g. 10G, 512M); using 1G "
+                                  "(/etc/nvrtc-cache.conf:1)");
+  EXPECT_NE(c.problems[1].find(user + ":2: unknown setting 'bogus'"), std::string::npos) << c.problems[1];
+  EXPECT_NE(c.problems[2].find(user + ":3: "), std::string::npos) << c.problems[2];
+  EXPECT_EQ(c.problems[3], user + ":4: log='loud' is not one of off|error|warn|info|debug; using warn (default)");
+  EXPECT_EQ(c.max_size_bytes, 1ull << 30);
+  EXPECT_EQ(c.log_level, LogLevel::kWarn);
+}
+
+TEST(Config, EverySettingIsInTheTableAndRoundTripsThroughShow) {
+  for (const SettingSpec& s : settings()) {
+    EXPECT_EQ(find_setting(s.key), &s);
+    EXPECT_EQ(find_setting(s.env), &s);
+    EXPECT_TRUE(s.env.starts_with("NVRTC_CACHE_")) << s.env;
+    EXPECT_FALSE(s.help.empty()) << s.key;
+  }
+  const Config c = from({{"NVRTC_CACHE_DIR", "/c"}, {"NVRTC_CACHE_MAX_SIZE", "1536M"}, {"NVRTC_CACHE_WAIT_TIMEOUT", "2.5"},
+                         {"NVRTC_CACHE_REMOTE", "redis://:secret@host:6379/0"},
+                         {"NVRTC_CACHE_REMOTE_SECRET_FILE", "/k"}});
+  EXPECT_TRUE(c.problems.empty());
+  EXPECT_EQ(find_setting("max_size")->show(c), "1536M");
+  EXPECT_EQ(find_setting("wait_timeout")->show(c), "2.5");
+  EXPECT_EQ(c.remote, "redis://:secret@host:6379/0");
+  EXPECT_EQ(find_setting("remote")->show(c), "redis://:***@host:6379/0") << "passwords are never shown";
+  EXPECT_EQ(c.remote_secret_file, "/k");
+  for (const SettingSpec& s : settings()) {  // what show() prints, apply() accepts, to the same value
+    const std::string shown = s.show(c);
+    if (shown.empty()) continue;
+    Config again;
+    EXPECT_FALSE(s.apply(again, shown)) << s.key << " = " << shown;
+    if (s.key != "remote") {
+      EXPECT_EQ(s.show(again), shown) << s.key;
+    }
+  }
 }
 
 }  // namespace

@@ -1,19 +1,37 @@
-// The nvrtc-cache command's subcommands. Each returns the process exit code; output goes to
-// stdout, diagnostics to stderr.
+// The nvrtc-cache command's subcommands: each add_*_command() registers one subcommand (its
+// options and --help text) on the CLI11 app and sets `outcome.exit_code` when it runs. Output goes
+// to stdout, diagnostics to stderr. The same definitions drive --help, the man page and the bash
+// completion (tools/help_command.cc). Contract: single-threaded; run once per process.
 #pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
 
 namespace nvrtc_cache::tools {
 
-// nvrtc-cache run [--] CMD ARGS...: runs CMD with the shim preloaded (replaces this process).
-int run_command(int argc, char** argv);
-// nvrtc-cache stats [--json]
-int stats_command(int argc, char** argv);
-// nvrtc-cache clear
-int clear_command(int argc, char** argv);
-// nvrtc-cache evict [--max-size S] [--older-than D]
-int evict_command(int argc, char** argv);
+struct Outcome {
+  int exit_code = 0;
+};
 
-// nvrtc-cache verify: checks every entry and reports; exit status 1 if any is damaged.
-int verify_command(int argc, char** argv);
+void add_run_command(CLI::App& app, Outcome& outcome);
+void add_stats_command(CLI::App& app, Outcome& outcome);
+void add_clear_command(CLI::App& app, Outcome& outcome);
+void add_evict_command(CLI::App& app, Outcome& outcome);
+void add_verify_command(CLI::App& app, Outcome& outcome);
+void add_config_command(CLI::App& app, Outcome& outcome);
+void add_ls_command(CLI::App& app, Outcome& outcome);
+void add_inspect_command(CLI::App& app, Outcome& outcome);
+void add_extract_command(CLI::App& app, Outcome& outcome);
+void add_doctor_command(CLI::App& app, Outcome& outcome);
+void add_help_command(CLI::App& app, Outcome& outcome);
+// Hidden: compiles a tiny kernel through whatever NVRTC the process reaches (doctor runs it).
+void add_sample_compile_command(CLI::App& app, Outcome& outcome);
+
+// `nvrtc-cache run` takes another program's arguments verbatim; main() dispatches it before CLI11.
+int run_command(int argc, char** argv);
+
+// Prints "nvrtc-cache <command>: <message>" and the command's usage to stderr; returns 2.
+int usage_error(const CLI::App& command, const std::string& message);
 
 }  // namespace nvrtc_cache::tools

@@ -2,18 +2,17 @@
 // --max-size applies to the payload bytes the cache holds (the "size" `nvrtc-cache stats` shows),
 // not to the data file: LMDB files never shrink, their freed pages are reused by later entries.
 // With neither option the automatic policy runs: down to 60% map usage if above 75% of the cap.
-#include <cinttypes>
 #include <cstdio>
-#include <cstring>
-#include <limits>
-#include <memory>
 #include <optional>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "core/config.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
 #include "tools/open_cache.h"
+#include "tools/progress.h"
 
 namespace nvrtc_cache::tools {
 namespace {
@@ -37,54 +36,57 @@ std::optional<std::int64_t> parse_duration(const std::string& text) {
 
 double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
 
-int usage_error(const char* message, const char* argument) {
-  std::fprintf(stderr, "nvrtc-cache evict: %s '%s'\n", message, argument);
-  std::fprintf(stderr, "usage: nvrtc-cache evict [--max-size SIZE] [--older-than AGE]\n"
-                       "  SIZE like 2G, 500M (payload bytes kept at most); AGE like 30d, 12h, 90m, 3600s\n");
-  return 2;
-}
+struct EvictArguments {
+  std::string max_size, older_than;
+};
 
-}  // namespace
-
-int evict_command(int argc, char** argv) {
+int evict(const CLI::App& command, const EvictArguments& arguments) {
   store::EvictOptions options;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg.resize(eq);
-    } else if ((arg == "--max-size" || arg == "--older-than") && i + 1 < argc) {
-      value = argv[++i];
+  if (!arguments.max_size.empty()) {
+    const auto bytes = core::parse_size(arguments.max_size);
+    if (!bytes) return usage_error(command, "not a size (e.g. 2G, 500M): '" + arguments.max_size + "'");
+    options.max_bytes = *bytes;
+  }
+  if (!arguments.older_than.empty()) {
+    const auto seconds = parse_duration(arguments.older_than);
+    if (!seconds) {
+      return usage_error(command, "not an age (e.g. 30d, 12h, 90m, 3600s): '" + arguments.older_than + "'");
     }
-    if (arg == "--max-size") {
-      const auto bytes = core::parse_size(value);
-      if (!bytes) return usage_error("not a size (e.g. 2G, 500M):", value.c_str());
-      options.max_bytes = *bytes;
-    } else if (arg == "--older-than") {
-      const auto seconds = parse_duration(value);
-      if (!seconds) return usage_error("not an age (e.g. 30d, 12h, 90m, 3600s):", value.c_str());
-      options.older_than_seconds = *seconds;
-    } else {
-      return usage_error("unknown argument", argv[i]);
-    }
+    options.older_than_seconds = *seconds;
   }
   const core::Config config = core::config_from_process_environment();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   store::LmdbStore& cache = *opened.store;
+  Progress progress("evicting", 0);
   store::EvictResult result;
-  const store::Status status = cache.evict(options, &result);
-  std::printf("evicted %" PRIu64 " entries (%.2f MiB) from %s\n", result.entries, mib(result.bytes),
-              opened.directory.c_str());
+  const store::Status status = cache.evict(options, &result, [&progress](std::uint64_t examined, std::uint64_t candidates) {
+    progress.set_total(candidates);
+    progress.update(examined);
+  });
+  progress.finish();
+  fmt::print("evicted {} entries ({:.2f} MiB) from {}\n", result.entries, mib(result.bytes), opened.directory);
   const store::MapUsage usage = cache.map_usage();
-  std::printf("now %" PRIu64 " entries, %.2f MiB of payload; %.2f MiB of the %.2f MiB map in use\n",
-              cache.entry_count(), mib(cache.size_bytes()), mib(usage.used_bytes), mib(usage.map_bytes));
+  fmt::print("now {} entries, {:.2f} MiB of payload; {:.2f} MiB of the {:.2f} MiB map in use\n", cache.entry_count(),
+             mib(cache.size_bytes()), mib(usage.used_bytes), mib(usage.map_bytes));
   if (!status) {
-    std::fprintf(stderr, "nvrtc-cache: evict failed: %s\n", status.message().c_str());
+    fmt::print(stderr, "nvrtc-cache: evict failed: {}\n", status.message());
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+void add_evict_command(CLI::App& app, Outcome& outcome) {
+  CLI::App* command = app.add_subcommand(
+      "evict",
+      "Remove least-recently-used entries now: down to SIZE payload bytes, and/or every entry unused for AGE. "
+      "With neither, trim to 60% of the cap (max_size) if above 75%. Shows a progress bar on a terminal.");
+  auto arguments = std::make_shared<EvictArguments>();
+  command->add_option("--max-size", arguments->max_size, "keep at most SIZE payload bytes (e.g. 2G, 500M)");
+  command->add_option("--older-than", arguments->older_than, "evict entries unused for AGE (30d, 12h, 90m, 3600s)");
+  command->callback([&outcome, command, arguments] { outcome.exit_code = evict(*command, *arguments); });
 }
 
 }  // namespace nvrtc_cache::tools

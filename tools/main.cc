@@ -1,47 +1,59 @@
-// nvrtc-cache: run programs with the cache, and inspect or clear it.
+// nvrtc-cache: run programs with the cache, and inspect, configure, check or clear it.
 #include <cstdio>
 #include <cstring>
-#include <string_view>
+#include <string>
 
 #include "tools/commands.h"
 
-namespace {
+namespace nvrtc_cache::tools {
 
-void usage(std::FILE* out) {
-  std::fputs(
-      "usage: nvrtc-cache <command> [args]\n"
-      "  run [--] CMD [ARGS...]   run CMD with NVRTC calls served from the cache (LD_PRELOAD)\n"
-      "  run --proxy [--] CMD     the same through a stand-in libnvrtc.so.13 on LD_LIBRARY_PATH,\n"
-      "                           for environments where preloading is not possible\n"
-      "  stats [--json]           show hits, misses and size of the cache, across all processes\n"
-      "  clear                    remove every entry and reset the statistics\n"
-      "  verify                   check every entry (envelope, format, references) and report\n"
-      "  evict [--max-size S] [--older-than D]\n"
-      "                           remove least recently used entries until the payload is at most S\n"
-      "                           (e.g. 2G), and those unused for D (30d, 12h, 90m, 3600s); with\n"
-      "                           neither, trim to 60% of NVRTC_CACHE_MAX_SIZE if above 75%\n"
-      "The cache lives in $NVRTC_CACHE_DIR (default $XDG_CACHE_HOME/nvrtc-cache or ~/.cache/nvrtc-cache).\n",
-      out);
+int usage_error(const CLI::App& command, const std::string& message) {
+  std::string path = command.get_name();
+  for (const CLI::App* parent = command.get_parent(); parent != nullptr; parent = parent->get_parent()) {
+    path = parent->get_name() + " " + path;
+  }
+  std::fprintf(stderr, "%s: %s\nusage: %s [OPTIONS]%s\n\n%s", path.c_str(), message.c_str(), path.c_str(),
+               command.get_subcommands([](const CLI::App*) { return true; }).empty() ? "" : " COMMAND", command.help().c_str());
+  return 2;
 }
 
-}  // namespace
+}  // namespace nvrtc_cache::tools
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return 2;
+  using namespace nvrtc_cache::tools;
+  // `run`'s arguments are another program's: they are never parsed here (only `run --help` is).
+  if (argc >= 2 && std::strcmp(argv[1], "run") == 0 &&
+      !(argc >= 3 && (std::strcmp(argv[2], "--help") == 0 || std::strcmp(argv[2], "-h") == 0))) {
+    return run_command(argc - 2, argv + 2);
   }
-  const std::string_view command = argv[1];
-  if (command == "run") return nvrtc_cache::tools::run_command(argc - 2, argv + 2);
-  if (command == "stats") return nvrtc_cache::tools::stats_command(argc - 2, argv + 2);
-  if (command == "clear") return nvrtc_cache::tools::clear_command(argc - 2, argv + 2);
-  if (command == "verify") return nvrtc_cache::tools::verify_command(argc - 2, argv + 2);
-  if (command == "evict") return nvrtc_cache::tools::evict_command(argc - 2, argv + 2);
-  if (command == "-h" || command == "--help" || command == "help") {
-    usage(stdout);
-    return 0;
+  CLI::App app{"nvrtc-cache: a drop-in cache for NVIDIA's runtime compiler (NVRTC)", "nvrtc-cache"};
+  app.require_subcommand(1);
+  app.footer(
+      "The cache lives in $NVRTC_CACHE_DIR (default $XDG_CACHE_HOME/nvrtc-cache or ~/.cache/nvrtc-cache); "
+      "`nvrtc-cache config` shows every setting and where it comes from.");
+  Outcome outcome;
+  add_run_command(app, outcome);
+  add_stats_command(app, outcome);
+  add_clear_command(app, outcome);
+  add_evict_command(app, outcome);
+  add_verify_command(app, outcome);
+  add_config_command(app, outcome);
+  add_ls_command(app, outcome);
+  add_inspect_command(app, outcome);
+  add_extract_command(app, outcome);
+  add_doctor_command(app, outcome);
+  add_help_command(app, outcome);
+  add_sample_compile_command(app, outcome);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    const CLI::App* failed = &app;
+    for (CLI::App* sub : app.get_subcommands()) failed = sub;
+    return usage_error(*failed, error.what());
   }
-  std::fprintf(stderr, "nvrtc-cache: unknown command '%s'\n", argv[1]);
-  usage(stderr);
-  return 2;
+  return outcome.exit_code;
 }

@@ -1,3 +1,4 @@
+// nvrtc-cache run [--proxy] [--] CMD ARGS...: runs CMD with the shim preloaded (replaces this process).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,31 +11,10 @@
 #include <string>
 
 #include "tools/commands.h"
+#include "tools/install_paths.h"
 
 namespace nvrtc_cache::tools {
 namespace {
-
-// The install prefix: this executable sits in <prefix>/bin, in the install tree and in the build
-// tree alike.
-std::string prefix() {
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return {};
-  self[n] = '\0';
-  std::string dir(self);
-  dir.resize(dir.rfind('/'));
-  dir.resize(dir.rfind('/') == std::string::npos ? 0 : dir.rfind('/'));
-  return dir;
-}
-
-// Preload mode: <prefix>/lib/libnvrtc-cache.so. Proxy mode: the directory holding the stand-in
-// libnvrtc.so.13.
-std::string shim_path(bool proxy) {
-  if (const char* explicit_path = std::getenv("NVRTC_CACHE_SHIM"); explicit_path && *explicit_path) {
-    return explicit_path;
-  }
-  return prefix() + (proxy ? "/lib/nvrtc-cache/proxy/libnvrtc.so.13" : "/lib/libnvrtc-cache.so");
-}
 
 void prepend_to(const char* variable, const std::string& value, char separator) {
   std::string combined = value;
@@ -98,6 +78,19 @@ int run_command(int argc, char** argv) {
   execvp(argv[first], argv + first);
   std::fprintf(stderr, "nvrtc-cache: cannot run %s: %s\n", argv[first], std::strerror(errno));
   return errno == ENOENT ? 127 : 126;
+}
+
+void add_run_command(CLI::App& app, Outcome&) {
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "nvrtc-cache run [--proxy] [--] CMD [ARGS...]: run CMD with NVRTC calls served from the cache (the shim is preloaded; an existing LD_PRELOAD is kept "
+      "after it). CMD's exit code is passed through. Everything after CMD is CMD's own arguments.");
+  static bool proxy_for_help = false;
+  run->add_flag("--proxy", proxy_for_help,
+                "Do not preload: put a stand-in libnvrtc.so.13 first on LD_LIBRARY_PATH instead, for environments "
+                "where preloading is not possible");
+  run->add_option("CMD", "the program to run, and its arguments");
+  // The real parsing is run_command()'s (main() dispatches `run` before CLI11); this is for --help.
 }
 
 }  // namespace nvrtc_cache::tools

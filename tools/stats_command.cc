@@ -1,92 +1,213 @@
-#include <cinttypes>
+// nvrtc-cache stats [--json] [-z]: the counters every process merged into the store, what they mean
+// for a person (hit rate, time saved, why compiles missed or were not cacheable, per tier), and the
+// programs that cost the most compile time. JSON schema: docs in README ("stats --json"),
+// "schema_version" 2.
+#include <algorithm>
 #include <cstdio>
-#include <cstring>
+#include <map>
 #include <memory>
 #include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/config.h"
 #include "core/stats.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
+#include "tools/entries.h"
 #include "tools/open_cache.h"
 
 namespace nvrtc_cache::tools {
 namespace {
 
-std::unique_ptr<store::LmdbStore> open_store(const core::Config& config) {
-  return std::move(open_cache_reporting(config).store);
-}
-
-void print_json_string(std::string_view text) {
-  std::putchar('"');
-  for (const char c : text) {
-    if (c == '"' || c == '\\') std::printf("\\%c", c);
-    else if (static_cast<unsigned char>(c) < 0x20) std::printf("\\u%04x", c);
-    else std::putchar(c);
-  }
-  std::putchar('"');
-}
+constexpr int kStatsSchemaVersion = 2;  // 1: the flat object before reasons, tiers and top programs
+constexpr std::size_t kTopPrograms = 5;
 
 std::int64_t counter(const store::Counters& counters, std::string_view name) {
   auto it = counters.find(name);
   return it == counters.end() ? 0 : it->second;
 }
 
-}  // namespace
-
-int stats_command(int argc, char** argv) {
-  const bool json = argc > 0 && std::strcmp(argv[0], "--json") == 0;
-  const core::Config config = core::config_from_process_environment();
-  store::OpenedCache opened = open_cache_reporting(config);
-  const std::unique_ptr<store::LmdbStore>& s = opened.store;
-  if (!s) return 1;
-  const std::size_t moved_aside = store::moved_aside_stores(opened.directory);
-  const store::Counters counters = s->counters();
-  const std::uint64_t entries = s->entry_count();
-  const std::uint64_t bytes = s->size_bytes();
-  const double saved_seconds = static_cast<double>(counter(counters, "saved_ns")) / 1e9;
-  if (json) {
-    std::printf("{\"directory\": ");
-    print_json_string(opened.directory);
-    for (std::string_view name : core::kCounterNames) {
-      std::printf(", \"%.*s\": %" PRId64, static_cast<int>(name.size()), name.data(), counter(counters, name));
-    }
-    std::printf(", \"entries\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"max_bytes\": %" PRIu64
-                ", \"saved_seconds\": %.6f, \"moved_aside_stores\": %zu}\n",
-                entries, bytes, config.max_size_bytes, saved_seconds, moved_aside);
-    return 0;
+// The non-zero counters named "<group>.<reason>", largest first.
+std::vector<std::pair<std::string, std::int64_t>> group(const store::Counters& counters, std::string_view prefix) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const auto& [name, value] : counters) {
+    if (name.starts_with(prefix) && value != 0) out.emplace_back(name.substr(prefix.size()), value);
   }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+// "tier.<index>.<what>" counters, by tier (written by the shared tiers).
+std::map<std::string, std::map<std::string, std::int64_t>> tiers(const store::Counters& counters) {
+  std::map<std::string, std::map<std::string, std::int64_t>> out;
+  for (const auto& [name, value] : counters) {
+    if (!name.starts_with("tier.")) continue;
+    const std::size_t dot = name.find('.', 5);
+    if (dot == std::string::npos) continue;
+    out[name.substr(5, dot - 5)][name.substr(dot + 1)] = value;
+  }
+  return out;
+}
+
+std::string_view help_of(std::string_view counter_name) {
+  for (std::size_t i = 0; i < core::kCounterNames.size(); ++i) {
+    if (core::kCounterNames[i] == counter_name) return core::kCounterHelp[i];
+  }
+  return "";
+}
+
+std::vector<EntryInfo> costliest(std::vector<EntryInfo> entries) {
+  std::erase_if(entries, [](const EntryInfo& e) { return !e.entry; });
+  std::sort(entries.begin(), entries.end(),
+            [](const EntryInfo& a, const EntryInfo& b) { return a.entry->compile_nanos > b.entry->compile_nanos; });
+  if (entries.size() > kTopPrograms) entries.resize(kTopPrograms);
+  return entries;
+}
+
+std::string program_name(const EntryInfo& e) {
+  if (!e.entry->description) return "(recorded before names were kept)";
+  return e.entry->description->program_name.empty() ? "(unnamed)" : e.entry->description->program_name;
+}
+
+void print_json(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
+                const std::vector<EntryInfo>& top, std::size_t moved_aside) {
+  store::LmdbStore& s = *opened.store;
+  nlohmann::ordered_json j;
+  j["schema_version"] = kStatsSchemaVersion;
+  j["directory"] = opened.directory;
+  for (std::string_view name : core::kCounterNames) {
+    if (name.find('.') == std::string_view::npos) j[std::string(name)] = counter(counters, name);
+  }
+  j["entries"] = s.entry_count();
+  j["bytes"] = s.size_bytes();
+  j["max_bytes"] = config.max_size_bytes;
   const std::int64_t hits = counter(counters, "hits");
   const std::int64_t lookups = hits + counter(counters, "misses");
-  std::printf("cache directory   %s\n", opened.directory.c_str());
-  std::printf("hits              %" PRId64 "\n", hits);
-  std::printf("misses            %" PRId64 "\n", counter(counters, "misses"));
-  std::printf("hit rate          %.1f%%\n", lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0);
-  std::printf("uncacheable       %" PRId64 "\n", counter(counters, "uncacheable"));
-  std::printf("stores            %" PRId64 "\n", counter(counters, "stores"));
-  std::printf("errors            %" PRId64 "\n", counter(counters, "errors"));
-  std::printf("corrupt dropped   %" PRId64 "\n", counter(counters, "corrupt"));
-  std::printf("entries           %" PRIu64 "\n", entries);
-  std::printf("size              %.2f MiB of %.2f MiB\n", static_cast<double>(bytes) / 1048576.0,
-              static_cast<double>(config.max_size_bytes) / 1048576.0);
-  std::printf("time saved        %.3f s\n", saved_seconds);
-  std::printf("moved aside       %zu damaged stores (the newest %zu are kept)\n", moved_aside, store::kMovedAsideKept);
-  std::printf("waited            %" PRId64 " compiles, %.3f s (for another compile of the same program)\n",
-              counter(counters, "waited"), static_cast<double>(counter(counters, "wait_ns")) / 1e9);
+  j["hit_rate"] = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
+  j["saved_seconds"] = static_cast<double>(counter(counters, "saved_ns")) / 1e9;
+  j["moved_aside_stores"] = moved_aside;
+  nlohmann::ordered_json reasons;
+  for (const char* kind : {"uncacheable", "miss"}) {
+    reasons[kind] = nlohmann::ordered_json::object();
+    for (const auto& [reason, value] : group(counters, std::string(kind) + ".")) reasons[kind][reason] = value;
+  }
+  j["reasons"] = reasons;
+  j["tiers"] = tiers(counters);
+  j["top_compile_time"] = nlohmann::ordered_json::array();
+  for (const EntryInfo& e : top) {
+    j["top_compile_time"].push_back({{"key", e.key_hex},
+                                     {"program_name", program_name(e)},
+                                     {"compile_seconds", static_cast<double>(e.entry->compile_nanos) / 1e9}});
+  }
+  j["counters"] = counters;
+  fmt::print("{}\n", j.dump(2));
+}
+
+void print_reasons(const char* title, const std::vector<std::pair<std::string, std::int64_t>>& reasons,
+                   std::string_view prefix) {
+  if (reasons.empty()) return;
+  fmt::print("{}\n", title);
+  for (const auto& [reason, value] : reasons) {
+    fmt::print("  {:>8}  {:<22} {}\n", value, reason, help_of(std::string(prefix) + reason));
+  }
+}
+
+void print_human(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
+                 const std::vector<EntryInfo>& top, std::size_t moved_aside) {
+  store::LmdbStore& s = *opened.store;
+  const std::int64_t hits = counter(counters, "hits");
+  const std::int64_t lookups = hits + counter(counters, "misses");
+  fmt::print("cache directory   {}\n", opened.directory);
+  fmt::print("hits              {}\n", hits);
+  fmt::print("misses            {}\n", counter(counters, "misses"));
+  fmt::print("hit rate          {:.1f}%\n",
+             lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0);
+  fmt::print("uncacheable       {}\n", counter(counters, "uncacheable"));
+  fmt::print("stores            {}\n", counter(counters, "stores"));
+  fmt::print("errors            {}\n", counter(counters, "errors"));
+  fmt::print("corrupt dropped   {}\n", counter(counters, "corrupt"));
+  fmt::print("entries           {}\n", s.entry_count());
+  fmt::print("size              {:.2f} MiB of {:.2f} MiB\n", static_cast<double>(s.size_bytes()) / 1048576.0,
+             static_cast<double>(config.max_size_bytes) / 1048576.0);
+  fmt::print("time saved        {:.3f} s\n", static_cast<double>(counter(counters, "saved_ns")) / 1e9);
+  fmt::print("moved aside       {} damaged stores (the newest {} are kept)\n", moved_aside, store::kMovedAsideKept);
+  fmt::print("waited            {} compiles, {:.3f} s (for another compile of the same program)\n",
+             counter(counters, "waited"), static_cast<double>(counter(counters, "wait_ns")) / 1e9);
+  print_reasons("misses by reason", group(counters, "miss."), "miss.");
+  print_reasons("uncacheable by reason", group(counters, "uncacheable."), "uncacheable.");
+  for (const auto& [index, values] : tiers(counters)) {
+    fmt::print("tier {}\n", index);
+    for (const auto& [what, value] : values) fmt::print("  {:<22} {}\n", what, value);
+  }
+  if (!top.empty()) {
+    fmt::print("costliest compiles cached (compile time, key, program)\n");
+    for (const EntryInfo& e : top) {
+      fmt::print("  {:>10}  {}  {}\n", human_duration(e.entry->compile_nanos), e.key_hex.substr(0, 16),
+                 program_name(e));
+    }
+  }
+}
+
+struct StatsArguments {
+  bool json = false;
+  bool zero = false;
+};
+
+int stats(const StatsArguments& arguments) {
+  const core::Config config = core::config_from_process_environment();
+  store::OpenedCache opened = open_cache_reporting(config);
+  if (!opened.store) return 1;
+  if (arguments.zero) {
+    // Subtracts what was read: counts merged meanwhile by other processes are kept.
+    store::Counters negated = opened.store->counters();
+    for (auto& [name, value] : negated) value = -value;
+    if (const store::Status status = opened.store->add_counters(negated); !status) {
+      fmt::print(stderr, "nvrtc-cache: stats -z failed: {}\n", status.message());
+      return 1;
+    }
+    fmt::print("statistics zeroed in {} (entries kept)\n", opened.directory);
+    return 0;
+  }
+  const std::size_t moved_aside = store::moved_aside_stores(opened.directory);
+  const store::Counters counters = opened.store->counters();
+  const std::vector<EntryInfo> top = costliest(read_entries(*opened.store));
+  if (arguments.json) print_json(config, opened, counters, top, moved_aside);
+  else print_human(config, opened, counters, top, moved_aside);
   return 0;
 }
 
-int clear_command(int, char**) {
+int clear() {
   const core::Config config = core::config_from_process_environment();
-  auto s = open_store(config);
-  if (!s) return 1;
-  const store::Status status = s->clear();
+  store::OpenedCache opened = open_cache_reporting(config);
+  if (!opened.store) return 1;
+  const store::Status status = opened.store->clear();
   if (!status) {
-    std::fprintf(stderr, "nvrtc-cache: clear failed: %s\n", status.message().c_str());
+    fmt::print(stderr, "nvrtc-cache: clear failed: {}\n", status.message());
     return 1;
   }
-  std::printf("cleared %s\n", config.cache_dir.c_str());
+  fmt::print("cleared {}\n", config.cache_dir);
   return 0;
+}
+
+}  // namespace
+
+void add_stats_command(CLI::App& app, Outcome& outcome) {
+  CLI::App* command = app.add_subcommand(
+      "stats",
+      "Show hits, misses, hit rate, time saved, why compiles missed or were not cacheable, per-tier counts and "
+      "the costliest compiles cached, summed over every process that used the cache.");
+  auto arguments = std::make_shared<StatsArguments>();
+  command->add_flag("--json", arguments->json, "machine-readable output (schema_version 2)");
+  command->add_flag("-z,--zero", arguments->zero, "zero the statistics; entries are kept");
+  command->callback([&outcome, arguments] { outcome.exit_code = stats(*arguments); });
+}
+
+void add_clear_command(CLI::App& app, Outcome& outcome) {
+  CLI::App* command = app.add_subcommand("clear", "Remove every entry and reset the statistics.");
+  command->callback([&outcome] { outcome.exit_code = clear(); });
 }
 
 }  // namespace nvrtc_cache::tools

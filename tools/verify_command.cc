@@ -10,17 +10,21 @@
 #include "store/cache_directory.h"
 #include "tools/commands.h"
 #include "tools/open_cache.h"
+#include "tools/progress.h"
 
 namespace nvrtc_cache::tools {
 
-int verify_command(int, char**) {
+namespace {
+
+int verify() {
   const core::Config config = core::config_from_process_environment();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
+  Progress progress("verifying", opened.store->entry_count());
   std::uint64_t entries = 0, damaged = 0, manifests = 0, bad_manifests = 0, results = 0, bad_results = 0, other = 0;
   std::set<std::string> present, referenced;
   const store::Status walked = opened.store->for_each([&](std::string_view key, std::optional<std::string_view> payload) {
-    ++entries;
+    progress.update(++entries);
     present.emplace(key);
     if (!payload) {
       ++damaged;
@@ -40,6 +44,7 @@ int verify_command(int, char**) {
       ++other;
     }
   });
+  progress.finish();
   std::uint64_t dangling = 0;
   for (const auto& key : referenced) dangling += present.count(key) == 0;
   std::printf("cache directory     %s\n", opened.directory.c_str());
@@ -56,6 +61,17 @@ int verify_command(int, char**) {
   if (!walked.is_ok()) std::printf("walk                failed: %s\n", walked.message().c_str());
   std::printf("verdict             %s\n", sound ? "ok" : "DAMAGED (damaged entries are misses; `nvrtc-cache clear` starts afresh)");
   return sound ? 0 : 1;
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app, Outcome& outcome) {
+  CLI::App* verify_app = app.add_subcommand(
+      "verify",
+      "Read every entry and check its envelope, its format (manifests, compile results) and that the results "
+      "manifests name are present. Changes nothing; exit status 1 if anything is damaged. Shows a progress bar "
+      "on a terminal.");
+  verify_app->callback([&outcome] { outcome.exit_code = verify(); });
 }
 
 }  // namespace nvrtc_cache::tools

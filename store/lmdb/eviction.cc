@@ -198,7 +198,8 @@ Status evict_batch(SharedEnv& env, const EvictGoal& goal, const std::vector<Cand
 
 // Evicts towards `goal`; the caller holds env.evict_mu and no transaction. `result` accumulates
 // what was committed.
-Status run_eviction(SharedEnv& env, EvictGoal goal, std::int64_t now, EvictResult* result) {
+Status run_eviction(SharedEnv& env, EvictGoal goal, std::int64_t now, EvictResult* result,
+                    const EvictProgress* progress = nullptr) {
   int dead_readers = 0;
   api().mdb_reader_check(env.env, &dead_readers);
   flush_touches(env, now);
@@ -217,6 +218,7 @@ Status run_eviction(SharedEnv& env, EvictGoal goal, std::int64_t now, EvictResul
     const std::uint64_t evicted_at_round_start = result->entries;
     for (std::size_t next = 0; next < candidates.size() && !met && outcome;) {
       outcome = evict_batch(env, goal, candidates, forced, &next, &met, result);
+      if (progress != nullptr && *progress) (*progress)(met ? candidates.size() : next, candidates.size());
     }
     if (met || !outcome || !goal.has_size_goal() || result->entries == evicted_at_round_start) break;
   }
@@ -251,7 +253,8 @@ bool over_high_water(const MapUsage& usage) {
   return usage.used_bytes > percent_of(usage.map_bytes, kHighWaterPercent);
 }
 
-Status evict(SharedEnv& env, const EvictOptions& options, std::int64_t now, EvictResult* result) {
+Status evict(SharedEnv& env, const EvictOptions& options, std::int64_t now, EvictResult* result,
+             const EvictProgress& progress) {
   EvictGoal goal;
   if (options.older_than_seconds) {
     if (*options.older_than_seconds < 0) return Status::invalid_argument("negative age");
@@ -260,7 +263,7 @@ Status evict(SharedEnv& env, const EvictOptions& options, std::int64_t now, Evic
   goal.max_payload_bytes = options.max_bytes;
   goal.automatic = !goal.accessed_before && !goal.max_payload_bytes;
   std::lock_guard evicting(env.evict_mu);
-  return run_eviction(env, goal, now, result);
+  return run_eviction(env, goal, now, result, &progress);
 }
 
 void make_room(SharedEnv& env, std::uint64_t map_bytes, std::uint64_t record_bytes, std::uint64_t key_bytes,

@@ -29,7 +29,8 @@ bool over_high_water(const MapUsage& usage);
 
 // Evicts as `options` asks (see EvictOptions), waiting for an eviction already running in this
 // process; `result` accumulates what was committed.
-Status evict(SharedEnv& env, const EvictOptions& options, std::int64_t now, EvictResult* result);
+Status evict(SharedEnv& env, const EvictOptions& options, std::int64_t now, EvictResult* result,
+             const EvictProgress& progress = {});
 
 // After MDB_MAP_FULL (or ENOSPC) for a record of `record_bytes` under a key of `key_bytes`: releases
 // dead readers' slots, then evicts to 60% and at least twice the record's size, starting with the

@@ -112,11 +112,11 @@ Counters LmdbStore::counters() {
   return guarded("counters", [&] { return impl_->counters(); });
 }
 
-Status LmdbStore::evict(const EvictOptions& options, EvictResult* result) {
+Status LmdbStore::evict(const EvictOptions& options, EvictResult* result, const EvictProgress& progress) {
   EvictResult local;
   EvictResult* out = result != nullptr ? result : &local;
   *out = EvictResult{};
-  return guarded("evict", [&] { return impl_->evict(options, out); });
+  return guarded("evict", [&] { return impl_->evict(options, out, progress); });
 }
 
 MapUsage LmdbStore::map_usage() {
@@ -126,6 +126,10 @@ MapUsage LmdbStore::map_usage() {
 Status LmdbStore::for_each(
     const std::function<void(std::string_view key, std::optional<std::string_view> payload)>& visit) {
   return guarded("for_each", [&] { return impl_->for_each(visit); });
+}
+
+Status LmdbStore::for_each_with_access(const EntryVisitor& visit) {
+  return guarded("for_each", [&] { return impl_->for_each_entry(visit, true); });
 }
 
 bool LmdbStore::read_only() {

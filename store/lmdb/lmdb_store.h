@@ -48,6 +48,7 @@
 #include <string>
 
 #include "store/env.h"
+#include "store/lmdb/records.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::store {
@@ -67,6 +68,9 @@ struct LmdbOptions {
   // one in that directory (it was swapped meanwhile) is refused.
   int parent_directory_fd = -1;
 };
+
+// Called after each eviction batch (on the evicting thread): entries examined of the pass's candidates.
+using EvictProgress = std::function<void(std::uint64_t examined, std::uint64_t candidates)>;
 
 // What LmdbStore::evict() removes, least recently accessed first. Both may be given.
 struct EvictOptions {
@@ -109,7 +113,7 @@ class LmdbStore final : public Store {
 
   // Evicts as `options` asks (see EvictOptions); `result` (optional) gets what was removed, also
   // when a later batch fails. Waits for an eviction already running in this process.
-  Status evict(const EvictOptions& options, EvictResult* result = nullptr);
+  Status evict(const EvictOptions& options, EvictResult* result = nullptr, const EvictProgress& progress = {});
   // The current map usage (zeros if the store is unusable).
   MapUsage map_usage();
   // Whether the store was opened read-only (its directory or files are not writable): gets work,
@@ -123,6 +127,12 @@ class LmdbStore final : public Store {
   // fails its envelope check. Reads are guarded like get(); nothing is modified. Returns an error
   // (corruption) when the store cannot be walked to the end.
   Status for_each(const std::function<void(std::string_view key, std::optional<std::string_view> payload)>& visit);
+
+  // The same, with each entry's access record (payload size, created, last access; nullopt when
+  // absent or malformed).
+  using EntryVisitor = std::function<void(std::string_view key, std::optional<std::string_view> payload,
+                                          std::optional<AccessRecord> access)>;
+  Status for_each_with_access(const EntryVisitor& visit);
 
   struct Impl;
 

@@ -55,13 +55,14 @@ struct LmdbStore::Impl {
   Counters counters();
   MapUsage map_usage();
   Status for_each(const std::function<void(std::string_view key, std::optional<std::string_view> payload)>& visit);
+  Status for_each_entry(const EntryVisitor& visit, bool with_access);
 
   // ---- Writes (store_writes.cc) ----
   Status put(std::string_view key, std::string_view value);
   Status erase(std::string_view key);
   Status clear();
   Status add_counters(const Counters& deltas);
-  Status evict(const EvictOptions& evict_options, EvictResult* result);
+  Status evict(const EvictOptions& evict_options, EvictResult* result, const EvictProgress& progress);
 
  private:
   // Whether the store's directory in its parent is no longer the one `shared` was opened on

@@ -59,6 +59,24 @@ bool intact_under_guard(const MDB_val& key, const MDB_val& value) {
   return readable && check.intact;
 }
 
+// The access record of `key` (a copy), read under the fault guard; nullopt if absent or malformed.
+std::optional<AccessRecord> access_under_guard(MDB_txn* txn, MDB_dbi access, const MDB_val& key) {
+  struct Read {
+    MDB_txn* txn;
+    MDB_dbi dbi;
+    MDB_val key;
+    std::optional<AccessRecord> record;
+  } read{txn, access, key, std::nullopt};
+  const bool readable = lmdb::run_guarded(
+      [](void* raw) {
+        auto* r = static_cast<Read*>(raw);
+        MDB_val value;
+        if (api().mdb_get(r->txn, r->dbi, &r->key, &value) == MDB_SUCCESS) r->record = decode_access(to_view(value));
+      },
+      &read);
+  return readable ? read.record : std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> LmdbStore::Impl::get(std::string_view key) {
@@ -164,6 +182,12 @@ MapUsage LmdbStore::Impl::map_usage() {
 
 Status LmdbStore::Impl::for_each(
     const std::function<void(std::string_view key, std::optional<std::string_view> payload)>& visit) {
+  return for_each_entry([&](std::string_view key, std::optional<std::string_view> payload,
+                            std::optional<AccessRecord>) { visit(key, payload); },
+                        false);
+}
+
+Status LmdbStore::Impl::for_each_entry(const EntryVisitor& visit, bool with_access) {
   Status status;
   const EnvRef ref = acquire(&status);
   if (!ref) return status;
@@ -179,7 +203,7 @@ Status LmdbStore::Impl::for_each(
   for (; rc == MDB_SUCCESS; rc = api().mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
     std::optional<std::string_view> payload;
     if (intact_under_guard(key, value)) payload = unwrap_value(to_view(key), to_view(value));
-    visit(to_view(key), payload);
+    visit(to_view(key), payload, with_access ? access_under_guard(txn.get(), ref->access, key) : std::nullopt);
   }
   return rc == MDB_NOTFOUND ? Status::ok() : lmdb::to_status(rc, "walk entries");
 }

@@ -185,12 +185,13 @@ Status LmdbStore::Impl::add_counters(const Counters& deltas) {
   return Status::ok();
 }
 
-Status LmdbStore::Impl::evict(const EvictOptions& evict_options, EvictResult* result) {
+Status LmdbStore::Impl::evict(const EvictOptions& evict_options, EvictResult* result,
+                              const EvictProgress& progress) {
   Status status;
   const EnvRef ref = acquire(&status);
   if (!ref) return status;
   if (const int fault = system().fault_for(StoreOperation::kEvict); fault != 0) return lmdb::to_status(fault, "evict");
-  return lmdb::evict(*ref, evict_options, system().now_seconds(), result);
+  return lmdb::evict(*ref, evict_options, system().now_seconds(), result, progress);
 }
 
 }  // namespace nvrtc_cache::store

@@ -1,0 +1,165 @@
+#include "core/settings.h"
+
+#include <array>
+#include <cstdio>
+
+#include "core/config.h"
+
+namespace nvrtc_cache::core {
+namespace {
+
+using Problem = std::optional<std::string>;
+
+Problem parse_bool(std::string_view v, bool& out) {
+  if (v == "1" || v == "true" || v == "yes" || v == "on") out = true;
+  else if (v == "0" || v == "false" || v == "no" || v == "off") out = false;
+  else return "is not 0/1 (true/false, yes/no)";
+  return std::nullopt;
+}
+
+std::string show_bool(bool v) { return v ? "1" : "0"; }
+
+std::string show_size(std::uint64_t bytes) {
+  static constexpr std::array<std::pair<std::uint64_t, const char*>, 4> kUnits = {
+      {{1ull << 40, "T"}, {1ull << 30, "G"}, {1ull << 20, "M"}, {1ull << 10, "K"}}};
+  for (const auto& [scale, unit] : kUnits) {
+    if (bytes % scale == 0) return std::to_string(bytes / scale) + unit;
+  }
+  return std::to_string(bytes);
+}
+
+std::optional<LogLevel> parse_level(std::string_view v) {
+  if (v == "off") return LogLevel::kOff;
+  if (v == "error") return LogLevel::kError;
+  if (v == "warn") return LogLevel::kWarn;
+  if (v == "info") return LogLevel::kInfo;
+  if (v == "debug") return LogLevel::kDebug;
+  return std::nullopt;
+}
+
+std::string show_level(LogLevel level) {
+  static constexpr std::array<const char*, 5> kNames = {"off", "error", "warn", "info", "debug"};
+  return kNames[static_cast<std::size_t>(level)];
+}
+
+std::string show_seconds(std::chrono::milliseconds ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", static_cast<double>(ms.count()) / 1000.0);
+  return text;
+}
+
+// A URL's password replaced by "***" ("redis://:secret@host" -> "redis://:***@host"), each URL.
+std::string without_passwords(std::string text) {
+  for (std::size_t scheme = text.find("://"); scheme != std::string::npos; scheme = text.find("://", scheme + 3)) {
+    const std::size_t end = text.find_first_of(" /", scheme + 3);
+    const std::size_t at = text.rfind('@', end == std::string::npos ? text.size() : end);
+    if (at == std::string::npos || at < scheme + 3) continue;
+    const std::size_t colon = text.find(':', scheme + 3);
+    if (colon == std::string::npos || colon > at) continue;
+    text.replace(colon + 1, at - colon - 1, "***");
+  }
+  return text;
+}
+
+constexpr SettingSpec kSettings[] = {
+    {"disable", "NVRTC_CACHE_DISABLE", SettingType::kBool, "0", "`1` passes every call straight to NVRTC.",
+     [](Config& c, std::string_view v) { return parse_bool(v, c.disabled); },
+     [](const Config& c) { return show_bool(c.disabled); }},
+    {"cache_dir", "NVRTC_CACHE_DIR", SettingType::kPath,
+     "`$XDG_CACHE_HOME/nvrtc-cache`, else `~/.cache/nvrtc-cache`",
+     "The cache directory (absolute path); the LMDB store lives in `store/` under it.",
+     [](Config& c, std::string_view v) -> Problem {
+       if (v.front() != '/') return "is not an absolute path";
+       while (v.size() > 1 && v.back() == '/') v.remove_suffix(1);
+       c.cache_dir = v;
+       return std::nullopt;
+     },
+     [](const Config& c) { return c.cache_dir; }},
+    {"max_size", "NVRTC_CACHE_MAX_SIZE", SettingType::kSize, "5G",
+     "The store's cap (its LMDB map size), e.g. `10G`, `512M`; at least `1M`. Least-recently-used entries are "
+     "evicted from 75% of the map down to 60%.",
+     [](Config& c, std::string_view v) -> Problem {
+       const auto bytes = parse_size(std::string(v));
+       if (!bytes || *bytes < (1u << 20)) return "is not a size of at least 1M (e.g. 10G, 512M)";
+       c.max_size_bytes = *bytes;
+       return std::nullopt;
+     },
+     [](const Config& c) { return show_size(c.max_size_bytes); }},
+    {"log", "NVRTC_CACHE_LOG", SettingType::kLogLevel, "warn",
+     "`off`, `error`, `warn`, `info`, `debug` (debug says for every compile: hit, miss, or why uncacheable).",
+     [](Config& c, std::string_view v) -> Problem {
+       const auto level = parse_level(v);
+       if (!level) return "is not one of off|error|warn|info|debug";
+       c.log_level = *level;
+       return std::nullopt;
+     },
+     [](const Config& c) { return show_level(c.log_level); }},
+    {"log_file", "NVRTC_CACHE_LOG_FILE", SettingType::kPath, "stderr",
+     "Append diagnostics to this file instead of stderr.",
+     [](Config& c, std::string_view v) -> Problem {
+       c.log_file = v;
+       return std::nullopt;
+     },
+     [](const Config& c) { return c.log_file; }},
+    {"wait_timeout", "NVRTC_CACHE_WAIT_TIMEOUT", SettingType::kSeconds,
+     "twice the longest compile this process has done + 30 s, within 2-10 min",
+     "Seconds a compile waits for another compile of the same program on this node (0 to 86400; `0` turns "
+     "waiting off).",
+     [](Config& c, std::string_view v) -> Problem {
+       const auto timeout = parse_seconds(std::string(v));
+       if (!timeout) return "is not a number of seconds from 0 to 86400";
+       c.wait_timeout = *timeout;
+       return std::nullopt;
+     },
+     [](const Config& c) { return c.wait_timeout ? show_seconds(*c.wait_timeout) : std::string(); }},
+    {"shared", "NVRTC_CACHE_SHARED", SettingType::kBool, "0",
+     "`1` accepts a cache directory owned by another user or writable by group/others (a cache shared on "
+     "purpose: everyone who can write it is trusted); otherwise such a directory is refused.",
+     [](Config& c, std::string_view v) { return parse_bool(v, c.shared); },
+     [](const Config& c) { return show_bool(c.shared); }},
+    {"remote", "NVRTC_CACHE_REMOTE", SettingType::kText, "none",
+     "Shared tiers after the local store, space-separated URLs (`redis://host:6379/0`, `file:///shared/dir`); "
+     "passwords are never shown.",
+     [](Config& c, std::string_view v) -> Problem {
+       if (v.find("://") == std::string_view::npos) return "is not a list of URLs (e.g. redis://host:6379/0)";
+       c.remote = v;
+       return std::nullopt;
+     },
+     [](const Config& c) { return without_passwords(c.remote); }},
+    {"remote_secret_file", "NVRTC_CACHE_REMOTE_SECRET_FILE", SettingType::kPath, "none",
+     "A file holding the secret that signs entries of shared tiers (absolute path); with it, an unsigned or "
+     "wrongly signed entry from a shared tier is a miss.",
+     [](Config& c, std::string_view v) -> Problem {
+       if (v.front() != '/') return "is not an absolute path";
+       c.remote_secret_file = v;
+       return std::nullopt;
+     },
+     [](const Config& c) { return c.remote_secret_file; }},
+};
+
+}  // namespace
+
+std::span<const SettingSpec> settings() { return kSettings; }
+
+const SettingSpec* find_setting(std::string_view key_or_env) {
+  for (const SettingSpec& s : kSettings) {
+    if (s.key == key_or_env || s.env == key_or_env) return &s;
+  }
+  return nullptr;
+}
+
+std::size_t setting_index(const SettingSpec& spec) { return static_cast<std::size_t>(&spec - kSettings); }
+
+std::string_view type_name(SettingType type) {
+  switch (type) {
+    case SettingType::kBool: return "bool";
+    case SettingType::kPath: return "path";
+    case SettingType::kSize: return "size";
+    case SettingType::kLogLevel: return "level";
+    case SettingType::kText: return "text";
+    case SettingType::kSeconds: return "seconds";
+  }
+  return "text";
+}
+
+}  // namespace nvrtc_cache::core

@@ -1,0 +1,263 @@
+// nvrtc-cache doctor: checks, in plain words, everything caching needs — the configuration, the
+// shim and the proxy, the NVRTC libraries this machine shows, the cache directory (owner,
+// permissions, filesystem, free space), the store's health, shared tiers, and a sample compile run
+// twice through the shim in a scratch cache (intercepted? served? byte-identical?). Exit status 1
+// when something blocks caching.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <nvrtc.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/config.h"
+#include "core/settings.h"
+#include "shim/interpose/library_identity.h"
+#include "store/cache_directory.h"
+#include "tools/commands.h"
+#include "tools/doctor.h"
+#include "tools/install_paths.h"
+
+extern char** environ;
+
+namespace nvrtc_cache::tools {
+
+void DoctorReport::add(Severity severity, const std::string& topic, const std::string& text) {
+  static constexpr const char* kLabels[] = {"ok  ", "note", "WARN", "FAIL"};
+  fmt::print("{}  {:<16} {}\n", kLabels[static_cast<int>(severity)], topic, text);
+  failures_ += severity == Severity::kFail;
+  warnings_ += severity == Severity::kWarn;
+}
+
+namespace {
+
+struct Captured {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs argv with this environment minus LD_PRELOAD and NVRTC_CACHE_*, plus `env`; captures stdout.
+Captured run_capturing(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry = *e;
+    if (entry.starts_with("LD_PRELOAD=") || entry.starts_with("NVRTC_CACHE_")) continue;
+    environment.emplace_back(entry);
+  }
+  for (const auto& [name, value] : env) environment.push_back(name + "=" + value);
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (auto& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int pipe_fds[2];
+  Captured result;
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return result;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  char buffer[4096];
+  for (ssize_t n; pid > 0 && (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) {
+    result.out.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+std::string filesystem_name(long type) {
+  static const std::map<unsigned long, const char*> kNames = {
+      {0xEF53, "ext2/3/4"},     {0x58465342, "xfs"},   {0x9123683E, "btrfs"},  {0x01021994, "tmpfs"},
+      {0x794c7630, "overlay"},  {0x2fc12fc1, "zfs"},   {0x6969, "nfs"},        {0xFE534D42, "smb2"},
+      {0xFF534D42, "cifs"},     {0x65735546, "fuse"},  {0x0BD00BD0, "lustre"}, {0x47504653, "gpfs"},
+      {0x00c36400, "ceph"},     {0x01021997, "9p"},    {0x5346414F, "afs"}};
+  const auto it = kNames.find(static_cast<unsigned long>(type));
+  return it != kNames.end() ? it->second : fmt::format("type {:#x}", static_cast<unsigned long>(type));
+}
+
+std::string mib(std::uint64_t bytes) { return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / 1048576.0); }
+
+// The NVRTC the dynamic loader finds by soname: path, version, build-id. Returns its path.
+std::optional<std::string> check_nvrtc(DoctorReport& report, const char* soname) {
+  void* handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
+  if (handle == nullptr) return std::nullopt;
+  std::string path = soname;
+  if (link_map* map = nullptr; dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) path = map->l_name;
+  auto version = reinterpret_cast<decltype(&nvrtcVersion)>(dlsym(handle, "nvrtcVersion"));
+  int major = 0, minor = 0;
+  if (version) version(&major, &minor);
+  std::string build_id;
+  for (const unsigned char c : shim::interpose::build_id_of_object_containing(reinterpret_cast<void*>(version))) {
+    build_id += fmt::format("{:02x}", c);
+  }
+  report.add(Severity::kOk, "NVRTC", fmt::format("{} -> {} (NVRTC {}.{}, build-id {})", soname, path, major, minor,
+                                                 build_id.empty() ? "unknown" : build_id.substr(0, 16)));
+  return path;
+}
+
+void check_cache_directory(DoctorReport& report, const core::Config& config) {
+  store::OpenedCache opened = store::open_cache(core::cache_policy(config));
+  for (const auto& message : opened.messages) report.add(Severity::kWarn, "cache directory", message);
+  struct stat st;
+  struct statfs fs;
+  if (::stat(opened.directory.c_str(), &st) == 0 && ::statfs(opened.directory.c_str(), &fs) == 0) {
+    report.add(Severity::kOk, "cache directory",
+               fmt::format("{} (owner uid {}{}, mode {:04o}, {})", opened.directory, st.st_uid,
+                           st.st_uid == getuid() ? " = you" : "", st.st_mode & 07777, filesystem_name(fs.f_type)));
+  }
+  if (!opened.store) {
+    report.add(Severity::kFail, "cache directory",
+               fmt::format("cannot be used: {}. Every compile goes to NVRTC uncached. Fix the directory, choose "
+                           "another (cache_dir / NVRTC_CACHE_DIR), or share it on purpose (shared = 1)",
+                           opened.status.message()));
+    return;
+  }
+  if (opened.read_only) {
+    report.add(Severity::kFail, "cache directory",
+               "is read-only: hits are served but nothing new is stored. Make it writable or choose another");
+  }
+  struct statvfs vfs;
+  struct stat data;
+  if (::statvfs(opened.directory.c_str(), &vfs) == 0) {
+    const std::uint64_t free_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    const std::uint64_t used = ::stat((opened.directory + "/store/data.mdb").c_str(), &data) == 0
+                                   ? static_cast<std::uint64_t>(data.st_size)
+                                   : 0;
+    const std::uint64_t room = config.max_size_bytes > used ? config.max_size_bytes - used : 0;
+    report.add(free_bytes >= room ? Severity::kOk : Severity::kWarn, "free space",
+               fmt::format("{} free; the store uses {} of its {} cap{}", mib(free_bytes), mib(used),
+                           mib(config.max_size_bytes),
+                           free_bytes >= room ? "" : " (the disk fills before the cap: lower max_size)"));
+  }
+  std::uint64_t entries = 0, damaged = 0;
+  const store::Status walked = opened.store->for_each([&](std::string_view, std::optional<std::string_view> payload) {
+    ++entries;
+    damaged += !payload.has_value();
+  });
+  if (!walked) {
+    report.add(Severity::kFail, "store", "cannot be read to the end: " + walked.message() +
+                                             " (`nvrtc-cache clear` starts afresh)");
+  } else {
+    report.add(damaged ? Severity::kWarn : Severity::kOk, "store",
+               fmt::format("{} entries, {} damaged{}", entries, damaged,
+                           damaged ? " (damaged entries are misses; `nvrtc-cache verify` says more)" : ""));
+  }
+}
+
+// The sample compile: directly, then twice through the shim in a scratch cache.
+void check_sample_compile(DoctorReport& report, const std::string& shim, const std::string& nvrtc) {
+  const std::string self = self_path();
+  char pattern[] = "/tmp/nvrtc-cache-doctor-XXXXXX";
+  if (mkdtemp(pattern) == nullptr) {
+    report.add(Severity::kWarn, "sample compile", "cannot make a scratch directory in /tmp; not run");
+    return;
+  }
+  const std::string scratch = pattern;
+  const Captured direct = run_capturing({self, "__sample-compile", nvrtc}, {});
+  const std::map<std::string, std::string> env = {{"LD_PRELOAD", shim}, {"NVRTC_CACHE_DIR", scratch + "/cache"}};
+  const Captured cold = run_capturing({self, "__sample-compile", nvrtc}, env);
+  const Captured warm = run_capturing({self, "__sample-compile", nvrtc}, env);
+  std::int64_t hits = 0, stores = 0;
+  {
+    core::Config scratch_config;
+    scratch_config.cache_dir = scratch + "/cache";
+    scratch_config.max_size_bytes = 64ull << 20;
+    store::OpenedCache opened = store::open_cache(core::cache_policy(scratch_config));
+    if (opened.store) {
+      const store::Counters counters = opened.store->counters();
+      if (auto it = counters.find("hits"); it != counters.end()) hits = it->second;
+      if (auto it = counters.find("stores"); it != counters.end()) stores = it->second;
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch, ignored);
+  if (direct.exit_code != 0) {
+    report.add(Severity::kWarn, "sample compile", "NVRTC itself could not compile the sample (" + nvrtc + ")");
+  } else if (cold.exit_code != 0 || warm.exit_code != 0) {
+    report.add(Severity::kFail, "sample compile", "failed under the shim (it should behave exactly like NVRTC)");
+  } else if (stores < 1) {
+    report.add(Severity::kFail, "sample compile",
+               "not intercepted: the shim stored nothing (is the shim loadable? NVRTC_CACHE_LOG=debug says more)");
+  } else if (hits < 1) {
+    report.add(Severity::kFail, "sample compile", "stored but not served from the cache on the second run");
+  } else if (cold.out != direct.out || warm.out != direct.out) {
+    report.add(Severity::kFail, "sample compile", "results differ from NVRTC's");
+  } else {
+    report.add(Severity::kOk, "sample compile",
+               "intercepted, stored, then served from the cache, byte-identical to NVRTC (" + direct.out.substr(
+                   0, direct.out.find('\n')) + ")");
+  }
+}
+
+int doctor(bool skip_sample) {
+  DoctorReport report;
+  const core::Config config = core::config_from_process_environment();
+  for (const auto& problem : config.problems) report.add(Severity::kWarn, "configuration", problem);
+  if (config.problems.empty()) report.add(Severity::kOk, "configuration", "no bad values (`nvrtc-cache config` lists them)");
+  if (config.disabled) {
+    report.add(Severity::kFail, "configuration", "caching is disabled (disable = 1, from " + config.origins[core::setting_index(*core::find_setting("disable"))] + ")");
+  }
+  const std::string shim = shim_path(false);
+  struct stat st;
+  const bool shim_found = ::stat(shim.c_str(), &st) == 0;
+  report.add(shim_found ? Severity::kOk : Severity::kFail, "shim",
+             shim_found ? shim : shim + " is missing: `nvrtc-cache run` cannot preload it (set NVRTC_CACHE_SHIM)");
+  const std::string proxy = shim_path(true);
+  const bool proxy_found = ::stat(proxy.c_str(), &st) == 0;
+  report.add(proxy_found ? Severity::kOk : Severity::kWarn, "proxy",
+             proxy_found ? proxy : proxy + " is missing: `nvrtc-cache run --proxy` will not work");
+  std::optional<std::string> nvrtc = check_nvrtc(report, "libnvrtc.so.13");
+  if (!nvrtc) {
+    report.add(Severity::kNote, "NVRTC", "libnvrtc.so.13 is not on the library path (programs that bring their own, "
+                                         "like pip wheels, are still served)");
+  }
+  check_nvrtc(report, "libnvrtc.so.12");
+  check_cache_directory(report, config);
+  check_tiers(config, report);
+  if (skip_sample) {
+    report.add(Severity::kNote, "sample compile", "skipped (--no-compile)");
+  } else if (shim_found) {
+    check_sample_compile(report, shim, nvrtc.value_or(NVRTC_CACHE_TOOLKIT_NVRTC));
+  }
+  if (report.failures() > 0) {
+    fmt::print("verdict: {} problem(s) above block caching\n", report.failures());
+    return 1;
+  }
+  fmt::print("verdict: caching works{}\n", report.warnings() ? " (see the warnings above)" : "");
+  return 0;
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app, Outcome& outcome) {
+  CLI::App* command = app.add_subcommand(
+      "doctor",
+      "Check everything caching needs and explain what is wrong: configuration, shim and proxy, NVRTC "
+      "libraries, the cache directory (owner, permissions, filesystem, free space), the store, shared tiers, and "
+      "a sample compile run twice through the shim. Exit status 1 when something blocks caching.");
+  auto skip_sample = std::make_shared<bool>(false);
+  command->add_flag("--no-compile", *skip_sample, "skip the sample compile");
+  command->callback([&outcome, skip_sample] { outcome.exit_code = doctor(*skip_sample); });
+}
+
+}  // namespace nvrtc_cache::tools

@@ -1,0 +1,120 @@
+#include "tools/entries.h"
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "direct/manifest.h"
+#include "keying/cache_key.h"
+
+namespace nvrtc_cache::tools {
+namespace {
+
+constexpr std::size_t kStoreKeySize = 33;  // a prefix byte ('M' manifest, 'R' result) and a 32-byte key
+
+std::string hex_of(std::string_view bytes) {
+  std::string out;
+  for (const unsigned char c : bytes) out += fmt::format("{:02x}", c);
+  return out;
+}
+
+}  // namespace
+
+std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walked) {
+  std::vector<EntryInfo> results;
+  struct Named {
+    std::string manifest_hex;
+    direct::DependencySet dependencies;
+  };
+  std::map<std::string, Named> named;  // result store key -> the manifest naming it (newest first)
+  const store::Status status = store.for_each_with_access(
+      [&](std::string_view key, std::optional<std::string_view> payload, std::optional<store::AccessRecord> access) {
+        if (key.size() != kStoreKeySize) return;
+        if (key[0] == 'M' && payload) {
+          if (auto manifest = direct::decode_manifest(*payload)) {
+            for (auto& r : manifest->results) {
+              named.try_emplace(direct::result_store_key(r.result_key), Named{hex_of(key.substr(1)), r.dependencies});
+            }
+          }
+        } else if (key[0] == 'R') {
+          EntryInfo info;
+          info.key_hex = hex_of(key.substr(1));
+          if (payload) info.entry = core::decode_entry(*payload);
+          info.access = access;
+          info.stored_bytes = payload ? payload->size() : 0;
+          results.push_back(std::move(info));
+        }
+      });
+  for (EntryInfo& info : results) {
+    std::string store_key = "R";
+    for (std::size_t i = 0; i + 1 < info.key_hex.size(); i += 2) {
+      store_key.push_back(static_cast<char>(std::stoi(info.key_hex.substr(i, 2), nullptr, 16)));
+    }
+    if (auto it = named.find(store_key); it != named.end()) {
+      info.manifest_hex = it->second.manifest_hex;
+      info.dependencies = it->second.dependencies;
+    }
+  }
+  if (walked) *walked = status;
+  return results;
+}
+
+std::string architecture_of(const std::vector<std::string>& options) {
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    std::string_view o = options[i];
+    for (std::string_view flag : {"-arch", "--gpu-architecture", "--gpu-architecture", "-gpu-architecture"}) {
+      if (o == flag && i + 1 < options.size()) return options[i + 1];
+      if (o.starts_with(flag) && o.size() > flag.size() && o[flag.size()] == '=') {
+        return std::string(o.substr(flag.size() + 1));
+      }
+    }
+  }
+  return "";
+}
+
+std::string human_duration(std::uint64_t nanos) {
+  const double seconds = static_cast<double>(nanos) / 1e9;
+  if (seconds >= 1) return fmt::format("{:.2f} s", seconds);
+  return fmt::format("{:.1f} ms", seconds * 1e3);
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  if (bytes >= (1u << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / 1048576.0);
+  if (bytes >= (1u << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+std::string human_time(std::int64_t unix_seconds) {
+  if (unix_seconds <= 0) return "-";
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &local);
+  return text;
+}
+
+std::optional<EntryInfo> find_entry(std::vector<EntryInfo> entries, const std::string& prefix, std::string* problem) {
+  std::string lower = prefix;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower.size() < 4 || lower.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    *problem = "'" + prefix + "' is not a key prefix (at least 4 hex digits, as `nvrtc-cache ls` shows)";
+    return std::nullopt;
+  }
+  std::vector<EntryInfo> matches;
+  for (EntryInfo& e : entries) {
+    if (e.key_hex.starts_with(lower)) matches.push_back(std::move(e));
+  }
+  if (matches.size() == 1) return std::move(matches.front());
+  if (matches.empty()) {
+    *problem = "no entry's key starts with " + lower;
+  } else {
+    *problem = fmt::format("{} entries' keys start with {}; give more digits:", matches.size(), lower);
+    for (const auto& m : matches) *problem += "\n  " + m.key_hex;
+  }
+  return std::nullopt;
+}
+
+}  // namespace nvrtc_cache::tools

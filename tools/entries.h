@@ -1,0 +1,40 @@
+// Entries: the compile results a cache holds, decoded for people (`ls`, `inspect`, `extract`,
+// `stats`). Contract: reads the store only (one read transaction per walk); single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/compile_entry.h"
+#include "direct/dependencies.h"
+#include "store/lmdb/lmdb_store.h"
+
+namespace nvrtc_cache::tools {
+
+struct EntryInfo {
+  std::string key_hex;              // the result key, 64 hex digits
+  std::string manifest_hex;         // the direct key of a manifest naming it ("" if none)
+  std::optional<core::CompileEntry> entry;  // nullopt: damaged
+  std::optional<direct::DependencySet> dependencies;  // from the manifest naming it
+  std::optional<store::AccessRecord> access;
+  std::uint64_t stored_bytes = 0;   // the value's size in the store
+};
+
+// Every compile result in the store, in key order; `*walked` (optional) gets the walk's status.
+std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walked = nullptr);
+
+// "sm_80" from -arch=sm_80 / --gpu-architecture sm_80 / -arch compute_90; "" when not given.
+std::string architecture_of(const std::vector<std::string>& options);
+// "1.23 s", "45.6 ms"; "12.3 KiB".
+std::string human_duration(std::uint64_t nanos);
+std::string human_bytes(std::uint64_t bytes);
+// Local time of a Unix time, "2026-11-22 05:40"; "-" for 0.
+std::string human_time(std::int64_t unix_seconds);
+
+// The single entry whose key starts with `prefix` (hex, at least 4 digits); else nullopt, with
+// *problem saying none or which ones.
+std::optional<EntryInfo> find_entry(std::vector<EntryInfo> entries, const std::string& prefix, std::string* problem);
+
+}  // namespace nvrtc_cache::tools

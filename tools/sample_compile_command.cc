@@ -1,0 +1,62 @@
+// nvrtc-cache __sample-compile: compiles one tiny kernel through the NVRTC this process reaches
+// (dlopen + dlsym, the way cuda.core and CuPy do) and prints what it got, for `nvrtc-cache doctor`
+// to run directly and through the shim and compare. Hidden from --help.
+#include <dlfcn.h>
+#include <nvrtc.h>
+
+#include <functional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "tools/commands.h"
+
+namespace nvrtc_cache::tools {
+namespace {
+
+constexpr const char* kSource = "extern \"C\" __global__ void nvrtc_cache_doctor(float* x) { x[0] = 42.0f; }\n";
+
+int sample_compile(const std::string& library) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    fmt::print(stderr, "cannot load {}: {}\n", library, dlerror());
+    return 3;
+  }
+#define NVRTC_CACHE_RESOLVE(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name))
+  NVRTC_CACHE_RESOLVE(nvrtcCreateProgram);
+  NVRTC_CACHE_RESOLVE(nvrtcCompileProgram);
+  NVRTC_CACHE_RESOLVE(nvrtcGetPTXSize);
+  NVRTC_CACHE_RESOLVE(nvrtcGetPTX);
+  NVRTC_CACHE_RESOLVE(nvrtcDestroyProgram);
+#undef NVRTC_CACHE_RESOLVE
+  if (!nvrtcCreateProgram || !nvrtcCompileProgram || !nvrtcGetPTXSize || !nvrtcGetPTX || !nvrtcDestroyProgram) {
+    fmt::print(stderr, "{} lacks NVRTC's functions\n", library);
+    return 3;
+  }
+  nvrtcProgram program = nullptr;
+  if (nvrtcCreateProgram(&program, kSource, "nvrtc_cache_doctor.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) return 4;
+  const char* options[] = {"--gpu-architecture=compute_80"};
+  const nvrtcResult rc = nvrtcCompileProgram(program, 1, options);
+  std::size_t size = 0;
+  std::string ptx;
+  if (rc == NVRTC_SUCCESS && nvrtcGetPTXSize(program, &size) == NVRTC_SUCCESS) {
+    ptx.resize(size);
+    nvrtcGetPTX(program, ptx.data());
+  }
+  nvrtcDestroyProgram(&program);
+  fmt::print("compile rc {}, ptx {} bytes, digest {:016x}\n", static_cast<int>(rc), ptx.size(),
+             std::hash<std::string>{}(ptx));
+  return rc == NVRTC_SUCCESS ? 0 : 5;
+}
+
+}  // namespace
+
+void add_sample_compile_command(CLI::App& app, Outcome& outcome) {
+  CLI::App* command = app.add_subcommand("__sample-compile", "compile a tiny kernel (doctor's probe)");
+  command->group("");  // hidden
+  auto library = std::make_shared<std::string>("libnvrtc.so.13");
+  command->add_option("LIBRARY", *library, "the NVRTC library to load");
+  command->callback([&outcome, library] { outcome.exit_code = sample_compile(*library); });
+}
+
+}  // namespace nvrtc_cache::tools
