@@ -19,6 +19,8 @@
 //                                                    call and no NVRTC call is made under it)
 //   kProgramTable     shim/program_table.cc          program handle -> recorded inputs (shared mutex)
 //   kVariablesSeen    shim/compile.cc                environment variables NVRTC has read
+//   kNvrtcCode        shim/watch/file_watch.cc       NVRTC's code ranges and import redirection
+//                                                    (takes the loader's lock, no other of the set)
 //   kStoreRegistry    store/lmdb/environment_registry.cc  open LMDB environments (may take kFaultGuard)
 //   kFaultGuard       store/lmdb/fault_guard.cc      installing the SIGSEGV/SIGBUS guard once
 //   kLogTopics        core/log.cc                    topics already logged once
@@ -48,6 +50,7 @@ enum class ForkRank : int {
   kSlotRegistry,
   kProgramTable,
   kVariablesSeen,
+  kNvrtcCode,
   kStoreRegistry,
   kFaultGuard,
   kLogTopics,

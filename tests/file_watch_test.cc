@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <climits>
 #include <condition_variable>
 #include <cstdlib>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "shim/watch/file_watch.h"
+#include "shim/watch/import_patch.h"
 #include "shim/watch/libc_symbols.h"
 #include "tests/process.h"
 
@@ -221,6 +225,90 @@ TEST(CrossThread, RealNvrtcCompilingOnAnotherThreadTaintsTheWatch) {
   });
   EXPECT_FALSE(clean->tainted()) << clean->why_tainted();
   // NVRTC stays loaded, as in any host: unloading it would orphan what it keeps for the process.
+}
+
+}  // namespace
+}  // namespace nvrtc_cache
+
+namespace nvrtc_cache {
+namespace {
+
+using direct::ObservationKind;
+using shim::watch::CompileWatch;
+
+// The redirection of NVRTC's own imports, in a fresh process (NVRTC must not be loaded yet): NVRTC
+// loaded RTLD_DEEPBIND binds its libc calls to libc ahead of this executable's exported hooks, so a
+// compile reading a header is invisible until register_nvrtc_code redirects NVRTC's GOT slots.
+TEST(ImportRedirection, MakesNvrtcLoadedWithRtldDeepbindObservable) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer refuses dlopen with RTLD_DEEPBIND; the unsanitized build runs this test";
+#endif
+  const testing::ProcessResult child = testing::run_process(
+      {"/proc/self/exe", "--gtest_filter=ImportRedirectionChild.*"}, {{"NVRTC_CACHE_IMPORT_CHILD", "1"}});
+  EXPECT_EQ(child.exit_code, 0) << child.out << child.err;
+  EXPECT_NE(child.out.find("[  PASSED  ] 1 test"), std::string::npos) << child.out;
+  for (std::size_t at = 0, end; (end = child.out.find('\n', at)) != std::string::npos; at = end + 1) {
+    const std::string line = child.out.substr(at, end - at);
+    if (line.ends_with(" us")) std::printf("%s\n", line.c_str());  // the measured cost
+  }
+}
+
+int find_nvrtc(dl_phdr_info* info, std::size_t, void* data) {
+  const std::string name = info->dlpi_name ? info->dlpi_name : "";
+  if (name.find("/libnvrtc.so.13") == std::string::npos) return 0;
+  *static_cast<shim::watch::ImportPatch*>(data) = shim::watch::redirect_watched_imports(*info);
+  return 1;
+}
+
+TEST(ImportRedirectionChild, Run) {
+  if (std::getenv("NVRTC_CACHE_IMPORT_CHILD") == nullptr) GTEST_SKIP() << "run by ImportRedirection.*";
+  ASSERT_EQ(dlopen("libnvrtc.so.13", RTLD_NOW | RTLD_NOLOAD), nullptr) << "NVRTC must not be loaded yet";
+  void* nvrtc = dlopen(CUDA_NVRTC_LIBRARY_DIR "/libnvrtc.so.13", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  ASSERT_NE(nvrtc, nullptr) << dlerror();
+  auto create = reinterpret_cast<decltype(&nvrtcCreateProgram)>(dlsym(nvrtc, "nvrtcCreateProgram"));
+  auto compile = reinterpret_cast<decltype(&nvrtcCompileProgram)>(dlsym(nvrtc, "nvrtcCompileProgram"));
+  auto destroy = reinterpret_cast<decltype(&nvrtcDestroyProgram)>(dlsym(nvrtc, "nvrtcDestroyProgram"));
+  ASSERT_TRUE(create && compile && destroy);
+  testing::TempDir dir;
+  const std::string header = dir.path() + "/redirected.h";
+  std::ofstream(header) << "#define VALUE 1\n";
+  const std::string option = "-I" + dir.path();
+  const auto compile_watched = [&] {
+    auto watch = std::make_unique<CompileWatch>();
+    nvrtcProgram prog = nullptr;
+    EXPECT_EQ(create(&prog, "#include \"redirected.h\"\n__global__ void k(int* x) { *x = VALUE; }", "k.cu", 0,
+                     nullptr, nullptr),
+              NVRTC_SUCCESS);
+    const char* options[] = {"-arch=compute_80", option.c_str()};
+    EXPECT_EQ(compile(prog, 2, options), NVRTC_SUCCESS);
+    watch->stop();
+    destroy(&prog);
+    return watch;
+  };
+  EXPECT_FALSE(has_event(*compile_watched(), ObservationKind::kOpen, header, true))
+      << "RTLD_DEEPBIND must bypass the exported hooks (the precondition)";
+
+  ASSERT_TRUE(shim::watch::register_nvrtc_code(reinterpret_cast<const void*>(compile)));
+  const auto redirection = shim::watch::import_redirection_so_far();
+  EXPECT_GT(redirection.redirected, 0);
+  EXPECT_EQ(redirection.left, 0);
+  std::printf("redirected %d GOT slots in %d libraries (%d already hooked) in %.1f us\n", redirection.redirected,
+              redirection.libraries, redirection.already, static_cast<double>(redirection.nanos) / 1000);
+
+  const auto seen = compile_watched();
+  EXPECT_FALSE(seen->tainted()) << seen->why_tainted();
+  EXPECT_TRUE(has_event(*seen, ObservationKind::kOpen, header, true)) << "NVRTC's read of the header is observed";
+
+  // Idempotent: a second pass finds every slot hooked. Its time is the scan alone.
+  constexpr int kPasses = 100;
+  shim::watch::ImportPatch again;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kPasses; ++i) dl_iterate_phdr(find_nvrtc, &again);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(again.redirected, 0);
+  EXPECT_EQ(again.already, redirection.redirected + redirection.already);
+  std::printf("a pass over NVRTC's relocations that changes nothing: %.1f us\n",
+              std::chrono::duration<double, std::micro>(elapsed).count() / kPasses);
 }
 
 }  // namespace

@@ -1,13 +1,17 @@
 // Every way real clients load NVRTC, each cold then warm under the shim, compared byte for byte with
 // the same client without the shim, and the warm run served from the cache. This file backs the
-// coverage table in the README.
+// coverage table in the README. Each test first checks its client's dynamic section: a client that
+// dlopens NVRTC has no DT_NEEDED on it (tests/nvrtc_probe_unlinked), so no startup dependency can
+// put NVRTC, or the proxy standing in for it, in the global scope behind the test's back.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "tests/dynamic_section.h"
 #include "tests/harness.h"
 
 namespace nvrtc_cache {
@@ -52,26 +56,48 @@ void expect_served_identically(const Runs& r, std::int64_t expected_hits) {
   EXPECT_EQ(r.warm_hits, expected_hits) << "the warm run was not served from the cache";
 }
 
-std::vector<std::string> probe_argv() {
-  std::vector<std::string> argv = {NVRTC_PROBE_PATH};
-  argv.insert(argv.end(), kScenarios.begin(), kScenarios.end());
+// The probe linked with -lnvrtc, and the same probe with no reference to NVRTC (it can only dlopen it).
+const std::string kLinkedProbe = NVRTC_PROBE_PATH;
+const std::string kUnlinkedProbe = NVRTC_PROBE_UNLINKED_PATH;
+
+std::vector<std::string> probe_argv(const std::string& probe = kLinkedProbe,
+                                    const std::vector<std::string>& scenarios = kScenarios) {
+  std::vector<std::string> argv = {probe};
+  argv.insert(argv.end(), scenarios.begin(), scenarios.end());
   return argv;
 }
 
+// The client loads NVRTC the way the test says: linked (DT_NEEDED) or only through dlopen.
+void expect_startup_dependency_on_nvrtc(const std::string& client, bool linked) {
+  ASSERT_EQ(needs_nvrtc(client), linked) << client << (linked ? " must" : " must not") << " have NVRTC in DT_NEEDED";
+}
+
 TEST(Loading, LinkedWithLnvrtc) {
+  expect_startup_dependency_on_nvrtc(kLinkedProbe, true);
   TempDir cache;
   expect_served_identically(cold_and_warm(probe_argv(), {}, cache.path()), 4);
 }
 
 TEST(Loading, DlopenBySonameAndDlsym) {
+  expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
   TempDir cache;
-  expect_served_identically(cold_and_warm(probe_argv(), {{"PROBE_LOAD", "soname"}}, cache.path()), 4);
+  expect_served_identically(cold_and_warm(probe_argv(kUnlinkedProbe), {{"PROBE_LOAD", "soname"}}, cache.path()), 4);
 }
 
 TEST(Loading, DlopenByAbsolutePathAndDlsym) {
+  expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
   TempDir cache;
   const EnvVars env = {{"PROBE_LOAD", "path:" + kCudaLib + "/libnvrtc.so.13"}};
-  expect_served_identically(cold_and_warm(probe_argv(), env, cache.path()), 4);
+  expect_served_identically(cold_and_warm(probe_argv(kUnlinkedProbe), env, cache.path()), 4);
+}
+
+// RTLD_DEEPBIND: NVRTC's own libc references bind to libc ahead of the preloaded shim; its imports
+// are redirected to the hooks (shim/watch/import_patch.h), so its header reads are still seen.
+TEST(Loading, DlopenWithRtldDeepbindAndDlsym) {
+  expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
+  TempDir cache;
+  const auto argv = probe_argv(kUnlinkedProbe, {"trivial", "template", "headers", "compile_error", "include_dir"});
+  expect_served_identically(cold_and_warm(argv, {{"PROBE_LOAD", "deepbind"}}, cache.path()), 5);
 }
 
 TEST(Loading, ASecondCopyAtAnotherPath) {
@@ -89,16 +115,20 @@ TEST(Loading, ASecondCopyAtAnotherPath) {
     }
   }
   const EnvVars env = {{"PROBE_LOAD", "path:" + copy.path() + "/libnvrtc.so.13"}};
-  expect_served_identically(cold_and_warm(probe_argv(), env, cache.path()), 4);
+  expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
+  expect_served_identically(cold_and_warm(probe_argv(kUnlinkedProbe), env, cache.path()), 4);
 }
 
 TEST(Loading, ThroughAnIntermediateLibraryOpenedRtldLocal) {
+  expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
+  expect_startup_dependency_on_nvrtc(PROBE_LOADER_PATH, false);
   TempDir cache;
   const EnvVars env = {{"PROBE_LOAD", std::string("loader:") + PROBE_LOADER_PATH}};
-  expect_served_identically(cold_and_warm(probe_argv(), env, cache.path()), 4);
+  expect_served_identically(cold_and_warm(probe_argv(kUnlinkedProbe), env, cache.path()), 4);
 }
 
 TEST(Loading, BesideAnotherPreloadedLibraryCallingDlsymRtldNext) {
+  expect_startup_dependency_on_nvrtc(kLinkedProbe, true);
   for (const std::string& order : {std::string(NVRTC_CACHE_SHIM_PATH) + ":" + PROBE_PRELOAD_PATH,
                                    std::string(PROBE_PRELOAD_PATH) + ":" + NVRTC_CACHE_SHIM_PATH}) {
     TempDir cache;
@@ -112,29 +142,88 @@ TEST(Loading, BesideAnotherPreloadedLibraryCallingDlsymRtldNext) {
 }
 
 // Proxy mode: no preload; `nvrtc-cache run --proxy` puts a stand-in libnvrtc.so.13 first on the
-// library path. Reaches linked programs and dlopen by soname.
+// library path. The client runs directly (real NVRTC), then cold and warm through the CLI.
+Runs proxy_cold_and_warm(const std::vector<std::string>& client, EnvVars env, const std::string& cache) {
+  std::vector<std::string> argv = {NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--"};
+  argv.insert(argv.end(), client.begin(), client.end());
+  env.try_emplace("LD_LIBRARY_PATH", kCudaLib);
+  env.try_emplace("PROBE_INCLUDE_DIR", kIncludeDir);
+  Runs r;
+  r.direct = run_process(client, env);
+  env["NVRTC_CACHE_DIR"] = cache;
+  r.cold = run_process(argv, env);
+  const auto before = counters_of(cache);
+  r.warm = run_process(argv, env);
+  const auto after = counters_of(cache);
+  r.warm_hits = get(after, "hits") - get(before, "hits");
+  r.warm_misses = get(after, "misses") - get(before, "misses");
+  return r;
+}
+
+const std::vector<std::string> kProxyScenarios = {"trivial", "template", "headers", "compile_error", "include_dir"};
+
+// A linked client finds the stand-in as its startup dependency; a client with no DT_NEEDED on NVRTC
+// dlopens it by soname RTLD_LOCAL (as jitify2, CuPy and Python stacks do), so the stand-in and the
+// real NVRTC it loads are both outside the global scope: NVRTC's header reads are seen only through
+// its redirected imports. PROBE_LAZY=1: the same with RTLD_LAZY (NVRTC's slots not yet bound).
 TEST(Loading, ProxyModeForLinkedAndSonameClients) {
-  for (const std::string load : {"linked", "soname"}) {
+  struct Client {
+    std::string binary, load, lazy;
+    bool linked;
+  };
+  for (const Client& c : {Client{kLinkedProbe, "linked", "0", true}, Client{kUnlinkedProbe, "soname", "0", false},
+                          Client{kUnlinkedProbe, "soname", "1", false}}) {
+    SCOPED_TRACE(c.load + (c.lazy == "1" ? " (lazy)" : ""));
+    expect_startup_dependency_on_nvrtc(c.binary, c.linked);
     TempDir cache;
-    std::vector<std::string> argv = {NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--"};
-    const auto probe = probe_argv();
-    argv.insert(argv.end(), probe.begin(), probe.end());
-    EnvVars env = {{"PROBE_LOAD", load}, {"LD_LIBRARY_PATH", kCudaLib}, {"PROBE_INCLUDE_DIR", kIncludeDir}};
-    Runs r;
-    r.direct = run_process(probe, env);
-    env["NVRTC_CACHE_DIR"] = cache.path();
-    r.cold = run_process(argv, env);
-    const auto before = counters_of(cache.path());
-    r.warm = run_process(argv, env);
-    const auto after = counters_of(cache.path());
-    r.warm_hits = get(after, "hits") - get(before, "hits");
-    r.warm_misses = get(after, "misses") - get(before, "misses");
-    SCOPED_TRACE(load);
-    expect_served_identically(r, 4);
+    const Runs r = proxy_cold_and_warm(probe_argv(c.binary, kProxyScenarios),
+                                       {{"PROBE_LOAD", c.load}, {"PROBE_LAZY", c.lazy}}, cache.path());
+    EXPECT_EQ(r.cold.err.find("not observable"), std::string::npos) << r.cold.err;
+    expect_served_identically(r, 5);
   }
 }
 
+// Proxy mode, a dlopen-by-soname client: a header edited between runs is noticed (a miss, and the
+// new result byte for byte), and the new result is then served.
+TEST(Loading, ProxyModeNoticesAHeaderEditForASonameClient) {
+  expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
+  TempDir cache, include;
+  const std::string header = include.path() + "/probe_dep.h";
+  std::ofstream(header) << "#pragma once\n#define PROBE_VALUE 42\n";
+  const EnvVars env = {{"PROBE_LOAD", "soname"}, {"PROBE_INCLUDE_DIR", include.path()}};
+  const auto client = probe_argv(kUnlinkedProbe, {"include_dir"});
+  Runs first = proxy_cold_and_warm(client, env, cache.path());
+  expect_served_identically(first, 1);
+  sleep(1);  // a different modification time, whatever the file system's granularity
+  std::ofstream(header) << "#pragma once\n#define PROBE_VALUE 43\n";
+  const Runs edited = proxy_cold_and_warm(client, env, cache.path());
+  ASSERT_EQ(edited.direct.exit_code, 0) << edited.direct.err;
+  EXPECT_NE(edited.direct.out, first.direct.out) << "the edit must change NVRTC's output";
+  EXPECT_TRUE(edited.cold.out == edited.direct.out) << "after the edit, the cold run differs from NVRTC\n"
+                                                    << edited.cold.err;
+  EXPECT_TRUE(edited.warm.out == edited.direct.out) << edited.warm.err;
+  EXPECT_EQ(edited.warm_hits, 1);
+  EXPECT_EQ(get(counters_of(cache.path()), "stores"), 2) << "the edit must have been a miss, stored beside the first";
+}
+
+// Proxy mode, dlopen by absolute path: the real NVRTC is opened directly, the stand-in is never
+// loaded; results are NVRTC's own and nothing is cached (use preload mode).
+TEST(Loading, ProxyModeDoesNotReachDlopenByAbsolutePath) {
+  expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
+  TempDir cache;
+  const Runs r = proxy_cold_and_warm(probe_argv(kUnlinkedProbe),
+                                     {{"PROBE_LOAD", "path:" + kCudaLib + "/libnvrtc.so.13"}}, cache.path());
+  ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
+  EXPECT_TRUE(r.direct.out == r.cold.out) << r.cold.err;
+  EXPECT_TRUE(r.direct.out == r.warm.out) << r.warm.err;
+  const auto counters = counters_of(cache.path());
+  EXPECT_EQ(get(counters, "hits") + get(counters, "misses") + get(counters, "stores"), 0);
+}
+
 TEST(Loading, PythonCtypesBySoname) {
+  const std::string python = python_binary("python3");
+  ASSERT_FALSE(python.empty());
+  expect_startup_dependency_on_nvrtc(python, false);
   TempDir cache;
   const std::vector<std::string> argv = {"/usr/bin/env", "python3",
                                          std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/python/ctypes_client.py"};
@@ -147,8 +236,9 @@ TEST(Loading, TwoNvrtcMajorsInOneProcess) {
     NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 to an NVRTC 12 library (the nvidia-cuda-nvrtc-cu12 "
                                   "wheel's nvidia/cuda_nvrtc/lib/libnvrtc.so.12; scripts/python_env.sh does)");
   }
+  expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
   TempDir cache;
-  const Runs r = cold_and_warm({NVRTC_PROBE_PATH, "two_majors"}, {{"PROBE_NVRTC12", nvrtc12}}, cache.path());
+  const Runs r = cold_and_warm({kUnlinkedProbe, "two_majors"}, {{"PROBE_NVRTC12", nvrtc12}}, cache.path());
   expect_served_identically(r, 3);
   EXPECT_NE(r.direct.out.find("== NVRTC 12."), std::string::npos) << r.direct.out.substr(0, 200);
   EXPECT_NE(r.direct.out.find("== NVRTC 13."), std::string::npos);
@@ -172,6 +262,8 @@ TEST_P(PythonJitStack, ColdThenWarmIsByteIdenticalAndServed) {
     NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_PYTHON to a Python with cuda-core, cuda-bindings, "
                                   "cupy-cuda13x and numba-cuda (scripts/python_env.sh makes one when PyPI is reachable)");
   }
+  ASSERT_FALSE(python_binary(python).empty());
+  expect_startup_dependency_on_nvrtc(python_binary(python), false);
   TempDir cache;
   const std::vector<std::string> argv = {python, std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/python/jit_stacks.py",
                                          GetParam()};
@@ -238,6 +330,9 @@ TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcess) {
                                 work.path() + "/lib12.so", "-Wl,-rpath-link," + dir12,
                                 "-L" + std::string(CUDA_NVRTC_LIBRARY_DIR), "-lnvrtc"});
   ASSERT_EQ(exe.exit_code, 0) << exe.err;
+  const auto lib12_needs = needed_libraries(work.path() + "/lib12.so");
+  ASSERT_NE(std::find(lib12_needs.begin(), lib12_needs.end(), "libnvrtc.so.12"), lib12_needs.end());
+  ASSERT_TRUE(needs_nvrtc(work.path() + "/main"));
   const EnvVars env = {{"LD_LIBRARY_PATH", dir12 + ":" + CUDA_NVRTC_LIBRARY_DIR}};
   const Runs r = cold_and_warm({work.path() + "/main"}, env, cache.path());
   expect_served_identically(r, 3);

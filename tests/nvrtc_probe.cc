@@ -30,8 +30,16 @@ namespace {
 //   soname             dlopen("libnvrtc.so.13", RTLD_LOCAL) + dlsym
 //   path:/abs/lib.so   dlopen by absolute path + dlsym
 //   loader:/abs/lib.so through an intermediate library opened RTLD_LOCAL that dlopens NVRTC itself
+//   deepbind           dlopen("libnvrtc.so.13", RTLD_LOCAL | RTLD_DEEPBIND) + dlsym
+// (PROBE_LAZY=1: those dlopen calls bind lazily, RTLD_LAZY instead of RTLD_NOW.) Built twice: linked
+// with -lnvrtc (nvrtc_probe), and without any reference to NVRTC (nvrtc_probe_unlinked,
+// NVRTC_PROBE_UNLINKED: no DT_NEEDED on it, "linked" is refused).
 struct Api {
+#ifdef NVRTC_PROBE_UNLINKED
+#define NVRTC_API(kind, ret, name, params, args) ret(*name) params = nullptr;
+#else
 #define NVRTC_API(kind, ret, name, params, args) ret(*name) params = ::name;
+#endif
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 };
@@ -40,8 +48,11 @@ Api load_api(const std::string& how) {
   Api a;
   void* (*lookup)(const char*) = nullptr;
   static thread_local void* handle = nullptr;
-  if (how == "soname" || how.rfind("path:", 0) == 0) {
-    handle = dlopen(how == "soname" ? "libnvrtc.so.13" : how.substr(5).c_str(), RTLD_NOW | RTLD_LOCAL);
+  const char* lazy = std::getenv("PROBE_LAZY");
+  const int binding = lazy && std::strcmp(lazy, "1") == 0 ? RTLD_LAZY : RTLD_NOW;
+  if (how == "soname" || how == "deepbind" || how.rfind("path:", 0) == 0) {
+    const int flags = binding | RTLD_LOCAL | (how == "deepbind" ? RTLD_DEEPBIND : 0);
+    handle = dlopen(how.rfind("path:", 0) == 0 ? how.substr(5).c_str() : "libnvrtc.so.13", flags);
     lookup = [](const char* name) { return dlsym(handle, name); };
   } else if (how.rfind("loader:", 0) == 0) {
     handle = dlopen(how.substr(7).c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -50,6 +61,10 @@ Api load_api(const std::string& how) {
       return via ? via(name) : nullptr;
     };
   } else {
+#ifdef NVRTC_PROBE_UNLINKED
+    std::fprintf(stderr, "probe: not linked to NVRTC; PROBE_LOAD must name a way to load it\n");
+    std::exit(3);
+#endif
     return a;
   }
   if (handle == nullptr) {
@@ -65,8 +80,9 @@ Api load_api(const std::string& how) {
 Api* g_api = nullptr;
 
 Api& api() {
+  if (g_api) return *g_api;
   static Api loaded = load_api(std::getenv("PROBE_LOAD") ? std::getenv("PROBE_LOAD") : "linked");
-  return g_api ? *g_api : loaded;
+  return loaded;
 }
 
 std::string hex(const char* data, size_t n) {

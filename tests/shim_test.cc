@@ -20,6 +20,7 @@
 #include "core/stats.h"
 #include "store/envelope.h"
 #include "store/lmdb/lmdb_store.h"
+#include "tests/dynamic_section.h"
 #include "tests/harness.h"
 #include "util/binary_io.h"
 
@@ -401,6 +402,9 @@ TEST(Cli, RunPreloadsTheShimKeepsLdPreloadAndPassesTheExitCode) {
 }
 
 TEST(Cli, RunReachesGrandchildrenThroughShellScripts) {
+  const std::string python = python_binary("python3");
+  ASSERT_FALSE(python.empty());
+  ASSERT_FALSE(needs_nvrtc(python)) << python << " loads NVRTC through ctypes, not as a startup dependency";
   TempDir dir;
   const std::map<std::string, std::optional<std::string>> env = {{"NVRTC_CACHE_DIR", dir.path()}};
   // sh -> sh -> exec python3 (ctypes), as wrapper scripts do.

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <ctime>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -26,7 +27,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "shim/watch/import_patch.h"
 #include "shim/watch/recorder.h"
+#include "store/fork_locks.h"
 
 
 namespace nvrtc_cache::shim::watch {
@@ -191,9 +194,34 @@ void foreign_call(const char* function, const void* caller) {
 constexpr int kMaxCodeRanges = 64;
 std::array<std::atomic<std::uintptr_t>, 2 * kMaxCodeRanges> g_code_ranges{};
 std::atomic<int> g_code_range_count{0};
-std::mutex g_register_mutex;
+std::mutex g_register_mutex;  // store::ForkRank::kNvrtcCode
 std::array<std::uintptr_t, kMaxCodeRanges> g_registered_bases{};
 int g_registered_count = 0;
+ImportRedirection g_redirection;  // under g_register_mutex
+
+__attribute__((constructor)) void join_fork_order() {
+  store::join_fork_order(store::ForkRank::kNvrtcCode, {[] { g_register_mutex.lock(); },
+                                                        [] { g_register_mutex.unlock(); },
+                                                        [] { store::renew_in_child(g_register_mutex); }});
+}
+
+std::int64_t monotonic_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+}
+
+// NVRTC's own imports of the watched functions now lead to the hooks, whatever scope it was loaded
+// in (once per library: it is registered once).
+void redirect_imports(const dl_phdr_info& info) {
+  const std::int64_t start = monotonic_ns();
+  const ImportPatch patch = redirect_watched_imports(info);
+  g_redirection.nanos += monotonic_ns() - start;
+  ++g_redirection.libraries;
+  g_redirection.redirected += patch.redirected;
+  g_redirection.already += patch.already;
+  g_redirection.left += patch.left;
+}
 
 struct RegisterQuery {
   std::uintptr_t address;
@@ -221,6 +249,7 @@ int register_object(dl_phdr_info* info, std::size_t, void* data) {
   }
   if (g_registered_count == kMaxCodeRanges) return 0;
   g_registered_bases[static_cast<std::size_t>(g_registered_count++)] = info->dlpi_addr;
+  redirect_imports(*info);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     const int n = g_code_range_count.load(std::memory_order_relaxed);
@@ -265,6 +294,11 @@ bool register_nvrtc_code(const void* address_in_nvrtc) {
   std::lock_guard lock(g_register_mutex);
   dl_iterate_phdr(register_object, &q);
   return q.found;
+}
+
+ImportRedirection import_redirection_so_far() {
+  std::lock_guard lock(g_register_mutex);
+  return g_redirection;
 }
 
 bool address_in_nvrtc_code(const void* address) {

@@ -71,9 +71,23 @@ class CompileWatch {
 };
 
 // Registers the executable code of the loaded object containing `address_in_nvrtc`, and of every
-// loaded NVRTC builtins library, as NVRTC's (idempotent; takes the loader lock; never call from a
-// hook). Returns false when no loaded object contains the address.
+// loaded NVRTC builtins library, as NVRTC's, and redirects each such library's own imports of the
+// watched libc functions to the hooks (shim/watch/import_patch.h), so NVRTC is observed even where
+// the shim's exports do not interpose (a proxy loaded RTLD_LOCAL, NVRTC loaded RTLD_DEEPBIND).
+// Idempotent (each library once); takes the loader lock and the registry's lock
+// (store::ForkRank::kNvrtcCode); never call from a hook. Returns false when no loaded object
+// contains the address.
 bool register_nvrtc_code(const void* address_in_nvrtc);
+
+// What registration did to the registered libraries' imports, summed (for tests and measurements).
+struct ImportRedirection {
+  int libraries = 0;       // libraries whose imports were examined
+  int redirected = 0;      // GOT slots pointed at a hook
+  int already = 0;         // slots that held the hook already (the exports interpose there)
+  int left = 0;            // watched imports bound elsewhere (another interposer), left alone
+  std::int64_t nanos = 0;  // time spent examining and redirecting
+};
+ImportRedirection import_redirection_so_far();
 // True if `address` lies in code registered by register_nvrtc_code (lock-free, allocation-free).
 bool address_in_nvrtc_code(const void* address);
 

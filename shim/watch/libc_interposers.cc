@@ -31,6 +31,7 @@
 #include "shim/interpose/export.h"
 #include "shim/watch/libc_symbols.h"
 #include "shim/watch/recorder.h"
+#include "shim/watch/watched_functions.h"
 
 extern char** environ;
 
@@ -506,3 +507,31 @@ NVRTC_CACHE_EXPORT int getpwuid_r(uid_t uid, struct passwd* entry, char* buffer,
   NVRTC_CACHE_NOTE_TAINT(getpwuid_r, kReadUserDatabase);
   return rc;
 }
+
+// ---- the hooks as data, for import redirection (shim/watch/watched_functions.h) ----
+
+// Hidden aliases: their addresses are the definitions above, never a global-scope binding of the
+// same name (the proxy is loaded RTLD_LOCAL, where `&open` would bind to libc's).
+#define NVRTC_CACHE_WATCHED(name, version) \
+  extern "C" __attribute__((visibility("hidden"), alias(#name), copy(::name))) decltype(::name) nvrtc_cache_hook_##name;
+#include "shim/watch/watched_libc.def"
+#undef NVRTC_CACHE_WATCHED
+
+namespace nvrtc_cache::shim::watch {
+
+const WatchedFunction* watched_functions() {
+  static const WatchedFunction kTable[] = {
+#define NVRTC_CACHE_WATCHED(name, version) {#name, #version, reinterpret_cast<void*>(&nvrtc_cache_hook_##name)},
+#include "shim/watch/watched_libc.def"
+#undef NVRTC_CACHE_WATCHED
+  };
+  static_assert(sizeof kTable / sizeof kTable[0] == kWatchedFunctionCount);
+  return kTable;
+}
+
+void* real_libc(std::size_t index) {
+  if (index >= g_real.size()) return nullptr;
+  return real<void*>(static_cast<Libc>(index));
+}
+
+}  // namespace nvrtc_cache::shim::watch

@@ -27,12 +27,6 @@ bool is_libc(const char* path) {
   return std::strncmp(base, "libc.so", 7) == 0;
 }
 
-// Dynamic-section pointers: the loader relocates some in place and not others.
-template <typename T>
-const T* at(ElfW(Addr) base, ElfW(Addr) value) {
-  return reinterpret_cast<const T*>(value < base ? base + value : value);
-}
-
 // Whether the version definition with index `ndx` is named `version`.
 bool version_matches(const ElfW(Verdef)* def, const char* strtab, std::uint16_t ndx,
                      const char* version) {
@@ -53,7 +47,7 @@ int search_object(dl_phdr_info* info, std::size_t, void* data) {
   const ElfW(Addr) base = info->dlpi_addr;
   const ElfW(Dyn)* dynamic = nullptr;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dynamic = at<ElfW(Dyn)>(base, info->dlpi_phdr[i].p_vaddr);
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dynamic = dynamic_pointer<ElfW(Dyn)>(base, info->dlpi_phdr[i].p_vaddr);
   }
   if (dynamic == nullptr) return 0;
   const ElfW(Sym)* symtab = nullptr;
@@ -63,11 +57,11 @@ int search_object(dl_phdr_info* info, std::size_t, void* data) {
   const ElfW(Verdef)* verdef = nullptr;
   for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
     switch (d->d_tag) {
-      case DT_SYMTAB: symtab = at<ElfW(Sym)>(base, d->d_un.d_ptr); break;
-      case DT_STRTAB: strtab = at<char>(base, d->d_un.d_ptr); break;
-      case DT_GNU_HASH: hash = at<std::uint32_t>(base, d->d_un.d_ptr); break;
-      case DT_VERSYM: versym = at<std::uint16_t>(base, d->d_un.d_ptr); break;
-      case DT_VERDEF: verdef = at<ElfW(Verdef)>(base, d->d_un.d_ptr); break;
+      case DT_SYMTAB: symtab = dynamic_pointer<ElfW(Sym)>(base, d->d_un.d_ptr); break;
+      case DT_STRTAB: strtab = dynamic_pointer<char>(base, d->d_un.d_ptr); break;
+      case DT_GNU_HASH: hash = dynamic_pointer<std::uint32_t>(base, d->d_un.d_ptr); break;
+      case DT_VERSYM: versym = dynamic_pointer<std::uint16_t>(base, d->d_un.d_ptr); break;
+      case DT_VERDEF: verdef = dynamic_pointer<ElfW(Verdef)>(base, d->d_un.d_ptr); break;
       default: break;
     }
   }

@@ -7,8 +7,17 @@
 // which also respects other interposers.
 #pragma once
 
+#include <link.h>
+
 namespace nvrtc_cache::shim::watch {
 
 void* libc_function(const char* name, const char* version);
+
+// A pointer from a loaded object's dynamic section: the loader relocates some in place and not
+// others (and not at all on some architectures).
+template <typename T>
+const T* dynamic_pointer(ElfW(Addr) base, ElfW(Addr) value) {
+  return reinterpret_cast<const T*>(value < base ? base + value : value);
+}
 
 }  // namespace nvrtc_cache::shim::watch
