@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "shim/watch/libc_symbols.h"
+
 namespace nvrtc_cache {
 namespace {
 
@@ -216,7 +218,7 @@ TEST(LibcCoverage, ToolkitNvrtcReadsOnlyThroughWatchedFunctions) {
     const std::set<std::string> watched = check_imports(library);
     if (library.find("libnvrtc.so.") != std::string::npos) {
       saw_nvrtc = true;
-      EXPECT_TRUE(watched.count("open@GLIBC_2.2.5")) << "the reader found no open in " << library;
+      EXPECT_TRUE(watched.count(std::string("open@") + shim::watch::kGlibcBaseline)) << "the reader found no open in " << library;
     }
   }
   EXPECT_TRUE(saw_nvrtc);

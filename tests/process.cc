@@ -1,5 +1,6 @@
 #include "tests/process.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -10,9 +11,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 extern char** environ;
 
@@ -81,14 +85,45 @@ bool wait_until(pid_t pid, int& status, Clock::time_point deadline) {
   }
 }
 
+#if defined(__x86_64__)
+constexpr std::uint16_t kOwnMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr std::uint16_t kOwnMachine = EM_AARCH64;
+#endif
+
+// Whether `path` is an ELF file built for the machine this test was built for.
+bool built_for_own_machine(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  unsigned char header[EI_NIDENT + 4] = {};
+  if (!file.read(reinterpret_cast<char*>(header), sizeof header)) return false;
+  if (std::memcmp(header, ELFMAG, SELFMAG) != 0) return false;
+  std::uint16_t machine = 0;
+  std::memcpy(&machine, header + EI_NIDENT + 2, sizeof machine);  // e_machine, after e_type
+  return machine == kOwnMachine;
+}
+
+// NVRTC_CACHE_TEST_RUNNER (e.g. "qemu-aarch64-static -L /usr/aarch64-linux-gnu"): words run in front of
+// a program built for this test's own machine, so a cross-built suite runs its children under an
+// emulator where the kernel has no binfmt_misc entry for them. Host programs (/bin/sh) run as they are.
+std::vector<std::string> with_runner(const std::vector<std::string>& argv) {
+  const char* runner = std::getenv("NVRTC_CACHE_TEST_RUNNER");
+  if (runner == nullptr || runner[0] == '\0' || argv.empty() || !built_for_own_machine(argv[0])) return argv;
+  std::vector<std::string> out;
+  std::istringstream words(runner);
+  for (std::string word; words >> word;) out.push_back(word);
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 }  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::optional<std::string>>& env, const std::string& cwd,
                           int timeout_seconds) {
   const std::vector<std::string> envs = child_environment(env);
+  const std::vector<std::string> command = with_runner(argv);
   std::vector<char*> c_argv, c_env;
-  for (const auto& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : command) c_argv.push_back(const_cast<char*>(a.c_str()));
   c_argv.push_back(nullptr);
   for (const auto& e : envs) c_env.push_back(const_cast<char*>(e.c_str()));
   c_env.push_back(nullptr);

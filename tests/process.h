@@ -18,7 +18,8 @@ struct ProcessResult {
 };
 
 // Runs argv with this process's environment minus LD_PRELOAD and NVRTC_CACHE_*, plus `env`
-// (a nullopt value removes the variable), in `cwd` if given, for at most `timeout_seconds`.
+// (a nullopt value removes the variable), in `cwd` if given, for at most `timeout_seconds`. A program
+// built for the test's own machine runs behind $NVRTC_CACHE_TEST_RUNNER when that is set (an emulator).
 inline constexpr int kDefaultProcessTimeoutSeconds = 300;
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::optional<std::string>>& env = {},

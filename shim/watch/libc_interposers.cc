@@ -81,7 +81,7 @@ using DlsymFn = void* (*)(void*, const char*);
 __attribute__((constructor(101))) void resolve_libc_at_load() {
   const int saved_errno = errno;
   auto glibc_dlsym = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
-  if (glibc_dlsym == nullptr) glibc_dlsym = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
+  if (glibc_dlsym == nullptr) glibc_dlsym = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", kGlibcBaseline));
   for (std::size_t i = 0; i < g_real.size(); ++i) {
     void* fn = glibc_dlsym ? glibc_dlsym(RTLD_NEXT, kLibcNames[i]) : nullptr;
     if (fn == nullptr) fn = dlvsym(RTLD_NEXT, kLibcNames[i], kLibcVersions[i]);  // compat-only symbols
@@ -450,7 +450,9 @@ NVRTC_CACHE_EXPORT char* getenv(const char* name) {
     return value;                                                                                \
   }
 NVRTC_CACHE_SECURE_GETENV_HOOK(secure_getenv)
+#if defined(__x86_64__)  // aarch64 glibc has no __secure_getenv (shim/watch/watched_libc.def)
 NVRTC_CACHE_SECURE_GETENV_HOOK(__secure_getenv)
+#endif
 
 // Programs NVRTC starts read files the shim cannot see; the compile is not cached.
 NVRTC_CACHE_EXPORT pid_t fork() {

@@ -11,6 +11,16 @@
 
 namespace nvrtc_cache::shim::watch {
 
+// glibc's first version node on this architecture: the node of its oldest symbols (dlsym before 2.34,
+// open, fopen, ...). shim/watch/watched_libc.def lists each watched function's node per architecture.
+#if defined(__x86_64__)
+inline constexpr char kGlibcBaseline[] = "GLIBC_2.2.5";
+#elif defined(__aarch64__)
+inline constexpr char kGlibcBaseline[] = "GLIBC_2.17";
+#else
+#error "nvrtc-cache supports x86-64 and aarch64 (CMakeLists.txt refuses other architectures)"
+#endif
+
 void* libc_function(const char* name, const char* version);
 
 // A pointer from a loaded object's dynamic section: the loader relocates some in place and not

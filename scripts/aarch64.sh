@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# aarch64 (GH200, GB200, Jetson) without an aarch64 machine: cross-builds nvrtc-cache with Debian's
+# g++-aarch64-linux-gnu and arm64 multiarch libraries into build-aarch64/ (or $BUILD_DIR), then runs tests
+# under qemu-user against the aarch64 NVRTC of the nvidia-cuda-nvrtc wheel.
+#
+#   scripts/aarch64.sh               build, then the emulated subset (what CI runs; no fork needed)
+#   scripts/aarch64.sh --build-only  build only
+#   scripts/aarch64.sh --full        build, then the gtest suites under qemu-user (slow; needs a qemu-user
+#                                    whose fork works: Debian 12's qemu 7.2 hangs in fork in some containers)
+#
+# Installs what is missing (dpkg --add-architecture arm64; the cross compiler, qemu-user-static and the
+# arm64 -dev packages), downloads the wheel once into $NVRTC_CACHE_AARCH64_DOWNLOADS (default
+# ~/.cache/nvrtc-cache-aarch64). Test children run behind NVRTC_CACHE_TEST_RUNNER (tests/process.cc):
+# containers usually have no binfmt_misc entry for aarch64, so the kernel cannot start one directly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=subset
+case "${1:-}" in
+  "") ;;
+  --full) mode=full ;;
+  --build-only) mode=build ;;
+  *) echo "usage: $0 [--build-only | --full]" >&2; exit 2 ;;
+esac
+
+nvrtc_version=13.0.88  # the toolkit's NVRTC 13.0 (/usr/local/cuda), for aarch64
+build_dir="${BUILD_DIR:-build-aarch64}"
+downloads="${NVRTC_CACHE_AARCH64_DOWNLOADS:-${XDG_CACHE_HOME:-$HOME/.cache}/nvrtc-cache-aarch64}"
+sysroot=/usr/aarch64-linux-gnu
+qemu=/usr/bin/qemu-aarch64-static
+
+# ---- dependencies ----
+packages=(g++-aarch64-linux-gnu qemu-user-static liblmdb-dev:arm64 libxxhash-dev:arm64 libb2-dev:arm64
+          libgtest-dev:arm64 python3-pip)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "aarch64: installing ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  dpkg --print-foreign-architectures | grep -qx arm64 || $sudo_cmd dpkg --add-architecture arm64
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# ---- the aarch64 NVRTC (libnvrtc.so.13 and its builtins) ----
+nvrtc_dir="$downloads/nvidia-cuda-nvrtc-$nvrtc_version/nvidia/cu13/lib"
+if [ ! -e "$nvrtc_dir/libnvrtc.so.13" ]; then
+  mkdir -p "$downloads"
+  pip=(python3 -m pip)
+  [ -x .venv/bin/pip ] && pip=(.venv/bin/pip)
+  "${pip[@]}" download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+    --platform manylinux2014_aarch64 --python-version 3.11 -d "$downloads" "nvidia-cuda-nvrtc==$nvrtc_version"
+  python3 -m zipfile -e "$downloads"/nvidia_cuda_nvrtc-"$nvrtc_version"-*aarch64*.whl \
+    "$downloads/nvidia-cuda-nvrtc-$nvrtc_version"
+fi
+
+# ---- cross build ----
+start=$SECONDS
+cmake -S . -B "$build_dir" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DNVRTC_CACHE_WERROR=ON -DNVRTC_CACHE_BENCH=OFF -DNVRTC_CACHE_TARGET_NVRTC_DIR="$nvrtc_dir" >/dev/null
+cmake --build "$build_dir" -j"$(nproc)" --target nvrtc_cache_shim nvrtc_cache_proxy nvrtc_cache_cli shim_tests \
+  watch_tests unit_tests
+echo "aarch64: cross build $((SECONDS - start)) s"
+file "$build_dir/lib/libnvrtc-cache.so" | grep -q 'ARM aarch64' || { echo "aarch64: the shim is not aarch64" >&2; exit 1; }
+[ "$mode" = build ] && exit 0
+
+# ---- tests under qemu-user ----
+runner="$qemu -L $sysroot"
+export QEMU_LD_PREFIX="$sysroot"
+export NVRTC_CACHE_TEST_RUNNER="$runner"
+# The Python JIT stacks of .venv are x86-64: those tests skip here.
+unset NVRTC_CACHE_REQUIRE_PYPI NVRTC_CACHE_TEST_PYTHON NVRTC_CACHE_TEST_NVRTC12
+# The aarch64 NVRTC finds libnvrtc-builtins beside itself through the library path.
+export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# --full, first: the shim's exports and the libc coverage of the aarch64 NVRTC (no compiles), then the
+# client kinds cold then warm (byte-identical to NVRTC without the shim, warm served from the cache),
+# dependency tracking with a header edit, and fork.
+subset_shim="LibcCoverage.TheWatchedTableIsWhatTheShimAndTheProxyExport:LibcCoverage.ToolkitNvrtcReadsOnlyThroughWatchedFunctions"
+subset_shim+=":Shim.ExportsOnlyNvrtcAndTheObservedLibcEntryPoints"
+subset_shim+=":Loading.LinkedWithLnvrtc:Loading.DlopenBySonameAndDlsym:Loading.DlopenByAbsolutePathAndDlsym"
+subset_shim+=":Dependencies.EditedHeaderIsAMissAndMatchesAFreshCompile"
+subset_shim+=":ForkSafety.ChildrenServedFromTheCacheDoNotWaitForARealCompileOfTheParent"
+# Never under qemu-user without binfmt_misc: these start an aarch64 program from an aarch64 program
+# other than the harness (nvrtc-cache run, a shell script), which the kernel cannot execute.
+no_emulation="Cli.RunPreloadsTheShimKeepsLdPreloadAndPassesTheExitCode:Cli.RunReachesGrandchildrenThroughShellScripts"
+no_emulation+=":Cli.RunSaysWhenTheProgramIsSetuidOrTheShimIsMissing"
+
+failed=0
+run() {  # run NAME COMMAND...: one emulated gtest binary, timed
+  local name=$1 t=$SECONDS; shift
+  echo "aarch64: $name" >&2
+  if ! "$@"; then failed=1; fi
+  echo "aarch64: $name $((SECONDS - t)) s" >&2
+}
+# The subset without the gtest harness (whose children need fork under qemu-user, which hangs in some
+# containers): each client kind cold then warm under the shim, byte-identical to the probe without it,
+# the warm run all hits.
+smoke() {  # smoke LOAD: PROBE_LOAD value ("" for the client linked with -lnvrtc)
+  local load=$1 cache out t=$SECONDS
+  cache=$(mktemp -d) out=$(mktemp -d)
+  local -a probe=(env PROBE_LOAD="$load" PROBE_INCLUDE_DIR="$PWD/../tests/data/include" NVRTC_CACHE_DIR="$cache"
+                  $runner)
+  local -a shim=(-E LD_PRELOAD="$PWD/lib/libnvrtc-cache.so")
+  "${probe[@]}" bin/nvrtc_probe trivial template headers compile_error >"$out/direct" &&
+    "${probe[@]}" "${shim[@]}" bin/nvrtc_probe trivial template headers compile_error >"$out/cold" &&
+    NVRTC_CACHE_LOG=debug "${probe[@]}" "${shim[@]}" bin/nvrtc_probe trivial template headers compile_error \
+      >"$out/warm" 2>"$out/warm.log" || { echo "aarch64: probe ${load:-linked} failed" >&2; failed=1; return; }
+  local hits
+  hits=$(grep -c 'debug: hit' "$out/warm.log" || true)
+  if [ -s "$out/direct" ] && cmp -s "$out/direct" "$out/cold" && cmp -s "$out/direct" "$out/warm" && [ "$hits" = 4 ]; then
+    echo "aarch64: ok   ${load:-linked}: cold and warm identical to NVRTC, warm 4 hits ($((SECONDS - t)) s)" >&2
+  else
+    echo "aarch64: FAIL ${load:-linked}: identical? cold $(cmp -s "$out/direct" "$out/cold" && echo yes || echo no)," \
+      "warm $(cmp -s "$out/direct" "$out/warm" && echo yes || echo no); warm hits $hits of 4" >&2
+    failed=1
+  fi
+  rm -rf "$cache" "$out"
+}
+cd "$build_dir"
+if [ "$mode" = subset ]; then
+  smoke ""
+  smoke soname
+  smoke "path:$nvrtc_dir/libnvrtc.so.13"
+else
+  run unit_tests $runner bin/unit_tests --gtest_brief=1
+  run watch_tests $runner bin/watch_tests --gtest_brief=1
+  run shim_tests_subset $runner bin/shim_tests --gtest_filter="$subset_shim" --gtest_brief=1
+  run shim_tests $runner bin/shim_tests --gtest_filter="-$no_emulation:$subset_shim" --gtest_brief=1
+fi
+echo "aarch64: tests $((SECONDS - start)) s in all" >&2
+exit "$failed"
