@@ -104,6 +104,8 @@ Config config_from_environment(const EnvLookup& lookup) {
                            "' is not a number of seconds from 0 to 86400; using the default");
     }
   }
+  if (auto v = lookup("NVRTC_CACHE_REMOTE"); v) c.remote = *v;  // each URL is checked when the tiers open
+  if (auto v = lookup("NVRTC_CACHE_REMOTE_SECRET_FILE"); v && !v->empty()) c.remote_secret_file = *v;
   if (auto run = lookup("XDG_RUNTIME_DIR"); run && !run->empty() && (*run)[0] == '/') {
     c.fallback_dir = *run + "/nvrtc-cache";
   } else {
