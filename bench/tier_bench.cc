@@ -1,7 +1,7 @@
 // Shared-tier hit latency against a local hit: tier_bench [ENTRIES] [VALUE_BYTES] [TIER_DIR]
 // A writer fills a file:// tier (through a TieredStore and its write-behind); then, on a "node" with
 // an empty LMDB store, every key is read once (a shared hit: tier read, unseal, write-back to
-// LMDB) and again (a local hit). Prints the median and mean per get, in milliseconds. TIER_DIR
+// LMDB) and again (a local hit); the tier's read and unseal alone are timed too. Prints the median and mean per get, in milliseconds. TIER_DIR
 // defaults to a fresh directory under $TMPDIR (pass a mounted NFS directory to measure one).
 #include <stdlib.h>
 
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "store/lmdb/lmdb_store.h"
+#include "store/remote/sealed_value.h"
 #include "store/remote/tiered_store.h"
 
 namespace fs = std::filesystem;
@@ -64,6 +65,19 @@ int main(int argc, char** argv) {
     }
     if (!writer->flush(std::chrono::seconds(60))) std::fprintf(stderr, "the writes did not finish\n");
   }
+  // The tier alone: read and unseal, no write-back.
+  std::vector<double> tier_only;
+  {
+    store::remote::TierSet set = store::remote::open_tiers("file://" + tier_dir + "?timeout=10000", "");
+    store::remote::Tier& tier = *set.tiers.at(0).tier;
+    for (const auto& key : keys) {
+      const auto t0 = Clock::now();
+      const store::remote::TierResult r = tier.get(key, Clock::now() + std::chrono::seconds(10));
+      const auto u = store::remote::unseal_value(key, r.value, nullptr);
+      tier_only.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      if (u.code != store::remote::UnsealCode::kOk || u.payload.size() != value_bytes) return 2;
+    }
+  }
   auto reader = node(scratch + "/reader", tier_dir);
   std::vector<double> shared, local;
   for (const auto& key : keys) {
@@ -79,6 +93,7 @@ int main(int argc, char** argv) {
     if (!v || v->size() != value_bytes) return 2;
   }
   std::printf("%d entries of %zu bytes, tier %s\n", entries, value_bytes, tier_dir.c_str());
+  report("tier read + unseal", tier_only);
   report("shared-tier hit (+write-back)", shared);
   report("local hit (LMDB)", local);
   fs::remove_all(scratch);
