@@ -9,6 +9,8 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -519,6 +521,62 @@ TEST_F(TieredFixture, AFailingTierOpensItsBreakerAndIsSkipped) {
 TEST_F(TieredFixture, ClaimsAreUnsupportedOnADirectory) {
   auto s = tiered();
   EXPECT_EQ(s->try_claim("abc", 1000ms).code(), ClaimCode::kUnsupported);
+}
+
+// A shared directory that also takes claims (kept in memory), standing in for a tier with
+// SET NX PX, to check the tiered store's side of cross-node claims.
+class ClaimingTier final : public Tier {
+ public:
+  ClaimingTier(std::unique_ptr<Tier> files, std::vector<std::string>* events) : files_(std::move(files)), events_(events) {}
+  const std::string& display_name() const override { return files_->display_name(); }
+  bool writable() const override { return true; }
+  TierResult get(std::string_view key, Deadline deadline) override { return files_->get(key, deadline); }
+  TierResult put(std::string_view key, std::string_view value, Deadline deadline) override {
+    record("put " + std::string(key));
+    return files_->put(key, value, deadline);
+  }
+  ClaimCode try_claim(std::string_view key, std::string_view token, std::chrono::milliseconds, Deadline) override {
+    std::lock_guard lock(mu_);
+    return claims_.emplace(key, token).second ? ClaimCode::kClaimed : ClaimCode::kHeldByOther;
+  }
+  void release_claim(std::string_view key, std::string_view token, Deadline) override {
+    record("release " + std::string(key));
+    std::lock_guard lock(mu_);
+    if (auto it = claims_.find(std::string(key)); it != claims_.end() && it->second == token) claims_.erase(it);
+  }
+  TierResult check(Deadline deadline) override { return files_->check(deadline); }
+
+ private:
+  void record(std::string event) {
+    std::lock_guard lock(mu_);
+    events_->push_back(std::move(event));
+  }
+  std::unique_ptr<Tier> files_;
+  std::vector<std::string>* events_;
+  std::mutex mu_;
+  std::map<std::string, std::string, std::less<>> claims_;
+};
+
+TEST_F(TieredFixture, ACrossNodeClaimIsReleasedAfterTheWritesQueuedBeforeIt) {
+  std::vector<std::string> events;
+  std::string problem;
+  auto url = parse_tier_url("file://" + dir + "?prefix=p", &problem);
+  std::vector<ConfiguredTier> tiers;
+  tiers.push_back({std::make_unique<ClaimingTier>(make_file_tier(*url, tier_options(*url, &problem), &problem), &events),
+                   tier_options(*url, &problem)});
+  TieredStore node(std::make_unique<MemoryStore>(1 << 20), std::move(tiers), std::nullopt, {}, writer);
+  RemoteClaim claim = node.try_claim("abc", 1000ms);
+  ASSERT_TRUE(claim.held());
+  EXPECT_EQ(node.try_claim("abc", 1000ms).code(), ClaimCode::kHeldByOther);  // another compile, anywhere
+  ASSERT_TRUE(node.put("k", "v"));
+  claim.release();
+  EXPECT_FALSE(claim.held());
+  ASSERT_TRUE(node.flush(5s));
+  EXPECT_EQ(events, (std::vector<std::string>{"put k", "release p:claim:abc"}));
+  RemoteClaim next = node.try_claim("abc", 1000ms);
+  EXPECT_TRUE(next.held()) << "the claim was not released";
+  next.release();
+  ASSERT_TRUE(node.flush(5s));  // before `events` goes
 }
 
 TEST(TierCheck, ReportsReachabilityAndWritability) {

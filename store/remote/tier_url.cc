@@ -161,7 +161,9 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
   }
 
   if (url.scheme == "file" || url.scheme == "redis+unix") {
-    if (!authority.empty() && authority != "localhost") return fail("names a host; only a local path is allowed");
+    if (!authority.empty() && authority != "localhost") {
+      return fail("names a host (" + std::string(authority) + "); write " + url.scheme + ":///absolute/path");
+    }
     const auto decoded = percent_decode(path);
     if (!decoded || decoded->empty() || (*decoded)[0] != '/') return fail("needs an absolute path (file:///dir)");
     url.path = *decoded;
