@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config liblmdb-dev liblmdb0 libxxhash-dev libb2-dev libgtest-dev
-          libbenchmark-dev python3 binutils)
+          libbenchmark-dev python3 binutils dpkg-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,6 +21,10 @@ if [ ! -e /usr/local/cuda/include/nvrtc.h ]; then
   echo "setup: the CUDA toolkit (NVRTC) is expected at /usr/local/cuda" >&2
   exit 1
 fi
+
+# LMDB's source from the distribution's source package, built into the cache (CMakeLists.txt); without
+# it the build falls back to loading the shared liblmdb at run time.
+scripts/fetch_lmdb_source.sh || echo "setup: LMDB's source package is unavailable; liblmdb.so.0 will be loaded at run time" >&2
 
 build_dir="${BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null

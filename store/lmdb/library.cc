@@ -20,6 +20,17 @@ struct Loaded {
   std::string error;
 };
 
+#ifdef NVRTC_CACHE_LMDB_LINKED
+// LMDB is built into this library (hidden symbols): the table is its functions' addresses.
+Loaded load() {
+  Loaded loaded;
+#define NVRTC_CACHE_LMDB_ADDRESS(name) loaded.library.name = &::name;
+  NVRTC_CACHE_LMDB_FUNCTIONS(NVRTC_CACHE_LMDB_ADDRESS)
+#undef NVRTC_CACHE_LMDB_ADDRESS
+  loaded.ok = true;
+  return loaded;
+}
+#else
 Loaded load() {
   Loaded loaded;
   constexpr int kFlags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
@@ -46,6 +57,7 @@ Loaded load() {
   loaded.ok = true;
   return loaded;
 }
+#endif
 
 // Both tables are published lock-free (publish_once, store/fork_locks.h): a static guard held
 // across dlopen could be inherited "in progress" by a child forked meanwhile.

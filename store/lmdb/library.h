@@ -1,8 +1,10 @@
-// LmdbLibrary: LMDB's functions, loaded at first use from the distribution's shared liblmdb with
-// RTLD_LOCAL. The distribution's static liblmdb.a is not position-independent, and linking the
-// shared one normally would put LMDB's symbols into the host's global scope (where a host's own,
-// different LMDB could bind to them). A local load keeps them private to the cache. It is opened by
-// the path found at build time, else by its soname (searched as the host's dynamic loader does).
+// LmdbLibrary: LMDB's functions as a table. Normally LMDB is built from the distribution's source
+// package into this library, position-independent with hidden symbols (NVRTC_CACHE_LMDB_LINKED; see
+// CMakeLists.txt and scripts/fetch_lmdb_source.sh): the table holds its functions' addresses and
+// nothing is loaded at run time. Without that source, the functions are loaded at first use from the
+// distribution's shared liblmdb with RTLD_LOCAL (its static liblmdb.a is not position-independent,
+// and linking the shared one normally would put LMDB's symbols into the host's global scope, where a
+// host's own, different LMDB could bind to them), by the path found at build time, else by soname.
 // Contract: thread-safe; loaded once and never unloaded; lmdb_library() returns nullptr (and `error`
 // says why) when the library cannot be loaded, and callers then treat the store as unavailable.
 // fork: the tables are published lock-free, so a child never inherits a half-done load.
