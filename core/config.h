@@ -32,8 +32,8 @@ struct Config {
   // NVRTC_CACHE_WAIT_TIMEOUT: how long a compile waits for another compile of the same program
   // (shim/single_flight.h); 0 turns waiting off; unset: the adaptive default.
   std::optional<std::chrono::milliseconds> wait_timeout;
-  // Shared tiers (store/remote/): their URLs, space-separated, and the file holding the secret
-  // their entries are signed with. Empty: none.
+  // NVRTC_CACHE_REMOTE: shared tiers after the local store, URLs separated by white space
+  // (store/remote/tier_set.h); NVRTC_CACHE_REMOTE_SECRET_FILE: the key that signs their values.
   std::string remote;
   std::string remote_secret_file;
   std::vector<std::string> problems;  // one message per bad value, already naming the variable

@@ -18,6 +18,7 @@
 #include "store/lmdb/page_layout.h"
 #include "store/lmdb/records.h"
 #include "store/lmdb/lmdb_store.h"
+#include "store/remote/sealed_value.h"
 
 namespace fs = std::filesystem;
 using namespace nvrtc_cache;
@@ -108,8 +109,15 @@ int main(int argc, char** argv) {
     const std::string encoded = core::encode_entry(e);
     corpus.add_framed("entry", "entry-" + std::to_string(i), encoded);
     const std::string key = "R" + std::string(32, static_cast<char>('a' + i));
-    corpus.add("envelope", "entry-" + std::to_string(i++), std::string(1, static_cast<char>(key.size())) + key +
-                                                                store::wrap_value(key, encoded));
+    corpus.add("envelope", "entry-" + std::to_string(i), std::string(1, static_cast<char>(key.size())) + key +
+                                                            store::wrap_value(key, encoded));
+    // Sealed for a shared tier, unsigned and signed (bit 7 of the first byte: a secret is configured).
+    const store::remote::Secret secret = store::remote::secret_from_bytes("fuzzing secret");
+    corpus.add("sealed_value", "unsigned-" + std::to_string(i),
+               std::string(1, static_cast<char>(key.size())) + key + store::remote::seal_value(key, encoded, nullptr));
+    corpus.add("sealed_value", "signed-" + std::to_string(i++),
+               std::string(1, static_cast<char>(0x80 | key.size())) + key +
+                   store::remote::seal_value(key, encoded, &secret));
   }
 
   const direct::DependencySet set = recorded_set(dir);

@@ -29,6 +29,8 @@
 #include <string>
 #include <string_view>
 
+#include "store/remote/remote_claim.h"
+
 namespace nvrtc_cache::shim {
 
 // A held claim (or none). Released on destruction.
@@ -67,6 +69,7 @@ struct ClaimAttempt {
   bool waited = false;      // another caller held the claim at the first try
   std::int64_t wait_ns = 0; // time from the first refused try to the outcome
   std::string problem;      // kUnavailable: why
+  store::remote::RemoteClaim remote;  // kClaimed: the cross-node claim on a shared tier, if one was taken
 };
 
 class ClaimDirectory {

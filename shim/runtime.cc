@@ -8,6 +8,7 @@
 #include "core/settings.h"
 #include "store/cache_directory.h"
 #include "store/fork_locks.h"
+#include "store/remote/tiered_store.h"
 #include "util/clock.h"
 #include "util/errno_guard.h"
 
@@ -19,7 +20,11 @@ constinit std::mutex g_creation_mu;    // store::ForkRank::kRuntimeCreation
 constinit std::mutex g_store_open_mu;  // store::ForkRank::kStoreOpen
 
 void flush_at_exit() {
-  if (Runtime* runtime = g_runtime.load(std::memory_order_acquire)) runtime->flush_stats(true);
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime == nullptr) return;
+  // The shared tiers' queued writes first (at most 1 s), so that their counters are merged too.
+  if (store::remote::TieredStore* tiered = runtime->tiered_store()) (void)tiered->flush(std::chrono::milliseconds(1000));
+  runtime->flush_stats(true);
 }
 
 __attribute__((constructor)) void register_fork_locks() {
@@ -32,6 +37,21 @@ __attribute__((constructor)) void register_fork_locks() {
                           }});
   store::join_fork_order(ForkRank::kStoreOpen, {[] { g_store_open_mu.lock(); }, [] { g_store_open_mu.unlock(); },
                                                 [] { store::renew_in_child(g_store_open_mu); }});
+}
+
+// The local store wrapped in the shared tiers NVRTC_CACHE_REMOTE names (problems logged once).
+std::unique_ptr<store::Store> with_shared_tiers(std::unique_ptr<store::Store> local, const core::Config& config,
+                                                store::remote::TieredStore** tiered) {
+  store::remote::TierSet set = store::remote::open_tiers(config.remote, config.remote_secret_file);
+  for (const auto& problem : set.problems) core::log_line(core::LogLevel::kWarn, problem);
+  if (set.tiers.empty()) return local;
+  auto log = [](std::string_view topic, std::string_view message) {
+    core::log_once(core::LogLevel::kWarn, topic, message);
+  };
+  auto wrapped = std::make_unique<store::remote::TieredStore>(std::move(local), std::move(set.tiers),
+                                                              std::move(set.secret), log);
+  *tiered = wrapped.get();
+  return wrapped;
 }
 
 }  // namespace
@@ -69,6 +89,13 @@ store::Store* Runtime::store() {
     } else {
       core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
       cache_directory_ = opened.directory;
+      if (!config_.remote.empty()) {
+        try {
+          store_ = with_shared_tiers(std::move(store_), config_, &tiered_);
+        } catch (...) {
+          core::log_once(core::LogLevel::kWarn, "remote-open", "cannot use the shared tiers (NVRTC_CACHE_REMOTE)");
+        }
+      }
       std::atexit(flush_at_exit);
     }
     store_opened_.store(true, std::memory_order_release);
@@ -98,7 +125,8 @@ void Runtime::flush_stats(bool force) {
                      "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
     }
     store::Counters deltas = stats_.take();
-    if (!deltas.empty() && !s->add_counters(deltas)) {
+    // The shared tiers' counters ride along (TieredStore::add_counters), even without deltas here.
+    if ((!deltas.empty() || tiered_ != nullptr) && !s->add_counters(deltas)) {
       core::log_once(core::LogLevel::kWarn, "stats-flush", "could not record statistics in the cache");
     }
   } catch (...) {

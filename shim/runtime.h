@@ -17,6 +17,10 @@
 #include "core/stats.h"
 #include "store/store.h"
 
+namespace nvrtc_cache::store::remote {
+class TieredStore;
+}
+
 namespace nvrtc_cache::shim {
 
 class Runtime {
@@ -27,11 +31,15 @@ class Runtime {
   bool enabled() const { return !config_.disabled; }
   // The cache's store, or nullptr when it is unavailable (already logged).
   store::Store* store();
+  // The store's shared tiers (NVRTC_CACHE_REMOTE), or nullptr when there are none; valid once
+  // store() returned.
+  store::remote::TieredStore* tiered_store() const { return tiered_; }
   core::StatsDeltas& stats() { return stats_; }
   bool store_read_only() const { return read_only_; }
   // The cache directory the store was opened in (empty before, or when it could not be opened).
   const std::string& cache_directory() const { return cache_directory_; }
-  // Merges this process's counter deltas into the store: always when `force` (at exit), else at
+  // Merges this process's counter deltas into the store: always when `force` (after a store, and
+  // at exit, where the shared tiers' queued writes get at most 1 s first), else at
   // most once a second, the first time a second after the runtime was created (a short process's
   // compiles write nothing: its counters are merged at exit, with the store's queued touches).
   void flush_stats(bool force);
@@ -42,6 +50,7 @@ class Runtime {
   core::StatsDeltas stats_;
   std::atomic<bool> store_opened_{false};  // store_ and read_only_ are set (under the open lock)
   std::unique_ptr<store::Store> store_;
+  store::remote::TieredStore* tiered_ = nullptr;  // store_ itself when shared tiers are configured
   bool read_only_ = false;  // a read-only cache: hits only, no statistics written
   std::string cache_directory_;
   std::atomic<std::int64_t> last_flush_ns_;

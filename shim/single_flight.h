@@ -3,6 +3,12 @@
 // that result and are served from the cache (shim/claim_file.h has the protocol). A waiter whose
 // holder died takes the claim over; a waiter whose wait times out (NVRTC_CACHE_WAIT_TIMEOUT)
 // compiles unclaimed. Only compiles that are cacheable and missed come here.
+// Across nodes (NVRTC_CACHE_REMOTE with a tier that supports claims, i.e. Redis): the holder of the
+// node's claim also claims the key on the first writable claim-capable tier; when a compile on
+// another node holds it, this one waits (polling the shared tiers every 50 ms, backing off to
+// 200 ms) for that result, or for the claim to go (a dead holder's lease expires), within the same
+// timeout, and then compiles itself. While waiting for a node-local holder, the shared tiers are
+// consulted with the same backoff, the local store at every poll.
 // Contract: thread-safe; uses Runtime (settings, statistics, and the cache directory of the open
 // store); throws only std::bad_alloc or what result_ready() throws; preserves errno; fails open: claims that
 // cannot be used are logged once (info) and the compile goes ahead unclaimed.

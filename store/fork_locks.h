@@ -24,6 +24,8 @@
 //   kStoreRegistry    store/lmdb/environment_registry.cc  open LMDB environments (may take kFaultGuard)
 //   kFaultGuard       store/lmdb/fault_guard.cc      installing the SIGSEGV/SIGBUS guard once
 //   kLogTopics        core/log.cc                    topics already logged once
+//   kWriteBehind      store/remote/write_behind.cc   the shared tiers' write queue (no other lock is
+//                                                    taken under it; tier I/O runs outside it)
 //   kClaims           shim/claim_file.cc             no lock: the child closes the single-flight
 //                                                    claim descriptors it inherited (lock-free)
 // None of them is held across a real NVRTC compile, a call to pthread_atfork, or a dlclose that
@@ -54,6 +56,7 @@ enum class ForkRank : int {
   kStoreRegistry,
   kFaultGuard,
   kLogTopics,
+  kWriteBehind,
   kClaims,
   kCount
 };

@@ -56,6 +56,17 @@ TEST(Config, BadValuesGetOneMessageNamingTheVariableAndASafeDefault) {
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
 }
 
+TEST(Config, SharedTiers) {
+  const Config unset = from({{"HOME", "/h"}});
+  EXPECT_EQ(unset.remote, "");
+  EXPECT_EQ(unset.remote_secret_file, "");
+  const Config c = from({{"NVRTC_CACHE_REMOTE", "redis://:pw@h file:///mnt/c?read-only"},
+                         {"NVRTC_CACHE_REMOTE_SECRET_FILE", "/etc/nvrtc-cache.key"}});
+  EXPECT_EQ(c.remote, "redis://:pw@h file:///mnt/c?read-only");  // each URL is checked when the tiers open
+  EXPECT_EQ(c.remote_secret_file, "/etc/nvrtc-cache.key");
+  EXPECT_TRUE(c.problems.empty());
+}
+
 TEST(Config, WaitTimeout) {
   EXPECT_FALSE(from({{"HOME", "/h"}}).wait_timeout) << "unset: the adaptive default";
   EXPECT_EQ(from({{"NVRTC_CACHE_WAIT_TIMEOUT", "30"}}).wait_timeout, std::chrono::seconds(30));

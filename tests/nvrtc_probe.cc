@@ -264,6 +264,25 @@ void scenario_fork(Out& o) {
   compile_and_dump(o, kTrivial, "fork_after.cu", {"-arch=sm_80"});
 }
 
+// A forked child that compiles a program of its own and leaves through exit(), so that its exit
+// handlers run (the shared tiers' writes of the child); fork_child_program compiles the same program.
+void scenario_fork_child_program(Out& o) { compile_and_dump(o, kTrivial, "fork_write_child.cu", {"-arch=sm_80"}); }
+void scenario_fork_write(Out& o) {
+  compile_and_dump(o, kTrivial, "fork_write_parent.cu", {"-arch=sm_80"});
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    Out c;
+    scenario_fork_child_program(c);
+    std::fwrite(c.text.data(), 1, c.text.size(), stdout);
+    std::fflush(stdout);
+    std::exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  o.line("child exit " + std::to_string(status));
+}
+
 // Another thread opens files and reads the environment while this one compiles: none of that may
 // become a dependency of the compile (the watch is per thread).
 void scenario_busy_neighbour(Out& o) {
@@ -454,6 +473,7 @@ const std::map<std::string, std::function<void(Out&)>>& scenarios() {
       {"relative_include", scenario_relative_include}, {"busy_neighbour", scenario_busy_neighbour},
       {"libc", scenario_libc},              {"source_file", scenario_source_file},
       {"two_majors", scenario_two_majors},  {"cub", scenario_cub},
+      {"fork_write", scenario_fork_write},  {"fork_child_program", scenario_fork_child_program},
       {"cub_threads", scenario_cub_threads},
   };
   return all;

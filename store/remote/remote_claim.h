@@ -1,0 +1,43 @@
+// RemoteClaim: a cross-node single-flight claim on a shared tier (TieredStore::try_claim), held
+// while this node compiles a program. A held claim is released on destruction through the writer
+// queue, after the shared writes queued before it, so that a waiter on another node that sees the
+// claim gone finds the result. If the holder dies, the claim expires with its lease.
+// Contract: a movable value; thread-compatible; release() never throws and never blocks on a tier.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/remote/tier.h"
+
+namespace nvrtc_cache::store::remote {
+
+struct TierSlot;  // one tier with its options, breaker and counters (tiered_store.cc)
+class WriteBehind;
+
+// A cross-node claim; a held one is released (through the writer queue, after the writes queued
+// before it) on destruction.
+class RemoteClaim {
+ public:
+  RemoteClaim() = default;
+  explicit RemoteClaim(ClaimCode code) : code_(code) {}
+  RemoteClaim(std::shared_ptr<TierSlot> slot, std::string key, std::string token, WriteBehind* writer);
+  RemoteClaim(RemoteClaim&&) noexcept = default;
+  RemoteClaim& operator=(RemoteClaim&& other) noexcept;
+  RemoteClaim(const RemoteClaim&) = delete;
+  RemoteClaim& operator=(const RemoteClaim&) = delete;
+  ~RemoteClaim() { release(); }
+
+  ClaimCode code() const { return code_; }
+  bool held() const { return code_ == ClaimCode::kClaimed && slot_ != nullptr; }
+  void release();
+
+ private:
+  ClaimCode code_ = ClaimCode::kUnsupported;
+  std::shared_ptr<TierSlot> slot_;
+  std::string key_;
+  std::string token_;
+  WriteBehind* writer_ = nullptr;
+};
+
+}  // namespace nvrtc_cache::store::remote

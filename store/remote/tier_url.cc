@@ -1,0 +1,267 @@
+// Tier URLs: parse_tier_url, TierUrl::display, tier_options, make_tier (store/remote/tier.h).
+// Every message names the URL with its password replaced by "***".
+#include <charconv>
+#include <cstdlib>
+
+#include "store/remote/tier.h"
+
+namespace nvrtc_cache::store::remote {
+namespace {
+
+constexpr std::string_view kSeparator = "://";
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// "%41" -> "A"; nullopt for a '%' not followed by two hex digits or an encoded NUL.
+std::optional<std::string> percent_decode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out.push_back(in[i]);
+      continue;
+    }
+    if (i + 2 >= in.size()) return std::nullopt;
+    const int hi = hex_digit(in[i + 1]), lo = hex_digit(in[i + 2]);
+    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+    i += 2;
+  }
+  return out;
+}
+
+// The text of a URL with the password part of its user information replaced by "***", for messages
+// about URLs that did not parse.
+std::string redacted(std::string_view text) {
+  const std::size_t start = text.find(kSeparator);
+  if (start == std::string_view::npos) {
+    // Not a URL we understand; anything before an '@' could be a secret.
+    const std::size_t at = text.rfind('@');
+    return at == std::string_view::npos ? std::string(text) : "***" + std::string(text.substr(at));
+  }
+  const std::size_t authority = start + kSeparator.size();
+  const std::size_t end = text.find_first_of("/?", authority);
+  const std::string_view auth = text.substr(authority, end == std::string_view::npos ? end : end - authority);
+  const std::size_t at = auth.rfind('@');
+  if (at == std::string_view::npos) return std::string(text);
+  const std::string_view userinfo = auth.substr(0, at);
+  const std::size_t colon = userinfo.find(':');
+  std::string out(text.substr(0, authority));
+  out += colon == std::string_view::npos ? std::string("***") : std::string(userinfo.substr(0, colon + 1)) + "***";
+  out += text.substr(authority + at);
+  return out;
+}
+
+bool parse_number(std::string_view text, std::uint64_t max, std::uint64_t& out) {
+  if (text.empty()) return false;
+  std::uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value > max) return false;
+  out = value;
+  return true;
+}
+
+// "4096", "64K", "64M", "1G" (binary units).
+bool parse_bytes(std::string_view text, std::uint64_t& out) {
+  std::uint64_t scale = 1;
+  if (!text.empty()) {
+    switch (text.back()) {
+      case 'k': case 'K': scale = 1ull << 10; break;
+      case 'm': case 'M': scale = 1ull << 20; break;
+      case 'g': case 'G': scale = 1ull << 30; break;
+      default: break;
+    }
+    if (scale != 1) text.remove_suffix(1);
+  }
+  std::uint64_t value = 0;
+  if (!parse_number(text, (1ull << 40) / scale, value) || value == 0) return false;
+  out = value * scale;
+  return true;
+}
+
+bool parse_query(std::string_view query, TierUrl& url, std::string* problem, const std::string& shown) {
+  while (!query.empty()) {
+    const std::size_t amp = query.find('&');
+    const std::string_view item = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    const auto name = percent_decode(item.substr(0, eq));
+    const auto value = eq == std::string_view::npos ? std::optional<std::string>("") : percent_decode(item.substr(eq + 1));
+    if (!name || !value || name->empty()) {
+      if (problem) *problem = "malformed attribute in the shared tier URL " + shown;
+      return false;
+    }
+    url.query[*name] = *value;
+  }
+  return true;
+}
+
+bool is_redis(const TierUrl& url) { return url.scheme == "redis" || url.scheme == "redis+unix"; }
+
+}  // namespace
+
+std::string TierUrl::display() const {
+  std::string out = scheme + "://";
+  if (!user.empty() || !password.empty()) {
+    out += user;
+    if (!password.empty()) out += ":***";
+    out += '@';
+  }
+  out += host;
+  if (port != 0) out += ":" + std::to_string(port);
+  out += path;
+  char separator = '?';
+  for (const auto& [name, value] : query) {
+    out += separator;
+    out += name;
+    if (!value.empty()) out += "=" + value;
+    separator = '&';
+  }
+  return out;
+}
+
+std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* problem) {
+  const std::string shown = redacted(text);
+  auto fail = [&](const std::string& why) -> std::optional<TierUrl> {
+    if (problem) *problem = "the shared tier URL " + shown + " " + why;
+    return std::nullopt;
+  };
+  TierUrl url;
+  const std::size_t separator = text.find(kSeparator);
+  if (separator == std::string_view::npos) return fail("is not scheme://...");
+  url.scheme = std::string(text.substr(0, separator));
+  for (auto& c : url.scheme) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  std::string_view rest = text.substr(separator + kSeparator.size());
+  const std::size_t question = rest.find('?');
+  if (question != std::string_view::npos) {
+    if (!parse_query(rest.substr(question + 1), url, problem, shown)) return std::nullopt;
+    rest = rest.substr(0, question);
+  }
+  const std::size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  const std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+
+  // User information: [[user:]password@]
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    if (url.scheme == "file") return fail("has user information; a shared directory has none");
+    const std::string_view userinfo = authority.substr(0, at);
+    authority = authority.substr(at + 1);
+    const std::size_t colon = userinfo.find(':');
+    const auto user = percent_decode(colon == std::string_view::npos ? std::string_view() : userinfo.substr(0, colon));
+    const auto password = percent_decode(colon == std::string_view::npos ? userinfo : userinfo.substr(colon + 1));
+    if (!user || !password) return fail("has a malformed user or password (percent-encoding)");
+    url.user = *user;
+    url.password = *password;
+  }
+
+  if (url.scheme == "file" || url.scheme == "redis+unix") {
+    if (!authority.empty() && authority != "localhost") {
+      return fail("names a host (" + std::string(authority) + "); write " + url.scheme + ":///absolute/path");
+    }
+    const auto decoded = percent_decode(path);
+    if (!decoded || decoded->empty() || (*decoded)[0] != '/') return fail("needs an absolute path (file:///dir)");
+    url.path = *decoded;
+    while (url.path.size() > 1 && url.path.back() == '/') url.path.pop_back();
+    if (url.scheme == "redis+unix" && url.query.contains("db")) {
+      std::uint64_t db = 0;
+      if (!parse_number(url.query["db"], 1u << 20, db)) return fail("has a database that is not a number");
+    }
+    return url;
+  }
+  if (url.scheme != "redis") return fail("has an unknown scheme (redis://, redis+unix://, file://)");
+
+  // host[:port] or [ipv6][:port]
+  std::string_view port_text;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return fail("has an unterminated [IPv6] host");
+    url.host = std::string(authority.substr(1, close - 1));
+    const std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return fail("has garbage after the [IPv6] host");
+      port_text = after.substr(1);
+      if (port_text.empty()) return fail("has an empty port");
+    }
+  } else {
+    const std::size_t colon = authority.rfind(':');
+    url.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      port_text = authority.substr(colon + 1);
+      if (port_text.empty()) return fail("has an empty port");
+    }
+  }
+  if (url.host.empty()) return fail("has no host");
+  if (!port_text.empty()) {
+    std::uint64_t port = 0;
+    if (!parse_number(port_text, 65535, port) || port == 0) return fail("has a port that is not 1-65535");
+    url.port = static_cast<std::uint16_t>(port);
+  }
+  // redis://host/N: the database goes to the "db" attribute, where redis+unix URLs have it too.
+  std::string_view db = path;
+  while (!db.empty() && db.front() == '/') db.remove_prefix(1);
+  if (!db.empty()) {
+    std::uint64_t number = 0;
+    if (!parse_number(db, 1u << 20, number)) return fail("has a database that is not a number");
+    if (url.query.contains("db")) return fail("names the database twice");
+    url.query["db"] = std::to_string(number);
+  } else if (url.query.contains("db")) {
+    std::uint64_t number = 0;
+    if (!parse_number(url.query["db"], 1u << 20, number)) return fail("has a database that is not a number");
+  }
+  return url;
+}
+
+TierOptions tier_options(const TierUrl& url, std::string* problem) {
+  TierOptions options;
+  auto complain = [&](const std::string& what) {
+    if (!problem) return;
+    if (!problem->empty()) *problem += "; ";
+    *problem += what + " in the shared tier URL " + url.display();
+  };
+  for (const auto& [name, value] : url.query) {
+    std::uint64_t number = 0;
+    if (name == "read-only") {
+      if (value.empty() || value == "1" || value == "true" || value == "yes") options.read_only = true;
+      else if (value == "0" || value == "false" || value == "no") options.read_only = false;
+      else complain("read-only='" + value + "' is not a flag");
+    } else if (name == "connect-timeout") {
+      if (parse_number(value, 600'000, number) && number > 0) options.connect_timeout = std::chrono::milliseconds(number);
+      else complain("connect-timeout='" + value + "' is not 1-600000 ms");
+    } else if (name == "timeout") {
+      if (parse_number(value, 600'000, number) && number > 0) options.timeout = std::chrono::milliseconds(number);
+      else complain("timeout='" + value + "' is not 1-600000 ms");
+    } else if (name == "prefix") {
+      const bool valid = !value.empty() && value.size() <= 64 && value != "." && value != ".." &&
+                         value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+                             std::string::npos;
+      if (valid) options.prefix = value;
+      else complain("prefix='" + value + "' is not 1-64 of [A-Za-z0-9._-]");
+    } else if (name == "ttl") {
+      if (parse_number(value, 10ull * 365 * 86400, number)) options.ttl = std::chrono::seconds(number);
+      else complain("ttl='" + value + "' is not a number of seconds");
+    } else if (name == "max-entry-size") {
+      if (parse_bytes(value, number)) options.max_entry_size = number;
+      else complain("max-entry-size='" + value + "' is not a size (4096, 64K, 64M, 1G)");
+    } else if ((name == "db" || name == "shards") && is_redis(url)) {
+      // db: checked by parse_tier_url; both used (and checked) by the Redis tier (redis/redis_config.h)
+    } else {
+      complain("unknown attribute '" + name + "'");
+    }
+  }
+  return options;
+}
+
+std::unique_ptr<Tier> make_tier(const TierUrl& url, const TierOptions& options, std::string* problem) {
+  if (url.scheme == "file") return make_file_tier(url, options, problem);
+  if (is_redis(url)) return make_redis_tier(url, options, problem);
+  if (problem) *problem = "no tier for the scheme of " + url.display();
+  return nullptr;
+}
+
+}  // namespace nvrtc_cache::store::remote

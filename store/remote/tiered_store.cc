@@ -1,0 +1,258 @@
+#include "store/remote/tiered_store.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <random>
+
+#include "store/remote/sealed_value.h"
+#include "util/errno_guard.h"
+
+namespace nvrtc_cache::store::remote {
+
+struct TierSlot {
+  std::size_t index = 0;
+  std::unique_ptr<Tier> tier;
+  TierOptions options;
+  Breaker breaker;
+  std::array<std::atomic<std::int64_t>, static_cast<std::size_t>(TierCounter::kCount)> counters{};
+  std::atomic<std::uint64_t> opened_reported{0};
+  std::atomic<bool> claims_unsupported{false};
+  TieredStore::LogOnce log;
+
+  void add(TierCounter c, std::int64_t delta = 1) {
+    counters[static_cast<std::size_t>(c)].fetch_add(delta, std::memory_order_relaxed);
+  }
+  Deadline deadline() const { return Clock::now() + options.timeout; }
+
+  void log_once(std::string_view kind, const std::string& message) {
+    if (log) log("tier-" + std::to_string(index) + "-" + std::string(kind), "shared tier " + tier->display_name() + ": " + message);
+  }
+
+  // Counts a failed operation, feeds the breaker and logs it once per kind.
+  void failed(std::string_view operation, const TierResult& r, Breaker::Pass pass) {
+    add(r.code == TierCode::kTimeout ? TierCounter::timeouts : TierCounter::errors);
+    breaker.failed(pass, Clock::now());
+    log_once(std::string(operation) + (r.code == TierCode::kTimeout ? "-timeout" : "-error"),
+             std::string(operation) + (r.code == TierCode::kTimeout ? " timed out" : " failed") +
+                 (r.detail.empty() ? "" : " (" + r.detail + ")") +
+                 "; compiles go on without it, and it is retried after a pause");
+  }
+};
+
+namespace {
+
+thread_local bool t_local_only = false;
+
+std::string random_token() {
+  char host[64] = {};
+  (void)::gethostname(host, sizeof host - 1);
+  std::random_device device;
+  const std::uint64_t r = (std::uint64_t{device()} << 32) ^ device();
+  return std::string(host) + ":" + std::to_string(::getpid()) + ":" + std::to_string(r);
+}
+
+}  // namespace
+
+std::string tier_counter_name(std::size_t index, TierCounter counter) {
+  return "tier." + std::to_string(index) + "." + std::string(kTierCounterNames[static_cast<std::size_t>(counter)]);
+}
+
+SharedLookups::SharedLookups(bool consult_shared) : previous_(t_local_only) { t_local_only = !consult_shared; }
+SharedLookups::~SharedLookups() { t_local_only = previous_; }
+
+RemoteClaim::RemoteClaim(std::shared_ptr<TierSlot> slot, std::string key, std::string token, WriteBehind* writer)
+    : code_(ClaimCode::kClaimed), slot_(std::move(slot)), key_(std::move(key)), token_(std::move(token)), writer_(writer) {}
+
+RemoteClaim& RemoteClaim::operator=(RemoteClaim&& other) noexcept {
+  if (this != &other) {
+    release();
+    code_ = other.code_;
+    slot_ = std::move(other.slot_);
+    key_ = std::move(other.key_);
+    token_ = std::move(other.token_);
+    writer_ = other.writer_;
+    other.slot_ = nullptr;
+  }
+  return *this;
+}
+
+void RemoteClaim::release() {
+  if (!held()) return;
+  std::shared_ptr<TierSlot> slot = std::move(slot_);
+  slot_ = nullptr;
+  try {
+    // After the writes queued before it, so waiters on other nodes find the result when it goes.
+    const std::size_t bytes = key_.size() + token_.size();
+    writer_->enqueue([slot, key = std::move(key_), token = std::move(token_)] {
+      slot->tier->release_claim(key, token, slot->deadline());
+    }, bytes, /*always=*/true);
+  } catch (...) {
+    // The claim expires on its own (its lease).
+  }
+}
+
+TieredStore::TieredStore(std::unique_ptr<Store> local, std::vector<ConfiguredTier> tiers, std::optional<Secret> secret,
+                         LogOnce log, WriteBehind& writer)
+    : local_(std::move(local)), writer_(writer) {
+  if (secret) secret_ = std::make_shared<const Secret>(*secret);
+  for (ConfiguredTier& configured : tiers) {
+    auto slot = std::make_shared<TierSlot>();
+    slot->index = slots_.size();
+    slot->tier = std::move(configured.tier);
+    slot->options = configured.options;
+    slot->log = log;
+    slots_.push_back(std::move(slot));
+  }
+}
+
+TieredStore::~TieredStore() = default;
+
+std::optional<std::string> TieredStore::get(std::string_view key) {
+  std::optional<std::string> value = local_->get(key);
+  if (value || t_local_only || slots_.empty()) return value;
+  const util::ErrnoGuard errno_guard;
+  try {
+    return get_shared(key);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> TieredStore::get_shared(std::string_view key) {
+  for (const std::shared_ptr<TierSlot>& slot : slots_) {
+    const Breaker::Pass pass = slot->breaker.allow(Clock::now());
+    if (pass == Breaker::Pass::kDenied) {
+      slot->add(TierCounter::skipped);
+      continue;
+    }
+    TierResult r = slot->tier->get(key, slot->deadline());
+    if (r.code == TierCode::kMiss) {
+      slot->breaker.succeeded(pass);
+      slot->add(TierCounter::misses);
+      continue;
+    }
+    if (!r.ok()) {
+      slot->failed("read", r, pass);
+      continue;
+    }
+    slot->breaker.succeeded(pass);
+    slot->add(TierCounter::bytes_read, static_cast<std::int64_t>(r.value.size()));
+    const Unsealed unsealed = unseal_value(key, r.value, secret_.get());
+    if (unsealed.code == UnsealCode::kMacRejected) {
+      slot->add(TierCounter::mac_rejected);
+      slot->log_once("mac", "a value without a valid MAC was refused (NVRTC_CACHE_REMOTE_SECRET_FILE)");
+      continue;
+    }
+    if (unsealed.code != UnsealCode::kOk) {
+      slot->add(TierCounter::corrupt);
+      slot->log_once("corrupt", "a value failed verification and was ignored");
+      continue;
+    }
+    slot->add(TierCounter::hits);
+    std::string payload(unsealed.payload);
+    (void)local_->put(key, payload);  // the next hit is local (a read-only local store keeps nothing)
+    return payload;
+  }
+  return std::nullopt;
+}
+
+Status TieredStore::put(std::string_view key, std::string_view value) {
+  Status status = local_->put(key, value);
+  if (status && !slots_.empty()) {
+    const util::ErrnoGuard errno_guard;
+    try {
+      write_shared(key, value);
+    } catch (...) {
+    }
+  }
+  return status;
+}
+
+void TieredStore::write_shared(std::string_view key, std::string_view value) {
+  std::shared_ptr<const std::string> sealed;
+  for (const std::shared_ptr<TierSlot>& slot : slots_) {
+    if (!slot->tier->writable()) continue;
+    if (value.size() > slot->options.max_entry_size) {
+      slot->add(TierCounter::write_drops);
+      continue;
+    }
+    if (!sealed) sealed = std::make_shared<const std::string>(seal_value(key, value, secret_.get()));
+    auto job = [slot, sealed, key = std::string(key)] {
+      const Breaker::Pass pass = slot->breaker.allow(Clock::now());
+      if (pass == Breaker::Pass::kDenied) {
+        slot->add(TierCounter::skipped);
+        return;
+      }
+      const TierResult r = slot->tier->put(key, *sealed, slot->deadline());
+      if (!r.ok()) {
+        slot->failed("write", r, pass);
+        return;
+      }
+      slot->breaker.succeeded(pass);
+      slot->add(TierCounter::writes);
+      slot->add(TierCounter::bytes_written, static_cast<std::int64_t>(sealed->size()));
+    };
+    if (!writer_.enqueue(std::move(job), sealed->size())) {
+      slot->add(TierCounter::write_drops);
+      slot->log_once("queue", "the write queue is full; some values were not written to it");
+    }
+  }
+}
+
+Status TieredStore::add_counters(const Counters& deltas) {
+  Counters merged = deltas;
+  for (const std::shared_ptr<TierSlot>& slot : slots_) {
+    const std::uint64_t opened = slot->breaker.times_opened();
+    const std::uint64_t reported = slot->opened_reported.exchange(opened);
+    if (opened > reported) slot->add(TierCounter::breaker_opened, static_cast<std::int64_t>(opened - reported));
+    for (std::size_t c = 0; c < slot->counters.size(); ++c) {
+      const std::int64_t delta = slot->counters[c].exchange(0, std::memory_order_relaxed);
+      if (delta != 0) merged[tier_counter_name(slot->index, static_cast<TierCounter>(c))] += delta;
+    }
+  }
+  return local_->add_counters(merged);
+}
+
+bool TieredStore::flush(std::chrono::milliseconds budget) { return writer_.flush(Clock::now() + budget); }
+
+RemoteClaim TieredStore::try_claim(std::string_view name, std::chrono::milliseconds lease) {
+  const util::ErrnoGuard errno_guard;
+  for (const std::shared_ptr<TierSlot>& slot : slots_) {
+    if (!slot->tier->writable() || slot->claims_unsupported.load(std::memory_order_relaxed)) continue;
+    const Breaker::Pass pass = slot->breaker.allow(Clock::now());
+    if (pass == Breaker::Pass::kDenied) continue;
+    std::string key = slot->options.prefix + ":claim:" + std::string(name);
+    std::string token = random_token();
+    const ClaimCode code = slot->tier->try_claim(key, token, lease, slot->deadline());
+    switch (code) {
+      case ClaimCode::kUnsupported:
+        slot->breaker.succeeded(pass);
+        slot->claims_unsupported.store(true, std::memory_order_relaxed);
+        continue;
+      case ClaimCode::kFailed: {
+        TierResult r;
+        r.detail = "claim";
+        slot->failed("claim", r, pass);
+        return RemoteClaim(ClaimCode::kFailed);
+      }
+      case ClaimCode::kHeldByOther:
+        slot->breaker.succeeded(pass);
+        return RemoteClaim(ClaimCode::kHeldByOther);
+      case ClaimCode::kClaimed:
+        slot->breaker.succeeded(pass);
+        return RemoteClaim(slot, std::move(key), std::move(token), &writer_);
+    }
+  }
+  return RemoteClaim(ClaimCode::kUnsupported);
+}
+
+std::vector<TieredStore::TierStatus> TieredStore::tier_status() const {
+  std::vector<TierStatus> out;
+  for (const std::shared_ptr<TierSlot>& slot : slots_) {
+    out.push_back({slot->tier->display_name(), slot->tier->writable(), slot->breaker.state(Clock::now())});
+  }
+  return out;
+}
+
+}  // namespace nvrtc_cache::store::remote

@@ -1,0 +1,222 @@
+// Shared tiers through real processes and the real NVRTC: "nodes" are separate cache directories
+// sharing one file:// tier (NVRTC_CACHE_REMOTE). Every result is compared byte for byte with NVRTC's.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "store/remote/sealed_value.h"
+#include "tests/harness.h"
+
+namespace nvrtc_cache {
+namespace {
+
+using namespace testing;
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kScenarios = {"trivial", "template", "cubin", "include_dir"};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Every regular file under `dir` (the tier's entries), with its contents.
+std::map<std::string, std::string> files_under(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_regular_file()) files[it->path().string()] = read_file(it->path().string());
+  }
+  return files;
+}
+
+EnvVars node_env(const std::string& cache_dir, const std::string& remote, const std::string& secret_file = "") {
+  EnvVars env = shim_env(cache_dir);
+  env["NVRTC_CACHE_REMOTE"] = remote;
+  if (!secret_file.empty()) env["NVRTC_CACHE_REMOTE_SECRET_FILE"] = secret_file;
+  return env;
+}
+
+class SharedTier : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { direct_ = new ProcessResult(probe(kScenarios, {})); }
+  static void TearDownTestSuite() {
+    delete direct_;
+    direct_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_EQ(direct_->exit_code, 0) << direct_->err;
+    ASSERT_NE(direct_->out.find("compile rc=0"), std::string::npos);
+    tier_ = root_.path() + "/tier";
+    ASSERT_TRUE(fs::create_directory(tier_));
+  }
+  std::string node(const std::string& name) const { return root_.path() + "/" + name; }
+  std::string remote(const std::string& attributes = "") const { return "file://" + tier_ + attributes; }
+
+  // Runs the scenarios on a node; expects NVRTC's exact results.
+  ProcessResult run(const std::string& node_dir, const std::string& remote_setting, const std::string& secret = "") {
+    ProcessResult r = probe(kScenarios, node_env(node_dir, remote_setting, secret));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out == direct_->out) << "a result differs from NVRTC's";
+    return r;
+  }
+
+  static ProcessResult* direct_;
+  TempDir root_;
+  std::string tier_;
+};
+ProcessResult* SharedTier::direct_ = nullptr;
+
+TEST_F(SharedTier, AColdNodeIsServedFromTheTierThenFromItsOwnStore) {
+  const ProcessResult a = run(node("a"), remote());
+  EXPECT_EQ(a.err, "");
+  const auto ca = counters_of(node("a"));
+  ASSERT_GT(get(ca, "stores"), 0);
+  EXPECT_EQ(get(ca, "tier.0.writes"), 2 * get(ca, "stores")) << "a result and a manifest per store";
+  EXPECT_EQ(get(ca, "tier.0.errors"), 0);
+  EXPECT_EQ(files_under(tier_).size(), static_cast<std::size_t>(get(ca, "tier.0.writes")));
+
+  const ProcessResult b = run(node("b"), remote());
+  EXPECT_EQ(b.err, "");
+  const auto cb = counters_of(node("b"));
+  EXPECT_EQ(get(cb, "misses"), 0) << "node b compiled";
+  EXPECT_EQ(get(cb, "hits"), get(ca, "stores"));
+  EXPECT_EQ(get(cb, "tier.0.hits"), 2 * get(ca, "stores"));
+  EXPECT_EQ(get(cb, "tier.0.writes"), 0);
+
+  run(node("b"), remote());
+  const auto cb2 = counters_of(node("b"));
+  EXPECT_EQ(get(cb2, "hits"), 2 * get(ca, "stores"));
+  EXPECT_EQ(get(cb2, "tier.0.hits"), get(cb, "tier.0.hits")) << "the second run was not local";
+  EXPECT_EQ(get(cb2, "misses"), 0);
+}
+
+TEST_F(SharedTier, GarbageAndTruncatedValuesUnderRealKeysAreMissesAndReplaced) {
+  run(node("a"), remote());
+  auto files = files_under(tier_);
+  ASSERT_GE(files.size(), 2u);
+  int i = 0;
+  for (const auto& [path, bytes] : files) {
+    // Half the entries garbage of the same size, half cut in the middle.
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        << (i++ % 2 == 0 ? std::string(bytes.size(), 'G') : bytes.substr(0, bytes.size() / 2));
+  }
+  run(node("b"), remote());
+  const auto cb = counters_of(node("b"));
+  EXPECT_EQ(get(cb, "tier.0.hits"), 0);
+  EXPECT_GT(get(cb, "tier.0.corrupt"), 0);
+  EXPECT_GT(get(cb, "misses"), 0);
+  EXPECT_EQ(get(cb, "errors"), 0);
+  // Node b's compiles rewrote the entries: node c is served from the tier.
+  run(node("c"), remote());
+  const auto cc = counters_of(node("c"));
+  EXPECT_EQ(get(cc, "misses"), 0);
+  EXPECT_GT(get(cc, "tier.0.hits"), 0);
+  EXPECT_EQ(get(cc, "tier.0.corrupt"), 0);
+}
+
+TEST_F(SharedTier, WithASecretUnsignedValuesAreRefusedAndCounted) {
+  const std::string secret = root_.path() + "/secret";
+  std::ofstream(secret) << "a shared secret\n";
+  ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
+  run(node("unsigned"), remote());  // writes without a MAC
+  ASSERT_FALSE(files_under(tier_).empty());
+  const ProcessResult b = run(node("b"), remote(), secret);
+  EXPECT_EQ(b.err.find("a shared secret"), std::string::npos);
+  const auto cb = counters_of(node("b"));
+  EXPECT_GT(get(cb, "tier.0.mac_rejected"), 0);
+  EXPECT_EQ(get(cb, "tier.0.hits"), 0);
+  EXPECT_GT(get(cb, "misses"), 0);
+  for (const auto& [path, bytes] : files_under(tier_)) {
+    EXPECT_GT(bytes.size(), store::remote::kSealedMacSize);
+  }
+  run(node("c"), remote(), secret);  // node b's signed values
+  const auto cc = counters_of(node("c"));
+  EXPECT_EQ(get(cc, "misses"), 0);
+  EXPECT_GT(get(cc, "tier.0.hits"), 0);
+  EXPECT_EQ(get(cc, "tier.0.mac_rejected"), 0);
+}
+
+TEST_F(SharedTier, AReadOnlyTierIsNeverWritten) {
+  run(node("a"), remote("?read-only"));
+  EXPECT_TRUE(fs::is_empty(tier_)) << "a read-only tier was written";
+  const auto ca = counters_of(node("a"));
+  EXPECT_GT(get(ca, "stores"), 0);
+  EXPECT_EQ(get(ca, "tier.0.writes"), 0);
+  // Filled by a writer, it serves a read-only node, which still writes nothing.
+  run(node("writer"), remote());
+  const auto before = files_under(tier_);
+  ASSERT_FALSE(before.empty());
+  run(node("b"), remote("?read-only"));
+  EXPECT_EQ(get(counters_of(node("b")), "misses"), 0);
+  EXPECT_TRUE(files_under(tier_) == before);
+}
+
+TEST_F(SharedTier, EightNodesWritingAtOnceLeaveOnlySoundEntries) {
+  std::vector<ProcessResult> results(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] { results[i] = probe(kScenarios, node_env(node("n" + std::to_string(i)), remote())); });
+  }
+  for (auto& t : threads) t.join();
+  for (const ProcessResult& r : results) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out == direct_->out);
+  }
+  for (const auto& [path, bytes] : files_under(tier_)) {
+    EXPECT_EQ(fs::path(path).filename().string().find(".tmp-"), std::string::npos) << "a temporary file was left";
+  }
+  run(node("late"), remote());
+  const auto c = counters_of(node("late"));
+  EXPECT_EQ(get(c, "misses"), 0);
+  EXPECT_GT(get(c, "tier.0.hits"), 0);
+  EXPECT_EQ(get(c, "tier.0.corrupt"), 0);
+}
+
+TEST_F(SharedTier, AForkedChildWritesThroughItsOwnWriter) {
+  const ProcessResult direct_child = probe({"fork_child_program"}, {});
+  ASSERT_EQ(direct_child.exit_code, 0);
+  const ProcessResult forked = probe({"fork_write"}, node_env(node("a"), remote()));
+  ASSERT_EQ(forked.exit_code, 0) << forked.err;
+  ASSERT_NE(forked.out.find("child exit 0"), std::string::npos) << forked.out;
+  const ProcessResult b = probe({"fork_child_program"}, node_env(node("b"), remote()));
+  EXPECT_TRUE(b.out == direct_child.out);
+  const auto cb = counters_of(node("b"));
+  EXPECT_EQ(get(cb, "misses"), 0) << "the child's result was not in the tier";
+  EXPECT_EQ(get(cb, "tier.0.hits"), 2);
+}
+
+TEST_F(SharedTier, AnUnreachableOrMalformedTierIsPurePassThrough) {
+  const std::string not_a_directory = root_.path() + "/plain-file";
+  std::ofstream(not_a_directory) << "x";
+  const std::vector<std::string> settings = {"file:///nonexistent-nvrtc-cache-tier/x",
+                                             "file://" + not_a_directory + "/sub",
+                                             "file://relative redis://user:hunter2@[::1"};
+  for (const std::string& setting : settings) {
+    SCOPED_TRACE(setting);
+    TempDir cache;
+    const ProcessResult cold = run(cache.path(), setting);
+    EXPECT_EQ(cold.err.find("hunter2"), std::string::npos) << cold.err;
+    const auto c = counters_of(cache.path());
+    EXPECT_GT(get(c, "stores"), 0);
+    EXPECT_EQ(get(c, "errors"), 0);
+    EXPECT_EQ(get(c, "tier.0.hits"), 0);
+    run(cache.path(), setting);
+    const auto warm = counters_of(cache.path());
+    EXPECT_EQ(get(warm, "misses"), get(c, "misses")) << "the warm run compiled";
+  }
+  EXPECT_FALSE(fs::exists("/nonexistent-nvrtc-cache-tier"));
+}
+
+}  // namespace
+}  // namespace nvrtc_cache
