@@ -29,11 +29,12 @@ struct TierSlot {
     if (log) log("tier-" + std::to_string(index) + "-" + std::string(kind), "shared tier " + tier->display_name() + ": " + message);
   }
 
-  // Counts a failed operation, feeds the breaker and logs it once per kind.
+  // Counts a failed operation, feeds the breaker and logs it once per kind (timeout or error,
+  // whatever the operation: a wrong password fails the read and the claim alike, said once).
   void failed(std::string_view operation, const TierResult& r, Breaker::Pass pass) {
     add(r.code == TierCode::kTimeout ? TierCounter::timeouts : TierCounter::errors);
     breaker.failed(pass, Clock::now());
-    log_once(std::string(operation) + (r.code == TierCode::kTimeout ? "-timeout" : "-error"),
+    log_once(r.code == TierCode::kTimeout ? "timeout" : "error",
              std::string(operation) + (r.code == TierCode::kTimeout ? " timed out" : " failed") +
                  (r.detail.empty() ? "" : " (" + r.detail + ")") +
                  "; compiles go on without it, and it is retried after a pause");

@@ -1,0 +1,133 @@
+// `nvrtc-cache remote check|evict` and doctor's shared-tier line, run as processes against a real
+// redis-server (tests/redis_server.h) and a real shared directory.
+#include <gtest/gtest.h>
+#include <sys/time.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/harness.h"
+#include "tests/process.h"
+#include "tests/redis_server.h"
+
+namespace nvrtc_cache {
+namespace {
+
+using testing::EnvVars;
+using testing::RedisServer;
+using testing::run_process;
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+testing::ProcessResult cli(std::vector<std::string> args, const EnvVars& env) {
+  args.insert(args.begin(), NVRTC_CACHE_CLI_PATH);
+  return run_process(args, env);
+}
+
+// A user with no configuration files and `remote` set to `remote`.
+EnvVars remote_env(const TempDir& home, const std::string& remote) {
+  return {{"HOME", home.path()},
+          {"XDG_CONFIG_HOME", std::nullopt},
+          {"XDG_CACHE_HOME", std::nullopt},
+          {"NVRTC_CACHE_SYSTEM_CONFIG", home.path() + "/system.conf"},
+          {"NVRTC_CACHE_DIR", home.path() + "/cache"},
+          {"NVRTC_CACHE_REMOTE", remote}};
+}
+
+TEST(CliRemote, CheckALiveAWrongPasswordAndAStoppedRedis) {
+  TempDir home;
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+
+  const auto live = cli({"remote", "check"}, remote_env(home, server.url()));
+  EXPECT_EQ(live.exit_code, 0) << live.out << live.err;
+  EXPECT_NE(live.out.find("reachable   yes"), std::string::npos) << live.out;
+  EXPECT_NE(live.out.find("access      writable"), std::string::npos) << live.out;
+  EXPECT_NE(live.out.find(" ms\n"), std::string::npos) << live.out;
+  EXPECT_NE(live.out.find("***"), std::string::npos) << "the password is not masked: " << live.out;
+  EXPECT_EQ((live.out + live.err).find(server.password()), std::string::npos);
+  EXPECT_EQ(live.err, "");
+
+  const auto json = cli({"remote", "check", "--json"}, remote_env(home, server.url()));
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["tiers"].size(), 1u);
+  EXPECT_EQ(j["tiers"][0]["reachable"], true);
+  EXPECT_EQ(j["tiers"][0]["writable"], true);
+  EXPECT_EQ(j["tiers"][0]["ok"], true);
+  EXPECT_GE(j["tiers"][0]["round_trip_ms"].get<double>(), 0.0);
+  EXPECT_EQ(j["ok"], true);
+
+  const auto read_only = cli({"remote", "check"}, remote_env(home, server.url() + "?read-only"));
+  EXPECT_EQ(read_only.exit_code, 0) << read_only.out << read_only.err;
+  EXPECT_NE(read_only.out.find("access      read-only"), std::string::npos) << read_only.out;
+
+  const auto doctor = cli({"doctor", "--no-compile"}, remote_env(home, server.url()));
+  EXPECT_NE(doctor.out.find("reachable and writable"), std::string::npos) << doctor.out;
+  EXPECT_EQ(doctor.out.find(server.password()), std::string::npos);
+
+  const std::string wrong_url = "redis://:wrong-pass-5e1d@127.0.0.1:" + std::to_string(server.port());
+  const auto wrong = cli({"remote", "check"}, remote_env(home, wrong_url));
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out << wrong.err;
+  const std::string said = wrong.out + wrong.err;
+  EXPECT_EQ(said.find("wrong-pass-5e1d"), std::string::npos) << said;
+  EXPECT_NE(said.find("password"), std::string::npos) << "no clear message: " << said;
+
+  server.stop();
+  const auto stopped = cli({"remote", "check"}, remote_env(home, server.url()));
+  EXPECT_EQ(stopped.exit_code, 1) << stopped.out << stopped.err;
+  EXPECT_NE(stopped.out.find("reachable   no"), std::string::npos) << stopped.out;
+  EXPECT_NE(stopped.out.find("message     "), std::string::npos) << stopped.out;
+  EXPECT_NE(stopped.err.find("a shared tier is not usable"), std::string::npos) << stopped.err;
+  const auto doctor_stopped = cli({"doctor", "--no-compile"}, remote_env(home, server.url()));
+  EXPECT_NE(doctor_stopped.out.find("is unreachable"), std::string::npos) << doctor_stopped.out;
+
+  const auto none = cli({"remote", "check"}, remote_env(home, ""));
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_EQ(none.out, "no shared tiers configured (remote)\n");
+  const auto malformed = cli({"remote", "check"}, remote_env(home, "redis://:hunter2@[::1"));
+  EXPECT_EQ(malformed.exit_code, 1);
+  EXPECT_EQ((malformed.out + malformed.err).find("hunter2"), std::string::npos) << malformed.err;
+}
+
+TEST(CliRemote, EvictTrimsAFileTierOldestFirst) {
+  TempDir home;
+  const std::string tier = home.path() + "/tier";
+  std::vector<std::string> files;
+  for (int i = 0; i < 4; ++i) {
+    const std::string dir = tier + "/nvrtc-cache/0" + std::to_string(i);
+    fs::create_directories(dir);
+    files.push_back(dir + "/" + std::string(32, static_cast<char>('a' + i)));
+    std::ofstream(files.back(), std::ios::binary) << std::string(1000, 'x');
+    const struct timeval times[2] = {{1'000'000 + i * 1000, 0}, {1'000'000 + i * 1000, 0}};  // file i is older than i+1
+    ASSERT_EQ(utimes(files.back().c_str(), times), 0);
+  }
+  const auto evicted = cli({"remote", "evict", "file://" + tier, "--max-size", "2500"}, remote_env(home, ""));
+  EXPECT_EQ(evicted.exit_code, 0) << evicted.out << evicted.err;
+  EXPECT_NE(evicted.out.find("removed 2 of 4 files"), std::string::npos) << evicted.out;
+  EXPECT_FALSE(fs::exists(files[0]));
+  EXPECT_FALSE(fs::exists(files[1]));
+  EXPECT_TRUE(fs::exists(files[2]));
+  EXPECT_TRUE(fs::exists(files[3]));
+
+  const auto not_a_size = cli({"remote", "evict", "file://" + tier, "--max-size", "lots"}, remote_env(home, ""));
+  EXPECT_EQ(not_a_size.exit_code, 2);
+  const auto not_a_file_tier = cli({"remote", "evict", "redis://:pw-3c9@127.0.0.1", "--max-size", "1M"}, remote_env(home, ""));
+  EXPECT_EQ(not_a_file_tier.exit_code, 1);
+  EXPECT_NE(not_a_file_tier.err.find("remote evict: not a file:// tier"), std::string::npos) << not_a_file_tier.err;
+  EXPECT_EQ(not_a_file_tier.err.find("pw-3c9"), std::string::npos) << not_a_file_tier.err;
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"remote", "--help"},
+                                               std::vector<std::string>{"remote", "check", "--help"},
+                                               std::vector<std::string>{"remote", "evict", "--help"}}) {
+    const auto help = cli(args, {});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.out.find("Usage:"), std::string::npos) << help.out;
+  }
+}
+
+}  // namespace
+}  // namespace nvrtc_cache
