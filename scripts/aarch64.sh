@@ -31,7 +31,7 @@ qemu=/usr/bin/qemu-aarch64-static
 
 # ---- dependencies ----
 packages=(g++-aarch64-linux-gnu qemu-user-static liblmdb-dev:arm64 libxxhash-dev:arm64 libb2-dev:arm64
-          libgtest-dev:arm64 python3-pip)
+          libgtest-dev:arm64 libfmt-dev:arm64 python3-pip)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
