@@ -244,7 +244,7 @@ TEST(ImportRedirection, MakesNvrtcLoadedWithRtldDeepbindObservable) {
   GTEST_SKIP() << "AddressSanitizer refuses dlopen with RTLD_DEEPBIND; the unsanitized build runs this test";
 #endif
   const testing::ProcessResult child = testing::run_process(
-      {"/proc/self/exe", "--gtest_filter=ImportRedirectionChild.*"}, {{"NVRTC_CACHE_IMPORT_CHILD", "1"}});
+      {testing::this_executable(), "--gtest_filter=ImportRedirectionChild.*"}, {{"NVRTC_CACHE_IMPORT_CHILD", "1"}});
   EXPECT_EQ(child.exit_code, 0) << child.out << child.err;
   EXPECT_NE(child.out.find("[  PASSED  ] 1 test"), std::string::npos) << child.out;
   for (std::size_t at = 0, end; (end = child.out.find('\n', at)) != std::string::npos; at = end + 1) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -116,6 +117,12 @@ std::vector<std::string> with_runner(const std::vector<std::string>& argv) {
 }
 
 }  // namespace
+
+std::string this_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string("/proc/self/exe");
+}
 
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::optional<std::string>>& env, const std::string& cwd,

@@ -25,6 +25,11 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::optional<std::string>>& env = {},
                           const std::string& cwd = "", int timeout_seconds = kDefaultProcessTimeoutSeconds);
 
+// The path of this test executable (what /proc/self/exe links to). Re-run the test binary through
+// this, never through "/proc/self/exe" itself: behind an emulator the child's /proc/self/exe is the
+// emulator, not the test.
+std::string this_executable();
+
 class TempDir {
  public:
   TempDir();

@@ -289,6 +289,13 @@ CrashTrialReport run_crash_trials(const std::string& directory, const CrashTrial
       ::_exit(0);
     }
     ::close(fds[1]);
+    std::vector<std::pair<int, int>> committed;
+    std::uint32_t index = 0;
+    int next = 0;
+    if (trial % 2 == 1 && ::read(fds[0], &index, sizeof index) == static_cast<ssize_t>(sizeof index)) {
+      committed.emplace_back(trial, static_cast<int>(index));  // the first commit: start the delay now
+      next = static_cast<int>(index) + 1;
+    }
     ::usleep(static_cast<useconds_t>(delay(random)));
     ::kill(pid, SIGKILL);
     int wstatus = 0;
@@ -305,9 +312,6 @@ CrashTrialReport run_crash_trials(const std::string& directory, const CrashTrial
       ++report.other_crashes;
       problem("trial " + std::to_string(trial) + ": writer ended with wait status " + std::to_string(wstatus));
     }
-    std::vector<std::pair<int, int>> committed;
-    std::uint32_t index = 0;
-    int next = 0;
     while (::read(fds[0], &index, sizeof index) == static_cast<ssize_t>(sizeof index)) {
       committed.emplace_back(trial, static_cast<int>(index));
       next = static_cast<int>(index) + 1;

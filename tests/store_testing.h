@@ -43,7 +43,10 @@ struct CrashTrialOptions {
   int trials = 40;
   std::uint64_t map_size_bytes = 512ull << 20;
   unsigned seed = 1;
-  int max_kill_delay_us = 20000;  // the child is killed after a uniform 0..max delay
+  // The child is killed after a uniform 0..max delay, counted from its fork in even trials (kills
+  // during the store's open) and from its first commit in odd ones (kills among the writes however
+  // slowly the child starts, e.g. under an emulator).
+  int max_kill_delay_us = 20000;
   // False when the map is small enough that entries are evicted: missing entries are then
   // counted as evicted, not lost (wrong bytes and totals are still checked).
   bool expect_everything_kept = true;
