@@ -92,6 +92,7 @@ subset_shim+=":ForkSafety.ChildrenServedFromTheCacheDoNotWaitForARealCompileOfTh
 # other than the harness (nvrtc-cache run, a shell script), which the kernel cannot execute.
 no_emulation="Cli.RunPreloadsTheShimKeepsLdPreloadAndPassesTheExitCode:Cli.RunReachesGrandchildrenThroughShellScripts"
 no_emulation+=":Cli.RunSaysWhenTheProgramIsSetuidOrTheShimIsMissing"
+no_emulation+=":Cli.StatsCountAcrossProcessesAndClearEmptiesTheCache"
 
 failed=0
 run() {  # run NAME COMMAND...: one emulated gtest binary, timed
