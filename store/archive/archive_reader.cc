@@ -179,7 +179,11 @@ ArchiveReader::Step ArchiveReader::read_trailer(std::uint32_t body_size) {
                 " were found");
   }
   if (util::load_le(body + 8, 8) != expected_stream) return fail("the archive's contents do not match its checksum");
-  if (!at_clean_end()) return fail(problem_.empty() ? "data after the end of the archive" : problem_);
+  if (!at_clean_end()) {
+    if (!problem_.empty()) return fail(problem_);
+    return fail(zstd_->last_return != 0 ? "the archive is truncated (the end of its compressed frame is missing)"
+                                        : "data after the end of the archive");
+  }
   complete_ = true;
   return Step::kEnd;
 }
