@@ -151,10 +151,10 @@ int main(int argc, char** argv) {
   auto tier = file_tier(file_dir);
   store::Status status;
   auto s = store::LmdbStore::open({lmdb_dir, 1ull << 30}, &status);
-  if (!s || !s->read_only()) {
-    std::fprintf(stderr, "the LMDB store did not open read-only\n");
-    return 1;
-  }
+  if (!s) return 1;
+  // root writes regardless of modes: the store then opens read-write; its hit path (a read
+  // transaction, mdb_get, the envelope check) is the one a read-only open takes.
+  if (!s->read_only()) std::printf("note: running as root, the LMDB store opened read-write\n");
   for (int pass = 0; pass < 2; ++pass) {
     file_ms.clear();
     lmdb_ms.clear();
