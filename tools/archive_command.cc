@@ -3,7 +3,8 @@
 // nvrtc-cache copy FROM TO
 // Export writes the local store (or any tier) to one zstd-compressed, checksummed archive
 // (store/archive/archive_format.h); import merges an archive into the local store (or any tier);
-// copy does both without the file. FILE "-" is stdout/stdin, so `export - | import -` copies too.
+// copy does both without the file. FILE "-" is stdout/stdin, so `export - | import -` copies too
+// (export's report then goes to stderr).
 // Selection: a result is exported when its program name matches GLOB (fnmatch(3), e.g.
 // 'cudf_*.cu'), and its last use (its creation time, or a file tier's write time, when it has no
 // access record) is at least / at most AGE ago; a manifest goes with the results it names.
@@ -107,7 +108,8 @@ double ratio(const Report& r) {
   return r.archive_bytes == 0 ? 0.0 : static_cast<double>(r.uncompressed_bytes) / static_cast<double>(r.archive_bytes);
 }
 
-void print_report(const std::string& verb, const Report& r, bool json) {
+// To stdout, or to stderr when stdout carries the archive.
+void print_report(const std::string& verb, const Report& r, bool json, std::FILE* out_file = stdout) {
   const double seconds = static_cast<double>(r.nanos) / 1e9;
   if (json) {
     nlohmann::json out{{"operation", verb},
@@ -133,31 +135,31 @@ void print_report(const std::string& verb, const Report& r, bool json) {
     out["source_damaged"] = r.source_damaged;
     out["source_mac_rejected"] = r.source_mac_rejected;
     if (!r.problem.empty()) out["problem"] = r.problem;
-    fmt::print("{}\n", out.dump(2));
+    fmt::print(out_file, "{}\n", out.dump(2));
     return;
   }
-  fmt::print("{}: {} records ({} results, {} manifests), {} of entries", verb, r.records, r.results, r.manifests,
+  fmt::print(out_file, "{}: {} records ({} results, {} manifests), {} of entries", verb, r.records, r.results, r.manifests,
              human_bytes(r.payload_bytes));
-  if (r.archive_bytes > 0) fmt::print(", archive {} (ratio {:.2f})", human_bytes(r.archive_bytes), ratio(r));
-  fmt::print(", {}", human_duration(r.nanos));
+  if (r.archive_bytes > 0) fmt::print(out_file, ", archive {} (ratio {:.2f})", human_bytes(r.archive_bytes), ratio(r));
+  fmt::print(out_file, ", {}", human_duration(r.nanos));
   if (seconds > 0) {
-    fmt::print(" ({:.0f} entries/s, {:.1f} MB/s)", static_cast<double>(r.records) / seconds,
+    fmt::print(out_file, " ({:.0f} entries/s, {:.1f} MB/s)", static_cast<double>(r.records) / seconds,
                static_cast<double>(r.payload_bytes) / 1e6 / seconds);
   }
-  fmt::print("\n");
+  fmt::print(out_file, "\n");
   if (verb != "export") {
-    fmt::print("  added {}, manifests merged {}, already present {}, failed to write {}\n", r.added, r.merged, r.present,
+    fmt::print(out_file, "  added {}, manifests merged {}, already present {}, failed to write {}\n", r.added, r.merged, r.present,
                r.failed);
     if (r.skipped_total() > 0) {
-      fmt::print("  skipped {}:", r.skipped_total());
+      fmt::print(out_file, "  skipped {}:", r.skipped_total());
       for (std::size_t i = 0; i < std::size(r.skipped); ++i) {
-        if (r.skipped[i] > 0) fmt::print(" {} {}", store::archive::kSkipReasonNames[i], r.skipped[i]);
+        if (r.skipped[i] > 0) fmt::print(out_file, " {} {}", store::archive::kSkipReasonNames[i], r.skipped[i]);
       }
-      fmt::print("\n");
+      fmt::print(out_file, "\n");
     }
   }
   if (r.source_damaged > 0 || r.source_mac_rejected > 0) {
-    fmt::print("  left out of the source: {} damaged, {} not signed with the secret\n", r.source_damaged,
+    fmt::print(out_file, "  left out of the source: {} damaged, {} not signed with the secret\n", r.source_damaged,
                r.source_mac_rejected);
   }
   if (!r.complete) fmt::print(stderr, "nvrtc-cache {}: the archive is incomplete: {}\n", verb, r.problem);
@@ -308,7 +310,7 @@ int run_export(const Arguments& a, const CLI::App& command) {
   report.uncompressed_bytes = writer.uncompressed_bytes();
   report.complete = ok;
   if (!ok && report.problem.empty()) report.problem = "the export failed";
-  print_report("export", report, a.json);
+  print_report("export", report, a.json, to_stdout ? stderr : stdout);
   return ok && report.ok() ? 0 : 1;
 }
 
