@@ -14,6 +14,9 @@
 
 #include "core/compile_entry.h"
 #include "direct/manifest.h"
+#include <zstd.h>
+
+#include "store/archive/archive_writer.h"
 #include "store/envelope.h"
 #include "store/lmdb/page_layout.h"
 #include "store/lmdb/records.h"
@@ -118,6 +121,33 @@ int main(int argc, char** argv) {
     corpus.add("sealed_value", "signed-" + std::to_string(i++),
                std::string(1, static_cast<char>(0x80 | key.size())) + key +
                    store::remote::seal_value(key, encoded, &secret));
+  }
+
+  // Archives of those entries, unsigned and signed: compressed as written (mode byte 0 / 2), and
+  // decompressed (mode 1 / 3: the target compresses them again); pieces of 7 bytes for mode 28+.
+  for (int signed_archive = 0; signed_archive < 2; ++signed_archive) {
+    const store::remote::Secret secret = store::remote::secret_from_bytes("fuzzing secret");
+    std::string archive;
+    store::archive::ArchiveWriter writer([&](std::string_view b) { return archive.append(b), true; },
+                                         signed_archive ? &secret : nullptr);
+    int n = 0;
+    for (const auto& e : entries()) {
+      store::archive::ArchiveRecord r;
+      r.key = "R" + std::string(32, static_cast<char>('a' + n++));
+      r.payload = core::encode_entry(e);
+      r.program_name = "kernel.cu";
+      r.created = 1'700'000'000;
+      r.last_used = 1'700'000'060;
+      writer.add(r);
+    }
+    writer.finish();
+    std::string plain(1u << 20, '\0');
+    const std::size_t size = ZSTD_decompress(plain.data(), plain.size(), archive.data(), archive.size());
+    plain.resize(ZSTD_isError(size) ? 0 : size);
+    const char mode = static_cast<char>(signed_archive ? 2 : 0);
+    corpus.add("archive", "compressed-" + std::to_string(signed_archive), std::string(1, mode) + archive);
+    corpus.add("archive", "plain-" + std::to_string(signed_archive), std::string(1, static_cast<char>(mode | 1)) + plain);
+    corpus.add("archive", "pieces-" + std::to_string(signed_archive), std::string(1, static_cast<char>(mode | 1 | (7 << 2))) + plain);
   }
 
   const direct::DependencySet set = recorded_set(dir);

@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config liblmdb-dev liblmdb0 libxxhash-dev libb2-dev libgtest-dev
-          libbenchmark-dev python3 python3-venv binutils dpkg-dev file redis-server libhiredis-dev)
+          libbenchmark-dev python3 python3-venv binutils dpkg-dev file redis-server libhiredis-dev
+          libzstd-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

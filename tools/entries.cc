@@ -74,6 +74,22 @@ std::string architecture_of(const std::vector<std::string>& options) {
   return "";
 }
 
+std::optional<std::int64_t> parse_duration(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 12) return std::nullopt;
+  const std::int64_t number = std::stoll(text.substr(0, digits));
+  const std::string unit = text.substr(digits);
+  std::int64_t scale = 0;
+  if (unit.empty() || unit == "s") scale = 1;
+  else if (unit == "m") scale = 60;
+  else if (unit == "h") scale = 3600;
+  else if (unit == "d") scale = 86400;
+  else if (unit == "w") scale = 7 * 86400;
+  else return std::nullopt;
+  return number * scale;  // at most 10^12 weeks: no overflow
+}
+
 std::string human_duration(std::uint64_t nanos) {
   const double seconds = static_cast<double>(nanos) / 1e9;
   if (seconds >= 1) return fmt::format("{:.2f} s", seconds);

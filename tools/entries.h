@@ -27,6 +27,8 @@ std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walk
 
 // "sm_80" from -arch=sm_80 / --gpu-architecture sm_80 / -arch compute_90; "" when not given.
 std::string architecture_of(const std::vector<std::string>& options);
+// "30d", "12h", "90m", "3600s", "2w" or plain seconds -> seconds; nullopt when malformed.
+std::optional<std::int64_t> parse_duration(const std::string& text);
 // "1.23 s", "45.6 ms"; "12.3 KiB".
 std::string human_duration(std::uint64_t nanos);
 std::string human_bytes(std::uint64_t bytes);

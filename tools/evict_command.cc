@@ -11,28 +11,12 @@
 #include "core/config.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
+#include "tools/entries.h"
 #include "tools/open_cache.h"
 #include "tools/progress.h"
 
 namespace nvrtc_cache::tools {
 namespace {
-
-// "30d", "12h", "90m", "3600s", "2w" or plain seconds -> seconds; nullopt when malformed.
-std::optional<std::int64_t> parse_duration(const std::string& text) {
-  std::size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 12) return std::nullopt;
-  const std::int64_t number = std::stoll(text.substr(0, digits));
-  const std::string unit = text.substr(digits);
-  std::int64_t scale = 0;
-  if (unit.empty() || unit == "s") scale = 1;
-  else if (unit == "m") scale = 60;
-  else if (unit == "h") scale = 3600;
-  else if (unit == "d") scale = 86400;
-  else if (unit == "w") scale = 7 * 86400;
-  else return std::nullopt;
-  return number * scale;  // at most 10^12 weeks: no overflow
-}
 
 double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
 

@@ -106,6 +106,52 @@ class FileTier final : public Tier {
     return outcome;
   }
 
+  TierResult for_each_value(const ValueVisitor& visit, Deadline deadline) override {
+    const util::ErrnoGuard errno_guard;
+    DIR* top = ::opendir(root_.c_str());
+    if (top == nullptr) return errno == ENOENT ? result(TierCode::kOk) : failure("cannot list " + root_);
+    TierResult outcome = result(TierCode::kOk);
+    bool going = true;
+    while (going && outcome.ok()) {
+      const dirent* bucket = ::readdir(top);
+      if (bucket == nullptr) break;
+      const std::string_view b = bucket->d_name;
+      if (b.size() != 2 || b.find_first_not_of("0123456789abcdef") != std::string_view::npos) continue;
+      const int bucket_fd = ::openat(::dirfd(top), bucket->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (bucket_fd < 0) continue;
+      DIR* dir = ::fdopendir(bucket_fd);
+      if (dir == nullptr) {
+        ::close(bucket_fd);
+        continue;
+      }
+      while (const dirent* file = ::readdir(dir)) {
+        if (file->d_name[0] == '.') continue;  // ".", "..", abandoned temporaries
+        if (Clock::now() >= deadline) {
+          outcome = result(TierCode::kTimeout, "deadline passed while listing");
+          break;
+        }
+        const int fd = ::openat(bucket_fd, file->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) continue;  // removed meanwhile, or a link
+        struct stat st {};
+        const std::int64_t written = ::fstat(fd, &st) == 0 ? static_cast<std::int64_t>(st.st_mtim.tv_sec) : 0;
+        TierResult entry = read_entry(fd, deadline);
+        ::close(fd);
+        if (entry.code == TierCode::kMiss || entry.code == TierCode::kError) continue;  // gone or not a file
+        if (!entry.ok()) {
+          outcome = entry;
+          break;
+        }
+        if (!visit(entry.value, written)) {
+          going = false;
+          break;
+        }
+      }
+      ::closedir(dir);
+    }
+    ::closedir(top);
+    return outcome;
+  }
+
   TierResult check(Deadline deadline) override {
     const util::ErrnoGuard errno_guard;
     struct stat st {};

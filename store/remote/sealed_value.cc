@@ -84,4 +84,11 @@ Unsealed unseal_value(std::string_view key, std::string_view stored, const Secre
   return out;
 }
 
+std::string_view sealed_key(std::string_view stored) noexcept {
+  if (stored.size() < kSealedHeaderSize || stored.substr(0, kMagic.size()) != kMagic) return {};
+  const std::uint64_t key_size = util::load_le(stored.data() + 9, 4);
+  if (key_size > kMaxSealedKey || key_size > stored.size() - kSealedHeaderSize) return {};
+  return stored.substr(kSealedHeaderSize, key_size);
+}
+
 }  // namespace nvrtc_cache::store::remote

@@ -52,6 +52,10 @@ struct Unsealed {
 
 Unsealed unseal_value(std::string_view key, std::string_view stored, const Secret* secret) noexcept;
 
+// The key a sealed value echoes (a view into `stored`), to list a tier whose names are hashes;
+// empty when `stored` is not a sealed value. Nothing is verified: unseal_value() with this key does.
+std::string_view sealed_key(std::string_view stored) noexcept;
+
 // Size of a sealed value for a key and payload of these sizes.
 constexpr std::size_t sealed_size(std::size_t key_size, std::size_t payload_size, bool signed_value) {
   return kSealedHeaderSize + key_size + payload_size + kSealedChecksumSize + (signed_value ? kSealedMacSize : 0);

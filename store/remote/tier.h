@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -97,6 +98,19 @@ class Tier {
   }
   virtual void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) {
     (void)claim_key, (void)token, (void)deadline;
+  }
+
+  // Visits every value the tier holds (its stored, sealed bytes) with the time it was written (Unix
+  // seconds, 0 unknown), for `nvrtc-cache export --from`; `visit` returns false to stop. The walk
+  // is not a snapshot: entries written meanwhile may or may not be seen. A tier that cannot be
+  // listed answers kRefused (the default).
+  using ValueVisitor = std::function<bool(std::string_view stored, std::int64_t written)>;
+  virtual TierResult for_each_value(const ValueVisitor& visit, Deadline deadline) {
+    (void)visit, (void)deadline;
+    TierResult r;
+    r.code = TierCode::kRefused;
+    r.detail = "this tier cannot be listed";
+    return r;
   }
 
   // A round trip that proves the tier is reachable (and writable when it claims to be), for

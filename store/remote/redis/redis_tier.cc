@@ -31,6 +31,23 @@ using std::chrono::milliseconds;
 constexpr std::uint64_t kBulkSlack = 64 * 1024;
 // Replies to every command other than GET are short.
 constexpr std::uint64_t kSmallReply = 64 * 1024;
+constexpr std::uint64_t kScanReply = 16 * 1024 * 1024;
+constexpr char kScanScript[] =
+    "local r=redis.call('scan',ARGV[1],'match',ARGV[2],'count',1000) "
+    "return r[1]..'\\n'..table.concat(r[2],'\\n')";
+
+// The bytes a lowercase hex string stands for; empty when it is not one.
+std::string unhex(std::string_view digits) {
+  std::string out;
+  if (digits.size() % 2 != 0) return out;
+  auto value = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+  for (std::size_t i = 0; i < digits.size(); i += 2) {
+    const int hi = value(digits[i]), lo = value(digits[i + 1]);
+    if (hi < 0 || lo < 0) return {};
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return out;
+}
 constexpr milliseconds kProbeTtl{60'000};
 
 // Deletes KEYS[1] only when it still holds ARGV[1]: only the claim's holder releases it.
@@ -132,6 +149,47 @@ class RedisTier final : public Tier {
       Reply reply;
       return connection.command(args, &reply, kSmallReply, deadline);
     });
+  }
+
+  // SCAN runs inside a script that joins the cursor and the keys with newlines into one bulk
+  // string (the RESP client reads no arrays); keys are `<prefix>:v1:<hex>`, which hold no newline
+  // unless the prefix does (such a key is then skipped as malformed). Claims are skipped.
+  TierResult for_each_value(const ValueVisitor& visit, Deadline deadline) override {
+    const util::ErrnoGuard errno_guard;
+    const std::string pattern = options_.prefix + ":v1:*";
+    const std::string claims = options_.prefix + ":v1:claim:";
+    for (const auto& server : servers_) {
+      std::string cursor = "0";
+      do {
+        std::string batch;
+        const std::array<std::string_view, 5> args{"EVAL", kScanScript, "0", cursor, pattern};
+        const TierResult io = run(*server, deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
+          Reply reply;
+          IoResult done = connection.command(args, &reply, kScanReply, deadline);
+          if (done.ok() && reply.kind == Reply::Kind::kBulk) batch = std::move(reply.text);
+          else if (done.ok()) done = IoResult{IoCode::kError, "unexpected reply to SCAN"};
+          return done;
+        });
+        if (!io.ok()) return io;
+        std::string_view rest = batch;
+        const std::size_t first = rest.find('\n');
+        cursor = std::string(rest.substr(0, first));
+        rest = first == std::string_view::npos ? std::string_view() : rest.substr(first + 1);
+        while (!rest.empty()) {
+          const std::size_t end = rest.find('\n');
+          const std::string_view redis_key = rest.substr(0, end);
+          rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+          if (redis_key.starts_with(claims)) continue;
+          const std::string key = unhex(redis_key.substr(std::min(redis_key.size(), pattern.size() - 1)));
+          if (key.empty()) continue;
+          TierResult value = get(key, deadline);
+          if (value.code == TierCode::kMiss) continue;  // expired or evicted meanwhile
+          if (!value.ok()) return value;
+          if (!visit(value.value, 0)) return result(TierCode::kOk);
+        }
+      } while (cursor != "0" && !cursor.empty());
+    }
+    return result(TierCode::kOk);
   }
 
   TierResult check(Deadline deadline) override {
