@@ -1,0 +1,213 @@
+// The Windows NVRTC under Wine: the mingw-built clients (tests/windows/nvrtc_client.cc, reached by
+// LoadLibraryA and through an import library) run the portable corpus (tests/probe_corpus.h) directly
+// against the real nvrtc64_130_0.dll, then with an nvrtc64_130_0.dll placed beside the .exe (first in
+// the DLL search order) cold and warm: every getter byte-identical to the direct run, the warm run
+// served from the cache, and an edit of a header on disk noticed. The DLL beside the .exe is the
+// proxy from NVRTC_CACHE_WINDOWS_PREFIX/bin (scripts/windows-build.sh PREFIX), which finds the real
+// DLL through NVRTC_CACHE_REAL_NVRTC and keeps its cache in NVRTC_CACHE_DIR; its counters are read
+// with PREFIX/bin/nvrtc-cache.exe stats --json. Without a PREFIX the real DLL itself is placed beside
+// the .exe (the placement and comparison are exercised) and the tests skip, saying so, before the
+// cache assertions. Also: the import watch under Wine (tests/windows/import_watch_check.cc).
+// Preconditions, from scripts/windows-nvrtc.sh DIR: NVRTC_CACHE_WINE_NVRTC_DIR (the Windows NVRTC and
+// DIR/wineprefix), NVRTC_CACHE_WINE (the loader); without them the tests skip (fail where
+// NVRTC_CACHE_REQUIRE_PYPI=1).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/harness.h"
+
+namespace nvrtc_cache::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The functions the import watch patches (shim/windows/watched_kernel32.def).
+constexpr int kWatchedKernel32Count = 0
+#define NVRTC_CACHE_KERNEL32(name, kind) +1
+#include "shim/windows/watched_kernel32.def"
+#undef NVRTC_CACHE_KERNEL32
+    ;
+
+// The scenarios every run compiles.
+const std::vector<std::string> kCorpus = {"trivial", "ptx",      "cubin",    "lto",        "template",
+                                          "headers", "compile_error", "warnings", "invalid_option",
+                                          "include_dir", "null_name", "recompile", "bad_inputs"};
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// Wine maps Z: to the Unix root.
+std::string windows_path(const std::string& unix_path) {
+  std::string out = "Z:" + unix_path;
+  for (char& c : out) c = c == '/' ? '\\' : c;
+  return out;
+}
+
+std::string hex_of(const std::string& text) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
+class Wine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    nvrtc_dir_ = env_or_empty("NVRTC_CACHE_WINE_NVRTC_DIR");
+    loader_ = env_or_empty("NVRTC_CACHE_WINE");
+    bin_ = NVRTC_CACHE_WINDOWS_BIN_DIR;
+    if (nvrtc_dir_.empty() || loader_.empty()) {
+      NVRTC_CACHE_SKIP_WITHOUT_PYPI("the Windows NVRTC and Wine are not prepared (eval \"$(scripts/windows-nvrtc.sh DIR)\")");
+    }
+    if (bin_.empty()) NVRTC_CACHE_SKIP_WITHOUT_PYPI("the Windows test programs were not built (no mingw-w64 at configure)");
+    ASSERT_TRUE(fs::exists(nvrtc_dir_ + "/nvrtc64_130_0.dll"));
+    ASSERT_TRUE(fs::exists(loader_));
+    prefix_ = env_or_empty("NVRTC_CACHE_WINDOWS_PREFIX");
+    write_header(42);
+  }
+
+  void write_header(int value) {
+    std::ofstream(include_.path() + "/probe_dep.h") << "#pragma once\n#define PROBE_VALUE " << value << "\n";
+  }
+
+  // Runs a Windows program under Wine; `extra` adds to the environment.
+  ProcessResult run(const std::vector<std::string>& argv, EnvVars extra = {}) {
+    EnvVars env = {{"WINEPREFIX", nvrtc_dir_ + "/wineprefix"},
+                   {"WINEDEBUG", "-all"},
+                   {"WINEDLLOVERRIDES", "mscoree,mshtml="},
+                   {"WINEPATH", windows_path(nvrtc_dir_)},
+                   {"PROBE_INCLUDE_DIR", windows_path(include_.path())}};
+    for (auto& [name, value] : extra) env[name] = value;
+    std::vector<std::string> command = {loader_};
+    command.insert(command.end(), argv.begin(), argv.end());
+    return run_process(command, env);
+  }
+
+  ProcessResult client(const std::string& exe, const std::vector<std::string>& scenarios, EnvVars extra = {}) {
+    std::vector<std::string> argv = {exe};
+    argv.insert(argv.end(), scenarios.begin(), scenarios.end());
+    ProcessResult r = run(argv, std::move(extra));
+    EXPECT_EQ(r.exit_code, 0) << exe << ": " << r.err;
+    return r;
+  }
+
+  std::string direct_client(const std::string& name) { return bin_ + "/" + name + ".exe"; }
+
+  // `name`.exe copied into its own directory, with the DLL under test beside it.
+  std::string client_beside_dll(const std::string& name) {
+    const std::string exe = beside_.path() + "/" + name + ".exe";
+    fs::copy_file(direct_client(name), exe, fs::copy_options::overwrite_existing);
+    const std::string dll = beside_.path() + "/nvrtc64_130_0.dll";
+    if (!fs::exists(dll)) {
+      if (prefix_.empty()) {
+        fs::create_symlink(nvrtc_dir_ + "/nvrtc64_130_0.dll", dll);
+      } else {
+        fs::copy_file(prefix_ + "/bin/nvrtc64_130_0.dll", dll);
+      }
+    }
+    return exe;
+  }
+
+  // What the DLL beside the .exe needs: the real DLL, its cache.
+  EnvVars cache_env() {
+    return {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
+            {"NVRTC_CACHE_DIR", windows_path(cache_.path())}};
+  }
+
+  // The proxy's counters (hits, misses), from its CLI.
+  nlohmann::json stats() {
+    ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, cache_env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  bool with_proxy() const { return !prefix_.empty(); }
+
+  std::string nvrtc_dir_, loader_, bin_, prefix_;
+  TempDir include_, beside_, cache_;
+};
+
+// What every dump must show for the corpus to have run for real.
+void expect_corpus_ran(const std::string& out) {
+  for (const std::string& scenario : kCorpus) EXPECT_NE(out.find("### " + scenario + "\n"), std::string::npos) << scenario;
+  EXPECT_NE(out.find("compile rc=0"), std::string::npos);
+  EXPECT_NE(out.find("compile rc=6"), std::string::npos) << "the compile error (NVRTC_ERROR_COMPILATION)";
+  EXPECT_NE(out.find(hex_of("undefined_function")), std::string::npos) << "the error's log";
+  EXPECT_NE(out.find("lowered[scale<float, 2>] rc=0 name=_Z5scaleIfLi2EEvPT_"), std::string::npos);
+  EXPECT_NE(out.find(hex_of("42;")), std::string::npos) << "the -I header's value in the PTX";
+}
+
+TEST_F(Wine, DirectClientsAgreeAndRepeat) {
+  const ProcessResult loaded = client(direct_client("nvrtc_client_loadlibrary"), kCorpus);
+  const ProcessResult linked = client(direct_client("nvrtc_client_linked"), kCorpus);
+  expect_corpus_ran(loaded.out);
+  EXPECT_TRUE(loaded.out == linked.out) << "LoadLibraryA and import-linked clients differ";
+  EXPECT_TRUE(client(direct_client("nvrtc_client_loadlibrary"), kCorpus).out == loaded.out) << "not deterministic";
+}
+
+class WineThroughDll : public Wine, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(WineThroughDll, ColdAndWarmIdenticalToDirect) {
+  const std::string direct = client(direct_client(GetParam()), kCorpus).out;
+  expect_corpus_ran(direct);
+  const std::string exe = client_beside_dll(GetParam());
+  const std::string cold = client(exe, kCorpus, cache_env()).out;
+  EXPECT_TRUE(cold == direct) << "cold run differs from the real NVRTC";
+  const nlohmann::json after_cold = with_proxy() ? stats() : nlohmann::json();
+  const std::string warm = client(exe, kCorpus, cache_env()).out;
+  EXPECT_TRUE(warm == direct) << "warm run differs from the real NVRTC";
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset): the real DLL beside the .exe matched "
+                                     "the direct run; the cache assertions were not made";
+  const nlohmann::json after_warm = stats();
+  EXPECT_GT(after_cold.value("misses", 0), 0) << after_cold.dump();
+  EXPECT_GT(after_warm.value("hits", 0), after_cold.value("hits", 0)) << "warm run not served from the cache";
+  EXPECT_EQ(after_warm.value("misses", 0), after_cold.value("misses", 0)) << "warm run missed: " << after_warm.dump();
+}
+
+TEST_P(WineThroughDll, HeaderEditNoticed) {
+  const std::string exe = client_beside_dll(GetParam());
+  const std::string first = client(exe, {"include_dir"}, cache_env()).out;
+  ASSERT_NE(first.find(hex_of("42;")), std::string::npos);
+  EXPECT_TRUE(client(exe, {"include_dir"}, cache_env()).out == first);
+  const nlohmann::json before = with_proxy() ? stats() : nlohmann::json();
+  write_header(43);
+  const std::string edited = client(exe, {"include_dir"}, cache_env()).out;
+  EXPECT_EQ(edited.find(hex_of("42;")), std::string::npos) << "stale: the old header's value";
+  EXPECT_NE(edited.find(hex_of("43;")), std::string::npos);
+  EXPECT_TRUE(edited == client(direct_client(GetParam()), {"include_dir"}).out) << "differs from the real NVRTC";
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset): the cache assertions were not made";
+  EXPECT_EQ(stats().value("misses", 0), before.value("misses", 0) + 1) << "the edit was not a miss";
+}
+
+INSTANTIATE_TEST_SUITE_P(Clients, WineThroughDll,
+                         ::testing::Values("nvrtc_client_loadlibrary", "nvrtc_client_linked"));
+
+// The import watch on the real DLL, under Wine: every watched function patched in NVRTC's import table,
+// the header included through -I among what NVRTC was seen opening, the host's own calls unobserved.
+TEST_F(Wine, ImportWatchSeesTheIncludedHeader) {
+  const std::string host_probe = windows_path(include_.path() + "/host_probe.txt");
+  std::ofstream(include_.path() + "/host_probe.txt") << "host\n";
+  const ProcessResult r = run({bin_ + "/import_watch_check.exe", windows_path(include_.path()), host_probe});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string count = std::to_string(kWatchedKernel32Count);
+  EXPECT_NE(r.out.find("patch redirected=" + count + " already=0 left=0 parsed=1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("again redirected=0 already=" + count + " left=0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("compile rc=0\n"), std::string::npos) << r.out;
+  const std::string header = windows_path(include_.path() + "/probe_dep.h");
+  EXPECT_NE(r.out.find("event CreateFileW kind=0 ok=1 write=0 subject=" + header + " "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host_probe_observed=0\n"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::testing
