@@ -43,9 +43,8 @@ bool read_strings(ByteReader& r, std::vector<std::string>& list) {
   return true;
 }
 
-void write_identity(ByteWriter& w, const CompileRecord& record) {
-  const keying::ProgramInputs& in = record.inputs;
-  w.bytes(record.library_path);
+void write_identity(ByteWriter& w, std::string_view library_path, const keying::ProgramInputs& in) {
+  w.bytes(library_path);
   w.i32(in.library.major);
   w.i32(in.library.minor);
   w.bytes(in.library.build_id);
@@ -96,9 +95,14 @@ std::optional<std::uint64_t> frame_length(std::string_view rest) {
 }  // namespace
 
 std::string encode_record(const CompileRecord& record) {
+  return encode_record(record.library_path, record.inputs, record.dependencies);
+}
+
+std::string encode_record(std::string_view library_path, const keying::ProgramInputs& inputs,
+                          const direct::DependencySet& dependencies) {
   ByteWriter body;
-  write_identity(body, record);
-  record.dependencies.encode(body);
+  write_identity(body, library_path, inputs);
+  dependencies.encode(body);
   ByteWriter w;
   util::begin_frame(w, kMagic, kRecordFormatVersion);
   w.bytes(body.str());
@@ -118,7 +122,7 @@ std::optional<CompileRecord> decode_record(std::string_view frame) {
 
 std::string program_identity(const CompileRecord& record) {
   ByteWriter w;
-  write_identity(w, record);
+  write_identity(w, record.library_path, record.inputs);
   return std::move(w.str());
 }
 

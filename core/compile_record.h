@@ -31,6 +31,9 @@ struct CompileRecord {
 
 // One complete frame, ready to be appended.
 std::string encode_record(const CompileRecord& record);
+// The same from its parts (what the shim holds), without copying them into a CompileRecord.
+std::string encode_record(std::string_view library_path, const keying::ProgramInputs& inputs,
+                          const direct::DependencySet& dependencies);
 // One frame (exactly, nothing after it), or nullopt when it is not one encode_record() wrote.
 std::optional<CompileRecord> decode_record(std::string_view frame);
 

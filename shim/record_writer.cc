@@ -72,11 +72,7 @@ void append_compile_record(const std::string& file, const interpose::RealNvrtc& 
                            const direct::DependencySet& dependencies) noexcept {
   util::ErrnoGuard errno_guard;
   try {
-    core::CompileRecord compile;
-    compile.library_path = library_path_of(real);
-    compile.inputs = record.inputs;
-    compile.dependencies = dependencies;
-    const int error = append_locked(file, core::encode_record(compile));
+    const int error = append_locked(file, core::encode_record(library_path_of(real), record.inputs, dependencies));
     if (error != 0) {
       core::log_once(core::LogLevel::kWarn, "record-write",
                      "cannot append to the record file " + file + " (" + std::strerror(error) +
