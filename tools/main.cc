@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   add_extract_command(app, outcome);
   add_doctor_command(app, outcome);
   add_remote_command(app, outcome);
+  add_replay_command(app, outcome);
   add_help_command(app, outcome);
   add_sample_compile_command(app, outcome);
   try {
