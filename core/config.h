@@ -36,6 +36,8 @@ struct Config {
   // (store/remote/tier_set.h); NVRTC_CACHE_REMOTE_SECRET_FILE: the key that signs their values.
   std::string remote;
   std::string remote_secret_file;
+  // NVRTC_CACHE_RECORD: append a core::CompileRecord of every compile to this file (empty: off).
+  std::string record_file;
   std::vector<std::string> problems;  // one message per bad value, already naming the variable
   // Where each setting's value came from, indexed like settings(): "default", "environment
   // NVRTC_CACHE_DIR", "/etc/nvrtc-cache.conf:3".

@@ -135,6 +135,16 @@ constexpr SettingSpec kSettings[] = {
        return std::nullopt;
      },
      [](const Config& c) { return c.remote_secret_file; }},
+    {"record", "NVRTC_CACHE_RECORD", SettingType::kPath, "none",
+     "Append a record of every compile (hit or miss: the NVRTC library, the program's inputs, its dependencies "
+     "with their fingerprints) to this file (absolute path), for `nvrtc-cache replay` on another machine or for "
+     "other GPUs; `nvrtc-cache run --record FILE` sets it.",
+     [](Config& c, std::string_view v) -> Problem {
+       if (v.front() != '/') return "is not an absolute path";
+       c.record_file = v;
+       return std::nullopt;
+     },
+     [](const Config& c) { return c.record_file; }},
 };
 
 }  // namespace

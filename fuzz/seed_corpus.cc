@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/compile_entry.h"
+#include "core/compile_record.h"
 #include "direct/manifest.h"
 #include <zstd.h>
 
@@ -161,6 +162,19 @@ int main(int argc, char** argv) {
   const std::string manifest_bytes = direct::encode_manifest(manifest);
   corpus.add_framed("manifest", "recorded", manifest_bytes);
   corpus.add_framed("manifest", "empty", direct::encode_manifest({}));
+  core::CompileRecord record;
+  record.library_path = "/usr/local/cuda/lib64/libnvrtc.so.13";
+  record.inputs.library = {13, 0, "build-id"};
+  record.inputs.name = "k.cu";
+  record.inputs.source = "#include \"a.h\"\n__global__ void k() {}\n";
+  record.inputs.headers = {{"b.h", "#define B 1\n"}};
+  record.inputs.options = {"-arch=sm_80", "-I/inc"};
+  record.inputs.name_expressions = {"k"};
+  record.inputs.working_directory = "/work";
+  record.dependencies = set;
+  const std::string record_bytes = core::encode_record(record);
+  corpus.add("record", "two-records", record_bytes + record_bytes);
+  corpus.add("record", "torn", record_bytes + record_bytes.substr(0, record_bytes.size() / 2));
   const std::string manifest_key = "M" + std::string(32, 'm');
   corpus.add("envelope", "manifest", std::string(1, static_cast<char>(manifest_key.size())) + manifest_key +
                                          store::wrap_value(manifest_key, manifest_bytes));

@@ -24,6 +24,7 @@
 #include "shim/capture.h"
 #include "shim/hooks.h"
 #include "shim/program_table.h"
+#include "shim/record_writer.h"
 #include "shim/runtime.h"
 #include "shim/watch/file_watch.h"
 #include "store/fork_locks.h"
@@ -162,6 +163,7 @@ std::optional<core::CompileEntry> decode_or_drop(store::Store& store, const std:
 
 struct Lookup {
   std::optional<core::CompileEntry> entry;
+  std::optional<direct::DependencySet> dependencies;  // the served result's (for NVRTC_CACHE_RECORD)
   std::string miss_reason;
   std::int64_t validate_ns = 0;
 };
@@ -199,6 +201,7 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
     out.entry = decode_or_drop(store, key, *entry_bytes);
     if (!out.entry) continue;
     if (v.refreshed) (void)store.put(manifest_key, direct::encode_manifest(*manifest));  // touched files
+    out.dependencies = std::move(result.dependencies);
     out.miss_reason.clear();
     return out;
   }
@@ -408,8 +411,13 @@ nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecor
       flight = claim_or_wait(key, [&] { return (found = look_up(*store, key)).entry.has_value(); });
     }
     if (found.entry) {
-      return serve(record, key, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns,
-                   flight.wait_ns);
+      const nvrtcResult rc = serve(record, key, std::move(*found.entry), started, keyed, Clock::now(),
+                                   found.validate_ns, flight.wait_ns);
+      const std::string& record_file = runtime.config().record_file;
+      if (!record_file.empty() && found.dependencies) {
+        append_compile_record(record_file, real, record, *found.dependencies);
+      }
+      return rc;
     }
     miss_reason = std::move(found.miss_reason);
   }
@@ -418,8 +426,10 @@ nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecor
   record.served.reset();
   watch::CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
   const WatchedCompile compile = compile_watched(real, prog, n, options, watch);
-  keep_result(store, real, prog, record, key, dependencies_of(watch, compile, record), compile,
-              core::miss_reason(miss_reason));
+  direct::RecordedDependencies dependencies = dependencies_of(watch, compile, record);
+  const std::string& record_file = runtime.config().record_file;
+  if (!record_file.empty() && dependencies.set) append_compile_record(record_file, real, record, *dependencies.set);
+  keep_result(store, real, prog, record, key, std::move(dependencies), compile, core::miss_reason(miss_reason));
   errno = compile.errno_after;
   return compile.rc;
 }

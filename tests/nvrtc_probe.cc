@@ -96,12 +96,19 @@ namespace {
 
 // PROBE_SOURCE_FILE: the program's source (read here, before the compile); -I for each directory in
 // PROBE_INCLUDE_DIR (as include_dir); PROBE_OPTIONS: more options, separated by spaces;
-// PROBE_PROGRAM_NAME: the program's name (default source_file.cu).
+// PROBE_PROGRAM_NAME: the program's name (default source_file.cu); PROBE_ARCH: the architecture
+// option(s), separated by spaces ("-arch sm_90" is two options; default -arch=sm_80).
 void scenario_source_file(Out& o) {
   const char* file = std::getenv("PROBE_SOURCE_FILE");
   std::ifstream in(file ? file : "");
   const std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> options = {"-arch=sm_80"};
+  std::vector<std::string> options;
+  const char* arch = std::getenv("PROBE_ARCH");
+  for (std::string list = arch ? arch : "-arch=sm_80"; !list.empty();) {
+    const std::size_t end = std::min(list.find(' '), list.size());
+    if (end > 0) options.push_back(list.substr(0, end));
+    list.erase(0, end + 1);
+  }
   const char* dirs = std::getenv("PROBE_INCLUDE_DIR");
   for (std::string list = dirs ? dirs : ""; !list.empty();) {
     const std::size_t end = std::min(list.find(':'), list.size());

@@ -27,6 +27,8 @@ void add_doctor_command(CLI::App& app, Outcome& outcome);
 void add_remote_command(CLI::App& app, Outcome& outcome);
 // export, import and copy (tools/archive_command.cc).
 void add_archive_commands(CLI::App& app, Outcome& outcome);
+// replay, and its hidden __replay-worker.
+void add_replay_command(CLI::App& app, Outcome& outcome);
 void add_help_command(CLI::App& app, Outcome& outcome);
 // Hidden: compiles a tiny kernel through whatever NVRTC the process reaches (doctor runs it).
 void add_sample_compile_command(CLI::App& app, Outcome& outcome);

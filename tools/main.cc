@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   add_doctor_command(app, outcome);
   add_remote_command(app, outcome);
   add_archive_commands(app, outcome);
+  add_replay_command(app, outcome);
   add_help_command(app, outcome);
   add_sample_compile_command(app, outcome);
   try {

@@ -1,4 +1,5 @@
-// nvrtc-cache run [--proxy] [--] CMD ARGS...: runs CMD with the shim preloaded (replaces this process).
+// nvrtc-cache run [--proxy] [--record FILE] [--] CMD ARGS...: runs CMD with the shim preloaded (replaces this
+// process); --record sets NVRTC_CACHE_RECORD (made absolute) for CMD and its children.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,14 +46,46 @@ std::string resolve_command(const char* command) {
 int run_command(int argc, char** argv) {
   int first = 0;
   bool proxy = false;
-  if (first < argc && std::strcmp(argv[first], "--proxy") == 0) {
-    proxy = true;
-    ++first;
+  std::string record_file;
+  constexpr const char* kUsage = "usage: nvrtc-cache run [--proxy] [--record FILE] [--] CMD [ARGS...]\n";
+  while (first < argc) {
+    if (std::strcmp(argv[first], "--proxy") == 0) {
+      proxy = true;
+      ++first;
+    } else if (std::strcmp(argv[first], "--record") == 0 || std::strncmp(argv[first], "--record=", 9) == 0) {
+      if (argv[first][8] == '=') {
+        record_file = argv[first] + 9;
+        ++first;
+      } else if (first + 1 < argc) {
+        record_file = argv[first + 1];
+        first += 2;
+      } else {
+        std::fputs(kUsage, stderr);
+        return 2;
+      }
+      if (record_file.empty()) {
+        std::fputs(kUsage, stderr);
+        return 2;
+      }
+    } else {
+      break;
+    }
   }
   if (first < argc && std::strcmp(argv[first], "--") == 0) ++first;
   if (first >= argc) {
-    std::fputs("usage: nvrtc-cache run [--proxy] [--] CMD [ARGS...]\n", stderr);
+    std::fputs(kUsage, stderr);
     return 2;
+  }
+  if (!record_file.empty()) {
+    if (record_file.front() != '/') {
+      char cwd[PATH_MAX];
+      if (getcwd(cwd, sizeof cwd) == nullptr) {
+        std::fprintf(stderr, "nvrtc-cache: cannot resolve %s: %s\n", record_file.c_str(), std::strerror(errno));
+        return 2;
+      }
+      record_file = std::string(cwd) + "/" + record_file;
+    }
+    setenv("NVRTC_CACHE_RECORD", record_file.c_str(), 1);
   }
   const std::string shim = shim_path(proxy);
   struct stat st;
@@ -83,12 +116,16 @@ int run_command(int argc, char** argv) {
 void add_run_command(CLI::App& app, Outcome&) {
   CLI::App* run = app.add_subcommand(
       "run",
-      "nvrtc-cache run [--proxy] [--] CMD [ARGS...]: run CMD with NVRTC calls served from the cache (the shim is preloaded; an existing LD_PRELOAD is kept "
+      "nvrtc-cache run [--proxy] [--record FILE] [--] CMD [ARGS...]: run CMD with NVRTC calls served from the cache (the shim is preloaded; an existing LD_PRELOAD is kept "
       "after it). CMD's exit code is passed through. Everything after CMD is CMD's own arguments.");
   static bool proxy_for_help = false;
   run->add_flag("--proxy", proxy_for_help,
                 "Do not preload: put a stand-in libnvrtc.so.13 first on LD_LIBRARY_PATH instead, for environments "
                 "where preloading is not possible");
+  static std::string record_for_help;
+  run->add_option("--record", record_for_help,
+                  "Append a record of every compile CMD and its children make (hit or miss) to FILE, for "
+                  "`nvrtc-cache replay` (sets NVRTC_CACHE_RECORD)");
   run->add_option("CMD", "the program to run, and its arguments");
   // The real parsing is run_command()'s (main() dispatches `run` before CLI11); this is for --help.
 }

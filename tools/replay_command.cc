@@ -1,0 +1,353 @@
+// nvrtc-cache replay FILE [--arch sm_80,sm_90,...] [--jobs N] [--json]: compiles every distinct
+// program of a recording (NVRTC_CACHE_RECORD, `nvrtc-cache run --record`) as recorded and once per
+// requested architecture, into this machine's cache. The compiles run in worker processes with the
+// shim preloaded (`__replay-worker`, tools/replay_worker.cc), so each result is stored under exactly
+// the key the app computes. Refuses a library whose build-id is not the recording's.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <nvrtc.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/compile_record.h"
+#include "shim/interpose/library_identity.h"
+#include "tools/arch_options.h"
+#include "tools/commands.h"
+#include "tools/install_paths.h"
+#include "tools/progress.h"
+#include "tools/replay.h"
+
+namespace nvrtc_cache::tools {
+namespace {
+
+struct ReplayOptions {
+  std::string file;
+  std::vector<std::string> archs;  // as given
+  unsigned jobs = 0;
+  bool json = false;
+};
+
+std::string hex(std::string_view bytes) {
+  std::string out;
+  for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
+  return out;
+}
+
+// Why the library at `path` is not the recording's, or "".
+std::string library_mismatch(const std::string& path, const keying::LibraryIdentity& recorded) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return fmt::format("cannot load {}: {}", path, dlerror());
+  auto version = reinterpret_cast<decltype(&::nvrtcVersion)>(dlsym(handle, "nvrtcVersion"));
+  if (version == nullptr) return path + " is not an NVRTC library";
+  int major = 0, minor = 0;
+  version(&major, &minor);
+  const std::string build_id = shim::interpose::build_id_of_object_containing(reinterpret_cast<const void*>(version));
+  if (major != recorded.major || minor != recorded.minor || build_id != recorded.build_id) {
+    return fmt::format(
+        "{} is NVRTC {}.{} with build-id {}, but the recording's programs were compiled by NVRTC {}.{} with "
+        "build-id {}: their results would not be this library's; refusing to replay them",
+        path, major, minor, build_id.empty() ? "(none)" : hex(build_id), recorded.major, recorded.minor,
+        recorded.build_id.empty() ? "(none)" : hex(recorded.build_id));
+  }
+  return {};
+}
+
+struct Program {
+  core::CompileRecord record;
+  std::vector<ReplayVariant> variants;
+  std::string refused;  // the library's mismatch
+};
+
+struct Worker {
+  pid_t pid = -1;
+  int out = -1;  // its stdout
+  std::string pending;
+  std::vector<std::size_t> programs;  // its task file's programs, as indices into the program list
+};
+
+std::string temporary_directory() {
+  std::string pattern = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-cache-replay-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) return {};
+  return pattern;
+}
+
+bool write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return static_cast<bool>(out);
+}
+
+Worker start_worker(const std::string& task_file, const std::string& log_file, const std::string& archs) {
+  Worker w;
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return w;
+  const std::string self = self_path();
+  const std::string shim = shim_path(false);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    const std::string preload = shim + (std::getenv("LD_PRELOAD") ? std::string(":") + std::getenv("LD_PRELOAD") : "");
+    setenv("LD_PRELOAD", preload.c_str(), 1);
+    setenv("NVRTC_CACHE_LOG", "debug", 1);
+    setenv("NVRTC_CACHE_LOG_FILE", log_file.c_str(), 1);
+    unsetenv("NVRTC_CACHE_RECORD");  // the replay is not part of the recording
+    unsetenv("NVRTC_CACHE_DISABLE");
+    execl(self.c_str(), self.c_str(), "__replay-worker", task_file.c_str(), "--arch", archs.c_str(), "--log",
+          log_file.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    return w;
+  }
+  w.pid = pid;
+  w.out = pipe_fds[0];
+  return w;
+}
+
+int replay(const ReplayOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::string> archs;
+  for (const std::string& requested : options.archs) {
+    std::optional<std::string> arch = parse_arch_request(requested);
+    if (!arch) {
+      fmt::print(stderr, "nvrtc-cache replay: {} is not an architecture (e.g. sm_90, sm_100a, compute_80)\n", requested);
+      return 2;
+    }
+    archs.push_back(*arch);
+  }
+  std::ifstream in(options.file, std::ios::binary);
+  if (!in) {
+    fmt::print(stderr, "nvrtc-cache replay: cannot read {}: {}\n", options.file, std::strerror(errno));
+    return 1;
+  }
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  core::RecordScan scan = core::scan_records(bytes);
+  for (const core::RecordDamage& d : scan.damage) {
+    fmt::print(stderr, "nvrtc-cache replay: {}: {} bytes at offset {} skipped: {}\n", options.file, d.length, d.offset,
+               d.what);
+  }
+
+  // Distinct programs, in order of first appearance; the latest record of each (its newest dependencies).
+  std::vector<Program> programs;
+  std::map<std::string, std::size_t> by_identity;
+  for (core::CompileRecord& record : scan.records) {
+    auto [it, inserted] = by_identity.try_emplace(core::program_identity(record), programs.size());
+    if (inserted) programs.push_back({});
+    programs[it->second].record = std::move(record);
+  }
+  std::map<std::string, std::string> refused_libraries;  // path + identity -> why
+  std::size_t tasks = 0;
+  for (Program& p : programs) {
+    const keying::LibraryIdentity& id = p.record.inputs.library;
+    const std::string library = p.record.library_path + '\0' + std::to_string(id.major) + "." +
+                                std::to_string(id.minor) + '\0' + id.build_id;
+    auto [it, inserted] = refused_libraries.try_emplace(library);
+    if (inserted) {
+      it->second = library_mismatch(p.record.library_path, id);
+      if (!it->second.empty()) fmt::print(stderr, "nvrtc-cache replay: {}\n", it->second);
+    }
+    p.refused = it->second;
+    p.variants = replay_variants(p.record, archs);
+    if (p.refused.empty()) tasks += p.variants.size();
+  }
+
+  // Distribute the programs over the workers, round-robin.
+  const unsigned jobs = std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
+  const std::string work_dir = temporary_directory();
+  if (work_dir.empty()) {
+    fmt::print(stderr, "nvrtc-cache replay: cannot create a temporary directory: {}\n", std::strerror(errno));
+    return 1;
+  }
+  std::vector<std::string> task_bytes(jobs);
+  std::vector<std::vector<std::size_t>> assigned(jobs);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    if (!programs[i].refused.empty()) continue;
+    task_bytes[next % jobs] += core::encode_record(programs[i].record);
+    assigned[next % jobs].push_back(i);
+    ++next;
+  }
+  std::string arch_list;
+  for (const std::string& a : archs) arch_list += (arch_list.empty() ? "" : ",") + a;
+  std::vector<Worker> workers;
+  for (unsigned j = 0; j < jobs; ++j) {
+    if (assigned[j].empty()) continue;
+    const std::string task_file = fmt::format("{}/tasks-{}", work_dir, j);
+    if (!write_file(task_file, task_bytes[j])) {
+      fmt::print(stderr, "nvrtc-cache replay: cannot write {}\n", task_file);
+      return 1;
+    }
+    Worker w = start_worker(task_file, fmt::format("{}/log-{}", work_dir, j), arch_list);
+    if (w.pid < 0) {
+      fmt::print(stderr, "nvrtc-cache replay: cannot start a worker: {}\n", std::strerror(errno));
+      return 1;
+    }
+    w.programs = std::move(assigned[j]);
+    workers.push_back(std::move(w));
+  }
+
+  // Collect the outcomes.
+  std::map<std::pair<std::size_t, std::size_t>, ReplayOutcome> outcomes;  // (program, variant)
+  Progress progress("replaying", tasks);
+  std::size_t open_pipes = workers.size();
+  while (open_pipes > 0) {
+    std::vector<pollfd> fds;
+    std::vector<Worker*> owners;
+    for (Worker& w : workers) {
+      if (w.out >= 0) {
+        fds.push_back({w.out, POLLIN, 0});
+        owners.push_back(&w);
+      }
+    }
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      Worker& w = *owners[i];
+      char buffer[4096];
+      const ssize_t n = read(w.out, buffer, sizeof buffer);
+      if (n <= 0) {
+        close(w.out);
+        w.out = -1;
+        --open_pipes;
+        continue;
+      }
+      w.pending.append(buffer, static_cast<std::size_t>(n));
+      for (std::size_t eol; (eol = w.pending.find('\n')) != std::string::npos;) {
+        ReplayOutcome o;
+        if (parse_outcome(std::string_view(w.pending).substr(0, eol), o) && o.program < w.programs.size()) {
+          o.program = w.programs[o.program];
+          outcomes[{o.program, o.variant}] = o;
+        }
+        w.pending.erase(0, eol + 1);
+      }
+      progress.update(outcomes.size());
+    }
+  }
+  progress.finish();
+  int worker_failures = 0;
+  for (Worker& w : workers) {
+    int status = 0;
+    waitpid(w.pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++worker_failures;
+  }
+  std::filesystem::remove_all(work_dir);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  // Report.
+  std::map<std::string, std::size_t> totals = {{"stored", 0}, {"cached", 0}, {"failed", 0}, {"skipped", 0}, {"refused", 0}};
+  nlohmann::json list = nlohmann::json::array();
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    const Program& p = programs[i];
+    for (std::size_t v = 0; v < p.variants.size(); ++v) {
+      ReplayOutcome o;
+      if (!p.refused.empty()) {
+        o.status = "refused";
+        o.detail = "the library's build-id differs from the recording's";
+      } else if (auto it = outcomes.find({i, v}); it != outcomes.end()) {
+        o = it->second;
+      } else {
+        o.status = "failed";
+        o.detail = "the worker reported nothing (it crashed or was killed)";
+      }
+      ++totals[o.status];
+      const std::string name = p.record.inputs.name.value_or("(null name)");
+      list.push_back({{"program", name}, {"variant", p.variants[v].label}, {"status", o.status}, {"detail", o.detail}});
+      if (!options.json && (o.status == "failed" || o.status == "skipped")) {
+        fmt::print(stderr, "{} {} [{}]: {}\n", o.status, name, p.variants[v].label, o.detail);
+      }
+    }
+  }
+  const std::size_t compiled = totals["stored"];
+  if (options.json) {
+    nlohmann::json report = {
+        {"file", options.file},
+        {"records", scan.records.size()},
+        {"damaged", nlohmann::json::array()},
+        {"programs", programs.size()},
+        {"compiles", list},
+        {"compiled", compiled},
+        {"already_cached", totals["cached"]},
+        {"failed", totals["failed"]},
+        {"skipped", totals["skipped"]},
+        {"refused", totals["refused"]},
+        {"seconds", seconds},
+        {"programs_per_second", seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0}};
+    for (const core::RecordDamage& d : scan.damage) {
+      report["damaged"].push_back({{"offset", d.offset}, {"length", d.length}, {"what", d.what}});
+    }
+    fmt::print("{}\n", report.dump(2));
+  } else {
+    fmt::print("{} records, {} programs, {} compiles: {} compiled, {} already cached, {} failed, {} skipped, "
+               "{} refused; {:.1f} s ({:.2f} programs/s){}\n",
+               scan.records.size(), programs.size(), list.size(), compiled, totals["cached"], totals["failed"],
+               totals["skipped"], totals["refused"], seconds,
+               seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0,
+               scan.damage.empty() ? "" : fmt::format("; {} damaged stretches skipped", scan.damage.size()));
+  }
+  const bool clean = totals["failed"] == 0 && totals["refused"] == 0 && scan.damage.empty() && worker_failures == 0;
+  return clean ? 0 : 1;
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app, Outcome& outcome) {
+  CLI::App* command = app.add_subcommand(
+      "replay",
+      "Compile every program of a recording (`nvrtc-cache run --record FILE`, NVRTC_CACHE_RECORD) into this "
+      "machine's cache: once as recorded and once per architecture of --arch, with the architecture option "
+      "rewritten in the spelling the program used, each stored under exactly the key the program computes on "
+      "that GPU. Programs whose dependencies (headers, environment) differ here are reported and skipped; a "
+      "library whose build-id is not the recording's is refused. Exit code 1 when anything failed, was refused or "
+      "the recording was damaged.");
+  auto options = std::make_shared<ReplayOptions>();
+  command->add_option("FILE", options->file, "the recording")->required();
+  command->add_option("--arch", options->archs, "architectures to compile for as well (sm_80,sm_90,sm_100a,...)")
+      ->delimiter(',');
+  command->add_option("--jobs,-j", options->jobs, "worker processes (default: the number of CPUs)");
+  command->add_flag("--json", options->json, "print the report as JSON");
+  command->callback([&outcome, options] { outcome.exit_code = replay(*options); });
+
+  CLI::App* worker = app.add_subcommand("__replay-worker", "one of replay's worker processes");
+  worker->group("");  // hidden
+  auto task_file = std::make_shared<std::string>();
+  auto archs = std::make_shared<std::string>();
+  auto log_file = std::make_shared<std::string>();
+  worker->add_option("TASKS", *task_file)->required();
+  worker->add_option("--arch", *archs);
+  worker->add_option("--log", *log_file);
+  worker->callback([&outcome, task_file, archs, log_file] {
+    std::vector<std::string> list;
+    for (std::size_t start = 0; start < archs->size();) {
+      const std::size_t end = std::min(archs->find(',', start), archs->size());
+      if (end > start) list.push_back(archs->substr(start, end - start));
+      start = end + 1;
+    }
+    outcome.exit_code = run_replay_worker(*task_file, list, *log_file);
+  });
+}
+
+}  // namespace nvrtc_cache::tools

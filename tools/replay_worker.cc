@@ -1,0 +1,234 @@
+// nvrtc-cache __replay-worker: one of `nvrtc-cache replay`'s worker processes (tools/replay.h).
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "direct/dependencies.h"
+#include "tools/arch_options.h"
+#include "tools/replay.h"
+
+namespace nvrtc_cache::tools {
+namespace {
+
+std::string without_tabs(std::string text) {
+  for (char& c : text) {
+    if (c == '\t' || c == '\n') c = ' ';
+  }
+  return text;
+}
+
+struct Nvrtc {
+  decltype(&::nvrtcCreateProgram) create = nullptr;
+  decltype(&::nvrtcAddNameExpression) add_name_expression = nullptr;
+  decltype(&::nvrtcCompileProgram) compile = nullptr;
+  decltype(&::nvrtcDestroyProgram) destroy = nullptr;
+  std::string problem;
+};
+
+// The library loaded once per path; dlsym goes through the shim's hook, so every call is cached.
+const Nvrtc& nvrtc_at(const std::string& path) {
+  static std::map<std::string, Nvrtc> loaded;
+  auto [it, inserted] = loaded.try_emplace(path);
+  if (!inserted) return it->second;
+  Nvrtc& api = it->second;
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    api.problem = std::string("cannot load ") + path + ": " + dlerror();
+    return api;
+  }
+  api.create = reinterpret_cast<decltype(api.create)>(dlsym(handle, "nvrtcCreateProgram"));
+  api.add_name_expression = reinterpret_cast<decltype(api.add_name_expression)>(dlsym(handle, "nvrtcAddNameExpression"));
+  api.compile = reinterpret_cast<decltype(api.compile)>(dlsym(handle, "nvrtcCompileProgram"));
+  api.destroy = reinterpret_cast<decltype(api.destroy)>(dlsym(handle, "nvrtcDestroyProgram"));
+  if (!api.create || !api.add_name_expression || !api.compile || !api.destroy) api.problem = path + " lacks NVRTC's functions";
+  return api;
+}
+
+// The shim's debug log, read from where the last read stopped.
+class LogTail {
+ public:
+  explicit LogTail(std::string path) : path_(std::move(path)) {}
+  std::string next() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) return {};
+    in.seekg(static_cast<std::streamoff>(offset_));
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string out = text.str();
+    offset_ += out.size();
+    return out;
+  }
+
+ private:
+  std::string path_;
+  std::uint64_t offset_ = 0;
+};
+
+// The text after `marker` on its line, or "".
+std::string after(const std::string& log, std::string_view marker) {
+  const std::size_t at = log.find(marker);
+  if (at == std::string::npos) return {};
+  const std::size_t start = at + marker.size();
+  return log.substr(start, log.find('\n', start) - start);
+}
+
+// Where the program is compiled: the recorded directory, or (when the key leaves the directory out
+// and it does not exist here) an empty one. "" and `why` when it cannot be.
+std::string directory_for(const core::CompileRecord& record, std::string& why) {
+  struct stat st;
+  const std::string& recorded = record.inputs.working_directory;
+  if (!recorded.empty() && recorded.front() == '/' && ::stat(recorded.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return recorded;
+  }
+  if (record.inputs.working_directory_use == keying::WorkingDirectoryUse::kAlways) {
+    why = "its working directory " + recorded + " (part of its key) does not exist here";
+    return {};
+  }
+  static std::string empty_directory;
+  if (empty_directory.empty()) {
+    std::string pattern = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-cache-replay-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      why = std::string("cannot create a working directory: ") + std::strerror(errno);
+      return {};
+    }
+    empty_directory = pattern;
+  }
+  return empty_directory;
+}
+
+ReplayOutcome compile_variant(const Nvrtc& api, const core::CompileRecord& record, const ReplayVariant& variant,
+                              LogTail& log) {
+  ReplayOutcome out;
+  const keying::ProgramInputs& in = record.inputs;
+  std::vector<const char*> header_texts, header_names, options;
+  for (const auto& h : in.headers) {
+    header_texts.push_back(h.content.c_str());
+    header_names.push_back(h.include_name.c_str());
+  }
+  for (const auto& o : variant.options) options.push_back(o.c_str());
+  (void)log.next();  // anything logged before this compile is not its outcome
+  nvrtcProgram program = nullptr;
+  nvrtcResult rc = api.create(&program, in.source.c_str(), in.name ? in.name->c_str() : nullptr,
+                              static_cast<int>(in.headers.size()), header_texts.data(), header_names.data());
+  if (rc != NVRTC_SUCCESS) {
+    out.status = "failed";
+    out.detail = fmt::format("nvrtcCreateProgram returned {}", static_cast<int>(rc));
+    return out;
+  }
+  for (const auto& expression : in.name_expressions) (void)api.add_name_expression(program, expression.c_str());
+  rc = api.compile(program, static_cast<int>(options.size()), options.data());
+  api.destroy(&program);
+  const std::string logged = log.next();
+  const std::string rc_text = rc == NVRTC_SUCCESS ? "" : fmt::format(" (NVRTC returned {})", static_cast<int>(rc));
+  if (logged.find("debug: hit ") != std::string::npos) {
+    out.status = "cached";
+    out.detail = rc_text;
+  } else if (logged.find("debug: stored ") != std::string::npos) {
+    out.status = "stored";
+    out.detail = rc_text;
+  } else {
+    out.status = "failed";
+    std::string why = after(logged, "uncacheable compile: ");
+    if (why.empty()) why = after(logged, "warn: ");
+    if (why.empty()) why = after(logged, "miss ");
+    out.detail = "not stored" + rc_text + (why.empty() ? "" : ": " + why);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ReplayVariant> replay_variants(const core::CompileRecord& record, const std::vector<std::string>& archs) {
+  std::vector<ReplayVariant> variants = {{"as recorded", record.inputs.options}};
+  for (const std::string& arch : archs) {
+    std::optional<std::vector<std::string>> options = options_for_arch(record.inputs.options, arch);
+    if (!options) continue;
+    bool seen = false;
+    for (const ReplayVariant& v : variants) seen = seen || v.options == *options;
+    if (seen) continue;
+    std::string label = arch;
+    for (const std::string& o : *options) {  // the value as written: "compute_90"
+      if (o.ends_with("_" + arch)) label = o.substr(o.find('=') == std::string::npos ? 0 : o.find('=') + 1);
+    }
+    variants.push_back({label, std::move(*options)});
+  }
+  return variants;
+}
+
+std::string format_outcome(const ReplayOutcome& o) {
+  return fmt::format("{}\t{}\t{}\t{}\n", o.program, o.variant, o.status, without_tabs(o.detail));
+}
+
+bool parse_outcome(std::string_view line, ReplayOutcome& o) {
+  std::vector<std::string> fields;
+  std::size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t tab = line.find('\t', start);
+    if (tab == std::string_view::npos) return false;
+    fields.emplace_back(line.substr(start, tab - start));
+    start = tab + 1;
+  }
+  try {
+    o.program = std::stoul(fields[0]);
+    o.variant = std::stoul(fields[1]);
+  } catch (...) {
+    return false;
+  }
+  o.status = fields[2];
+  o.detail = std::string(line.substr(start));
+  return true;
+}
+
+int run_replay_worker(const std::string& task_file, const std::vector<std::string>& archs,
+                      const std::string& log_file) {
+  std::ifstream in(task_file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const core::RecordScan tasks = core::scan_records(bytes);
+  LogTail log(log_file);
+  for (std::size_t p = 0; p < tasks.records.size(); ++p) {
+    const core::CompileRecord& record = tasks.records[p];
+    const std::vector<ReplayVariant> variants = replay_variants(record, archs);
+    std::string why_skipped;
+    const Nvrtc& api = nvrtc_at(record.library_path);
+    const std::string directory = api.problem.empty() ? directory_for(record, why_skipped) : "";
+    if (!api.problem.empty()) why_skipped = api.problem;
+    if (why_skipped.empty() && chdir(directory.c_str()) != 0) {
+      why_skipped = "cannot enter " + directory + ": " + std::strerror(errno);
+    }
+    if (why_skipped.empty()) {
+      if (record.inputs.pwd_variable) setenv("PWD", record.inputs.pwd_variable->c_str(), 1);
+      else unsetenv("PWD");
+      direct::DependencySet dependencies = record.dependencies;
+      const direct::Validation valid = direct::validate_dependencies(dependencies);
+      if (!valid.matches) why_skipped = "its dependencies differ here: " + valid.mismatch;
+    }
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      ReplayOutcome outcome;
+      if (!why_skipped.empty()) {
+        outcome.status = "skipped";
+        outcome.detail = why_skipped;
+      } else {
+        outcome = compile_variant(api, record, variants[v], log);
+      }
+      outcome.program = p;
+      outcome.variant = v;
+      fmt::print("{}", format_outcome(outcome));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace nvrtc_cache::tools
