@@ -69,16 +69,11 @@ echo "== 2. replay for ${other_archs[*]} into an empty store"
 NVRTC_CACHE_DIR="$work/prewarmed" "$cli" replay "$work/app.rec" --arch "$(IFS=,; echo "${other_archs[*]}")" --jobs 2
 
 echo "== 3. ship it"
-if "$cli" help 2>/dev/null | grep -q '^ *export'; then
-  NVRTC_CACHE_DIR="$work/prewarmed" "$cli" export "$work/app.nvrtc-cache"
-  ls -l "$work/app.nvrtc-cache" | awk '{print "   archive: " $5 " bytes"}'
-  NVRTC_CACHE_DIR="$work/image-cache" "$cli" import "$work/app.nvrtc-cache"
-else
-  # STAND-IN until `nvrtc-cache export`/`import` exist: copy the cache directory (the store only).
-  echo "   (export/import not available in this build: copying the store instead)"
-  mkdir -m 700 "$work/image-cache"
-  cp -a "$work/prewarmed/store" "$work/image-cache/store"
-fi
+NVRTC_CACHE_DIR="$work/prewarmed" "$cli" export "$work/app.nvrtc-cache"
+store_bytes=$(du -sb "$work/prewarmed/store" | cut -f1)
+archive_bytes=$(stat -c %s "$work/app.nvrtc-cache")
+echo "   archive: $archive_bytes bytes (the store it came from: $store_bytes bytes on disk)"
+NVRTC_CACHE_DIR="$work/image-cache" "$cli" import "$work/app.nvrtc-cache"
 
 echo "== 4. the app on each GPU of the fleet, from another working directory, with the shipped cache"
 mkdir -p "$work/elsewhere"
