@@ -20,15 +20,7 @@ constexpr std::uint64_t kLimit = 1u << 20;
 
 std::vector<ArchiveRecord> read_all(std::string_view bytes, std::size_t piece, const nvrtc_cache::store::remote::Secret* secret,
                                     bool* complete) {
-  std::size_t offset = 0;
-  ArchiveReader reader(
-      [&](char* buffer, std::size_t size) -> std::ptrdiff_t {
-        const std::size_t n = std::min({size, piece, bytes.size() - offset});
-        std::copy_n(bytes.data() + offset, n, buffer);
-        offset += n;
-        return static_cast<std::ptrdiff_t>(n);
-      },
-      secret, kLimit);
+  ArchiveReader reader(memory_source(bytes, piece), secret, kLimit);
   std::vector<ArchiveRecord> records;
   for (int steps = 0;; ++steps) {
     NVRTC_CACHE_FUZZ_CHECK(steps <= 1 << 20);

@@ -59,15 +59,7 @@ struct ReadBack {
 
 ReadBack read_archive(std::string_view bytes, const Secret* secret, std::size_t piece = 1 << 16,
                       std::uint64_t limit = kDefaultMaxValueBytes) {
-  std::size_t offset = 0;
-  ArchiveReader reader(
-      [&](char* buffer, std::size_t size) -> std::ptrdiff_t {
-        const std::size_t n = std::min({size, piece, bytes.size() - offset});
-        std::copy_n(bytes.data() + offset, n, buffer);
-        offset += n;
-        return static_cast<std::ptrdiff_t>(n);
-      },
-      secret, limit);
+  ArchiveReader reader(memory_source(bytes, piece), secret, limit);
   ReadBack out;
   for (;;) {
     ArchiveRecord r;

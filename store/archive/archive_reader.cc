@@ -18,6 +18,15 @@ constexpr int kMaxWindowLog = 27;  // 128 MiB: zstd refuses frames that ask for 
 constexpr std::size_t kStoreKeySize = 33;  // 'M' or 'R' and a 32-byte key
 }  // namespace
 
+ArchiveSource memory_source(std::string_view bytes, std::size_t piece) {
+  return [bytes, piece, offset = std::size_t{0}](char* buffer, std::size_t size) mutable -> std::ptrdiff_t {
+    const std::size_t n = std::min({size, piece, bytes.size() - offset});
+    std::copy_n(bytes.data() + offset, n, buffer);
+    offset += n;
+    return static_cast<std::ptrdiff_t>(n);
+  };
+}
+
 struct ArchiveReader::Zstd {
   ZSTD_DStream* stream = ZSTD_createDStream();
   XXH3_state_t* hash = XXH3_createState();

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "store/archive/archive_format.h"
 #include "store/remote/secret.h"
@@ -22,6 +23,10 @@ namespace nvrtc_cache::store::archive {
 
 // Reads up to `size` bytes into `buffer`: the count read, 0 at the end, negative on an error.
 using ArchiveSource = std::function<std::ptrdiff_t(char* buffer, std::size_t size)>;
+
+// A source over bytes in memory, handing out at most `piece` bytes per read (tests and fuzzers read
+// in small pieces to reach every boundary). `bytes` must outlive the source.
+ArchiveSource memory_source(std::string_view bytes, std::size_t piece);
 
 class ArchiveReader {
  public:
