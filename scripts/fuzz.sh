@@ -3,7 +3,7 @@
 # and runs each for RUNS inputs (default 1000000), starting from a seed corpus of real encodings and
 # the corpus earlier runs grew. Prints, per target, the inputs run and the findings; exits non-zero
 # if any target found a crash, a sanitizer report, a failed invariant, a leak or a timeout
-# (reproducers are kept in build-fuzz/findings/). CI runs a short pass: scripts/fuzz.sh 20000.
+# (reproducers are kept in build-fuzz/findings/). CI runs a short pass: scripts/fuzz.sh 10000.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
