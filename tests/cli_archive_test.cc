@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,26 +21,8 @@ namespace {
 using namespace testing;
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kScenarios = {"trivial", "template", "cubin", "include_dir"};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class CliArchive : public ::testing::Test {
+class CliArchive : public DirectRunSuite {
  protected:
-  static void SetUpTestSuite() { direct_ = new ProcessResult(probe(kScenarios, {})); }
-  static void TearDownTestSuite() {
-    delete direct_;
-    direct_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_EQ(direct_->exit_code, 0) << direct_->err;
-    ASSERT_NE(direct_->out.find("compile rc=0"), std::string::npos);
-  }
   std::string dir(const std::string& name) const { return root_.path() + "/" + name; }
 
   // The CLI with its cache in `cache` and no configuration files (no remote, no secret).
@@ -71,7 +52,7 @@ class CliArchive : public ::testing::Test {
 
   // Fills a cache with the scenarios through the shim; returns how many compiles it stored.
   std::int64_t fill(const std::string& cache) {
-    const ProcessResult r = probe(kScenarios, shim_env(cache));
+    const ProcessResult r = probe(kTierScenarios, shim_env(cache));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out == direct_->out);
     const std::int64_t stores = get(counters_of(cache), "stores");
@@ -80,7 +61,7 @@ class CliArchive : public ::testing::Test {
   }
   // A client run on `cache` is served entirely from it, with NVRTC's exact results.
   void expect_all_hits(const std::string& cache, std::int64_t expected_hits) {
-    const ProcessResult r = probe(kScenarios, shim_env(cache));
+    const ProcessResult r = probe(kTierScenarios, shim_env(cache));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out == direct_->out) << "a result differs from NVRTC's";
     const auto c = counters_of(cache);
@@ -89,10 +70,7 @@ class CliArchive : public ::testing::Test {
     EXPECT_EQ(get(c, "hits"), expected_hits);
   }
 
-  static ProcessResult* direct_;
-  TempDir root_;
 };
-ProcessResult* CliArchive::direct_ = nullptr;
 
 TEST_F(CliArchive, ExportThenImportIntoAFreshCacheServesOnlyHits) {
   const std::int64_t stores = fill(dir("a"));
@@ -167,7 +145,7 @@ TEST_F(CliArchive, SelectionByProgramNameAndAge) {
 
   // Only the selected program is a hit in the imported cache; the others compile, exactly.
   cli_json({"import", dir("cubin.nvrc")}, dir("b"));
-  const ProcessResult r = probe(kScenarios, shim_env(dir("b")));
+  const ProcessResult r = probe(kTierScenarios, shim_env(dir("b")));
   EXPECT_TRUE(r.out == direct_->out);
   EXPECT_EQ(get(counters_of(dir("b")), "hits"), 1);
 }
@@ -184,7 +162,7 @@ TEST_F(CliArchive, DamagedArchivesAreReportedAndNeverServeAWrongEntry) {
     EXPECT_EQ(r["complete"], false) << cut;
     EXPECT_EQ(r["ok"], false);
     ASSERT_TRUE(r.contains("problem"));
-    const ProcessResult client = probe(kScenarios, shim_env(cache));
+    const ProcessResult client = probe(kTierScenarios, shim_env(cache));
     EXPECT_TRUE(client.out == direct_->out) << "cut at " << cut;
   }
   for (std::size_t at : {good.size() / 4, good.size() / 2, good.size() - 10}) {
@@ -194,7 +172,7 @@ TEST_F(CliArchive, DamagedArchivesAreReportedAndNeverServeAWrongEntry) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << damaged;
     const ProcessResult r = cli({"import", path}, cache);
     EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-    const ProcessResult client = probe(kScenarios, shim_env(cache));
+    const ProcessResult client = probe(kTierScenarios, shim_env(cache));
     EXPECT_TRUE(client.out == direct_->out) << "flip at " << at;
   }
   const ProcessResult missing = cli({"import", dir("absent.nvrc")}, dir("z"));

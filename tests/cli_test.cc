@@ -12,7 +12,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +25,7 @@ namespace {
 
 using testing::EnvVars;
 using testing::probe;
+using testing::read_file;
 using testing::run_process;
 using testing::shim_env;
 using testing::TempDir;
@@ -33,13 +33,6 @@ using testing::TempDir;
 void write_file(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 testing::ProcessResult cli(std::vector<std::string> args, const EnvVars& env) {

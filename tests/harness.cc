@@ -7,6 +7,27 @@
 
 namespace nvrtc_cache::testing {
 
+EnvVars node_env(const std::string& cache_dir, const std::string& remote, const std::string& secret_file) {
+  EnvVars env = shim_env(cache_dir);
+  env["NVRTC_CACHE_REMOTE"] = remote;
+  if (!secret_file.empty()) env["NVRTC_CACHE_REMOTE_SECRET_FILE"] = secret_file;
+  return env;
+}
+
+ProcessResult* DirectRunSuite::direct_ = nullptr;
+
+void DirectRunSuite::SetUpTestSuite() { direct_ = new ProcessResult(probe(kTierScenarios, {})); }
+
+void DirectRunSuite::TearDownTestSuite() {
+  delete direct_;
+  direct_ = nullptr;
+}
+
+void DirectRunSuite::SetUp() {
+  ASSERT_EQ(direct_->exit_code, 0) << direct_->err;
+  ASSERT_NE(direct_->out.find("compile rc=0"), std::string::npos);
+}
+
 ProcessResult probe(const std::vector<std::string>& scenarios, EnvVars env, const std::string& cwd) {
   std::vector<std::string> argv = {NVRTC_PROBE_PATH};
   argv.insert(argv.end(), scenarios.begin(), scenarios.end());

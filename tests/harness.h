@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "store/store.h"
 #include "tests/process.h"
 
@@ -21,6 +23,27 @@ inline const std::string kIncludeDir = std::string(NVRTC_CACHE_SOURCE_DIR) + "/t
 ProcessResult probe(const std::vector<std::string>& scenarios, EnvVars env, const std::string& cwd = "");
 // The environment that preloads the shim with its cache in `cache_dir`.
 EnvVars shim_env(const std::string& cache_dir);
+// A node of a shared-tier test: the shim with its cache in `cache_dir`, `remote` as its shared tiers
+// (NVRTC_CACHE_REMOTE) and, if given, the tiers' secret file.
+EnvVars node_env(const std::string& cache_dir, const std::string& remote, const std::string& secret_file = "");
+
+// What the shared-tier and archive suites compile: a trivial kernel, a template with name
+// expressions, a CUBIN, a header found through -I.
+inline const std::vector<std::string> kTierScenarios = {"trivial", "template", "cubin", "include_dir"};
+
+// Base of the suites whose client runs must equal one run of kTierScenarios straight against NVRTC
+// (no shim), made once per suite and kept in direct_. SetUp asserts that run compiled; root_ is a
+// fresh temporary directory per test.
+class DirectRunSuite : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  void SetUp() override;
+
+  static ProcessResult* direct_;
+  TempDir root_;
+};
+
 // For tests that need the PyPI packages (scripts/python_env.sh): skipped, saying why, when
 // PyPI was unreachable; a failure where it must be reachable (NVRTC_CACHE_REQUIRE_PYPI=1, set by
 // .ci/run).

@@ -118,6 +118,13 @@ std::vector<std::string> with_runner(const std::vector<std::string>& argv) {
 
 }  // namespace
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
 std::string this_executable() {
   char path[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);

@@ -30,6 +30,9 @@ ProcessResult run_process(const std::vector<std::string>& argv,
 // emulator, not the test.
 std::string this_executable();
 
+// The whole contents of the file at `path` ("" if it cannot be read).
+std::string read_file(const std::string& path);
+
 class TempDir {
  public:
   TempDir();

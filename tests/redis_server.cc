@@ -13,8 +13,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 namespace nvrtc_cache::testing {
@@ -53,13 +51,6 @@ SocketAddress loopback(std::uint16_t port) {
   in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   out.length = sizeof(sockaddr_in);
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace

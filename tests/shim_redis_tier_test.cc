@@ -21,14 +21,6 @@ using namespace testing;
 using Clock = std::chrono::steady_clock;
 using store::remote::redis::Reply;
 
-const std::vector<std::string> kScenarios = {"trivial", "template", "cubin", "include_dir"};
-
-EnvVars node_env(const std::string& cache_dir, const std::string& remote) {
-  EnvVars env = shim_env(cache_dir);
-  env["NVRTC_CACHE_REMOTE"] = remote;
-  return env;
-}
-
 long long integer_of(const Reply& reply) {
   EXPECT_EQ(reply.kind, Reply::Kind::kInteger) << reply.text;
   return reply.integer;
@@ -61,31 +53,19 @@ std::vector<ProcessResult> probes_together(int count, const std::vector<std::str
   return results;
 }
 
-class SharedRedisTier : public ::testing::Test {
+class SharedRedisTier : public DirectRunSuite {
  protected:
-  static void SetUpTestSuite() { direct_ = new ProcessResult(probe(kScenarios, {})); }
-  static void TearDownTestSuite() {
-    delete direct_;
-    direct_ = nullptr;
-  }
-  void SetUp() override {
-    ASSERT_EQ(direct_->exit_code, 0) << direct_->err;
-    ASSERT_NE(direct_->out.find("compile rc=0"), std::string::npos);
-  }
   std::string node(const std::string& name) const { return root_.path() + "/" + name; }
 
   // Runs the scenarios on a node; expects NVRTC's exact results.
   ProcessResult run(const std::string& node_dir, const std::string& remote) {
-    ProcessResult r = probe(kScenarios, node_env(node_dir, remote));
+    ProcessResult r = probe(kTierScenarios, node_env(node_dir, remote));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out == direct_->out) << "a result differs from NVRTC's";
     return r;
   }
 
-  static ProcessResult* direct_;
-  TempDir root_;
 };
-ProcessResult* SharedRedisTier::direct_ = nullptr;
 
 TEST_F(SharedRedisTier, AColdNodeIsServedFromRedisThenFromItsOwnStore) {
   RedisServer server;
@@ -134,7 +114,7 @@ TEST_F(SharedRedisTier, AFrozenServerCostsEachLookupAtMostItsTimeoutAndOpensTheB
   EXPECT_GT(get(c, "tier.0.timeouts"), 0) << "the server was not frozen";
   EXPECT_TRUE(get(c, "tier.0.breaker_opened") >= 1 || get(c, "tier.0.skipped") > 0) << "the breaker never opened";
   // Generous: every compile's lookups, claim and the exit's flush each waited at most the timeout.
-  const auto bound = healthy + std::chrono::milliseconds(200) * (4 * static_cast<int>(kScenarios.size()) + 4) +
+  const auto bound = healthy + std::chrono::milliseconds(200) * (4 * static_cast<int>(kTierScenarios.size()) + 4) +
                      std::chrono::seconds(5);
   EXPECT_LT(frozen, bound) << "frozen run " << std::chrono::duration_cast<std::chrono::milliseconds>(frozen).count()
                            << " ms, healthy " << std::chrono::duration_cast<std::chrono::milliseconds>(healthy).count()

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -21,15 +20,6 @@ namespace {
 using namespace testing;
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kScenarios = {"trivial", "template", "cubin", "include_dir"};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Every regular file under `dir` (the tier's entries), with its contents.
 std::map<std::string, std::string> files_under(const std::string& dir) {
   std::map<std::string, std::string> files;
@@ -40,23 +30,11 @@ std::map<std::string, std::string> files_under(const std::string& dir) {
   return files;
 }
 
-EnvVars node_env(const std::string& cache_dir, const std::string& remote, const std::string& secret_file = "") {
-  EnvVars env = shim_env(cache_dir);
-  env["NVRTC_CACHE_REMOTE"] = remote;
-  if (!secret_file.empty()) env["NVRTC_CACHE_REMOTE_SECRET_FILE"] = secret_file;
-  return env;
-}
-
-class SharedTier : public ::testing::Test {
+class SharedTier : public DirectRunSuite {
  protected:
-  static void SetUpTestSuite() { direct_ = new ProcessResult(probe(kScenarios, {})); }
-  static void TearDownTestSuite() {
-    delete direct_;
-    direct_ = nullptr;
-  }
   void SetUp() override {
-    ASSERT_EQ(direct_->exit_code, 0) << direct_->err;
-    ASSERT_NE(direct_->out.find("compile rc=0"), std::string::npos);
+    DirectRunSuite::SetUp();
+    if (HasFatalFailure()) return;
     tier_ = root_.path() + "/tier";
     ASSERT_TRUE(fs::create_directory(tier_));
   }
@@ -65,17 +43,14 @@ class SharedTier : public ::testing::Test {
 
   // Runs the scenarios on a node; expects NVRTC's exact results.
   ProcessResult run(const std::string& node_dir, const std::string& remote_setting, const std::string& secret = "") {
-    ProcessResult r = probe(kScenarios, node_env(node_dir, remote_setting, secret));
+    ProcessResult r = probe(kTierScenarios, node_env(node_dir, remote_setting, secret));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out == direct_->out) << "a result differs from NVRTC's";
     return r;
   }
 
-  static ProcessResult* direct_;
-  TempDir root_;
   std::string tier_;
 };
-ProcessResult* SharedTier::direct_ = nullptr;
 
 TEST_F(SharedTier, AColdNodeIsServedFromTheTierThenFromItsOwnStore) {
   const ProcessResult a = run(node("a"), remote());
@@ -166,7 +141,7 @@ TEST_F(SharedTier, EightNodesWritingAtOnceLeaveOnlySoundEntries) {
   std::vector<ProcessResult> results(8);
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&, i] { results[i] = probe(kScenarios, node_env(node("n" + std::to_string(i)), remote())); });
+    threads.emplace_back([&, i] { results[i] = probe(kTierScenarios, node_env(node("n" + std::to_string(i)), remote())); });
   }
   for (auto& t : threads) t.join();
   for (const ProcessResult& r : results) {

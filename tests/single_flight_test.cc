@@ -12,7 +12,6 @@
 #include <fstream>
 #include <functional>
 #include <regex>
-#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -25,13 +24,6 @@ namespace {
 using namespace testing;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::size_t entries_in(const std::string& dir) {
   std::error_code ec;
