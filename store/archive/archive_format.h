@@ -17,9 +17,11 @@
 // A damaged record (its checksum, its seal or its MAC fails) is skipped alone; a missing trailer,
 // a count or stream checksum that does not match, or bytes after the trailer mean the archive was
 // truncated or altered: the records read before still count, and the reader says so.
-// Contract: constants and plain types only.
+// Contract: constants, plain types, and the frame prefix and checksum both ends compute (pure
+// functions).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -37,6 +39,11 @@ inline constexpr std::size_t kFrameChecksumSize = 8;
 inline constexpr std::uint8_t kFrameRecord = 1;
 inline constexpr std::uint8_t kFrameTrailer = 2;
 inline constexpr std::size_t kTrailerBodySize = 16;
+
+// A frame's prefix: its type and its body's length.
+std::array<char, kFramePrefixSize> frame_prefix(std::uint8_t type, std::uint32_t body_size);
+// The XXH3-64 that closes a frame: over its prefix and its body.
+std::uint64_t frame_checksum(std::uint8_t type, std::string_view body);
 
 // Limits a reader enforces before it allocates or copies anything a length claims.
 inline constexpr std::size_t kMaxProgramName = 4096;

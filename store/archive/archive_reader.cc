@@ -172,14 +172,8 @@ ArchiveReader::Step ArchiveReader::read_trailer(std::uint32_t body_size) {
   if (body_size != kTrailerBodySize) return fail("the archive's trailer is damaged");
   char body[kTrailerBodySize + kFrameChecksumSize];
   if (!read(body, sizeof body)) return fail("the archive is truncated (in its trailer)");
-  char prefix[kFramePrefixSize];
-  prefix[0] = static_cast<char>(kFrameTrailer);
-  util::store_le(prefix + 1, body_size, 4);
-  XXH3_state_t frame;
-  XXH3_64bits_reset(&frame);
-  XXH3_64bits_update(&frame, prefix, sizeof prefix);
-  XXH3_64bits_update(&frame, body, kTrailerBodySize);
-  if (XXH3_64bits_digest(&frame) != util::load_le(body + kTrailerBodySize, 8)) {
+  if (frame_checksum(kFrameTrailer, std::string_view(body, kTrailerBodySize)) !=
+      util::load_le(body + kTrailerBodySize, 8)) {
     return fail("the archive's trailer is damaged");
   }
   const std::uint64_t count = util::load_le(body, 8);
@@ -217,14 +211,7 @@ ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveR
   }
   char checksum[kFrameChecksumSize];
   if (!read(checksum, sizeof checksum)) return fail(problem_.empty() ? "the archive is truncated (inside a record)" : problem_);
-  char prefix[kFramePrefixSize];
-  prefix[0] = static_cast<char>(kFrameRecord);
-  util::store_le(prefix + 1, body_size, 4);
-  XXH3_state_t frame;
-  XXH3_64bits_reset(&frame);
-  XXH3_64bits_update(&frame, prefix, sizeof prefix);
-  XXH3_64bits_update(&frame, body.data(), body.size());
-  if (XXH3_64bits_digest(&frame) != util::load_le(checksum, 8)) {
+  if (frame_checksum(kFrameRecord, body) != util::load_le(checksum, 8)) {
     *reason = SkipReason::kChecksum;
     return Step::kSkipped;
   }

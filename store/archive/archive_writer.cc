@@ -69,16 +69,10 @@ bool ArchiveWriter::write(std::string_view bytes) {
 }
 
 bool ArchiveWriter::frame(std::uint8_t type, std::string_view body) {
-  char prefix[kFramePrefixSize];
-  prefix[0] = static_cast<char>(type);
-  util::store_le(prefix + 1, body.size(), 4);
-  XXH3_state_t frame_hash;
-  XXH3_64bits_reset(&frame_hash);
-  XXH3_64bits_update(&frame_hash, prefix, sizeof prefix);
-  XXH3_64bits_update(&frame_hash, body.data(), body.size());
+  const auto prefix = frame_prefix(type, static_cast<std::uint32_t>(body.size()));
   char checksum[kFrameChecksumSize];
-  util::store_le(checksum, XXH3_64bits_digest(&frame_hash), kFrameChecksumSize);
-  return write(std::string_view(prefix, sizeof prefix)) && write(body) &&
+  util::store_le(checksum, frame_checksum(type, body), kFrameChecksumSize);
+  return write(std::string_view(prefix.data(), prefix.size())) && write(body) &&
          write(std::string_view(checksum, sizeof checksum));
 }
 
@@ -114,12 +108,10 @@ bool ArchiveWriter::add(const ArchiveRecord& record) {
 bool ArchiveWriter::finish() {
   if (failed_ || finished_) return false;
   if (!header_written_ && !write_header()) return false;
-  char prefix[kFramePrefixSize];
-  prefix[0] = static_cast<char>(kFrameTrailer);
-  util::store_le(prefix + 1, kTrailerBodySize, 4);
+  const auto prefix = frame_prefix(kFrameTrailer, kTrailerBodySize);
   XXH3_state_t stream_so_far;
   XXH3_copyState(&stream_so_far, zstd_->hash);
-  XXH3_64bits_update(&stream_so_far, prefix, sizeof prefix);
+  XXH3_64bits_update(&stream_so_far, prefix.data(), prefix.size());
   util::ByteWriter body;
   body.u64(records_);
   body.u64(XXH3_64bits_digest(&stream_so_far));
