@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include "tools/commands.h"
@@ -77,14 +78,13 @@ int run_command(int argc, char** argv) {
     return 2;
   }
   if (!record_file.empty()) {
-    if (record_file.front() != '/') {
-      char cwd[PATH_MAX];
-      if (getcwd(cwd, sizeof cwd) == nullptr) {
-        std::fprintf(stderr, "nvrtc-cache: cannot resolve %s: %s\n", record_file.c_str(), std::strerror(errno));
-        return 2;
-      }
-      record_file = std::string(cwd) + "/" + record_file;
+    std::error_code error;
+    const std::filesystem::path absolute = std::filesystem::absolute(record_file, error);
+    if (error) {
+      std::fprintf(stderr, "nvrtc-cache: cannot resolve %s: %s\n", record_file.c_str(), error.message().c_str());
+      return 2;
     }
+    record_file = absolute.string();
     setenv("NVRTC_CACHE_RECORD", record_file.c_str(), 1);
   }
   const std::string shim = shim_path(proxy);
