@@ -1,15 +1,22 @@
-// Shared-tier hit latency against a local hit: tier_bench [ENTRIES] [VALUE_BYTES] [TIER_DIR]
-// A writer fills a file:// tier (through a TieredStore and its write-behind); then, on a "node" with
-// an empty LMDB store, every key is read once (a shared hit: tier read, unseal, write-back to
-// LMDB) and again (a local hit); the tier's read and unseal alone are timed too. Prints the median and mean per get, in milliseconds. TIER_DIR
-// defaults to a fresh directory under $TMPDIR (pass a mounted NFS directory to measure one).
+// Shared-tier throughput and hit latency against a local hit:
+//   tier_bench [ENTRIES] [VALUE_BYTES] [TIER]
+// TIER is a tier URL (redis://…, redis+unix://…, file:///dir) or a directory (a file:// tier there);
+// default: a fresh file:// directory under $TMPDIR (pass a mounted NFS directory to measure one).
+// 1. Put throughput: ENTRIES sealed values written straight to the tier, by one writer and then by
+//    16 writer threads at once (values/s and MB/s of payload).
+// 2. A writer node fills the tier through a TieredStore and its write-behind (as the shim does).
+// 3. On a "node" with an empty LMDB store every key is read once (a shared hit: tier read, unseal,
+//    write-back to LMDB) and again (a local hit); the tier's read and unseal alone are timed too.
+// Prints medians, means and p90 per get in milliseconds.
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "store/lmdb/lmdb_store.h"
@@ -22,16 +29,30 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::unique_ptr<store::remote::TieredStore> node(const std::string& local_dir, const std::string& tier_dir) {
+constexpr auto kDeadline = std::chrono::seconds(10);
+
+std::string with_timeout(const std::string& url) {
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + "timeout=10000";
+}
+
+store::remote::TierSet tiers(const std::string& url) {
+  store::remote::TierSet set = store::remote::open_tiers(with_timeout(url), "");
+  for (const auto& p : set.problems) std::fprintf(stderr, "%s\n", p.c_str());
+  if (set.tiers.empty()) {
+    std::fprintf(stderr, "no tier at %s\n", url.c_str());
+    std::exit(1);
+  }
+  return set;
+}
+
+std::unique_ptr<store::remote::TieredStore> node(const std::string& local_dir, const std::string& url) {
   store::Status status;
   auto local = store::LmdbStore::open({local_dir, 1ull << 30}, &status);
   if (!local) {
     std::fprintf(stderr, "cannot open %s: %s\n", local_dir.c_str(), status.message().c_str());
     std::exit(1);
   }
-  store::remote::TierSet set = store::remote::open_tiers("file://" + tier_dir + "?timeout=10000", "");
-  for (const auto& p : set.problems) std::fprintf(stderr, "%s\n", p.c_str());
-  return std::make_unique<store::remote::TieredStore>(std::move(local), std::move(set.tiers), std::nullopt,
+  return std::make_unique<store::remote::TieredStore>(std::move(local), std::move(tiers(url).tiers), std::nullopt,
                                                       [](std::string_view, std::string_view m) {
                                                         std::fprintf(stderr, "%.*s\n", int(m.size()), m.data());
                                                       });
@@ -41,8 +62,30 @@ void report(const char* what, std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   double sum = 0;
   for (double v : ms) sum += v;
-  std::printf("%-28s median %.3f ms  mean %.3f ms  p90 %.3f ms  (%zu gets)\n", what, ms[ms.size() / 2],
+  std::printf("%-30s median %.3f ms  mean %.3f ms  p90 %.3f ms  (%zu gets)\n", what, ms[ms.size() / 2],
               sum / double(ms.size()), ms[ms.size() * 9 / 10], ms.size());
+}
+
+// Writes every value of `keys` straight to the tier from `writers` threads; returns false on a failure.
+bool put_all(store::remote::Tier& tier, const std::vector<std::string>& keys, const std::vector<std::string>& sealed,
+             int writers, std::size_t value_bytes) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < keys.size();) {
+        if (!tier.put(keys[i], sealed[i], Clock::now() + kDeadline).ok()) failed = true;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("put, %2d writer%s %8.0f values/s  %8.1f MB/s  (%zu values in %.3f s)\n", writers,
+              writers == 1 ? ": " : "s:", double(keys.size()) / seconds,
+              double(keys.size() * value_bytes) / seconds / 1e6, keys.size(), seconds);
+  return !failed;
 }
 
 }  // namespace
@@ -52,12 +95,33 @@ int main(int argc, char** argv) {
   const std::size_t value_bytes = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 64 * 1024;
   std::string scratch = (fs::temp_directory_path() / "tier-bench-XXXXXX").string();
   if (::mkdtemp(scratch.data()) == nullptr) return 1;
-  const std::string tier_dir = argc > 3 ? argv[3] : scratch + "/tier";
-  fs::create_directories(tier_dir);
+  std::string url = argc > 3 ? argv[3] : scratch + "/tier";
+  if (url.find("://") == std::string::npos) {
+    fs::create_directories(url);
+    url = "file://" + url;
+  }
 
+  // 1. Raw put throughput (its own keys, so that the fill below starts from an empty tier).
+  std::string shown;  // the tier as logs show it (no password)
+  {
+    store::remote::TierSet set = tiers(url);
+    store::remote::Tier& tier = *set.tiers.at(0).tier;
+    shown = tier.display_name();
+    std::printf("%d entries of %zu bytes, tier %s\n", entries, value_bytes, shown.c_str());
+    std::vector<std::string> keys, sealed;
+    for (int i = 0; i < entries; ++i) {
+      keys.push_back("P" + std::to_string(i) + std::string(31, 'p'));
+      sealed.push_back(store::remote::seal_value(keys.back(), std::string(value_bytes, char('A' + i % 26)), nullptr));
+    }
+    if (!put_all(tier, keys, sealed, 1, value_bytes) || !put_all(tier, keys, sealed, 16, value_bytes)) {
+      std::fprintf(stderr, "a put failed\n");
+      return 2;
+    }
+  }
+  // 2. A writer node fills the tier as the shim does.
   std::vector<std::string> keys;
   {
-    auto writer = node(scratch + "/writer", tier_dir);
+    auto writer = node(scratch + "/writer", url);
     for (int i = 0; i < entries; ++i) {
       keys.push_back("R" + std::to_string(i) + std::string(31, 'k'));
       std::string value(value_bytes, static_cast<char>('a' + i % 26));
@@ -65,20 +129,20 @@ int main(int argc, char** argv) {
     }
     if (!writer->flush(std::chrono::seconds(60))) std::fprintf(stderr, "the writes did not finish\n");
   }
-  // The tier alone: read and unseal, no write-back.
+  // 3. The tier alone (read and unseal, no write-back), then a fresh node: shared hits, local hits.
   std::vector<double> tier_only;
   {
-    store::remote::TierSet set = store::remote::open_tiers("file://" + tier_dir + "?timeout=10000", "");
+    store::remote::TierSet set = tiers(url);
     store::remote::Tier& tier = *set.tiers.at(0).tier;
     for (const auto& key : keys) {
       const auto t0 = Clock::now();
-      const store::remote::TierResult r = tier.get(key, Clock::now() + std::chrono::seconds(10));
+      const store::remote::TierResult r = tier.get(key, Clock::now() + kDeadline);
       const auto u = store::remote::unseal_value(key, r.value, nullptr);
       tier_only.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
       if (u.code != store::remote::UnsealCode::kOk || u.payload.size() != value_bytes) return 2;
     }
   }
-  auto reader = node(scratch + "/reader", tier_dir);
+  auto reader = node(scratch + "/reader", url);
   std::vector<double> shared, local;
   for (const auto& key : keys) {
     const auto t0 = Clock::now();
@@ -92,7 +156,6 @@ int main(int argc, char** argv) {
     local.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     if (!v || v->size() != value_bytes) return 2;
   }
-  std::printf("%d entries of %zu bytes, tier %s\n", entries, value_bytes, tier_dir.c_str());
   report("tier read + unseal", tier_only);
   report("shared-tier hit (+write-back)", shared);
   report("local hit (LMDB)", local);

@@ -207,6 +207,13 @@ int main(int argc, char** argv) {
   overflow[10] = 0x04;
   overflow[12] = 2;
   corpus.add("lmdb_layout", "overflow", overflow + le64s({5000, 4096}));
+  // Redis replies the tier reads (first byte: the bulk cap's exponent, 16 = 64 KiB).
+  corpus.add("resp_reply", "set-ok", std::string("\x10+OK\r\n"));
+  corpus.add("resp_reply", "get-hit", std::string("\x10$5\r\nhello\r\n:1\r\n"));
+  corpus.add("resp_reply", "get-nil", std::string("\x10$-1\r\n"));
+  corpus.add("resp_reply", "errors", std::string("\x10-NOAUTH Authentication required.\r\n-OOM command not allowed\r\n"));
+  corpus.add("resp_reply", "over-cap", std::string("\x04$4096\r\n") + std::string(4096, 'v') + "\r\n");
+  corpus.add("resp_reply", "array", std::string("\x10*2\r\n$1\r\nx\r\n:7\r\n"));
   fs::remove_all(dir);
   return 0;
 }

@@ -1,5 +1,8 @@
 #include "tests/harness.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -33,6 +36,50 @@ ProcessResult probe(const std::vector<std::string>& scenarios, EnvVars env, cons
   argv.insert(argv.end(), scenarios.begin(), scenarios.end());
   env.try_emplace("PROBE_INCLUDE_DIR", kIncludeDir);
   return run_process(argv, env, cwd);
+}
+
+namespace {
+
+std::string round_list(const std::vector<int>& rounds) {
+  std::string list;
+  for (int n : rounds) list += (list.empty() ? "" : " ") + std::to_string(n);
+  return list;
+}
+
+void touch(const std::string& path) {
+  if (FILE* f = std::fopen(path.c_str(), "w")) std::fclose(f);
+}
+
+}  // namespace
+
+PacedProbe::PacedProbe(const std::vector<int>& rounds, EnvVars env) : rounds_(rounds) {
+  env["PROBE_ROUNDS_DIR"] = dir_.path();
+  env["PROBE_ROUNDS"] = round_list(rounds);
+  process_ = std::thread([this, env] { result_ = probe({"rounds"}, env); });
+}
+
+PacedProbe::~PacedProbe() { finish(); }
+
+std::chrono::milliseconds PacedProbe::round(int n) {
+  const auto start = std::chrono::steady_clock::now();
+  touch(dir_.path() + "/go." + std::to_string(n));
+  const std::string done = dir_.path() + "/done." + std::to_string(n);
+  while (access(done.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() - start < std::chrono::minutes(1)) {
+    usleep(1000);
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+}
+
+ProcessResult PacedProbe::finish() {
+  for (int n : rounds_) touch(dir_.path() + "/go." + std::to_string(n));
+  if (process_.joinable()) process_.join();
+  return result_;
+}
+
+ProcessResult PacedProbe::reference(const std::vector<int>& rounds) {
+  TempDir dir;
+  for (int n : rounds) touch(dir.path() + "/go." + std::to_string(n));
+  return probe({"rounds"}, {{"PROBE_ROUNDS_DIR", dir.path()}, {"PROBE_ROUNDS", round_list(rounds)}});
 }
 
 EnvVars shim_env(const std::string& cache_dir) {

@@ -2,10 +2,12 @@
 // cache's shared counters. Contract: test-only; each call is a separate process.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -42,6 +44,29 @@ class DirectRunSuite : public ::testing::Test {
 
   static ProcessResult* direct_;
   TempDir root_;
+};
+
+// One probe process running the "rounds" scenario (tests/nvrtc_probe.cc): it compiles a program of
+// its own for each number of `rounds`, each when the test calls round(n), so that a test can change
+// the world between two compiles of one process. The process starts at construction (in a thread of
+// the test); finish() waits for it (and lets the rounds not yet run go, as does the destructor). reference(rounds) is the same run straight against NVRTC.
+class PacedProbe {
+ public:
+  PacedProbe(const std::vector<int>& rounds, EnvVars env);
+  ~PacedProbe();
+  PacedProbe(const PacedProbe&) = delete;
+  PacedProbe& operator=(const PacedProbe&) = delete;
+
+  // Lets round `n` go and waits until it is done (at most a minute); returns how long it took.
+  std::chrono::milliseconds round(int n);
+  ProcessResult finish();
+  static ProcessResult reference(const std::vector<int>& rounds);
+
+ private:
+  TempDir dir_;
+  std::vector<int> rounds_;
+  ProcessResult result_;
+  std::thread process_;
 };
 
 // For tests that need the PyPI packages (scripts/python_env.sh): skipped, saying why, when

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -296,6 +297,27 @@ void scenario_cub_threads(Out& o) {
   for (int t = 0; t < kThreads; ++t) o.text += "== thread " + std::to_string(t) + "\n" + outs[t].text;
 }
 
+// A long-lived client whose compiles the test paces, so that it can change the world (kill or freeze
+// a server) between two compiles of one process and time each: for each number N in PROBE_ROUNDS
+// (separated by spaces) it waits until PROBE_ROUNDS_DIR/go.N exists, compiles a trivial program of
+// its own for N (a new key per number), then creates PROBE_ROUNDS_DIR/done.N.
+void scenario_rounds(Out& o) {
+  const char* dir = std::getenv("PROBE_ROUNDS_DIR");
+  const char* rounds = std::getenv("PROBE_ROUNDS");
+  if (dir == nullptr || rounds == nullptr) {
+    o.line("PROBE_ROUNDS_DIR or PROBE_ROUNDS not set");
+    return;
+  }
+  std::istringstream numbers(rounds);
+  for (std::string n; numbers >> n;) {
+    const std::string go = std::string(dir) + "/go." + n;
+    while (access(go.c_str(), F_OK) != 0) usleep(1000);
+    o.line("== round " + n);
+    compile_and_dump(o, "__global__ void k(int* x) { x[0] = " + n + "; }\n", "round.cu", {"-arch=sm_80"});
+    if (FILE* done = std::fopen((std::string(dir) + "/done." + n).c_str(), "w")) std::fclose(done);
+  }
+}
+
 // The portable scenarios (tests/probe_corpus.h) and the POSIX ones.
 const std::map<std::string, Scenario>& scenarios() {
   static const std::map<std::string, Scenario> all = [] {
@@ -307,7 +329,7 @@ const std::map<std::string, Scenario>& scenarios() {
         {"libc", scenario_libc},              {"source_file", scenario_source_file},
         {"two_majors", scenario_two_majors},  {"cub", scenario_cub},
         {"fork_write", scenario_fork_write},  {"fork_child_program", scenario_fork_child_program},
-        {"cub_threads", scenario_cub_threads},
+        {"cub_threads", scenario_cub_threads}, {"rounds", scenario_rounds},
     });
     return both;
   }();

@@ -267,6 +267,30 @@ TEST(Breaker, OpensAfterThreeFailuresProbesOnceAndCloses) {
   EXPECT_EQ(b.allow(t), Breaker::Pass::kClosed);
 }
 
+// A timeout has already cost its caller the whole deadline: the next operation must not wait again.
+TEST(Breaker, OneTimeoutOpensAtOnceAndAFailedProbeAfterItReopens) {
+  Breaker b;
+  auto t = Breaker::Clock::time_point(1h);
+  b.failed(b.allow(t), t);  // an error: tolerated
+  EXPECT_EQ(b.state(t), BreakerState::kClosed);
+  b.succeeded(b.allow(t));
+  b.failed(b.allow(t), t, Breaker::Failure::kTimeout);
+  EXPECT_EQ(b.state(t), BreakerState::kOpen);
+  EXPECT_EQ(b.times_opened(), 1u);
+  EXPECT_EQ(b.allow(t + 4999ms), Breaker::Pass::kDenied);
+  t += 5s;
+  const Breaker::Pass probe = b.allow(t);
+  ASSERT_EQ(probe, Breaker::Pass::kProbe);
+  b.failed(probe, t, Breaker::Failure::kTimeout);  // still frozen: reopens, cooldown doubled
+  EXPECT_EQ(b.allow(t + 9999ms), Breaker::Pass::kDenied);
+  EXPECT_EQ(b.times_opened(), 1u) << "a failed probe is not a new opening";
+  t += 10s;
+  const Breaker::Pass second = b.allow(t);
+  ASSERT_EQ(second, Breaker::Pass::kProbe);
+  b.succeeded(second);
+  EXPECT_EQ(b.allow(t), Breaker::Pass::kClosed);
+}
+
 TEST(Breaker, CooldownCapsAtSixtySecondsAndALostProbeIsReplaced) {
   Breaker b;
   auto t = Breaker::Clock::time_point(1h);

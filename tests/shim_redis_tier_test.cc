@@ -1,6 +1,7 @@
 // A shared Redis tier through real processes, the real NVRTC and a real redis-server (tests/
 // redis_server.h): "nodes" are separate cache directories sharing one server (NVRTC_CACHE_REMOTE
 // with a password). Every result is compared byte for byte with NVRTC's.
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <set>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/harness.h"
+#include "store/remote/breaker.h"
 #include "tests/redis_server.h"
 
 namespace nvrtc_cache {
@@ -19,6 +21,7 @@ namespace {
 
 using namespace testing;
 using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
 using store::remote::redis::Reply;
 
 long long integer_of(const Reply& reply) {
@@ -221,13 +224,110 @@ TEST_F(SharedRedisTier, AReadOnlyUrlNeverWrites) {
   EXPECT_EQ(integer_of(server.command({"DBSIZE"})), keys);
 }
 
-TEST_F(SharedRedisTier, TwoNodesOfFourProcessesCompileOneProgramOnce) {
+std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+// Waits (at most 10 s) until the server holds `count` data keys: the write-behind of a round landed.
+bool wait_for_data_keys(const RedisServer& server, std::size_t count) {
+  for (int i = 0; i < 1000 && data_keys(server).size() < count; ++i) std::this_thread::sleep_for(10ms);
+  return data_keys(server).size() >= count;
+}
+
+TEST_F(SharedRedisTier, ARedisKilledInTheMiddleOfARunLeavesThatProcessExactAndUndelayed) {
+  const std::vector<int> rounds = {1, 2, 3, 4};
+  const ProcessResult direct = PacedProbe::reference(rounds);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  constexpr auto kTimeout = 1000ms;
+  PacedProbe client(rounds, node_env(node("a"), server.url() + "?timeout=1000"));
+  const auto healthy = client.round(1);
+  ASSERT_TRUE(wait_for_data_keys(server, 2)) << "the first round's result and manifest never reached Redis";
+  server.kill9();
+  for (int n : {2, 3, 4}) {
+    const auto took = client.round(n);
+    // A dead server refuses at once: nothing waits for a timeout.
+    EXPECT_LT(took, healthy + kTimeout) << "round " << n << " took " << took.count() << " ms";
+  }
+  const ProcessResult r = client.finish();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out == direct.out) << "a result differs from NVRTC's";
+  EXPECT_LE(lines_of(r.err), 1u) << "logged more than once: " << r.err;
+  EXPECT_EQ(r.err.find(server.password()), std::string::npos) << r.err;
+  const auto c = counters_of(node("a"));
+  EXPECT_EQ(get(c, "misses"), 4);
+  EXPECT_EQ(get(c, "stores"), 4);
+  EXPECT_EQ(get(c, "errors"), 0);
+  EXPECT_EQ(get(c, "tier.0.writes"), 2) << "only the first round's writes could land";
+  EXPECT_GT(get(c, "tier.0.errors") + get(c, "tier.0.skipped"), 0) << "the dead server went unnoticed";
+}
+
+// One process across a freeze and a thaw: while the server is frozen each compile waits at most its
+// timeout, then the breaker opens and compiles see no delay; once thawed and past the breaker's
+// cooldown, a probe closes it again: a program another node wrote is read from Redis, and a new
+// program's result is written there.
+TEST_F(SharedRedisTier, AFrozenServerOpensTheBreakerAndAThawedOneClosesIt) {
+  const std::vector<int> rounds = {1, 2, 3, 4, 5, 6, 8, 7};
+  const ProcessResult direct = PacedProbe::reference(rounds);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  const std::string url = server.url() + "?timeout=1000";
+  constexpr auto kTimeout = 1000ms;
+  {
+    PacedProbe writer({8}, node_env(node("writer"), url));  // round 8's program, written by another node
+    writer.round(8);
+    EXPECT_EQ(writer.finish().exit_code, 0);
+  }
+  ASSERT_TRUE(wait_for_data_keys(server, 2));
+
+  PacedProbe client(rounds, node_env(node("a"), url));
+  const auto healthy = client.round(1);
+  ASSERT_TRUE(wait_for_data_keys(server, 4));
+  server.freeze();
+  std::vector<std::chrono::milliseconds> frozen;
+  for (int n : {2, 3, 4, 5, 6}) frozen.push_back(client.round(n));
+  std::string frozen_ms;
+  for (const auto& took : frozen) frozen_ms += (frozen_ms.empty() ? "" : ",") + std::to_string(took.count());
+  RecordProperty("healthy_round_ms", static_cast<int>(healthy.count()));
+  RecordProperty("frozen_rounds_ms", frozen_ms);
+  const auto longest = *std::max_element(frozen.begin(), frozen.end());
+  EXPECT_GE(longest, kTimeout) << "no round waited for the frozen server: the test proved nothing";
+  // The first timeout opens the breaker: no compile waits for more than one timeout, and once one
+  // has waited, none after it waits at all.
+  for (const auto& took : frozen) EXPECT_LT(took, healthy + kTimeout + 500ms) << took.count() << " ms";
+  const auto first_wait = std::find_if(frozen.begin(), frozen.end(), [&](auto took) { return took >= kTimeout; });
+  for (auto later = first_wait + (first_wait != frozen.end()); later < frozen.end(); ++later) {
+    EXPECT_LT(*later, healthy + kTimeout / 2) << "a compile waited after the breaker opened";
+  }
+
+  server.thaw();
+  std::this_thread::sleep_for(store::remote::Breaker::kFirstCooldown + 1s);  // the probe may go through now
+  const std::size_t keys_before = data_keys(server).size();
+  const auto probe_round = client.round(8);  // the probe: a read served by Redis closes the breaker
+  EXPECT_LT(probe_round, healthy + kTimeout);
+  RecordProperty("thawed_rounds_ms", std::to_string(probe_round.count()) + "," + std::to_string(client.round(7).count()));  // round 7: a new program, written to Redis again
+  const ProcessResult r = client.finish();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out == direct.out) << "a result differs from NVRTC's";
+  EXPECT_EQ(r.err.find(server.password()), std::string::npos) << r.err;
+  const auto c = counters_of(node("a"));
+  EXPECT_EQ(get(c, "errors"), 0);
+  EXPECT_GT(get(c, "tier.0.timeouts"), 0) << "the server was not frozen";
+  EXPECT_GE(get(c, "tier.0.breaker_opened"), 1);
+  EXPECT_GT(get(c, "tier.0.skipped"), 0) << "no operation was skipped while the breaker was open";
+  EXPECT_EQ(get(c, "misses"), 7) << "rounds 1-7 compiled";
+  EXPECT_EQ(get(c, "hits"), 1) << "round 8 was not served from Redis after the thaw";
+  EXPECT_EQ(get(c, "tier.0.hits"), 2) << "round 8's manifest and result";
+  EXPECT_EQ(data_keys(server).size(), keys_before + 2) << "round 7's writes did not reach the thawed server";
+}
+
+TEST_F(SharedRedisTier, TwoNodesOfEightProcessesCompileOneProgramOnce) {
   const ProcessResult direct = probe({"cub"}, {});
   ASSERT_EQ(direct.exit_code, 0) << direct.err;
   ASSERT_NE(direct.out.find("compile rc=0"), std::string::npos);
   RedisServer server;
   ASSERT_TRUE(server.ok());
-  const auto results = probes_together(8, {"cub"}, [&](int i) { return node_env(node(i % 2 ? "a" : "b"), server.url()); });
+  const auto results = probes_together(16, {"cub"}, [&](int i) { return node_env(node(i % 2 ? "a" : "b"), server.url()); });
   for (const ProcessResult& r : results) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out == direct.out) << "a process's result differs from NVRTC's";
@@ -237,7 +337,7 @@ TEST_F(SharedRedisTier, TwoNodesOfFourProcessesCompileOneProgramOnce) {
   const auto cb = counters_of(node("b"));
   EXPECT_EQ(get(ca, "misses") + get(cb, "misses"), 1) << "more than one real compile across the nodes";
   EXPECT_EQ(get(ca, "stores") + get(cb, "stores"), 1);
-  EXPECT_EQ(get(ca, "hits") + get(cb, "hits"), 7);
+  EXPECT_EQ(get(ca, "hits") + get(cb, "hits"), 15);
   EXPECT_GE(get(ca, "waited") + get(cb, "waited"), 1) << "no process overlapped the compile: the test proved nothing";
   // The node that did not compile was served through Redis.
   const auto& other = get(ca, "misses") == 1 ? cb : ca;

@@ -28,7 +28,7 @@ void Breaker::succeeded(Pass pass) {
 
 void Breaker::open_until(std::int64_t until) { open_until_ns_.store(std::max<std::int64_t>(until, 1), std::memory_order_release); }
 
-void Breaker::failed(Pass pass, Clock::time_point now) {
+void Breaker::failed(Pass pass, Clock::time_point now, Failure failure) {
   const std::int64_t t = ns(now);
   if (pass == Pass::kProbe) {
     const std::int64_t cooldown = std::min(cooldown_ns_.load(std::memory_order_relaxed) * 2, kLongestNs);
@@ -38,7 +38,8 @@ void Breaker::failed(Pass pass, Clock::time_point now) {
     return;
   }
   if (pass != Pass::kClosed) return;
-  if (consecutive_failures_.fetch_add(1, std::memory_order_relaxed) + 1 < kFailuresToOpen) return;
+  const int failures = consecutive_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (failure != Failure::kTimeout && failures < kFailuresToOpen) return;
   std::int64_t closed = 0;
   if (open_until_ns_.compare_exchange_strong(closed, std::max<std::int64_t>(t + cooldown_ns_.load(), 1))) {
     opened_.fetch_add(1, std::memory_order_relaxed);

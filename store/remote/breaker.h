@@ -1,9 +1,12 @@
 // Breaker: a circuit breaker per shared tier, so that a dead or slow tier costs a compile nothing
 // for most of the time it is down, and is tried again once it may be back (processes live for days:
 // disabling a tier for good would be wrong, retrying on every compile too slow).
-// States: closed (every call goes through) -> open after kFailuresToOpen consecutive failures (calls
-// are skipped) -> after the cooldown, half-open: exactly one call (the probe) goes through; its
-// success closes the breaker, its failure reopens it with the cooldown doubled (5 s up to 60 s).
+// States: closed (every call goes through) -> open after one timeout or kFailuresToOpen consecutive
+// errors (calls are skipped) -> after the cooldown, half-open: exactly one call (the probe) goes
+// through; its success closes the breaker, its failure reopens it with the cooldown doubled (5 s up
+// to 60 s). A timeout opens it at once because it has already cost its caller the whole deadline: a
+// compile meets at most one timeout per tier, however many operations it makes there (lookup, claim,
+// re-lookup). Errors (refused, reset, an error reply) come back at once, so three are tolerated.
 // A probe that never reports back is replaced after the longest cooldown.
 // Contract: lock-free (atomics only), thread-safe and fork-safe; `now` is passed in so tests drive
 // the clock.
@@ -26,10 +29,11 @@ class Breaker {
 
   // What allow() granted; pass it back to succeeded()/failed().
   enum class Pass { kDenied, kClosed, kProbe };
+  enum class Failure { kError, kTimeout };
 
   Pass allow(Clock::time_point now);
   void succeeded(Pass pass);
-  void failed(Pass pass, Clock::time_point now);
+  void failed(Pass pass, Clock::time_point now, Failure failure = Failure::kError);
 
   BreakerState state(Clock::time_point now) const;
   // Times the breaker went from closed to open (monotonic, for the statistics).

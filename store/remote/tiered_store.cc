@@ -33,7 +33,8 @@ struct TierSlot {
   // whatever the operation: a wrong password fails the read and the claim alike, said once).
   void failed(std::string_view operation, const TierResult& r, Breaker::Pass pass) {
     add(r.code == TierCode::kTimeout ? TierCounter::timeouts : TierCounter::errors);
-    breaker.failed(pass, Clock::now());
+    breaker.failed(pass, Clock::now(),
+                   r.code == TierCode::kTimeout ? Breaker::Failure::kTimeout : Breaker::Failure::kError);
     log_once(r.code == TierCode::kTimeout ? "timeout" : "error",
              std::string(operation) + (r.code == TierCode::kTimeout ? " timed out" : " failed") +
                  (r.detail.empty() ? "" : " (" + r.detail + ")") +

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""The shared-tier benchmark: a Redis tier (a redis-server of its own on loopback, with a password)
+against a local hit and the real NVRTC, over the benchmark suite's corpus (bench/bench_kernels.h),
+with ratios side by side from one run; writes docs/shared-tier.md.
+
+  per program   real NVRTC (a fresh process's compile) | shim cold on a writer node (compile + write-behind)
+                | shared-tier hit (a fresh node: local miss, Redis GET, unseal, local write-back)
+                | local hit (the same node's next process)
+  16 clients    16 fresh nodes start together and compile the program: every one served from Redis;
+                wall time against 16 plain processes compiling it at once
+  put           tier_bench: sealed values written straight to Redis by 1 and by 16 writers
+
+Every shim run's counters are checked (a shared hit has no miss and reads the tier; a local hit does
+not read it), so a figure cannot come from the wrong path.
+
+usage: scripts/bench_shared_tier.py [--build BUILD_DIR] [--python PYTHON] [--quick] [--out DOCS_DIR]
+"""
+import argparse
+import datetime
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  scripts/bench.py
+import bench_suite  # noqa: E402  scripts/bench_suite.py
+
+CLIENTS = 16
+
+
+class RedisServer:
+    """A throw-away redis-server: loopback port, password, no persistence, LRU within 1 GiB."""
+
+    def __init__(self, directory):
+        self.dir = directory
+        self.password = "bench-" + os.urandom(6).hex()
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--requirepass", self.password,
+             "--save", "", "--appendonly", "no", "--dir", directory, "--maxmemory", "1gb",
+             "--maxmemory-policy", "allkeys-lru", "--logfile", os.path.join(directory, "redis.log")])
+        for _ in range(200):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.025)
+        raise RuntimeError("redis-server did not start")
+
+    def url(self):
+        return f"redis://:{self.password}@127.0.0.1:{self.port}"
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def shim_env(build, env, cache_dir, remote):
+    e = dict(bench.base_env(), **env)
+    e.update(LD_PRELOAD=os.path.join(build, "lib", "libnvrtc-cache.so"), NVRTC_CACHE_DIR=cache_dir,
+             NVRTC_CACHE_REMOTE=remote)
+    return e
+
+
+def first_compile_ns(build, kernel, env):
+    return bench.run_bench(os.path.join(build, "bin", "nvrtc_bench"), kernel, 1, env)[0][0]
+
+
+def counters(build, cache_dir):
+    return bench.stats(os.path.join(build, "bin", "nvrtc-cache"), cache_dir)
+
+
+def tier_counter(c, name):
+    """A counter of the first shared tier (`nvrtc-cache stats --json`: tiers -> "0" -> name)."""
+    return c.get("tiers", {}).get("0", {}).get(name, 0)
+
+
+def tier_hits(c):
+    return tier_counter(c, "hits")
+
+
+def together(build, kernel, envs):
+    """Starts one nvrtc_bench per environment at once; returns (wall ns, [first-compile ns])."""
+    binary = os.path.join(build, "bin", "nvrtc_bench")
+    start = time.perf_counter_ns()
+    procs = [subprocess.Popen([binary, kernel, "1"], env=e, stdout=subprocess.PIPE, text=True) for e in envs]
+    outs = [p.communicate()[0] for p in procs]
+    wall = time.perf_counter_ns() - start
+    if any(p.returncode for p in procs):
+        raise RuntimeError(f"{kernel}: a concurrent client failed")
+    return wall, [int(o.split()[0]) for o in outs]
+
+
+def measure_program(args, kernel, env, url, work):
+    build = args.build
+    plain = dict(bench.base_env(), **env)
+    first_compile_ns(build, kernel, plain)  # untimed: the headers into the page cache
+    real = statistics.median(first_compile_ns(build, kernel, plain) for _ in range(args.repeat))
+    writer = os.path.join(work, f"{kernel}-writer")
+    cold = first_compile_ns(build, kernel, shim_env(build, env, writer, url))
+    w = counters(build, writer)
+    assert w["stores"] == 1 and tier_counter(w, "writes") >= 2, f"{kernel}: the writer stored nothing in Redis: {w}"
+    shared, local = [], []
+    for i in range(args.repeat):
+        node = os.path.join(work, f"{kernel}-node{i}")
+        e = shim_env(build, env, node, url)
+        shared.append(first_compile_ns(build, kernel, e))
+        c = counters(build, node)
+        assert c["misses"] == 0 and c["hits"] == 1 and tier_hits(c) >= 2, f"{kernel}: not a shared hit: {c}"
+        local.append(first_compile_ns(build, kernel, e))
+        c2 = counters(build, node)
+        assert c2["hits"] == 2 and tier_hits(c2) == tier_hits(c), f"{kernel}: not a local hit: {c2}"
+    nodes = [os.path.join(work, f"{kernel}-many{i}") for i in range(CLIENTS)]
+    many_wall, many = together(build, kernel, [shim_env(build, env, n, url) for n in nodes])
+    for n in nodes:
+        c = counters(build, n)
+        assert c["misses"] == 0 and c["hits"] == 1, f"{kernel}: a concurrent client compiled: {c}"
+    plain_wall, _ = together(build, kernel, [plain] * CLIENTS)
+    return {"kernel": kernel, "real": real, "cold": cold, "shared": statistics.median(shared),
+            "local": statistics.median(local), "many_wall": many_wall, "many_median": statistics.median(many),
+            "many_max": max(many), "plain_wall": plain_wall}
+
+
+def measure_puts(args, url):
+    rows = []
+    for entries, size in ((500, 64 << 10), (100, 1 << 20)) if not args.quick else ((100, 64 << 10),):
+        out = subprocess.run([os.path.join(args.build, "bin", "tier_bench"), str(entries), str(size), url],
+                             check=True, capture_output=True, text=True).stdout
+        rows.append((entries, size, [line for line in out.splitlines() if line.startswith(("put", "tier", "shared",
+                                                                                          "local"))]))
+    return rows
+
+
+def ms(ns):
+    return f"{ns / 1e6:.3g}" if ns < 1e8 else f"{ns / 1e6:.0f}"
+
+
+def write_markdown(path, machine, results, puts, args, seconds):
+    L = ["# Shared tier (Redis) benchmark\n"]
+    load = ", ".join(f"{v:.1f}" for v in machine["load"])
+    L.append(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine['cpu']} "
+             f"({machine['cores']} CPUs, load average {load} at the start), NVRTC {machine['nvrtc']}, commit "
+             f"{machine['commit']}; redis-server on loopback (TCP, password, `maxmemory-policy allkeys-lru`); "
+             f"{seconds:.0f} s, one run. Reproduce with `scripts/bench_shared_tier.py`.\n")
+    L.append(f"Each figure is a fresh process's compile (`bench/nvrtc_bench`, create to destroy), median of "
+             f"{args.repeat}. *Shared-tier hit*: a new node (empty local store) whose first process finds the "
+             "program in Redis (local miss, GET of manifest and result, unseal, dependency validation, write-back "
+             "into the local store); *local hit*: that node's next process. The counters of every run were "
+             "checked: shared hits read Redis and compiled nothing, local hits did not read Redis.\n")
+    L.append("| program | real NVRTC | shim cold (writer) | shared-tier hit | local hit | **real / shared** | "
+             "**real / local** | shared / local |")
+    L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+    for r in results:
+        L.append(f"| {bench_suite.KERNEL_LABELS.get(r['kernel'], r['kernel'])} | {ms(r['real'])} ms | "
+                 f"{ms(r['cold'])} ms | {ms(r['shared'])} ms | {ms(r['local'])} ms | "
+                 f"**{bench_suite.ratio(r['real'] / r['shared'])}** | **{bench_suite.ratio(r['real'] / r['local'])}** | "
+                 f"{bench_suite.ratio(r['shared'] / r['local'])} |")
+    L.append(f"\n## {CLIENTS} clients at once\n")
+    L.append(f"{CLIENTS} fresh nodes start together and compile the program, every one served from Redis, "
+             f"against {CLIENTS} plain processes compiling it at once (this machine has {machine['cores']} CPUs).\n")
+    L.append("| program | wall, 16 shared-tier clients | per client: median / max | wall, 16 plain compiles | "
+             "**plain / shared** |")
+    L.append("|---|--:|--:|--:|--:|")
+    for r in results:
+        L.append(f"| {bench_suite.KERNEL_LABELS.get(r['kernel'], r['kernel'])} | {ms(r['many_wall'])} ms | "
+                 f"{ms(r['many_median'])} / {ms(r['many_max'])} ms | {ms(r['plain_wall'])} ms | "
+                 f"**{bench_suite.ratio(r['plain_wall'] / r['many_wall'])}** |")
+    L.append("\n## Put throughput and the tier alone (`bench/tier_bench`)\n")
+    L.append("Sealed values written straight to Redis by 1 and by 16 writer threads (one process, the tier's "
+             "connection pool); then a writer node fills Redis through the write-behind, and a fresh node reads "
+             "every value: the tier alone (GET + unseal), a shared hit (+ write-back into LMDB), a local hit.\n")
+    for entries, size, lines in puts:
+        L.append(f"{entries} values of {size >> 10} KiB:\n\n```")
+        L.extend(lines)
+        L.append("```\n")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(bench_suite.ROOT, "build"))
+    parser.add_argument("--python", default=os.path.join(bench_suite.ROOT, ".venv", "bin", "python"))
+    parser.add_argument("--out", default=os.path.join(bench_suite.ROOT, "docs"))
+    parser.add_argument("--quick", action="store_true", help="a smoke run: fewer repeats and programs")
+    args = parser.parse_args()
+    args.build = os.path.abspath(args.build)
+    args.repeat = 3 if args.quick else 5
+    machine = bench_suite.machine()
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="nvrtc-cache-shared-tier-") as work:
+        env = {}
+        kernels = ["trivial", "names", "cub"]
+        cutlass = bench_suite.cutlass_include_dir(args.python)
+        if cutlass and not args.quick:
+            env["CUTLASS_INCLUDE_DIR"] = cutlass
+            kernels.append("cute")
+        headers = 300 if args.quick else 3000
+        env["NVRTC_BENCH_HEADERS_DIR"] = os.path.join(work, "headers")
+        bench_suite.generate_headers(env["NVRTC_BENCH_HEADERS_DIR"], headers)
+        bench_suite.KERNEL_LABELS["headers"] = f"{headers} generated headers"
+        kernels.append("headers")
+        os.makedirs(os.path.join(work, "redis"))
+        server = RedisServer(os.path.join(work, "redis"))
+        try:
+            results = []
+            for kernel in kernels:
+                t = time.time()
+                results.append(measure_program(args, kernel, env, server.url(), work))
+                print(f"  {kernel}: {time.time() - t:.0f} s", file=sys.stderr)
+            puts = measure_puts(args, server.url())
+        finally:
+            server.stop()
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "shared-tier.md")
+    write_markdown(path, machine, results, puts, args, time.time() - started)
+    print(open(path).read())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
