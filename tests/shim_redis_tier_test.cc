@@ -2,7 +2,10 @@
 // redis_server.h): "nodes" are separate cache directories sharing one server (NVRTC_CACHE_REMOTE
 // with a password). Every result is compared byte for byte with NVRTC's.
 #include <algorithm>
+#include <sys/stat.h>
+
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -204,6 +207,46 @@ TEST_F(SharedRedisTier, GarbageAndMacLessValuesUnderRealKeysAreMisses) {
   EXPECT_EQ(get(cc, "misses"), 0);
   EXPECT_GT(get(cc, "tier.0.hits"), 0);
   EXPECT_EQ(get(cc, "tier.0.corrupt"), 0);
+}
+
+// With a secret, values written without it are refused (mac_rejected), and a value larger than the
+// reader's max-entry-size is refused before it is read; both are misses, compiled exactly, and the
+// reader's signed rewrites then serve a third node.
+TEST_F(SharedRedisTier, UnsignedAndOversizedValuesUnderRealKeysAreMissesWithASecret) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  const std::string secret = root_.path() + "/secret";
+  std::ofstream(secret) << "a shared secret\n";
+  ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
+  run(node("unsigned"), server.url());  // writes without a MAC
+  // A manifest (the value a lookup reads first; its payload starts with its magic "NVMF") made
+  // oversized; the other values stay unsigned.
+  std::string manifest_key;
+  for (const std::string& key : data_keys(server)) {
+    if (server.command({"GET", key}).text.find("NVMF") != std::string::npos) manifest_key = key;
+  }
+  ASSERT_NE(manifest_key, "");
+  constexpr std::size_t kCap = 1 << 20;
+  ASSERT_EQ(server.command({"SET", manifest_key, std::string(kCap + 1, 'O')}).kind, Reply::Kind::kStatus);
+  const std::string capped = server.url() + "?max-entry-size=" + std::to_string(kCap);
+
+  const ProcessResult b = probe(kTierScenarios, node_env(node("b"), capped, secret));
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_TRUE(b.out == direct_->out) << "a result differs from NVRTC's";
+  EXPECT_EQ(b.err.find("a shared secret"), std::string::npos) << b.err;
+  const auto cb = counters_of(node("b"));
+  EXPECT_GT(get(cb, "tier.0.mac_rejected"), 0);
+  EXPECT_GT(get(cb, "tier.0.errors") + get(cb, "tier.0.corrupt"), 0) << "the oversized value was not refused";
+  EXPECT_EQ(get(cb, "tier.0.hits"), 0);
+  EXPECT_GT(get(cb, "misses"), 0);
+  EXPECT_EQ(get(cb, "errors"), 0);
+
+  const ProcessResult c = probe(kTierScenarios, node_env(node("c"), capped, secret));  // node b's signed values
+  EXPECT_TRUE(c.out == direct_->out) << "a result differs from NVRTC's";
+  const auto cc = counters_of(node("c"));
+  EXPECT_EQ(get(cc, "misses"), 0);
+  EXPECT_GT(get(cc, "tier.0.hits"), 0);
+  EXPECT_EQ(get(cc, "tier.0.mac_rejected"), 0);
 }
 
 TEST_F(SharedRedisTier, AReadOnlyUrlNeverWrites) {
