@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     NVRTC_CACHE_FUZZ_CHECK(replies <= lines);
     if (reply.kind == Reply::Kind::kBulk) NVRTC_CACHE_FUZZ_CHECK(reply.text.size() <= cap);
     if (reply.kind == Reply::Kind::kStatus || reply.kind == Reply::Kind::kError) {
-      NVRTC_CACHE_FUZZ_CHECK(reply.text.find('\n') == std::string::npos);
+      NVRTC_CACHE_FUZZ_CHECK(reply.text.find("\r\n") == std::string::npos);  // one line, framing intact
     }
   }
   return 0;
