@@ -294,7 +294,7 @@ TEST(RedisTier, ReadOnlyRefusesWritesWithoutTouchingTheServer) {
   EXPECT_FALSE(tier->writable());
   EXPECT_EQ(tier->get("key", in(kGenerous)).value, "shared");
   EXPECT_EQ(tier->put("key", "mine", in(kGenerous)).code, TierCode::kRefused);
-  EXPECT_EQ(tier->try_claim("claim", "token", 1000ms, in(kGenerous)), ClaimCode::kUnsupported);
+  EXPECT_EQ(tier->try_claim("claim", "token", 1000ms, in(kGenerous), nullptr), ClaimCode::kUnsupported);
   EXPECT_EQ(make(tcp_url(server))->get("key", in(kGenerous)).value, "shared");
 
   // Nothing listens on this port: a write that touched the network would be kError, not kRefused.
@@ -345,7 +345,9 @@ TEST(RedisTier, FrozenServerTimesOutAtTheDeadline) {
     EXPECT_LE(took, 300 + 500) << name;
   }
   const auto start = Clock::now();
-  EXPECT_EQ(fresh->try_claim("c", "t", 1000ms, in(options.timeout)), ClaimCode::kFailed);
+  TierResult failure;
+  EXPECT_EQ(fresh->try_claim("c", "t", 1000ms, in(options.timeout), &failure), ClaimCode::kFailed);
+  EXPECT_EQ(failure.code, TierCode::kTimeout) << failure.detail;
   fresh->release_claim("c", "t", in(options.timeout));
   EXPECT_LE(elapsed_ms(start), 2 * 300 + 500);
   server.thaw();
@@ -379,6 +381,13 @@ TEST(RedisTier, NoevictionServerServesReadsAndRefusesWrites) {
   EXPECT_NE(refused.detail.find("server is full (maxmemory, noeviction)"), std::string::npos) << refused.detail;
   EXPECT_EQ(tier->get("early", in(kGenerous)).value, "fits");
   EXPECT_EQ(tier->get("fill-0", in(kGenerous)).code, TierCode::kOk);
+  // A claim is a write too: refused once the server is over its limit, and said to be (not a
+  // timeout or a broken connection).
+  ASSERT_EQ(server.command({"CONFIG", "SET", "maxmemory", "1"}).kind, Reply::Kind::kStatus);
+  TierResult failure;
+  EXPECT_EQ(tier->try_claim("program", "token", 1000ms, in(kGenerous), &failure), ClaimCode::kFailed);
+  EXPECT_EQ(failure.code, TierCode::kRefused) << failure.detail;
+  EXPECT_NE(failure.detail.find("server is full"), std::string::npos) << failure.detail;
 }
 
 TEST(RedisTier, StalePooledConnectionIsReplaced) {
@@ -639,23 +648,23 @@ TEST(RedisClaims, OneWinsOnlyTheHolderReleasesAndLeasesExpire) {
   ASSERT_TRUE(server.ok());
   auto first = make(tcp_url(server));
   auto second = make(tcp_url(server));
-  EXPECT_EQ(first->try_claim("program", "token-1", 10s, in(kGenerous)), ClaimCode::kClaimed);
-  EXPECT_EQ(second->try_claim("program", "token-2", 10s, in(kGenerous)), ClaimCode::kHeldByOther);
+  EXPECT_EQ(first->try_claim("program", "token-1", 10s, in(kGenerous), nullptr), ClaimCode::kClaimed);
+  EXPECT_EQ(second->try_claim("program", "token-2", 10s, in(kGenerous), nullptr), ClaimCode::kHeldByOther);
   second->release_claim("program", "token-2", in(kGenerous));  // not the holder: nothing happens
-  EXPECT_EQ(second->try_claim("program", "token-2", 10s, in(kGenerous)), ClaimCode::kHeldByOther);
+  EXPECT_EQ(second->try_claim("program", "token-2", 10s, in(kGenerous), nullptr), ClaimCode::kHeldByOther);
   const long long lease = integer_of(server.command({"PTTL", "nvrtc-cache:v1:claim:" + hex("program")}));
   EXPECT_GT(lease, 5000);
   first->release_claim("program", "token-1", in(kGenerous));
-  EXPECT_EQ(second->try_claim("program", "token-2", 10s, in(kGenerous)), ClaimCode::kClaimed);
+  EXPECT_EQ(second->try_claim("program", "token-2", 10s, in(kGenerous), nullptr), ClaimCode::kClaimed);
   EXPECT_EQ(first->get("program", in(kGenerous)).code, TierCode::kMiss);  // claims are not values
 
-  EXPECT_EQ(first->try_claim("short", "token-1", 200ms, in(kGenerous)), ClaimCode::kClaimed);
-  EXPECT_EQ(second->try_claim("short", "token-2", 200ms, in(kGenerous)), ClaimCode::kHeldByOther);
+  EXPECT_EQ(first->try_claim("short", "token-1", 200ms, in(kGenerous), nullptr), ClaimCode::kClaimed);
+  EXPECT_EQ(second->try_claim("short", "token-2", 200ms, in(kGenerous), nullptr), ClaimCode::kHeldByOther);
   ClaimCode after_lease = ClaimCode::kHeldByOther;
   const auto give_up = Clock::now() + 5s;
   while (after_lease == ClaimCode::kHeldByOther && Clock::now() < give_up) {
     std::this_thread::sleep_for(50ms);
-    after_lease = second->try_claim("short", "token-2", 10s, in(kGenerous));
+    after_lease = second->try_claim("short", "token-2", 10s, in(kGenerous), nullptr);
   }
   EXPECT_EQ(after_lease, ClaimCode::kClaimed);
 }

@@ -560,7 +560,8 @@ class ClaimingTier final : public Tier {
     record("put " + std::string(key));
     return files_->put(key, value, deadline);
   }
-  ClaimCode try_claim(std::string_view key, std::string_view token, std::chrono::milliseconds, Deadline) override {
+  ClaimCode try_claim(std::string_view key, std::string_view token, std::chrono::milliseconds, Deadline,
+                      TierResult*) override {
     std::lock_guard lock(mu_);
     return claims_.emplace(key, token).second ? ClaimCode::kClaimed : ClaimCode::kHeldByOther;
   }

@@ -48,6 +48,14 @@ std::vector<std::string> data_keys(const RedisServer& server) {
   return keys;
 }
 
+std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+// Waits (at most 10 s) until the server holds `count` data keys: the write-behind of a round landed.
+bool wait_for_data_keys(const RedisServer& server, std::size_t count) {
+  for (int i = 0; i < 1000 && data_keys(server).size() < count; ++i) std::this_thread::sleep_for(10ms);
+  return data_keys(server).size() >= count;
+}
+
 std::vector<ProcessResult> probes_together(int count, const std::vector<std::string>& scenarios,
                                            const std::function<EnvVars(int)>& env_of) {
   std::vector<ProcessResult> results(static_cast<std::size_t>(count));
@@ -178,6 +186,44 @@ TEST_F(SharedRedisTier, AFullNoevictionServerServesReadsAndRefusesWrites) {
   EXPECT_EQ(integer_of(server.command({"DBSIZE"})), keys);
 }
 
+// One process against a full server: every claim and write of its new programs is refused (counted
+// as errors), and that never stops it reading what is there: a refusal is an answer from a server
+// that is up, not a reason to open the breaker.
+TEST_F(SharedRedisTier, RefusedWritesOfAFullServerNeverStopItsReads) {
+  const std::vector<int> rounds = {1, 2, 3, 4, 5, 9};
+  const ProcessResult direct = PacedProbe::reference(rounds);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  RedisServerOptions options;
+  options.maxmemory_policy = "noeviction";
+  RedisServer server(options);
+  ASSERT_TRUE(server.ok());
+  {
+    PacedProbe writer({9}, node_env(node("writer"), server.url()));  // round 9's program, while there is room
+    writer.round(9);
+    EXPECT_EQ(writer.finish().exit_code, 0);
+  }
+  ASSERT_TRUE(wait_for_data_keys(server, 2));
+  ASSERT_EQ(server.command({"CONFIG", "SET", "maxmemory", "1"}).kind, Reply::Kind::kStatus);  // full from now on
+  const long long keys = integer_of(server.command({"DBSIZE"}));
+
+  PacedProbe client(rounds, node_env(node("a"), server.url()));
+  for (int n : rounds) client.round(n);
+  const ProcessResult r = client.finish();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out == direct.out) << "a result differs from NVRTC's";
+  EXPECT_LE(lines_of(r.err), 1u) << r.err;
+  const auto c = counters_of(node("a"));
+  EXPECT_EQ(get(c, "misses"), 5);
+  EXPECT_EQ(get(c, "hits"), 1) << "round 9 was not read from the full server";
+  EXPECT_EQ(get(c, "tier.0.hits"), 2);
+  EXPECT_GE(get(c, "tier.0.errors"), 5) << "the refused claims and writes were not counted";
+  EXPECT_EQ(get(c, "tier.0.writes"), 0);
+  EXPECT_EQ(get(c, "tier.0.breaker_opened"), 0);
+  EXPECT_EQ(get(c, "tier.0.skipped"), 0);
+  EXPECT_EQ(get(c, "errors"), 0);
+  EXPECT_EQ(integer_of(server.command({"DBSIZE"})), keys);
+}
+
 TEST_F(SharedRedisTier, GarbageAndMacLessValuesUnderRealKeysAreMisses) {
   RedisServer server;
   ASSERT_TRUE(server.ok());
@@ -265,14 +311,6 @@ TEST_F(SharedRedisTier, AReadOnlyUrlNeverWrites) {
   EXPECT_EQ(get(counters_of(node("b")), "misses"), 0);
   EXPECT_GT(get(counters_of(node("b")), "tier.0.hits"), 0);
   EXPECT_EQ(integer_of(server.command({"DBSIZE"})), keys);
-}
-
-std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
-
-// Waits (at most 10 s) until the server holds `count` data keys: the write-behind of a round landed.
-bool wait_for_data_keys(const RedisServer& server, std::size_t count) {
-  for (int i = 0; i < 1000 && data_keys(server).size() < count; ++i) std::this_thread::sleep_for(10ms);
-  return data_keys(server).size() >= count;
 }
 
 TEST_F(SharedRedisTier, ARedisKilledInTheMiddleOfARunLeavesThatProcessExactAndUndelayed) {

@@ -31,7 +31,8 @@ using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
 // What one tier operation came to. Only kOk (and kMiss for reads) are successes; everything else
-// is counted by the tiered store and feeds the tier's circuit breaker.
+// is counted by the tiered store. Timeouts and errors feed the tier's circuit breaker; a refusal is
+// an answer from a tier that is up, and does not.
 enum class TierCode {
   kOk,        // done (get: value found)
   kMiss,      // get: no such key (also ENOENT/ESTALE/EBUSY on a shared directory)
@@ -90,10 +91,12 @@ class Tier {
 
   // Cross-node single-flight (tiers that cannot do it answer kUnsupported): take `claim_key` for
   // `lease` with a unique `token` (Redis: SET claim token NX PX lease). The claim expires on its own
-  // if the holder dies; release_claim() drops it only if it still holds `token`.
+  // if the holder dies; release_claim() drops it only if it still holds `token`. On kFailed,
+  // `*failure` (when not null) says what failed: kTimeout, kRefused (the server answered no: full,
+  // not permitted) or kError, with a detail line.
   virtual ClaimCode try_claim(std::string_view claim_key, std::string_view token, std::chrono::milliseconds lease,
-                              Deadline deadline) {
-    (void)claim_key, (void)token, (void)lease, (void)deadline;
+                              Deadline deadline, TierResult* failure) {
+    (void)claim_key, (void)token, (void)lease, (void)deadline, (void)failure;
     return ClaimCode::kUnsupported;
   }
   virtual void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) {

@@ -30,11 +30,18 @@ struct TierSlot {
   }
 
   // Counts a failed operation, feeds the breaker and logs it once per kind (timeout or error,
-  // whatever the operation: a wrong password fails the read and the claim alike, said once).
+  // whatever the operation: a wrong password fails the read and the claim alike, said once). A
+  // refusal (server full, not permitted, wrong password) is an answer from a tier that is up: it is
+  // counted as an error but does not open the breaker, so a full server that refuses every write
+  // keeps serving reads.
   void failed(std::string_view operation, const TierResult& r, Breaker::Pass pass) {
     add(r.code == TierCode::kTimeout ? TierCounter::timeouts : TierCounter::errors);
-    breaker.failed(pass, Clock::now(),
-                   r.code == TierCode::kTimeout ? Breaker::Failure::kTimeout : Breaker::Failure::kError);
+    if (r.code == TierCode::kRefused) {
+      breaker.succeeded(pass);
+    } else {
+      breaker.failed(pass, Clock::now(),
+                     r.code == TierCode::kTimeout ? Breaker::Failure::kTimeout : Breaker::Failure::kError);
+    }
     log_once(r.code == TierCode::kTimeout ? "timeout" : "error",
              std::string(operation) + (r.code == TierCode::kTimeout ? " timed out" : " failed") +
                  (r.detail.empty() ? "" : " (" + r.detail + ")") +
@@ -226,18 +233,16 @@ RemoteClaim TieredStore::try_claim(std::string_view name, std::chrono::milliseco
     if (pass == Breaker::Pass::kDenied) continue;
     std::string key = slot->options.prefix + ":claim:" + std::string(name);
     std::string token = random_token();
-    const ClaimCode code = slot->tier->try_claim(key, token, lease, slot->deadline());
+    TierResult failure;
+    const ClaimCode code = slot->tier->try_claim(key, token, lease, slot->deadline(), &failure);
     switch (code) {
       case ClaimCode::kUnsupported:
         slot->breaker.succeeded(pass);
         slot->claims_unsupported.store(true, std::memory_order_relaxed);
         continue;
-      case ClaimCode::kFailed: {
-        TierResult r;
-        r.detail = "claim";
-        slot->failed("claim", r, pass);
+      case ClaimCode::kFailed:
+        slot->failed("claim", failure, pass);
         return RemoteClaim(ClaimCode::kFailed);
-      }
       case ClaimCode::kHeldByOther:
         slot->breaker.succeeded(pass);
         return RemoteClaim(ClaimCode::kHeldByOther);

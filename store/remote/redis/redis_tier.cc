@@ -117,8 +117,8 @@ class RedisTier final : public Tier {
     return expect_ok(server_for(key), args, deadline, /*retry_on_fresh=*/true);
   }
 
-  ClaimCode try_claim(std::string_view claim_key, std::string_view token, milliseconds lease,
-                      Deadline deadline) override {
+  ClaimCode try_claim(std::string_view claim_key, std::string_view token, milliseconds lease, Deadline deadline,
+                      TierResult* failure) override {
     const util::ErrnoGuard errno_guard;
     // A read-only tier never publishes a result, so others must not wait for its compile.
     if (options_.read_only) return ClaimCode::kUnsupported;
@@ -127,6 +127,7 @@ class RedisTier final : public Tier {
     const std::array<std::string_view, 6> args{"SET", redis_key, token, "NX", "PX", lease_ms};
     Server& server = server_for(claim_key);
     ClaimCode code = ClaimCode::kFailed;
+    TierResult refusal;
     // Not retried: a SET NX that reached the server before the connection failed would make the
     // retry see our own claim as another's.
     const TierResult io = run(server, deadline, /*retry_on_fresh=*/false, [&](RespConnection& connection) {
@@ -135,9 +136,12 @@ class RedisTier final : public Tier {
       if (!done.ok()) return done;
       if (reply.kind == Reply::Kind::kStatus && reply.text == "OK") code = ClaimCode::kClaimed;
       else if (reply.kind == Reply::Kind::kNil) code = ClaimCode::kHeldByOther;
+      else refusal = unexpected(server, reply);  // e.g. OOM (full, noeviction), NOPERM
       return done;
     });
-    return io.code == TierCode::kOk ? code : ClaimCode::kFailed;
+    if (io.code != TierCode::kOk) code = ClaimCode::kFailed;
+    if (code == ClaimCode::kFailed && failure != nullptr) *failure = io.code != TierCode::kOk ? io : refusal;
+    return code;
   }
 
   void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) override {
