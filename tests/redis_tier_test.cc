@@ -284,6 +284,30 @@ TEST(RedisTier, WrongPasswordIsRefusedWithoutShowingIt) {
   EXPECT_EQ(wrongpass.detail.find(server.password()), std::string::npos) << wrongpass.detail;
 }
 
+// The deployment recipe's readers: an ACL user that may only read. Reads work; a write or a claim
+// is a refusal (the server is up), and the check says the tier is reachable but not writable.
+TEST(RedisTier, AnAclUserThatMayOnlyReadIsRefusedWritesAndServedReads) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  ASSERT_EQ(server.command({"ACL", "SETUSER", "reader", "on", ">reader-pw-5d1e", "~nvrtc-cache:*", "+get", "+ping",
+                            "+select"}).kind,
+            Reply::Kind::kStatus);
+  ASSERT_EQ(make(tcp_url(server))->put("key", "shared", in(kGenerous)).code, TierCode::kOk);
+  TierUrl reader = tcp_url(server.port(), "reader-pw-5d1e");
+  reader.user = "reader";
+  auto tier = make(reader);
+  EXPECT_EQ(tier->get("key", in(kGenerous)).value, "shared");
+  const TierResult put = tier->put("key", "planted", in(kGenerous));
+  EXPECT_EQ(put.code, TierCode::kRefused) << put.detail;
+  EXPECT_NE(put.detail.find("not permitted"), std::string::npos) << put.detail;
+  EXPECT_EQ(put.detail.find("reader-pw-5d1e"), std::string::npos) << put.detail;
+  TierResult failure;
+  EXPECT_EQ(tier->try_claim("claim", "token", 1000ms, in(kGenerous), &failure), ClaimCode::kFailed);
+  EXPECT_EQ(failure.code, TierCode::kRefused) << failure.detail;
+  EXPECT_EQ(tier->check(in(kGenerous)).code, TierCode::kRefused);
+  EXPECT_EQ(make(tcp_url(server))->get("key", in(kGenerous)).value, "shared");
+}
+
 TEST(RedisTier, ReadOnlyRefusesWritesWithoutTouchingTheServer) {
   RedisServer server;
   ASSERT_TRUE(server.ok());

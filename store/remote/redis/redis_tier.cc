@@ -238,6 +238,9 @@ class RedisTier final : public Tier {
     }
     if (starts_with(text, "OOM")) return result(TierCode::kRefused, name + ": server is full (maxmemory, noeviction)");
     if (starts_with(text, "READONLY")) return result(TierCode::kRefused, name + ": the server is a read-only replica");
+    if (starts_with(text, "NOPERM")) {  // an ACL user without the right to run the command (e.g. a readers' user)
+      return result(TierCode::kRefused, name + ": not permitted for this user (" + redis::printable(text) + ")");
+    }
     if (starts_with(text, "MOVED") || starts_with(text, "ASK") || starts_with(text, "CLUSTERDOWN")) {
       return result(TierCode::kError, name + ": a Redis Cluster node; cluster mode is not supported (list the nodes as shards)");
     }
