@@ -12,6 +12,7 @@
 
 #include "shim/hooks.h"
 #include "shim/windows/real_dll.h"
+#include "shim/windows/runtime.h"
 
 namespace {
 
@@ -27,7 +28,14 @@ Ret without_real_nvrtc() {
 }  // namespace
 
 #define NVRTC_CACHE_PROXY_PASS(ret, name, args) return real->name args;
-#define NVRTC_CACHE_PROXY_HOOK(ret, name, args) return real->name args;  // pass-through for now
+#define NVRTC_CACHE_PROXY_HOOK(ret, name, args)                                   \
+  if (nvrtc_cache::shim::windows::WindowsRuntime::instance().enabled()) {         \
+    try {                                                                         \
+      return nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args);     \
+    } catch (...) {                                                               \
+    }                                                                             \
+  }                                                                               \
+  return real->name args;
 
 #define NVRTC_API(kind, ret, name, params, args)                                         \
   extern "C" ret name params {                                                           \

@@ -1,0 +1,104 @@
+#include "shim/windows/runtime.h"
+
+#include <windows.h>
+
+#include <cctype>
+#include <cstring>
+
+#include "shim/windows/compile_watch.h"
+#include "shim/windows/real_dll.h"
+#include "store/windows/lmdb_store.h"
+#include "store/windows/wide.h"
+
+namespace nvrtc_cache::shim::windows {
+
+namespace {
+
+std::string pe_build_id(HMODULE module) {
+  if (module == nullptr) return {};
+  const auto* base = reinterpret_cast<const BYTE*>(module);
+  const auto* dos = reinterpret_cast<const IMAGE_DOS_HEADER*>(base);
+  if (dos->e_magic != IMAGE_DOS_SIGNATURE) return {};
+  const auto* nt = reinterpret_cast<const IMAGE_NT_HEADERS64*>(base + dos->e_lfanew);
+  if (nt->Signature != IMAGE_NT_SIGNATURE) return {};
+  std::string id = "pe:";
+  for (DWORD v : {nt->FileHeader.TimeDateStamp, nt->OptionalHeader.SizeOfImage, nt->OptionalHeader.CheckSum}) {
+    id.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  return id;
+}
+
+}  // namespace
+
+std::string cache_directory_setting() {
+  if (auto dir = store::windows::environment_variable(L"NVRTC_CACHE_DIR"); dir && !dir->empty()) return *dir;
+  if (auto local = store::windows::environment_variable(L"LOCALAPPDATA"); local && !local->empty()) {
+    return *local + "\\nvrtc-cache";
+  }
+  return {};
+}
+
+std::uint64_t map_size_setting() {
+  constexpr std::uint64_t kDefault = 1ull << 30;
+  const auto text = store::windows::environment_variable(L"NVRTC_CACHE_MAX_SIZE");
+  if (!text || text->empty()) return kDefault;
+  char* end = nullptr;
+  std::uint64_t n = std::strtoull(text->c_str(), &end, 10);
+  switch (std::toupper(static_cast<unsigned char>(*end))) {
+    case 'K': n <<= 10; break;
+    case 'M': n <<= 20; break;
+    case 'G': n <<= 30; break;
+    default: break;
+  }
+  return n >= (1ull << 20) ? n : kDefault;
+}
+
+WindowsRuntime& WindowsRuntime::instance() {
+  static auto* runtime = new WindowsRuntime();  // leaked: usable from late threads
+  return *runtime;
+}
+
+WindowsRuntime::WindowsRuntime() {
+  const auto disable = store::windows::environment_variable(L"NVRTC_CACHE_DISABLE");
+  enabled_ = !(disable && (*disable == "1" || *disable == "true" || *disable == "yes"));
+}
+
+store::Store* WindowsRuntime::store() {
+  std::call_once(store_once_, [this] {
+    try {
+      const std::string dir = cache_directory_setting();
+      if (dir.empty()) return;
+      store::Status status;
+      store_ = store::WindowsLmdbStore::open({dir, map_size_setting(), false}, &status);
+      if (!store_) store_ = store::WindowsLmdbStore::open({dir, map_size_setting(), true}, &status);
+    } catch (...) {
+      store_.reset();
+    }
+  });
+  return store_.get();
+}
+
+void WindowsRuntime::flush_stats() {
+  store::Store* s = store();
+  if (s == nullptr) return;
+  try {
+    const store::Counters deltas = stats_.take();
+    if (!deltas.empty()) (void)s->add_counters(deltas);
+  } catch (...) {
+  }
+}
+
+const keying::LibraryIdentity& WindowsRuntime::identity(const interpose::RealNvrtc& real) {
+  std::call_once(identity_once_, [&] {
+    if (real.nvrtcVersion) real.nvrtcVersion(&identity_.major, &identity_.minor);
+    identity_.build_id = pe_build_id(real_nvrtc_module());
+  });
+  return identity_;
+}
+
+bool WindowsRuntime::watch_installed() {
+  std::call_once(watch_once_, [this] { watch_installed_ = install_compile_watch(real_nvrtc_module()); });
+  return watch_installed_;
+}
+
+}  // namespace nvrtc_cache::shim::windows
