@@ -2,11 +2,10 @@
 
 #include <windows.h>
 
-#include <cctype>
-#include <cstring>
 
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/real_dll.h"
+#include "shim/windows/settings.h"
 #include "store/windows/lmdb_store.h"
 #include "store/windows/wide.h"
 
@@ -30,37 +29,13 @@ std::string pe_build_id(HMODULE module) {
 
 }  // namespace
 
-std::string cache_directory_setting() {
-  if (auto dir = store::windows::environment_variable(L"NVRTC_CACHE_DIR"); dir && !dir->empty()) return *dir;
-  if (auto local = store::windows::environment_variable(L"LOCALAPPDATA"); local && !local->empty()) {
-    return *local + "\\nvrtc-cache";
-  }
-  return {};
-}
-
-std::uint64_t map_size_setting() {
-  constexpr std::uint64_t kDefault = 1ull << 30;
-  const auto text = store::windows::environment_variable(L"NVRTC_CACHE_MAX_SIZE");
-  if (!text || text->empty()) return kDefault;
-  char* end = nullptr;
-  std::uint64_t n = std::strtoull(text->c_str(), &end, 10);
-  switch (std::toupper(static_cast<unsigned char>(*end))) {
-    case 'K': n <<= 10; break;
-    case 'M': n <<= 20; break;
-    case 'G': n <<= 30; break;
-    default: break;
-  }
-  return n >= (1ull << 20) ? n : kDefault;
-}
-
 WindowsRuntime& WindowsRuntime::instance() {
   static auto* runtime = new WindowsRuntime();  // leaked: usable from late threads
   return *runtime;
 }
 
 WindowsRuntime::WindowsRuntime() {
-  const auto disable = store::windows::environment_variable(L"NVRTC_CACHE_DISABLE");
-  enabled_ = !(disable && (*disable == "1" || *disable == "true" || *disable == "yes"));
+  enabled_ = !cache_disabled_setting();
 }
 
 store::Store* WindowsRuntime::store() {

@@ -1,9 +1,6 @@
 // WindowsRuntime: the proxy DLL's process-wide state: its settings, the store (opened on the first
 // compile), the statistics deltas, and the identity of the real NVRTC.
-// Settings (the environment; the Linux configuration files are not read on Windows):
-//   NVRTC_CACHE_DISABLE=1  every call passes straight to NVRTC
-//   NVRTC_CACHE_DIR        the cache directory (default %LOCALAPPDATA%\nvrtc-cache)
-//   NVRTC_CACHE_MAX_SIZE   the store's map size in bytes (K/M/G suffixes; default 1G)
+// Its settings are shim/windows/settings.h's.
 // Contract: created on first use, leaked (usable from late threads); thread-safe; never throws
 // (an allocation failure while opening leaves the store unavailable: compiles pass through);
 // the thread's last-error value is kept.
@@ -20,12 +17,6 @@
 #include "store/store.h"
 
 namespace nvrtc_cache::shim::windows {
-
-// The cache directory the settings name (NVRTC_CACHE_DIR, else %LOCALAPPDATA%\nvrtc-cache; "" when
-// neither is set). Shared with the CLI.
-std::string cache_directory_setting();
-// NVRTC_CACHE_MAX_SIZE, or the default.
-std::uint64_t map_size_setting();
 
 class WindowsRuntime {
  public:
