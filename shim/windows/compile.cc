@@ -9,7 +9,7 @@
 // The environment block: the Windows NVRTC's C runtime calls GetEnvironmentStringsW in every compile
 // (to refresh its copy of the environment, which its getenv then reads by name, unseen). Tainting it
 // would make every compile uncacheable; instead the variables that NVRTC's getenv can ask for (the
-// names its DLL contains, kCrtVariables below) are each recorded, present or absent, as a dependency
+// names its DLL contains, shim/windows/crt_environment.def) are each recorded, present or absent, as a dependency
 // of every compile that read the block, and validated on a hit like any variable read by name.
 #include <windows.h>
 
@@ -39,9 +39,12 @@ namespace {
 using windows::WindowsRuntime;
 using Clock = std::chrono::steady_clock;
 
-// The environment variables nvrtc64_130_0.dll's getenv may read (their names are in the DLL).
-constexpr const char* kCrtVariables[] = {"NVRTC_APPEND_FLAGS", "NVRTC_DISABLE_CONCURRENT_NVVM", "NVRTC_DISABLE_PCH",
-                                         "NVRTC_INTERNAL_GLOBAL_LOCK", "NVRTC_PCH_HEAP_SIZE"};
+// The environment variables nvrtc64_130_0.dll's getenv may read.
+constexpr const char* kCrtVariables[] = {
+#define NVRTC_CACHE_CRT_VARIABLE(name) #name,
+#include "shim/windows/crt_environment.def"
+#undef NVRTC_CACHE_CRT_VARIABLE
+};
 
 std::int64_t nanos_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
