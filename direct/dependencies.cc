@@ -17,9 +17,14 @@ constexpr std::int64_t kRacyWindowNs = 1'000'000'000;
 constexpr std::uint64_t kMaxFileBytes = 256ull << 20;
 
 FileStamp stamp_of(const struct stat& st) {
+#ifdef _WIN32  // the CRT's stat has whole seconds (store/windows/env.cc)
+  const std::int64_t mtime_ns = std::int64_t{st.st_mtime} * 1'000'000'000;
+  const std::int64_t ctime_ns = std::int64_t{st.st_ctime} * 1'000'000'000;
+#else
+  const std::int64_t mtime_ns = util::to_ns(st.st_mtim), ctime_ns = util::to_ns(st.st_ctim);
+#endif
   return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          static_cast<std::uint64_t>(st.st_size), util::to_ns(st.st_mtim), util::to_ns(st.st_ctim),
-          static_cast<std::uint32_t>(st.st_mode)};
+          static_cast<std::uint64_t>(st.st_size), mtime_ns, ctime_ns, static_cast<std::uint32_t>(st.st_mode)};
 }
 
 bool same_type(std::uint32_t a, std::uint32_t b) { return (a & S_IFMT) == (b & S_IFMT); }
@@ -56,11 +61,22 @@ bool is_pseudo_filesystem(std::string_view path) {
   return path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/");
 }
 
+#ifdef _WIN32  // C:\x or C:/x, and \\server\share or \\?\ paths
+bool is_separator(char c) { return c == '\\' || c == '/'; }
+bool is_relative(std::string_view path) {
+  const bool drive = path.size() > 2 && path[1] == ':' && is_separator(path[2]);
+  const bool unc = path.size() > 1 && is_separator(path[0]) && is_separator(path[1]);
+  return !drive && !unc;
+}
+constexpr const char* kSeparator = "\\";
+#else
 bool is_relative(std::string_view path) { return path.empty() || path.front() != '/'; }
+constexpr const char* kSeparator = "/";
+#endif
 
 std::string absolute(std::string_view path, const std::string& working_directory) {
   if (!is_relative(path)) return std::string(path);
-  return working_directory + "/" + std::string(path);
+  return working_directory + kSeparator + std::string(path);
 }
 
 // Whether reading `path` (relative ones against the current working directory) would read a
@@ -191,7 +207,11 @@ TimeMacros scan_time_macros(std::string_view text) {
 std::string date_macro_today() {
   const std::time_t now = std::time(nullptr);
   std::tm local{};
+#ifdef _WIN32
+  localtime_s(&local, &now);
+#else
   localtime_r(&now, &local);
+#endif
   static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   char buf[32];

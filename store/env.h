@@ -8,12 +8,17 @@
 // descriptor, O_PATH is enough; `name` is one path component, never followed if it is a symbolic
 // link), as the cache directory walk needs (store/directory_handle.h); the defaults are the system
 // calls, so a test Env overrides only those it fails. A descriptor returned by open_directory_at
-// is O_CLOEXEC and belongs to the caller.
+// is O_CLOEXEC and belongs to the caller. On Windows (store/windows/env.cc) the path-based reads
+// direct mode needs are implemented with UTF-8 paths and the handle-based calls fail with ENOSYS.
 #pragma once
 
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/types.h>
+#ifdef _WIN32
+struct statfs;  // no such call on Windows: store/windows/env.cc fails statfs_at with ENOSYS
+#else
+#include <sys/statfs.h>
+#endif
 
 #include <cstddef>
 #include <cstdint>

@@ -6,6 +6,8 @@
 // name says it touches files, paths, directories, drives, volumes, the environment, the command line
 // or libraries and that is in neither list below also fails (a new NVRTC must be classified first).
 // Every watched function must be imported by nvrtc64_130_0.dll (a hook for nothing is a stale table).
+// Also pins shim/windows/crt_environment.def (the variables the proxy records when NVRTC's C runtime
+// reads the environment block) to the NVRTC_* names in the DLL.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -202,6 +204,37 @@ TEST(WindowsImportCoverage, EveryPathOrEnvironmentImportIsWatchedOrClassified) {
   for (const std::string& name : watched()) {
     EXPECT_TRUE(nvrtc.of("KERNEL32.DLL").count(name)) << name << " is watched but nvrtc64_130_0.dll does not import it";
   }
+}
+
+// Every NVRTC_* string of the DLL (a NUL-terminated run of [A-Z0-9_]) that is not a result code is
+// a variable its getenv may read: the proxy's list must be exactly those.
+TEST(WindowsImportCoverage, CrtEnvironmentVariablesAreTheDllsNames) {
+  const std::string dir = windows_nvrtc_dir();
+  if (dir.empty()) {
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI("the Windows NVRTC is not prepared (eval \"$(scripts/windows-nvrtc.sh DIR)\")");
+  }
+  std::ifstream in(dir + "/nvrtc64_130_0.dll", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 1000000u);
+  std::set<std::string> in_dll;
+  for (std::size_t at = bytes.find("NVRTC_"); at != std::string::npos; at = bytes.find("NVRTC_", at + 1)) {
+    if (at > 0 && bytes[at - 1] != '\0') continue;
+    std::size_t end = at;
+    while (end < bytes.size() && (std::isupper(static_cast<unsigned char>(bytes[end])) ||
+                                  std::isdigit(static_cast<unsigned char>(bytes[end])) || bytes[end] == '_')) {
+      ++end;
+    }
+    if (end == bytes.size() || bytes[end] != '\0') continue;
+    const std::string name = bytes.substr(at, end - at);
+    if (name.starts_with("NVRTC_ERROR_") || name == "NVRTC_SUCCESS") continue;
+    in_dll.insert(name);
+  }
+  const std::set<std::string> listed = {
+#define NVRTC_CACHE_CRT_VARIABLE(name) #name,
+#include "shim/windows/crt_environment.def"
+#undef NVRTC_CACHE_CRT_VARIABLE
+  };
+  EXPECT_EQ(in_dll, listed);
 }
 
 }  // namespace

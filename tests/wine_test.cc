@@ -207,6 +207,49 @@ TEST_F(Wine, ImportWatchSeesTheIncludedHeader) {
   const std::string header = windows_path(include_.path() + "/probe_dep.h");
   EXPECT_NE(r.out.find("event CreateFileW kind=0 ok=1 write=0 subject=" + header + " "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("host_probe_observed=0\n"), std::string::npos) << r.out;
+  // The builtins DLL imports CreateFileW, FindFirstFileExW and GetEnvironmentStringsW
+  // (tests/windows_import_coverage_test.cc): all three patched, none left.
+  EXPECT_NE(r.out.find("builtins loaded=1 redirected=3 already=0 left=0 parsed=1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("builtins again redirected=0 already=3 left=0\n"), std::string::npos) << r.out;
+}
+
+// The proxy with no NVRTC_CACHE_DIR keeps its cache in %LOCALAPPDATA%\nvrtc-cache (Wine sets
+// LOCALAPPDATA from its prefix, so that of the scratch prefix is used, and emptied first).
+TEST_F(Wine, ProxyDefaultCacheDirectory) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
+  const EnvVars env = {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")}};
+  const ProcessResult echoed = run({"cmd.exe", "/c", "echo", "%LOCALAPPDATA%"}, env);
+  ASSERT_EQ(echoed.exit_code, 0) << echoed.err;
+  std::string local_app_data = echoed.out;
+  while (!local_app_data.empty() && (local_app_data.back() == '\n' || local_app_data.back() == '\r')) {
+    local_app_data.pop_back();
+  }
+  ASSERT_FALSE(local_app_data.empty());
+  const ProcessResult cleared = run({prefix_ + "/bin/nvrtc-cache.exe", "clear"}, env);
+  ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
+  const std::string cold = client(exe, {"trivial"}, env).out;
+  EXPECT_TRUE(client(exe, {"trivial"}, env).out == cold);
+  const ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_EQ(j.value("directory", ""), local_app_data + "\\nvrtc-cache") << r.out;
+  EXPECT_EQ(j.value("misses", 0), 1) << r.out;
+  EXPECT_EQ(j.value("hits", 0), 1) << r.out;
+}
+
+// Without a real NVRTC the proxy fails open: NVRTC's own error code from every function, no crash.
+TEST_F(Wine, ProxyWithoutRealNvrtcFailsOpen) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  for (const std::string name : {"nvrtc_client_loadlibrary", "nvrtc_client_linked"}) {
+    const std::string exe = client_beside_dll(name);
+    const ProcessResult r = run({exe, "trivial", "bad_inputs"},
+                                {{"NVRTC_CACHE_REAL_NVRTC", windows_path(include_.path() + "/missing.dll")},
+                                 {"NVRTC_CACHE_DIR", windows_path(cache_.path())}});
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_NE(r.out.find("### trivial\ncreate rc=11\ncompile rc=11\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("### bad_inputs\n"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

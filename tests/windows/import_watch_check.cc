@@ -3,6 +3,9 @@
 // probe_dep.h through `-I DIR`, and prints what it saw, one line each:
 //   patch redirected=N already=N left=N parsed=0|1
 //   compile rc=N
+//   builtins loaded=0|1 redirected=N already=N left=N parsed=0|1   (the watch installed, after the
+//                              compile, on the builtins DLL NVRTC loaded, nvrtc-builtins64_130.dll)
+//   builtins again redirected=N already=N left=N
 //   event FUNCTION kind=K ok=0|1 write=0|1 subject=S value=V
 //   host_probe_observed=0|1   (this program's own CreateFileA of HOST_PROBE_PATH after the patch:
 //                              the host's imports must stay untouched)
@@ -78,6 +81,13 @@ int main(int argc, char** argv) {
   win::set_import_observer(nullptr);
 
   std::printf("compile rc=%d\n", static_cast<int>(rc));
+  HMODULE builtins = GetModuleHandleA("nvrtc-builtins64_130.dll");
+  const win::ImportTablePatch on_builtins = win::install_import_watch(builtins);
+  std::printf("builtins loaded=%d redirected=%d already=%d left=%d parsed=%d\n", builtins != nullptr ? 1 : 0,
+              on_builtins.redirected, on_builtins.already, on_builtins.left, on_builtins.parsed ? 1 : 0);
+  const win::ImportTablePatch builtins_again = win::install_import_watch(builtins);
+  std::printf("builtins again redirected=%d already=%d left=%d\n", builtins_again.redirected, builtins_again.already,
+              builtins_again.left);
   bool host_observed = false;
   for (const std::string& line : g_events) {
     std::printf("%s\n", line.c_str());

@@ -1,0 +1,79 @@
+#include "shim/windows/runtime.h"
+
+#include <windows.h>
+
+
+#include "shim/windows/compile_watch.h"
+#include "shim/windows/real_dll.h"
+#include "shim/windows/settings.h"
+#include "store/windows/lmdb_store.h"
+#include "store/windows/wide.h"
+
+namespace nvrtc_cache::shim::windows {
+
+namespace {
+
+std::string pe_build_id(HMODULE module) {
+  if (module == nullptr) return {};
+  const auto* base = reinterpret_cast<const BYTE*>(module);
+  const auto* dos = reinterpret_cast<const IMAGE_DOS_HEADER*>(base);
+  if (dos->e_magic != IMAGE_DOS_SIGNATURE) return {};
+  const auto* nt = reinterpret_cast<const IMAGE_NT_HEADERS64*>(base + dos->e_lfanew);
+  if (nt->Signature != IMAGE_NT_SIGNATURE) return {};
+  std::string id = "pe:";
+  for (DWORD v : {nt->FileHeader.TimeDateStamp, nt->OptionalHeader.SizeOfImage, nt->OptionalHeader.CheckSum}) {
+    id.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  return id;
+}
+
+}  // namespace
+
+WindowsRuntime& WindowsRuntime::instance() {
+  static auto* runtime = new WindowsRuntime();  // leaked: usable from late threads
+  return *runtime;
+}
+
+WindowsRuntime::WindowsRuntime() {
+  enabled_ = !cache_disabled_setting();
+}
+
+store::Store* WindowsRuntime::store() {
+  std::call_once(store_once_, [this] {
+    try {
+      const std::string dir = cache_directory_setting();
+      if (dir.empty()) return;
+      store::Status status;
+      store_ = store::WindowsLmdbStore::open({dir, map_size_setting(), false}, &status);
+      if (!store_) store_ = store::WindowsLmdbStore::open({dir, map_size_setting(), true}, &status);
+    } catch (...) {
+      store_.reset();
+    }
+  });
+  return store_.get();
+}
+
+void WindowsRuntime::flush_stats() {
+  store::Store* s = store();
+  if (s == nullptr) return;
+  try {
+    const store::Counters deltas = stats_.take();
+    if (!deltas.empty()) (void)s->add_counters(deltas);
+  } catch (...) {
+  }
+}
+
+const keying::LibraryIdentity& WindowsRuntime::identity(const interpose::RealNvrtc& real) {
+  std::call_once(identity_once_, [&] {
+    if (real.nvrtcVersion) real.nvrtcVersion(&identity_.major, &identity_.minor);
+    identity_.build_id = pe_build_id(real_nvrtc_module());
+  });
+  return identity_;
+}
+
+bool WindowsRuntime::watch_installed() {
+  std::call_once(watch_once_, [this] { watch_installed_ = install_compile_watch(real_nvrtc_module()); });
+  return watch_installed_;
+}
+
+}  // namespace nvrtc_cache::shim::windows

@@ -1,0 +1,49 @@
+// WindowsRuntime: the proxy DLL's process-wide state: its settings, the store (opened on the first
+// compile), the statistics deltas, and the identity of the real NVRTC.
+// Its settings are shim/windows/settings.h's.
+// Contract: created on first use, leaked (usable from late threads); thread-safe; never throws
+// (an allocation failure while opening leaves the store unavailable: compiles pass through);
+// the thread's last-error value is kept.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/stats.h"
+#include "keying/program_inputs.h"
+#include "shim/interpose/real_nvrtc.h"
+#include "store/store.h"
+
+namespace nvrtc_cache::shim::windows {
+
+class WindowsRuntime {
+ public:
+  static WindowsRuntime& instance();
+
+  bool enabled() const { return enabled_; }
+  // The store, or nullptr when it cannot be opened (tried once).
+  store::Store* store();
+  core::StatsDeltas& stats() { return stats_; }
+  // Merges the counter deltas into the store.
+  void flush_stats();
+  // The real NVRTC's identity (nvrtcVersion, and the PE header's link stamp, image size and checksum
+  // as its build id), computed once; whether its file accesses can be watched (import watch
+  // installed on it and its builtins DLL).
+  const keying::LibraryIdentity& identity(const interpose::RealNvrtc& real);
+  bool watch_installed();
+
+ private:
+  WindowsRuntime();
+  bool enabled_ = true;
+  core::StatsDeltas stats_;
+  std::once_flag store_once_;
+  std::unique_ptr<store::Store> store_;
+  std::once_flag identity_once_;
+  keying::LibraryIdentity identity_;
+  std::once_flag watch_once_;
+  bool watch_installed_ = false;
+};
+
+}  // namespace nvrtc_cache::shim::windows
