@@ -26,6 +26,9 @@
 //   kLogTopics        core/log.cc                    topics already logged once
 //   kWriteBehind      store/remote/write_behind.cc   the shared tiers' write queue (no other lock is
 //                                                    taken under it; tier I/O runs outside it)
+//   kResolvers        store/remote/redis/address_resolver.cc  the Redis host-name lookups' state (no
+//                                                    other lock is taken under it; getaddrinfo runs
+//                                                    outside it)
 //   kClaims           shim/claim_file.cc             no lock: the child closes the single-flight
 //                                                    claim descriptors it inherited (lock-free)
 // None of them is held across a real NVRTC compile, a call to pthread_atfork, or a dlclose that
@@ -57,6 +60,7 @@ enum class ForkRank : int {
   kFaultGuard,
   kLogTopics,
   kWriteBehind,
+  kResolvers,
   kClaims,
   kCount
 };

@@ -1,7 +1,9 @@
 // The Redis tier against real redis-server processes (tests/redis_server.h) and, for what a real
 // server never sends, a fake server whose bytes the test controls.
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -23,6 +25,19 @@
 #include "store/remote/tier.h"
 #include "tests/allocation_tracking.h"
 #include "tests/redis_server.h"
+
+// A slow DNS for the tests of this binary: a name ending in ".slow-dns.test" answers as 127.0.0.1
+// after 2 s (getaddrinfo is interposed here; every other lookup is libc's).
+extern "C" int getaddrinfo(const char* node, const char* service, const addrinfo* hints, addrinfo** res) {
+  using Getaddrinfo = int (*)(const char*, const char*, const addrinfo*, addrinfo**);
+  static const auto real = reinterpret_cast<Getaddrinfo>(dlsym(RTLD_NEXT, "getaddrinfo"));
+  const std::string_view name = node != nullptr ? node : "";
+  if (name.ends_with(".slow-dns.test") && (hints == nullptr || (hints->ai_flags & AI_NUMERICHOST) == 0)) {
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    node = "127.0.0.1";
+  }
+  return real(node, service, hints, res);
+}
 
 namespace nvrtc_cache::store::remote {
 namespace {
@@ -306,6 +321,53 @@ TEST(RedisTier, AnAclUserThatMayOnlyReadIsRefusedWritesAndServedReads) {
   EXPECT_EQ(failure.code, TierCode::kRefused) << failure.detail;
   EXPECT_EQ(tier->check(in(kGenerous)).code, TierCode::kRefused);
   EXPECT_EQ(make(tcp_url(server))->get("key", in(kGenerous)).value, "shared");
+}
+
+// A host name is looked up within the operation's deadline: a slow DNS costs an operation at most
+// its connect-timeout, the lookup goes on meanwhile, and a later operation finds its answer.
+TEST(RedisTier, ASlowHostLookupCostsAnOperationAtMostItsTimeoutAndAnswersALaterOne) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  ASSERT_EQ(make(tcp_url(server))->put("key", "shared", in(kGenerous)).code, TierCode::kOk);
+  TierUrl slow = tcp_url(server);
+  slow.host = "cache.slow-dns.test";
+  TierOptions options;
+  options.connect_timeout = 200ms;
+  options.timeout = 300ms;
+  const auto built = Clock::now();
+  auto tier = make(slow, options);
+  EXPECT_LT(elapsed_ms(built), 100) << "building the tier waited for the lookup";
+  auto start = Clock::now();
+  const TierResult first = tier->get("key", in(options.timeout));
+  EXPECT_EQ(first.code, TierCode::kTimeout) << first.detail;
+  EXPECT_NE(first.detail.find("looking up cache.slow-dns.test"), std::string::npos) << first.detail;
+  EXPECT_EQ(first.detail.find(server.password()), std::string::npos) << first.detail;
+  EXPECT_GE(elapsed_ms(start), 150);
+  EXPECT_LE(elapsed_ms(start), 200 + 300);
+  start = Clock::now();
+  EXPECT_EQ(tier->put("other", "v", in(options.timeout)).code, TierCode::kTimeout);  // the same lookup, still going
+  EXPECT_LE(elapsed_ms(start), 200 + 300);
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(tier->get("key", in(kGenerous)).value, "shared") << "the lookup's answer was not kept";
+}
+
+// A name that does not resolve is an error (or a timeout, where DNS does not answer), within the
+// operation's deadline; the next operation looks it up again.
+TEST(RedisTier, AnUnresolvableHostIsAFailureWithinTheDeadline) {
+  TierUrl url = tcp_url(6379, "secret-3b7c");
+  url.host = "no-such-host.nvrtc-cache.invalid";
+  TierOptions options;
+  options.connect_timeout = 200ms;
+  options.timeout = 300ms;
+  auto tier = make(url, options);
+  for (int i = 0; i < 2; ++i) {
+    const auto start = Clock::now();
+    const TierResult r = tier->get("key", in(options.timeout));
+    EXPECT_TRUE(r.code == TierCode::kError || r.code == TierCode::kTimeout) << r.detail;
+    EXPECT_NE(r.detail.find("no-such-host.nvrtc-cache.invalid"), std::string::npos) << r.detail;
+    EXPECT_EQ(r.detail.find("secret-3b7c"), std::string::npos) << r.detail;
+    EXPECT_LE(elapsed_ms(start), 200 + 300);
+  }
 }
 
 TEST(RedisTier, ReadOnlyRefusesWritesWithoutTouchingTheServer) {

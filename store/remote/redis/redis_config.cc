@@ -1,6 +1,5 @@
 #include "store/remote/redis/redis_config.h"
 
-#include <netdb.h>
 #include <sys/un.h>
 
 #include <charconv>
@@ -172,43 +171,6 @@ std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem
     config.servers.push_back(std::move(server));
   }
   return config;
-}
-
-bool resolve_addresses(ServerSpec& server, std::string* problem) {
-  server.addresses.clear();
-  if (!server.socket_path.empty()) {
-    SocketAddress address;
-    auto* un = reinterpret_cast<sockaddr_un*>(&address.storage);
-    un->sun_family = AF_UNIX;
-    std::memcpy(un->sun_path, server.socket_path.c_str(), server.socket_path.size() + 1);
-    address.length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + server.socket_path.size() + 1);
-    server.addresses.push_back(address);
-    return true;
-  }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string port = std::to_string(server.port);
-  const int rc = getaddrinfo(server.host.c_str(), port.c_str(), &hints, &found);
-  if (rc != 0) {
-    *problem = server.display + ": cannot resolve " + server.host + ": " + gai_strerror(rc);
-    return false;
-  }
-  for (const addrinfo* info = found; info != nullptr; info = info->ai_next) {
-    if (info->ai_addrlen > sizeof(sockaddr_storage)) continue;
-    SocketAddress address;
-    std::memcpy(&address.storage, info->ai_addr, info->ai_addrlen);
-    address.length = info->ai_addrlen;
-    server.addresses.push_back(address);
-  }
-  freeaddrinfo(found);
-  if (server.addresses.empty()) {
-    *problem = server.display + ": " + server.host + " has no address";
-    return false;
-  }
-  return true;
 }
 
 }  // namespace nvrtc_cache::store::remote::redis

@@ -9,8 +9,8 @@
 // shard_choice.h), so adding a shard moves only the keys the new one wins. A name may carry a weight,
 // `A(2)`, for a server twice as large. When the host is `*`, a name may carry its own port
 // (`shards=10.0.0.1:6379,10.0.0.2:6380`; IPv6 in brackets, `[::1]:6380`).
-// Contract: pure parsing; resolve_addresses() may block in getaddrinfo (a host name is resolved
-// once, when the tier is built, never under an operation's deadline). Thread-safe (no shared state).
+// Contract: pure parsing, no lookup (store/remote/redis/address_resolver.h finds the addresses
+// within an operation's deadline). Thread-safe (no shared state).
 #pragma once
 
 #include <optional>
@@ -29,7 +29,6 @@ struct ServerSpec {
   std::uint16_t port = 6379;
   std::string socket_path;  // unix
   std::string display;      // "redis://host:port" or "redis+unix:///path" (never a secret)
-  std::vector<SocketAddress> addresses;  // filled by resolve_addresses()
 };
 
 struct RedisConfig {
@@ -41,9 +40,6 @@ struct RedisConfig {
 
 // The tier URL's Redis-specific parts; nullopt with *problem set when they are malformed.
 std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem);
-
-// Resolves server.host (or the socket path) into server.addresses; false with *problem set.
-bool resolve_addresses(ServerSpec& server, std::string* problem);
 
 // The URL for logs: scheme, user, "***" for a password, host, port, database, shards.
 std::string redis_display_name(const TierUrl& url);

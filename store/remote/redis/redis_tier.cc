@@ -10,6 +10,7 @@
 #include <array>
 #include <random>
 
+#include "store/remote/redis/address_resolver.h"
 #include "store/remote/redis/connection_pool.h"
 #include "store/remote/redis/redis_config.h"
 #include "store/remote/redis/resp_connection.h"
@@ -211,8 +212,9 @@ class RedisTier final : public Tier {
 
  private:
   struct Server {
-    explicit Server(redis::ServerSpec s) : spec(std::move(s)) {}
+    explicit Server(redis::ServerSpec s) : spec(std::move(s)), resolver(spec.host, spec.port, spec.socket_path) {}
     redis::ServerSpec spec;
+    redis::AddressResolver resolver;
     redis::ConnectionPool pool;
   };
 
@@ -250,8 +252,12 @@ class RedisTier final : public Tier {
   // Connects to `server` and authenticates and selects the database (one round trip).
   TierResult open(Server& server, Deadline deadline, std::unique_ptr<RespConnection>* out) {
     const Deadline connect_deadline = std::min(deadline, Clock::now() + options_.connect_timeout);
+    std::vector<redis::SocketAddress> addresses;
+    if (IoResult found = server.resolver.addresses(connect_deadline, &addresses); !found.ok()) {
+      return io_failure(server, found);
+    }
     IoResult why;
-    auto connection = RespConnection::connect(server.spec.addresses, connect_deadline, &why);
+    auto connection = RespConnection::connect(addresses, connect_deadline, &why);
     if (connection == nullptr) return io_failure(server, why);
     const std::string db = std::to_string(config_.db);
     std::vector<std::string_view> auth{"AUTH"};
@@ -385,9 +391,6 @@ std::unique_ptr<Tier> make_redis_tier(const TierUrl& url, const TierOptions& opt
   const util::ErrnoGuard errno_guard;
   std::optional<redis::RedisConfig> config = redis::redis_config(url, problem);
   if (!config) return nullptr;
-  for (redis::ServerSpec& server : config->servers) {
-    if (!redis::resolve_addresses(server, problem)) return nullptr;
-  }
   return std::make_unique<RedisTier>(std::move(*config), options, redis::redis_display_name(url));
 }
 
