@@ -309,20 +309,6 @@ nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* p
                                             name, num_headers, headers, include_names);
 }
 
-nvrtcResult nvrtcDestroyProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog) {
-  return destroy_program<ErrnoGuard>(real, prog);
-}
-
-nvrtcResult nvrtcAddNameExpression(const interpose::RealNvrtc& real, nvrtcProgram prog,
-                                   const char* const name_expression) {
-  return add_name_expression<ErrnoGuard>(real, prog, name_expression);
-}
-
-nvrtcResult nvrtcSetFlowCallback(const interpose::RealNvrtc& real, nvrtcProgram prog, int (*callback)(void*, void*),
-                                 void* payload) {
-  return set_flow_callback(real, prog, callback, payload);
-}
-
 nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
                                 const char* const* options) {
   Runtime& runtime = Runtime::instance();

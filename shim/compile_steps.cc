@@ -1,8 +1,16 @@
 #include "shim/compile_steps.h"
 
+#ifdef _WIN32
+#include <windows.h>
+#endif
+
 #include <utility>
 
 #include "shim/capture.h"
+#include "shim/hooks.h"
+#ifndef _WIN32
+#include "util/errno_guard.h"
+#endif
 
 namespace nvrtc_cache::shim {
 
@@ -137,4 +145,64 @@ std::optional<store::Status> store_result(store::Store& store, const interpose::
   return status;
 }
 
+namespace hooks {
+namespace {
+
+// Keeps the caller's error state (errno; on Windows the thread's last-error value) across the
+// recording.
+#ifdef _WIN32
+class ErrorStateGuard {
+ public:
+  ErrorStateGuard() : saved_(GetLastError()) {}
+  ~ErrorStateGuard() { SetLastError(saved_); }
+  ErrorStateGuard(const ErrorStateGuard&) = delete;
+  ErrorStateGuard& operator=(const ErrorStateGuard&) = delete;
+
+ private:
+  DWORD saved_;
+};
+#else
+using ErrorStateGuard = util::ErrnoGuard;
+#endif
+
+}  // namespace
+
+nvrtcResult nvrtcDestroyProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog) {
+  if (prog != nullptr && *prog != nullptr) {
+    // Before the real destroy: afterwards NVRTC may hand the same address to another thread's program.
+    ErrorStateGuard guard;
+    program_table().erase(*prog);
+  }
+  return real.nvrtcDestroyProgram(prog);
+}
+
+nvrtcResult nvrtcAddNameExpression(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                   const char* const name_expression) {
+  auto record = program_table().find(prog);
+  if (record && record->served) {
+    // NVRTC's answer for a program it has compiled.
+    return name_expression == nullptr ? NVRTC_ERROR_INVALID_INPUT : NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION;
+  }
+  const nvrtcResult rc = real.nvrtcAddNameExpression(prog, name_expression);
+  if (rc == NVRTC_SUCCESS && record) {
+    ErrorStateGuard guard;
+    try {
+      record->inputs.name_expressions.emplace_back(name_expression);
+    } catch (...) {
+      record->capturable = false;
+    }
+  }
+  return rc;
+}
+
+nvrtcResult nvrtcSetFlowCallback(const interpose::RealNvrtc& real, nvrtcProgram prog, int (*callback)(void*, void*),
+                                 void* payload) {
+  const nvrtcResult rc = real.nvrtcSetFlowCallback(prog, callback, payload);
+  if (rc == NVRTC_SUCCESS) {
+    if (auto record = program_table().find(prog)) record->has_flow_callback = record->has_flow_callback || callback;
+  }
+  return rc;
+}
+
+}  // namespace hooks
 }  // namespace nvrtc_cache::shim

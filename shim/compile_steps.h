@@ -1,9 +1,10 @@
 // The steps of the program lifecycle that the Linux shim (shim/compile.cc) and the Windows proxy
 // (shim/windows/compile.cc) share: whether a compile may be cached, the direct-mode lookup
 // (manifest -> validated dependencies -> entry), reading a compile's outputs back as an entry and
-// storing it with its manifest, and the recording hooks (create, destroy, name expressions, flow
-// callback) as templates over each platform's guard of the caller's error state (errno on Linux,
-// the thread's last-error value on Windows).
+// storing it with its manifest, and recording a created program (a template over each platform's
+// guard of the caller's error state: errno on Linux, the thread's last-error value on Windows). The
+// hooks nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (shim/hooks.h) are
+// defined once, in compile_steps.cc, for both.
 // Contract: no OS calls of their own beyond the store and NVRTC; counters go to the StatsDeltas
 // given; no logging (the callers log); may throw std::bad_alloc (the callers fail open), except the
 // recording hooks, which never throw: a program that cannot be recorded passes through.
@@ -76,7 +77,7 @@ std::optional<store::Status> store_result(store::Store& store, const interpose::
                                           std::int64_t compile_nanos, core::Counter miss_reason,
                                           core::StatsDeltas& stats, std::size_t* results_in_manifest = nullptr);
 
-// ---- The recording hooks. `Guard` keeps the caller's error state across the recording. ----
+// ---- Recording. `Guard` keeps the caller's error state across the recording. ----
 
 // Records a program NVRTC has just created (`rc`): its inputs, for keying. Returns `rc`.
 template <typename Guard, typename Identity>
@@ -104,45 +105,6 @@ nvrtcResult record_created_program(nvrtcResult rc, nvrtcProgram* prog, bool enab
     program_table().insert(*prog, std::move(record));
   } catch (...) {
     program_table().erase(*prog);  // an unrecorded program simply passes through
-  }
-  return rc;
-}
-
-// Forgets the program, then destroys it (before: afterwards NVRTC may hand the same address to
-// another thread's program).
-template <typename Guard>
-nvrtcResult destroy_program(const interpose::RealNvrtc& real, nvrtcProgram* prog) {
-  if (prog != nullptr && *prog != nullptr) {
-    Guard guard;
-    program_table().erase(*prog);
-  }
-  return real.nvrtcDestroyProgram(prog);
-}
-
-template <typename Guard>
-nvrtcResult add_name_expression(const interpose::RealNvrtc& real, nvrtcProgram prog, const char* name_expression) {
-  auto record = program_table().find(prog);
-  if (record && record->served) {
-    // NVRTC's answer for a program it has compiled.
-    return name_expression == nullptr ? NVRTC_ERROR_INVALID_INPUT : NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION;
-  }
-  const nvrtcResult rc = real.nvrtcAddNameExpression(prog, name_expression);
-  if (rc == NVRTC_SUCCESS && record) {
-    Guard guard;
-    try {
-      record->inputs.name_expressions.emplace_back(name_expression);
-    } catch (...) {
-      record->capturable = false;
-    }
-  }
-  return rc;
-}
-
-inline nvrtcResult set_flow_callback(const interpose::RealNvrtc& real, nvrtcProgram prog,
-                                     int (*callback)(void*, void*), void* payload) {
-  const nvrtcResult rc = real.nvrtcSetFlowCallback(prog, callback, payload);
-  if (rc == NVRTC_SUCCESS) {
-    if (auto record = program_table().find(prog)) record->has_flow_callback = record->has_flow_callback || callback;
   }
   return rc;
 }

@@ -181,20 +181,6 @@ nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* p
                                                 src, name, num_headers, headers, include_names);
 }
 
-nvrtcResult nvrtcDestroyProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog) {
-  return destroy_program<LastErrorGuard>(real, prog);
-}
-
-nvrtcResult nvrtcAddNameExpression(const interpose::RealNvrtc& real, nvrtcProgram prog,
-                                   const char* const name_expression) {
-  return add_name_expression<LastErrorGuard>(real, prog, name_expression);
-}
-
-nvrtcResult nvrtcSetFlowCallback(const interpose::RealNvrtc& real, nvrtcProgram prog, int (*callback)(void*, void*),
-                                 void* payload) {
-  return set_flow_callback(real, prog, callback, payload);
-}
-
 nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
                                 const char* const* options) {
   WindowsRuntime& runtime = WindowsRuntime::instance();
