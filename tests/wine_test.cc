@@ -213,6 +213,19 @@ TEST_F(Wine, ImportWatchSeesTheIncludedHeader) {
   EXPECT_NE(r.out.find("builtins again redirected=0 already=3 left=0\n"), std::string::npos) << r.out;
 }
 
+// The store's fault guard on Windows (store/windows/fault_guard.cc): an access violation or an
+// in-page error inside a guarded call is a `false` result, never a crash, however often; sound and
+// nested calls run to the end; the last-error value is kept (tests/windows/fault_guard_check.cc).
+TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {
+  const ProcessResult r = run({bin_ + "/fault_guard_check.exe"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::string out = r.out;  // printed in text mode: CR LF
+  std::erase(out, '\r');
+  EXPECT_EQ(out, "unmapped=0\nunmapped_again=0\nin_page=0\nsound=1\nescaped=0\nnested inner=0 outer=1\n"
+                   "last_error=1234\nreached=2\n")
+      << r.err;
+}
+
 // The proxy with no NVRTC_CACHE_DIR keeps its cache in %LOCALAPPDATA%\nvrtc-cache (Wine sets
 // LOCALAPPDATA from its prefix, so that of the scratch prefix is used, and emptied first).
 TEST_F(Wine, ProxyDefaultCacheDirectory) {
