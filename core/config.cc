@@ -17,7 +17,7 @@ namespace nvrtc_cache::core {
 namespace {
 
 #ifdef _WIN32
-// Windows: %LOCALAPPDATA%\\nvrtc-cache; no node-local fallback (no network filesystem is detected).
+// Windows: %LOCALAPPDATA%\nvrtc-cache; no node-local fallback (no network filesystem is detected).
 std::string default_cache_dir(const EnvLookup& lookup) {
   if (auto local = lookup("LOCALAPPDATA"); local && !local->empty()) return *local + "\\nvrtc-cache";
   if (auto profile = lookup("USERPROFILE"); profile && !profile->empty()) {
@@ -155,8 +155,8 @@ Config config_from_environment(const EnvLookup& lookup) {
 }
 
 #ifdef _WIN32
-// Windows: the system file is %ProgramData%\\nvrtc-cache\\nvrtc-cache.conf, the user file
-// %APPDATA%\\nvrtc-cache\\nvrtc-cache.conf; the same two variables override them.
+// Windows: the system file is %ProgramData%\nvrtc-cache\nvrtc-cache.conf, the user file
+// %APPDATA%\nvrtc-cache\nvrtc-cache.conf; the same two variables override them.
 ConfigPaths config_paths(const EnvLookup& lookup) {
   ConfigPaths paths;
   if (auto system = lookup("NVRTC_CACHE_SYSTEM_CONFIG"); system && !system->empty()) {

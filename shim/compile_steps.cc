@@ -1,14 +1,12 @@
 #include "shim/compile_steps.h"
 
-#ifdef _WIN32
-#include <windows.h>
-#endif
-
 #include <utility>
 
 #include "shim/capture.h"
 #include "shim/hooks.h"
-#ifndef _WIN32
+#ifdef _WIN32
+#include "store/windows/wide.h"
+#else
 #include "util/errno_guard.h"
 #endif
 
@@ -151,16 +149,7 @@ namespace {
 // Keeps the caller's error state (errno; on Windows the thread's last-error value) across the
 // recording.
 #ifdef _WIN32
-class ErrorStateGuard {
- public:
-  ErrorStateGuard() : saved_(GetLastError()) {}
-  ~ErrorStateGuard() { SetLastError(saved_); }
-  ErrorStateGuard(const ErrorStateGuard&) = delete;
-  ErrorStateGuard& operator=(const ErrorStateGuard&) = delete;
-
- private:
-  DWORD saved_;
-};
+using ErrorStateGuard = store::windows::LastErrorKept;
 #else
 using ErrorStateGuard = util::ErrnoGuard;
 #endif

@@ -20,7 +20,7 @@ constexpr mode_t kCreatedMode = 0700;
 
 #ifdef _WIN32
 constexpr const char* kSeparators = "/\\";
-// The root of an absolute path ("C:\\", "\\\\server\\share\\"), "" for a relative one.
+// The root of an absolute path (C:\ or \\server\share\ with a separator after it), "" for a relative one.
 std::string root_of(const std::string& path) {
   if (path.size() >= 2 && path[1] == ':') return path.substr(0, 2) + "\\";
   if (path.size() >= 2 && (path[0] == '\\' || path[0] == '/') && (path[1] == '\\' || path[1] == '/')) {

@@ -57,16 +57,7 @@ int errno_of(DWORD error) {
 }
 
 // Every call keeps the thread's last-error value (the proxy runs inside the host's calls).
-class LastErrorKept {
- public:
-  LastErrorKept() : saved_(GetLastError()) {}
-  ~LastErrorKept() { SetLastError(saved_); }
-  LastErrorKept(const LastErrorKept&) = delete;
-  LastErrorKept& operator=(const LastErrorKept&) = delete;
-
- private:
-  DWORD saved_;
-};
+using windows::LastErrorKept;
 
 // The table of directory handles; a descriptor is kFirstDescriptor + its index.
 constexpr int kFirstDescriptor = 1000;
