@@ -1,8 +1,10 @@
 #include "core/config.h"
 
+#ifndef _WIN32
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#endif
 
 #include <cctype>
 #include <cmath>
@@ -14,6 +16,18 @@
 namespace nvrtc_cache::core {
 namespace {
 
+#ifdef _WIN32
+// Windows: %LOCALAPPDATA%\nvrtc-cache; no node-local fallback (no network filesystem is detected).
+std::string default_cache_dir(const EnvLookup& lookup) {
+  if (auto local = lookup("LOCALAPPDATA"); local && !local->empty()) return *local + "\\nvrtc-cache";
+  if (auto profile = lookup("USERPROFILE"); profile && !profile->empty()) {
+    return *profile + "\\AppData\\Local\\nvrtc-cache";
+  }
+  return {};
+}
+
+std::string default_fallback_dir(const EnvLookup&) { return {}; }
+#else
 std::string default_cache_dir(const EnvLookup& lookup) {
   if (auto xdg = lookup("XDG_CACHE_HOME"); xdg && !xdg->empty() && (*xdg)[0] == '/') {
     return *xdg + "/nvrtc-cache";
@@ -21,6 +35,12 @@ std::string default_cache_dir(const EnvLookup& lookup) {
   if (auto home = lookup("HOME"); home && !home->empty()) return *home + "/.cache/nvrtc-cache";
   return "/tmp/nvrtc-cache-" + std::to_string(getuid());
 }
+
+std::string default_fallback_dir(const EnvLookup& lookup) {
+  if (auto run = lookup("XDG_RUNTIME_DIR"); run && !run->empty() && (*run)[0] == '/') return *run + "/nvrtc-cache";
+  return "/tmp/nvrtc-cache-" + std::to_string(getuid());
+}
+#endif
 
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -32,11 +52,7 @@ Config defaults(const EnvLookup& lookup) {
   Config c;
   c.cache_dir = default_cache_dir(lookup);
   c.origins.assign(settings().size(), "default");
-  if (auto run = lookup("XDG_RUNTIME_DIR"); run && !run->empty() && (*run)[0] == '/') {
-    c.fallback_dir = *run + "/nvrtc-cache";
-  } else {
-    c.fallback_dir = "/tmp/nvrtc-cache-" + std::to_string(getuid());
-  }
+  c.fallback_dir = default_fallback_dir(lookup);
   return c;
 }
 
@@ -138,6 +154,30 @@ Config config_from_environment(const EnvLookup& lookup) {
   return c;
 }
 
+#ifdef _WIN32
+// Windows: the system file is %ProgramData%\nvrtc-cache\nvrtc-cache.conf, the user file
+// %APPDATA%\nvrtc-cache\nvrtc-cache.conf; the same two variables override them.
+ConfigPaths config_paths(const EnvLookup& lookup) {
+  ConfigPaths paths;
+  if (auto system = lookup("NVRTC_CACHE_SYSTEM_CONFIG"); system && !system->empty()) {
+    paths.system = *system;
+  } else if (auto data = lookup("ProgramData"); data && !data->empty()) {
+    paths.system = *data + "\\nvrtc-cache\\nvrtc-cache.conf";
+  }
+  if (auto named = lookup("NVRTC_CACHE_CONFIG"); named && !named->empty()) {
+    paths.user = *named;
+  } else if (auto roaming = lookup("APPDATA"); roaming && !roaming->empty()) {
+    paths.user = *roaming + "\\nvrtc-cache\\nvrtc-cache.conf";
+  }
+  return paths;
+}
+
+std::optional<std::string> read_config_file(const std::string& path) {
+  std::string text;
+  if (store::Env::system()->read_file(path, 1 << 20, &text) != 0) return std::nullopt;
+  return text;
+}
+#else
 ConfigPaths config_paths(const EnvLookup& lookup) {
   ConfigPaths paths;
   auto system = lookup("NVRTC_CACHE_SYSTEM_CONFIG");
@@ -171,6 +211,7 @@ std::optional<std::string> read_config_file(const std::string& path) {
   ::close(fd);
   return text;
 }
+#endif
 
 Config load_config(const EnvLookup& lookup, const FileReader& read) {
   Config c = defaults(lookup);
@@ -191,6 +232,9 @@ store::CachePolicy cache_policy(const Config& config) {
 }
 
 Config config_from_process_environment() {
+#ifdef _WIN32  // the process's environment block (UTF-16, converted), not the CRT's copy
+  return load_config([](const char* name) { return store::Env::system()->environment_variable(name); });
+#endif
   return load_config([](const char* name) -> std::optional<std::string> {
     const char* v = std::getenv(name);
     if (v == nullptr) return std::nullopt;

@@ -43,7 +43,11 @@ struct Config {
   // NVRTC_CACHE_DIR", "/etc/nvrtc-cache.conf:3".
   std::vector<std::string> origins;
 
+#ifdef _WIN32
+  std::string store_dir() const { return cache_dir + "\\store"; }
+#else
   std::string store_dir() const { return cache_dir + "/store"; }
+#endif
 };
 
 
@@ -57,6 +61,7 @@ Config config_from_process_environment();
 // The configuration files. The user file is $NVRTC_CACHE_CONFIG if set, else
 // $XDG_CONFIG_HOME/nvrtc-cache/nvrtc-cache.conf, else ~/.config/nvrtc-cache/nvrtc-cache.conf; the
 // system file is $NVRTC_CACHE_SYSTEM_CONFIG if set (tests, packagers), else /etc/nvrtc-cache.conf.
+// On Windows: %APPDATA%\nvrtc-cache\nvrtc-cache.conf and %ProgramData%\nvrtc-cache\nvrtc-cache.conf.
 inline constexpr const char* kSystemConfigPath = "/etc/nvrtc-cache.conf";
 struct ConfigPaths {
   std::string system;

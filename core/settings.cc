@@ -17,6 +17,19 @@ Problem parse_bool(std::string_view v, bool& out) {
   return std::nullopt;
 }
 
+#ifdef _WIN32
+// Absolute: "C:\dir", "C:/dir" or "\\server\share".
+bool is_separator(char c) { return c == '/' || c == '\\'; }
+bool is_root(std::string_view v) { return v.size() == 3 && v[1] == ':'; }  // a drive's root
+bool is_absolute_path(std::string_view v) {
+  return (v.size() >= 3 && v[1] == ':' && is_separator(v[2])) || (v.size() >= 2 && is_separator(v[0]) && is_separator(v[1]));
+}
+#else
+bool is_separator(char c) { return c == '/'; }
+bool is_root(std::string_view) { return false; }  // "/" is kept by the loop's size check
+bool is_absolute_path(std::string_view v) { return v.front() == '/'; }
+#endif
+
 std::string show_bool(bool v) { return v ? "1" : "0"; }
 
 std::string show_size(std::uint64_t bytes) {
@@ -69,8 +82,8 @@ constexpr SettingSpec kSettings[] = {
      "`$XDG_CACHE_HOME/nvrtc-cache`, else `~/.cache/nvrtc-cache`",
      "The cache directory (absolute path); the LMDB store lives in `store/` under it.",
      [](Config& c, std::string_view v) -> Problem {
-       if (v.front() != '/') return "is not an absolute path";
-       while (v.size() > 1 && v.back() == '/') v.remove_suffix(1);
+       if (!is_absolute_path(v)) return "is not an absolute path";
+       while (v.size() > 1 && is_separator(v.back()) && !is_root(v)) v.remove_suffix(1);
        c.cache_dir = v;
        return std::nullopt;
      },
@@ -130,7 +143,7 @@ constexpr SettingSpec kSettings[] = {
      "A file holding the secret that signs entries of shared tiers (absolute path); with it, an unsigned or "
      "wrongly signed entry from a shared tier is a miss.",
      [](Config& c, std::string_view v) -> Problem {
-       if (v.front() != '/') return "is not an absolute path";
+       if (!is_absolute_path(v)) return "is not an absolute path";
        c.remote_secret_file = v;
        return std::nullopt;
      },
@@ -140,7 +153,7 @@ constexpr SettingSpec kSettings[] = {
      "with their fingerprints) to this file (absolute path), for `nvrtc-cache replay` on another machine or for "
      "other GPUs; `nvrtc-cache run --record FILE` sets it.",
      [](Config& c, std::string_view v) -> Problem {
-       if (v.front() != '/') return "is not an absolute path";
+       if (!is_absolute_path(v)) return "is not an absolute path";
        c.record_file = v;
        return std::nullopt;
      },

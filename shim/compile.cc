@@ -22,6 +22,7 @@
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "shim/capture.h"
+#include "shim/compile_steps.h"
 #include "shim/hooks.h"
 #include "shim/program_table.h"
 #include "shim/record_writer.h"
@@ -35,35 +36,8 @@
 namespace nvrtc_cache::shim::hooks {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-std::int64_t nanos_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
-}
-
+using Clock = SteadyClock;
 using util::ErrnoGuard;
-
-// Options whose effect is not captured by the result: they write files or use precompiled headers.
-bool has_side_effects(std::string_view option) {
-  while (!option.empty() && option.front() == '-') option.remove_prefix(1);
-  for (std::string_view name : {"create-pch", "use-pch", "pch", "time", "fdevice-time-trace"}) {
-    if (option == name || (option.starts_with(name) && (option[name.size()] == '=' || option[name.size()] == '-'))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string reason_not_cacheable(const ProgramRecord& record, int num_options, const char* const* options) {
-  if (!record.capturable) return "its inputs could not be captured";
-  if (record.has_flow_callback) return "it has a flow callback";
-  if (num_options < 0 || (num_options > 0 && options == nullptr)) return "invalid option list";
-  for (int i = 0; i < num_options; ++i) {
-    if (options[i] == nullptr) return "a NULL option";
-    if (has_side_effects(options[i])) return std::string("option ") + options[i] + " has side effects";
-  }
-  return {};
-}
 
 // Objects whose file accesses during a compile are the driver's own cache, not compile inputs.
 bool is_driver_object(const void* caller) {
@@ -80,16 +54,6 @@ std::vector<direct::Observation> observations_of(const watch::CompileWatch& watc
     if (!is_driver_object(e.caller)) out.push_back(e.observation);
   });
   return out;
-}
-
-direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
-  direct::TimeMacros uses = direct::scan_time_macros(inputs.source);
-  for (const auto& h : inputs.headers) {
-    const direct::TimeMacros m = direct::scan_time_macros(h.content);
-    uses.time = uses.time || m.time;
-    uses.date = uses.date || m.date;
-  }
-  return uses;
 }
 
 // Environment variables NVRTC has read in any compile of this process (some it reads only once).
@@ -132,10 +96,6 @@ std::string current_working_directory() {
   return dir;
 }
 
-bool result_is_cacheable(nvrtcResult rc) {
-  return rc == NVRTC_SUCCESS || rc == NVRTC_ERROR_COMPILATION || rc == NVRTC_ERROR_INVALID_OPTION;
-}
-
 nvrtcResult compile_uncached(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
                              const char* const* options, std::string_view why) {
   Runtime& runtime = Runtime::instance();
@@ -151,62 +111,8 @@ nvrtcResult compile_uncached(const interpose::RealNvrtc& real, ProgramRecord& re
   return rc;
 }
 
-std::optional<core::CompileEntry> decode_or_drop(store::Store& store, const std::string& key, std::string_view bytes) {
-  std::optional<core::CompileEntry> entry = core::decode_entry(bytes);
-  if (!entry) {
-    Runtime::instance().stats().add(core::Counter::corrupt);
-    core::log_once(core::LogLevel::kWarn, "corrupt-entry", "a cache entry failed verification; dropped and recompiled");
-    (void)store.erase(key);
-  }
-  return entry;
-}
-
-struct Lookup {
-  std::optional<core::CompileEntry> entry;
-  std::optional<direct::DependencySet> dependencies;  // the served result's (for NVRTC_CACHE_RECORD)
-  std::string miss_reason;
-  std::int64_t validate_ns = 0;
-};
-
-// The direct key names a manifest; the first result whose dependencies still hold is the answer.
-Lookup look_up(store::Store& store, const keying::CacheKey& direct_key) {
-  Lookup out;
-  const std::string manifest_key = direct::manifest_store_key(direct_key);
-  std::optional<std::string> bytes = store.get(manifest_key);
-  if (!bytes) {
-    out.miss_reason = "no manifest";
-    return out;
-  }
-  std::optional<direct::Manifest> manifest = direct::decode_manifest(*bytes);
-  if (!manifest) {
-    Runtime::instance().stats().add(core::Counter::corrupt);
-    (void)store.erase(manifest_key);
-    out.miss_reason = "the manifest was corrupt";
-    return out;
-  }
-  for (direct::ManifestResult& result : manifest->results) {
-    const auto validate_start = Clock::now();
-    const direct::Validation v = direct::validate_dependencies(result.dependencies);
-    out.validate_ns += nanos_between(validate_start, Clock::now());
-    if (!v.matches) {
-      if (out.miss_reason.empty()) out.miss_reason = v.mismatch;
-      continue;
-    }
-    const std::string key = direct::result_store_key(result.result_key);
-    std::optional<std::string> entry_bytes = store.get(key);
-    if (!entry_bytes) {
-      if (out.miss_reason.empty()) out.miss_reason = "the result is gone from the store";
-      continue;
-    }
-    out.entry = decode_or_drop(store, key, *entry_bytes);
-    if (!out.entry) continue;
-    if (v.refreshed) (void)store.put(manifest_key, direct::encode_manifest(*manifest));  // touched files
-    out.dependencies = std::move(result.dependencies);
-    out.miss_reason.clear();
-    return out;
-  }
-  if (out.miss_reason.empty()) out.miss_reason = "no result in the manifest";
-  return out;
+void log_corrupt_entry() {
+  core::log_once(core::LogLevel::kWarn, "corrupt-entry", "a cache entry failed verification; dropped and recompiled");
 }
 
 nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, core::CompileEntry entry,
@@ -231,28 +137,6 @@ nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, cor
   return rc;
 }
 
-// The compile's outputs read back from NVRTC, or nullopt (counted and logged) if any cannot be
-// read back exactly (e.g. a return code newer than this build knows).
-std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& real, nvrtcProgram prog,
-                                                 const ProgramRecord& record, nvrtcResult compile_rc,
-                                                 std::int64_t compile_nanos) {
-  std::optional<core::CompileEntry> entry = capture_outputs(real, prog, record.inputs);
-  if (entry) entry->compile_rc = compile_rc;
-  if (!entry || !core::is_well_formed(*entry)) {
-    Runtime::instance().stats().add(core::Counter::uncacheable);
-    Runtime::instance().stats().add(core::Counter::uncacheable_output);
-    core::log_line(core::LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
-    return std::nullopt;
-  }
-  entry->compile_nanos = static_cast<std::uint64_t>(compile_nanos);
-  core::EntryDescription& description = entry->description.emplace();
-  description.program_name = record.inputs.name.value_or("");
-  description.options = record.inputs.options;
-  for (const auto& header : record.inputs.headers) description.header_names.push_back(header.include_name);
-  description.source_bytes = record.inputs.source.size();
-  return entry;
-}
-
 // "3 files read, 12 paths probed, 2 environment variables", for the debug log.
 std::string summary_of(const direct::DependencySet& dependencies) {
   const std::size_t files = static_cast<std::size_t>(
@@ -261,48 +145,28 @@ std::string summary_of(const direct::DependencySet& dependencies) {
          " paths probed, " + std::to_string(dependencies.env.size()) + " environment variables";
 }
 
-// Adds `result` to the direct key's manifest (erasing the results it displaces) and writes it back.
-store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direct_key, const keying::CacheKey& result,
-                              direct::DependencySet dependencies) {
-  const std::string manifest_key = direct::manifest_store_key(direct_key);
-  direct::Manifest manifest;
-  if (std::optional<std::string> bytes = store.get(manifest_key)) {
-    manifest = direct::decode_manifest(*bytes).value_or(direct::Manifest{});
-  }
-  const std::string summary = summary_of(dependencies);
-  for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
-    (void)store.erase(direct::result_store_key(dropped));
-  }
-  store::Status status = store.put(manifest_key, direct::encode_manifest(manifest));
-  if (status) {
-    core::log_debug([&] {
-      return "stored " + keying::to_hex(direct_key) + ": " + summary + " (" + std::to_string(manifest.results.size()) +
-             " results in its manifest)";
-    });
-  }
-  return status;
-}
-
 // Stores the result under its result key and adds it to the direct key's manifest.
 void store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                   const ProgramRecord& record, const keying::CacheKey& direct_key, direct::DependencySet dependencies,
                   nvrtcResult compile_rc, std::int64_t compile_nanos, core::Counter miss_reason) {
   Runtime& runtime = Runtime::instance();
-  std::optional<core::CompileEntry> entry = entry_to_store(real, prog, record, compile_rc, compile_nanos);
-  if (!entry) return;
-  runtime.stats().add(core::Counter::misses);
-  runtime.stats().add(miss_reason);
-  runtime.stats().add(core::Counter::compile_ns, compile_nanos);
-
-  const keying::CacheKey result = direct::result_key(direct_key, dependencies);
-  store::Status status = store.put(direct::result_store_key(result), core::encode_entry(*entry));
-  if (status) status = add_to_manifest(store, direct_key, result, std::move(dependencies));
-  if (status) {
-    runtime.stats().add(core::Counter::stores);
+  const std::string summary = summary_of(dependencies);
+  std::size_t results = 0;
+  const std::optional<store::Status> status =
+      shim::store_result(store, real, prog, record, direct_key, std::move(dependencies), compile_rc, compile_nanos,
+                         miss_reason, runtime.stats(), &results);
+  if (!status) {
+    core::log_line(core::LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
+    return;
+  }
+  if (*status) {
+    core::log_debug([&] {
+      return "stored " + keying::to_hex(direct_key) + ": " + summary + " (" + std::to_string(results) +
+             " results in its manifest)";
+    });
   } else {
-    runtime.stats().add(core::Counter::errors);
     core::log_once(core::LogLevel::kWarn, "store-put",
-                   "could not write to the cache (" + status.message() + "); compiling without storing");
+                   "could not write to the cache (" + status->message() + "); compiling without storing");
   }
   runtime.flush_stats(true);
 }
@@ -406,9 +270,11 @@ nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecor
   std::string miss_reason = "the cache is unavailable";
   ClaimAttempt flight;  // a held claim makes other compiles of this key wait for our result; released at return
   if (store) {
-    Lookup found = look_up(*store, key);
+    Lookup found = look_up(*store, key, runtime.stats(), &log_corrupt_entry);
     if (!found.entry && !runtime.store_read_only()) {
-      flight = claim_or_wait(key, [&] { return (found = look_up(*store, key)).entry.has_value(); });
+      flight = claim_or_wait(key, [&] {
+        return (found = look_up(*store, key, runtime.stats(), &log_corrupt_entry)).entry.has_value();
+      });
     }
     if (found.entry) {
       const nvrtcResult rc = serve(record, key, std::move(*found.entry), started, keyed, Clock::now(),
@@ -439,66 +305,8 @@ nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecor
 nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog, const char* src, const char* name,
                                int num_headers, const char* const* headers, const char* const* include_names) {
   const nvrtcResult rc = real.nvrtcCreateProgram(prog, src, name, num_headers, headers, include_names);
-  if (rc != NVRTC_SUCCESS || prog == nullptr || *prog == nullptr || !Runtime::instance().enabled()) return rc;
-  ErrnoGuard errno_guard;
-  try {
-    auto record = std::make_shared<ProgramRecord>();
-    record->inputs.library = real.identity;
-    if (name) record->inputs.name = name;
-    record->inputs.source = src;
-    if (num_headers > 0 && (headers == nullptr || include_names == nullptr)) {
-      record->capturable = false;
-    } else {
-      for (int i = 0; i < num_headers; ++i) {
-        if (headers[i] == nullptr || include_names[i] == nullptr) {
-          record->capturable = false;
-          break;
-        }
-        record->inputs.headers.push_back({include_names[i], headers[i]});
-      }
-    }
-    program_table().insert(*prog, std::move(record));
-  } catch (...) {
-    program_table().erase(*prog);  // an unrecorded program simply passes through
-  }
-  return rc;
-}
-
-nvrtcResult nvrtcDestroyProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog) {
-  if (prog != nullptr && *prog != nullptr) {
-    // Before the real destroy: afterwards NVRTC may hand the same address to another thread's program.
-    ErrnoGuard errno_guard;
-    program_table().erase(*prog);
-  }
-  return real.nvrtcDestroyProgram(prog);
-}
-
-nvrtcResult nvrtcAddNameExpression(const interpose::RealNvrtc& real, nvrtcProgram prog,
-                                   const char* const name_expression) {
-  auto record = program_table().find(prog);
-  if (record && record->served) {
-    // NVRTC's answer for a program it has compiled.
-    return name_expression == nullptr ? NVRTC_ERROR_INVALID_INPUT : NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION;
-  }
-  const nvrtcResult rc = real.nvrtcAddNameExpression(prog, name_expression);
-  if (rc == NVRTC_SUCCESS && record) {
-    ErrnoGuard errno_guard;
-    try {
-      record->inputs.name_expressions.emplace_back(name_expression);
-    } catch (...) {
-      record->capturable = false;
-    }
-  }
-  return rc;
-}
-
-nvrtcResult nvrtcSetFlowCallback(const interpose::RealNvrtc& real, nvrtcProgram prog, int (*callback)(void*, void*),
-                                 void* payload) {
-  const nvrtcResult rc = real.nvrtcSetFlowCallback(prog, callback, payload);
-  if (rc == NVRTC_SUCCESS) {
-    if (auto record = program_table().find(prog)) record->has_flow_callback = record->has_flow_callback || callback;
-  }
-  return rc;
+  return record_created_program<ErrnoGuard>(rc, prog, Runtime::instance().enabled(), [&] { return real.identity; }, src,
+                                            name, num_headers, headers, include_names);
 }
 
 nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,

@@ -1,7 +1,11 @@
 #include "store/cache_directory.h"
 
+#ifdef _WIN32
+#include <process.h>
+#else
 #include <linux/magic.h>
 #include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +20,24 @@
 namespace nvrtc_cache::store {
 namespace {
 
+#ifdef _WIN32
+// Windows: no statfs (the Windows Env fails it with ENOSYS), so no directory is found to be on a
+// network filesystem; and no owner/mode check: the cache directory defaults to one under the user's
+// profile (%LOCALAPPDATA%), whose ACL gives it to that user, and a reparse point (reported as a
+// link) is still refused.
+std::string unsafe_reason(const std::string& path, const struct stat& st, bool) {
+  if (S_ISLNK(st.st_mode)) return path + " is a symbolic link";
+  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) return path + " is not a regular file or directory";
+  return {};
+}
+
+bool is_absolute(const std::string& path) {
+  return (path.size() >= 3 && path[1] == ':' && (path[2] == '\\' || path[2] == '/')) ||
+         (path.size() >= 2 && (path[0] == '\\' || path[0] == '/') && (path[1] == '\\' || path[1] == '/'));
+}
+
+struct timespec changed_time(const struct stat& st) { return {st.st_ctime, 0}; }
+#else
 // statfs f_type values of filesystems LMDB cannot safely share a lock file or mmap on.
 struct NetworkFilesystem {
   std::int64_t magic;
@@ -44,6 +66,11 @@ std::string unsafe_reason(const std::string& path, const struct stat& st, bool a
   return {};
 }
 
+bool is_absolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
+
+struct timespec changed_time(const struct stat& st) { return st.st_ctim; }
+#endif
+
 constexpr const char* kStoreName = "store";
 constexpr const char* kMovedAsideInfix = ".corrupt-";
 
@@ -67,7 +94,7 @@ std::vector<MovedAside> moved_aside_copies(const DirectoryHandle& parent, const 
     if (entry.rfind(prefix, 0) != 0 || env.stat_at(parent.fd(), entry, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
     MovedAside copy;
     copy.seconds = std::strtoll(entry.c_str() + prefix.size(), nullptr, 10);
-    copy.changed = st.st_ctim;
+    copy.changed = changed_time(st);
     copy.name = std::move(entry);
     out.push_back(std::move(copy));
   }
@@ -102,7 +129,7 @@ std::string joined(const std::string& directory, const std::string& name) {
 }  // namespace
 
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env) {
-  if (path.empty() || path[0] != '/') return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}};
+  if (!is_absolute(path)) return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}};
   DirectoryWalk walk = open_directory_path(path, /*create=*/true, allow_shared, env);
   if (!walk.handle.valid()) {
     return {walk.unsafe ? DirectoryVerdict::kUnsafe : DirectoryVerdict::kCannotCreate, std::move(walk.detail), {}};
@@ -128,12 +155,14 @@ DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env
       }
     }
   }
+#ifndef _WIN32  // (no statfs on Windows)
   struct statfs fs;
   if (env.statfs_at(dir, &fs) == 0) {
     if (const char* name = network_filesystem_name(static_cast<std::int64_t>(fs.f_type))) {
       return {DirectoryVerdict::kNetworkFilesystem, path + " is on a network filesystem (" + name + ")", {}};
     }
   }
+#endif
   return {DirectoryVerdict::kUsable, {}, std::move(walk.handle)};
 }
 

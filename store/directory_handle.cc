@@ -1,11 +1,14 @@
 #include "store/directory_handle.h"
 
+#ifndef _WIN32
 #include <fcntl.h>
 #include <unistd.h>
+#endif
 
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,12 +18,29 @@ namespace {
 constexpr int kMaxLinks = 40;  // as the kernel's path resolution
 constexpr mode_t kCreatedMode = 0700;
 
-// The components of `path`, "" and "." left out ("..": the parent of the directory reached so far,
-// as the kernel resolves it).
+#ifdef _WIN32
+constexpr const char* kSeparators = "/\\";
+// The root of an absolute path (C:\ or \\server\share\ with a separator after it), "" for a relative one.
+std::string root_of(const std::string& path) {
+  if (path.size() >= 2 && path[1] == ':') return path.substr(0, 2) + "\\";
+  if (path.size() >= 2 && (path[0] == '\\' || path[0] == '/') && (path[1] == '\\' || path[1] == '/')) {
+    std::size_t end = path.find_first_of(kSeparators, 2);  // after the server
+    if (end != std::string::npos) end = path.find_first_of(kSeparators, end + 1);  // after the share
+    return (end == std::string::npos ? path : path.substr(0, end)) + "\\";
+  }
+  return {};
+}
+#else
+constexpr const char* kSeparators = "/";
+std::string root_of(const std::string& path) { return !path.empty() && path[0] == '/' ? "/" : ""; }
+#endif
+
+// The components of `path` after its root, "" and "." left out ("..": the parent of the directory
+// reached so far, as the kernel resolves it).
 std::deque<std::string> components_of(const std::string& path) {
   std::deque<std::string> out;
-  for (std::size_t begin = 0; begin <= path.size();) {
-    std::size_t end = path.find('/', begin);
+  for (std::size_t begin = root_of(path).size(); begin <= path.size();) {
+    std::size_t end = path.find_first_of(kSeparators, begin);
     if (end == std::string::npos) end = path.size();
     if (std::string name = path.substr(begin, end - begin); !name.empty() && name != ".") out.push_back(std::move(name));
     begin = end + 1;
@@ -30,7 +50,7 @@ std::deque<std::string> components_of(const std::string& path) {
 
 std::string joined(const std::string& base, const std::string& name) {
   if (base.empty()) return name;
-  return base.back() == '/' ? base + name : base + "/" + name;
+  return std::string_view(kSeparators).find(base.back()) != std::string_view::npos ? base + name : base + "/" + name;
 }
 
 DirectoryWalk failed(int error, bool unsafe, std::string detail) {
@@ -72,27 +92,27 @@ DirectoryWalk cannot_open(int error, bool create, const std::string& shown) {
 
 DirectoryHandle& DirectoryHandle::operator=(DirectoryHandle&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0) close_directory_descriptor(fd_);
     fd_ = other.release();
   }
   return *this;
 }
 
 DirectoryHandle::~DirectoryHandle() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) close_directory_descriptor(fd_);
 }
 
 DirectoryHandle DirectoryHandle::duplicate() const {
-  return DirectoryHandle(fd_ < 0 ? -1 : ::fcntl(fd_, F_DUPFD_CLOEXEC, 0));
+  return DirectoryHandle(fd_ < 0 ? -1 : duplicate_directory_descriptor(fd_));
 }
 
 DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, Env& env) {
   if (path.empty()) return failed(EINVAL, false, "empty directory path");
-  const bool absolute = path[0] == '/';
-  std::string shown = absolute ? "/" : "";
+  const std::string root = root_of(path);
+  std::string shown = root;
   int fd = -1;
-  if (const int rc = env.open_directory_at(AT_FDCWD, absolute ? "/" : ".", &fd); rc != 0) {
-    return cannot_open(rc, false, absolute ? "/" : ".");
+  if (const int rc = env.open_directory_at(AT_FDCWD, root.empty() ? "." : root, &fd); rc != 0) {
+    return cannot_open(rc, false, root.empty() ? "." : root);
   }
   DirectoryHandle current(fd);
   std::deque<std::string> pending = components_of(path);
@@ -111,19 +131,26 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
     struct stat link {};
     DirectoryWalk refused = not_a_directory(current.fd(), name, here, env, &link);
     if (refused.error != ELOOP || pending.empty()) return refused;  // the last component is never followed
+#ifdef _WIN32  // Windows: no owner check of a reparse point (the walk stays in the user's profile)
+    (void)allow_shared;
+#else
     if (!allow_shared && link.st_uid != 0 && link.st_uid != ::geteuid()) {
       return failed(ELOOP, true, here + " is a symbolic link owned by another user");
     }
+#endif
     if (++links > kMaxLinks) return failed(ELOOP, false, "too many symbolic links in " + path);
     std::string target;
     if (const int read = env.read_link_at(current.fd(), name, &target); read != 0) return cannot_open(read, false, here);
     if (target.empty()) return cannot_open(ENOENT, false, here);
     std::deque<std::string> more = components_of(target);
     pending.insert(pending.begin(), more.begin(), more.end());
-    if (target[0] == '/') {  // a relative target continues from the directory holding the link
-      if (const int root = env.open_directory_at(AT_FDCWD, "/", &fd); root != 0) return cannot_open(root, false, "/");
+    if (const std::string target_root = root_of(target); !target_root.empty()) {
+      // (a relative target continues from the directory holding the link)
+      if (const int error = env.open_directory_at(AT_FDCWD, target_root, &fd); error != 0) {
+        return cannot_open(error, false, target_root);
+      }
       current = DirectoryHandle(fd);
-      shown.assign(1, '/');  // (not `= "/"`: GCC 12 misreports -Wrestrict there)
+      shown.assign(target_root);  // (not `=`: GCC 12 misreports -Wrestrict there)
     }
   }
   DirectoryWalk out;

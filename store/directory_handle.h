@@ -57,7 +57,7 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
 DirectoryWalk open_subdirectory(const DirectoryHandle& parent, const std::string& name, const std::string& shown,
                                 bool create, Env& env);
 
-// st_dev/st_ino equality.
-inline bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+// st_dev/st_ino equality (file_id(), store/env.h).
+inline bool same_file(const struct stat& a, const struct stat& b) { return file_id(a) == file_id(b); }
 
 }  // namespace nvrtc_cache::store

@@ -142,6 +142,12 @@ std::optional<std::string> Env::environment_variable(const std::string& name) {
 
 std::int64_t Env::now_realtime_ns() { return util::realtime_ns(); }
 
+int stat_open_file(std::intptr_t file, struct stat* out) { return result(::fstat(static_cast<int>(file), out)); }
+
+void close_directory_descriptor(int fd) { ::close(fd); }
+
+int duplicate_directory_descriptor(int fd) { return ::fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+
 Env* Env::system() {
   // Published lock-free (no static guard a forked child could inherit in progress); leaked.
   static constinit std::atomic<SystemEnv*> env{nullptr};

@@ -8,14 +8,23 @@
 // descriptor, O_PATH is enough; `name` is one path component, never followed if it is a symbolic
 // link), as the cache directory walk needs (store/directory_handle.h); the defaults are the system
 // calls, so a test Env overrides only those it fails. A descriptor returned by open_directory_at
-// is O_CLOEXEC and belongs to the caller. On Windows (store/windows/env.cc) the path-based reads
-// direct mode needs are implemented with UTF-8 paths and the handle-based calls fail with ENOSYS.
+// is O_CLOEXEC and belongs to the caller. On Windows (store/windows/env.cc) paths are UTF-8, a
+// "descriptor" is an entry of that file's table of directory handles (FILE_FLAG_BACKUP_SEMANTICS,
+// never following a reparse point, which it reports as a symbolic link), struct stat carries the
+// volume serial number and the 64-bit file index (file_id() below) and statfs_at fails with ENOSYS.
 #pragma once
 
 #include <sys/stat.h>
 #include <sys/types.h>
 #ifdef _WIN32
 struct statfs;  // no such call on Windows: store/windows/env.cc fails statfs_at with ENOSYS
+#ifndef S_IFLNK  // a reparse point, as the Windows Env reports it
+#define S_IFLNK 0xA000
+#define S_ISLNK(m) (((m) & S_IFMT) == S_IFLNK)
+#endif
+#ifndef AT_FDCWD
+#define AT_FDCWD (-100)
+#endif
 #else
 #include <sys/statfs.h>
 #endif
@@ -30,6 +39,30 @@ namespace nvrtc_cache::store {
 
 // Store operations whose LMDB outcome a test Env can replace with a fault.
 enum class StoreOperation { kOpen, kGet, kPut, kErase, kEvict };
+
+// A file's identity: st_dev and st_ino. On Windows struct stat's st_ino has 16 bits, so the Windows
+// Env spreads the 64-bit file index over st_ino, st_uid, st_gid and st_rdev; file_id() reassembles it.
+struct FileId {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  auto operator<=>(const FileId&) const = default;
+};
+inline FileId file_id(const struct stat& st) {
+#ifdef _WIN32
+  return {static_cast<std::uint32_t>(st.st_dev),
+          static_cast<std::uint64_t>(st.st_ino) | static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_uid)) << 16 |
+              static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_gid)) << 32 |
+              static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_rdev)) << 48};
+#else
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+#endif
+}
+
+// fstat() of an open file (LMDB's data file; on Windows the HANDLE's value); 0 or an errno value.
+int stat_open_file(std::intptr_t file, struct stat* out);
+// Closes, or duplicates (-1 on failure), a descriptor returned by Env::open_directory_at.
+void close_directory_descriptor(int fd);
+int duplicate_directory_descriptor(int fd);
 
 class Env {
  public:

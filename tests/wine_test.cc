@@ -213,6 +213,19 @@ TEST_F(Wine, ImportWatchSeesTheIncludedHeader) {
   EXPECT_NE(r.out.find("builtins again redirected=0 already=3 left=0\n"), std::string::npos) << r.out;
 }
 
+// The store's fault guard on Windows (store/windows/fault_guard.cc): an access violation or an
+// in-page error inside a guarded call is a `false` result, never a crash, however often; sound and
+// nested calls run to the end; the last-error value is kept (tests/windows/fault_guard_check.cc).
+TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {
+  const ProcessResult r = run({bin_ + "/fault_guard_check.exe"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::string out = r.out;  // printed in text mode: CR LF
+  std::erase(out, '\r');
+  EXPECT_EQ(out, "unmapped=0\nunmapped_again=0\nin_page=0\nsound=1\nescaped=0\nnested inner=0 outer=1\n"
+                   "last_error=1234\nreached=2\n")
+      << r.err;
+}
+
 // The proxy with no NVRTC_CACHE_DIR keeps its cache in %LOCALAPPDATA%\nvrtc-cache (Wine sets
 // LOCALAPPDATA from its prefix, so that of the scratch prefix is used, and emptied first).
 TEST_F(Wine, ProxyDefaultCacheDirectory) {
@@ -236,6 +249,84 @@ TEST_F(Wine, ProxyDefaultCacheDirectory) {
   EXPECT_EQ(j.value("directory", ""), local_app_data + "\\nvrtc-cache") << r.out;
   EXPECT_EQ(j.value("misses", 0), 1) << r.out;
   EXPECT_EQ(j.value("hits", 0), 1) << r.out;
+}
+
+// A damaged store (garbage over its meta pages, or over the pages after them) never changes what a
+// compile returns: the proxy compiles exactly as the real NVRTC, and the store is moved aside
+// (store.corrupt-*) and rebuilt, as on Linux (store/cache_directory.h).
+TEST_F(Wine, DamagedStoreFailsOpenAndIsMovedAside) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::vector<std::string> scenarios = {"trivial", "ptx", "headers"};
+  const std::string direct = client(direct_client("nvrtc_client_loadlibrary"), scenarios).out;
+  const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
+  for (const std::uint64_t damaged_from : {std::uint64_t{0}, std::uint64_t{8192}}) {
+    SCOPED_TRACE("garbage from byte " + std::to_string(damaged_from));
+    const TempDir cache;
+    const EnvVars env = {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
+                         {"NVRTC_CACHE_DIR", windows_path(cache.path())}};
+    ASSERT_TRUE(client(exe, scenarios, env).out == direct);
+    const std::string data = cache.path() + "/store/data.mdb";
+    ASSERT_TRUE(fs::exists(data));
+    const std::uint64_t size = fs::file_size(data);
+    ASSERT_GT(size, damaged_from);
+    {
+      std::fstream file(data, std::ios::in | std::ios::out | std::ios::binary);
+      file.seekp(static_cast<std::streamoff>(damaged_from));
+      std::string garbage(size - damaged_from, '\0');
+      for (std::size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>(0xA5 ^ (i * 131));
+      file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+    }
+    EXPECT_TRUE(client(exe, scenarios, env).out == direct) << "a damaged store changed a compile's result";
+    EXPECT_TRUE(client(exe, scenarios, env).out == direct);
+    std::size_t moved_aside = 0;
+    for (const auto& entry : fs::directory_iterator(cache.path())) {
+      moved_aside += entry.path().filename().string().starts_with("store.corrupt-") ? 1 : 0;
+    }
+    EXPECT_GE(moved_aside, 1u) << "the damaged store was not moved aside";
+    const ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_GT(j.value("entries", 0), 0) << "not rebuilt: " << r.out;
+    EXPECT_GT(j.value("hits", 0), 0) << "the rebuilt store served nothing: " << r.out;
+  }
+}
+
+// The settings come from the one table (core/settings.h) with its files: a configuration file named
+// by NVRTC_CACHE_CONFIG sets the cache directory and max_size = 1M, for the proxy and the CLI alike;
+// programs whose PTX is a few hundred KiB each then fill the store past 75% of the cap, and eviction
+// keeps it under the cap (every compile still exact).
+TEST_F(Wine, ConfigFileSetsDirectoryAndMaxSizeIsHonoured) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const TempDir config_dir;
+  const std::string cache_dir = cache_.path() + "/from-config";
+  std::ofstream(config_dir.path() + "/nvrtc-cache.conf") << "# the Wine test's settings\ncache_dir = "
+                                                          << windows_path(cache_dir) << "\nmax_size = 1M\n";
+  const EnvVars env = {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
+                       {"NVRTC_CACHE_CONFIG", windows_path(config_dir.path() + "/nvrtc-cache.conf")}};
+  const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
+  constexpr int kPrograms = 8;
+  for (int value = 1; value <= kPrograms; ++value) {
+    // A header whose initialised device array makes the PTX about 150 KiB.
+    std::ofstream header(include_.path() + "/probe_dep.h");
+    header << "#pragma once\n#define PROBE_VALUE " << value << "\n__device__ int probe_fill[12000] = {";
+    for (int i = 0; i < 12000; ++i) header << (i * 7919 + value) % 100003 << ",";
+    header << "};\n";
+    header.close();
+    const std::string cached = client(exe, {"include_dir"}, env).out;
+    EXPECT_TRUE(cached == client(direct_client("nvrtc_client_loadlibrary"), {"include_dir"}).out) << value;
+  }
+  const ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_EQ(j.value("directory", ""), windows_path(cache_dir)) << r.out;
+  EXPECT_TRUE(fs::exists(cache_dir + "/store/data.mdb"));
+  EXPECT_EQ(j.value("map_bytes", 0), 1 << 20) << r.out;
+  EXPECT_LE(j.value("map_used_bytes", 0), 1 << 20) << r.out;
+  EXPECT_LE(j.value("bytes", 0), 1 << 20) << r.out;
+  EXPECT_EQ(j.value("misses", 0), kPrograms) << r.out;
+  EXPECT_GT(j.value("entries", 0), 0) << r.out;
+  EXPECT_LT(j.value("entries", 0), kPrograms) << "nothing was evicted: " << r.out;
+  EXPECT_LE(fs::file_size(cache_dir + "/store/data.mdb"), std::uintmax_t{1} << 20);
 }
 
 // Without a real NVRTC the proxy fails open: NVRTC's own error code from every function, no crash.

@@ -5,8 +5,8 @@
 
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/real_dll.h"
-#include "shim/windows/settings.h"
-#include "store/windows/lmdb_store.h"
+#include "core/config.h"
+#include "store/cache_directory.h"
 #include "store/windows/wide.h"
 
 namespace nvrtc_cache::shim::windows {
@@ -35,17 +35,20 @@ WindowsRuntime& WindowsRuntime::instance() {
 }
 
 WindowsRuntime::WindowsRuntime() {
-  enabled_ = !cache_disabled_setting();
+  try {
+    config_ = core::config_from_process_environment();
+  } catch (...) {
+    config_.disabled = true;  // no settings (out of memory): pass every call through
+  }
+  enabled_ = !config_.disabled;
 }
 
 store::Store* WindowsRuntime::store() {
   std::call_once(store_once_, [this] {
     try {
-      const std::string dir = cache_directory_setting();
-      if (dir.empty()) return;
-      store::Status status;
-      store_ = store::WindowsLmdbStore::open({dir, map_size_setting(), false}, &status);
-      if (!store_) store_ = store::WindowsLmdbStore::open({dir, map_size_setting(), true}, &status);
+      if (config_.cache_dir.empty()) return;
+      // A damaged store is moved aside and recreated; an unusable directory leaves no store.
+      store_ = store::open_cache(core::cache_policy(config_)).store;
     } catch (...) {
       store_.reset();
     }

@@ -1,6 +1,6 @@
 // WindowsRuntime: the proxy DLL's process-wide state: its settings, the store (opened on the first
 // compile), the statistics deltas, and the identity of the real NVRTC.
-// Its settings are shim/windows/settings.h's.
+// Its settings are core/config.h's (the one settings table, with Windows paths for the files).
 // Contract: created on first use, leaked (usable from late threads); thread-safe; never throws
 // (an allocation failure while opening leaves the store unavailable: compiles pass through);
 // the thread's last-error value is kept.
@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/config.h"
 #include "core/stats.h"
 #include "keying/program_inputs.h"
 #include "shim/interpose/real_nvrtc.h"
@@ -36,6 +37,7 @@ class WindowsRuntime {
 
  private:
   WindowsRuntime();
+  core::Config config_;
   bool enabled_ = true;
   core::StatsDeltas stats_;
   std::once_flag store_once_;

@@ -62,9 +62,13 @@ std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& i
                           Env& env) {
   const std::string by_handle = handle_path(directory);
   struct stat st {};
-  if (env.stat(by_handle, &st) == 0 && DirectoryId{st.st_dev, st.st_ino} == id) return by_handle;
+  if (env.stat(by_handle, &st) == 0 && file_id(st) == id) return by_handle;
   return fallback;
 }
+
+// LMDB's file handle as stat_open_file() takes it (a descriptor; a HANDLE on Windows).
+[[maybe_unused]] std::intptr_t os_handle(int fd) { return fd; }
+[[maybe_unused]] std::intptr_t os_handle(void* handle) { return reinterpret_cast<std::intptr_t>(handle); }
 
 // Whether the environment LMDB opened at `path` is the store in `directory` (identity `id`): its
 // data file is the data.mdb in that directory, and `path` still names it (the handle's own
@@ -72,12 +76,14 @@ std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& i
 // descriptor is only fstat()ed.
 bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory, const DirectoryId& id,
                                  const std::string& path, Env& system) {
-  int data_fd = -1;
+  mdb_filehandle_t data_file{};
   struct stat opened {}, expected {}, at_path {};
-  if (api().mdb_env_get_fd(env, &data_fd) != MDB_SUCCESS || ::fstat(data_fd, &opened) != 0) return false;
+  if (api().mdb_env_get_fd(env, &data_file) != MDB_SUCCESS || stat_open_file(os_handle(data_file), &opened) != 0) {
+    return false;
+  }
   if (system.stat_at(directory.fd(), "data.mdb", &expected) != 0 || !same_file(opened, expected)) return false;
   if (path == handle_path(directory)) return true;
-  return system.stat(path, &at_path) == 0 && DirectoryId{at_path.st_dev, at_path.st_ino} == id;
+  return system.stat(path, &at_path) == 0 && file_id(at_path) == id;
 }
 
 }  // namespace
@@ -110,7 +116,7 @@ SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocat
     *status = to_status(error, "stat " + location.path);
     return nullptr;
   }
-  const DirectoryId id{st.st_dev, st.st_ino};
+  const DirectoryId id = file_id(st);
   if (const auto found = live_.find(id); found != live_.end() && found->second->belongs_to_this_process()) {
     ++found->second->users;
     return found->second;

@@ -15,7 +15,11 @@ namespace {
 std::string describe(int rc) {
   if (rc >= MDB_KEYEXIST && rc <= MDB_LAST_ERRCODE) return api().mdb_strerror(rc);
   char buffer[128];
+#ifdef _WIN32
+  return strerror_s(buffer, sizeof buffer, rc) == 0 ? buffer : "error " + std::to_string(rc);
+#else
   return strerror_r(rc, buffer, sizeof buffer);  // GNU variant: returns the message
+#endif
 }
 
 }  // namespace

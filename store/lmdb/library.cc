@@ -1,6 +1,8 @@
 #include "store/lmdb/library.h"
 
+#ifndef NVRTC_CACHE_LMDB_LINKED
 #include <dlfcn.h>
+#endif
 
 #include <atomic>
 #include <tuple>

@@ -18,11 +18,7 @@
 
 namespace nvrtc_cache::store::lmdb {
 
-struct DirectoryId {
-  dev_t device = 0;
-  ino_t inode = 0;
-  auto operator<=>(const DirectoryId&) const = default;
-};
+using DirectoryId = FileId;  // st_dev, st_ino (store/env.h)
 
 struct StoreLocation {
   DirectoryHandle parent;

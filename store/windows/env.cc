@@ -1,11 +1,19 @@
-// Env::system() on Windows: the path-based reads direct mode needs (direct/dependencies.cc), with
-// UTF-8 paths converted to UTF-16 for the wide Win32 and CRT calls; the handle-based calls of the
-// POSIX cache-directory walk fail with ENOSYS (the Windows store opens its directory by path,
-// store/windows/lmdb_store.h). File times have the CRT's one-second resolution.
+// Env::system() on Windows: UTF-8 paths converted to UTF-16 for the wide Win32 calls. A directory
+// "descriptor" is an index into a process-wide table of directory handles (CreateFileW with
+// FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, shared for read, write and delete, so a
+// held directory can still be renamed, like an O_PATH descriptor); a call on (dir, name) names the
+// entry by the handle's current path (GetFinalPathNameByHandleW), so it follows the directory the
+// handle holds, not the path it was opened by. A reparse point (junction, symbolic link) is never
+// followed by the handle-based calls: it is reported as S_IFLNK, and open_directory_at refuses it
+// with ELOOP. struct stat gets the volume serial number and the 64-bit file index (file_id(),
+// store/env.h), the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times.
 #include <windows.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <mutex>
+#include <vector>
 
 #include "store/env.h"
 #include "store/windows/wide.h"
@@ -18,30 +26,317 @@ class SystemEnv final : public Env {
   std::int64_t now_seconds() override { return static_cast<std::int64_t>(std::time(nullptr)); }
 };
 
-}  // namespace
+int errno_of(DWORD error) {
+  switch (error) {
+    case ERROR_FILE_NOT_FOUND:
+    case ERROR_PATH_NOT_FOUND:
+    case ERROR_INVALID_NAME:
+    case ERROR_BAD_NETPATH:
+      return ENOENT;
+    case ERROR_ACCESS_DENIED:
+    case ERROR_SHARING_VIOLATION:
+    case ERROR_LOCK_VIOLATION:
+    case ERROR_WRITE_PROTECT:
+      return EACCES;
+    case ERROR_ALREADY_EXISTS:
+    case ERROR_FILE_EXISTS:
+      return EEXIST;
+    case ERROR_DIR_NOT_EMPTY:
+      return ENOTEMPTY;
+    case ERROR_DIRECTORY:
+      return ENOTDIR;
+    case ERROR_DISK_FULL:
+    case ERROR_HANDLE_DISK_FULL:
+      return ENOSPC;
+    case ERROR_NOT_ENOUGH_MEMORY:
+    case ERROR_OUTOFMEMORY:
+      return ENOMEM;
+    default:
+      return EIO;
+  }
+}
 
-int Env::stat(const std::string& path, struct stat* out) {
-  struct _stat64 st;
-  if (_wstat64(windows::to_wide(path).c_str(), &st) != 0) return errno != 0 ? errno : ENOENT;
+// Every call keeps the thread's last-error value (the proxy runs inside the host's calls).
+using windows::LastErrorKept;
+
+// The table of directory handles; a descriptor is kFirstDescriptor + its index.
+constexpr int kFirstDescriptor = 1000;
+std::mutex g_handles_mu;
+std::vector<HANDLE>& handles() {
+  static auto* table = new std::vector<HANDLE>();  // leaked: usable from exit paths
+  return *table;
+}
+
+HANDLE handle_of(int fd) {
+  std::lock_guard lock(g_handles_mu);
+  const std::size_t index = static_cast<std::size_t>(fd - kFirstDescriptor);
+  return fd >= kFirstDescriptor && index < handles().size() ? handles()[index] : INVALID_HANDLE_VALUE;
+}
+
+int add_handle(HANDLE handle) {
+  std::lock_guard lock(g_handles_mu);
+  std::vector<HANDLE>& table = handles();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (table[i] == INVALID_HANDLE_VALUE) {
+      table[i] = handle;
+      return kFirstDescriptor + static_cast<int>(i);
+    }
+  }
+  table.push_back(handle);
+  return kFirstDescriptor + static_cast<int>(table.size() - 1);
+}
+
+// The current full path of an open handle ("\\?\C:\..."), or "" if it cannot be had.
+std::wstring path_of_handle(HANDLE handle) {
+  std::wstring path(MAX_PATH, L'\0');
+  for (;;) {
+    const DWORD n = GetFinalPathNameByHandleW(handle, path.data(), static_cast<DWORD>(path.size()), VOLUME_NAME_DOS);
+    if (n == 0) return {};
+    if (n < path.size()) {
+      path.resize(n);
+      return path;
+    }
+    path.resize(n);
+  }
+}
+
+// `name` in the directory `dir` (AT_FDCWD: `name` as given), or "" (with `*error`) when `dir` is not
+// a descriptor of the table.
+std::wstring path_at(int dir, const std::string& name, int* error) {
+  *error = 0;
+  if (dir == AT_FDCWD) return windows::to_wide(name);
+  const HANDLE handle = handle_of(dir);
+  std::wstring base = handle == INVALID_HANDLE_VALUE ? std::wstring() : path_of_handle(handle);
+  if (base.empty()) {
+    *error = EBADF;
+    return {};
+  }
+  if (name.empty()) return base;
+  if (base.back() != L'\\') base += L'\\';
+  return base + windows::to_wide(name);
+}
+
+constexpr DWORD kShareAll = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+
+void fill_stat(const BY_HANDLE_FILE_INFORMATION& info, struct stat* out) {
   *out = {};
-  out->st_dev = static_cast<decltype(out->st_dev)>(st.st_dev);
-  out->st_ino = static_cast<decltype(out->st_ino)>(st.st_ino);
-  out->st_mode = static_cast<decltype(out->st_mode)>(st.st_mode);
-  out->st_size = static_cast<decltype(out->st_size)>(st.st_size);
-  out->st_mtime = static_cast<decltype(out->st_mtime)>(st.st_mtime);
-  out->st_ctime = static_cast<decltype(out->st_ctime)>(st.st_ctime);
+  const std::uint64_t index = static_cast<std::uint64_t>(info.nFileIndexHigh) << 32 | info.nFileIndexLow;
+  out->st_dev = static_cast<decltype(out->st_dev)>(info.dwVolumeSerialNumber);
+  out->st_ino = static_cast<decltype(out->st_ino)>(index & 0xFFFF);
+  out->st_uid = static_cast<decltype(out->st_uid)>(static_cast<std::uint16_t>(index >> 16));
+  out->st_gid = static_cast<decltype(out->st_gid)>(static_cast<std::uint16_t>(index >> 32));
+  out->st_rdev = static_cast<decltype(out->st_rdev)>(index >> 48);
+  const bool directory = (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+  const bool read_only = (info.dwFileAttributes & FILE_ATTRIBUTE_READONLY) != 0;
+  out->st_mode = static_cast<decltype(out->st_mode)>(
+      (info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0 ? S_IFLNK
+      : directory                                                  ? S_IFDIR | 0700
+                                                                   : S_IFREG | (read_only ? 0400 : 0600));
+  out->st_nlink = static_cast<decltype(out->st_nlink)>(info.nNumberOfLinks);
+  out->st_size = static_cast<decltype(out->st_size)>(static_cast<std::uint64_t>(info.nFileSizeHigh) << 32 |
+                                                      info.nFileSizeLow);
+  const auto seconds = [](const FILETIME& t) {
+    const std::int64_t ticks = static_cast<std::int64_t>(static_cast<std::uint64_t>(t.dwHighDateTime) << 32 |
+                                                          t.dwLowDateTime);
+    return static_cast<std::int64_t>((ticks - 116444736000000000) / 10000000);  // since 1601, in 100 ns
+  };
+  out->st_atime = static_cast<decltype(out->st_atime)>(seconds(info.ftLastAccessTime));
+  out->st_mtime = static_cast<decltype(out->st_mtime)>(seconds(info.ftLastWriteTime));
+  out->st_ctime = static_cast<decltype(out->st_ctime)>(seconds(info.ftLastWriteTime));
+}
+
+// Opens `path` for attributes only; `follow`: through a reparse point to its target.
+HANDLE open_for_attributes(const std::wstring& path, bool follow, DWORD access = FILE_READ_ATTRIBUTES) {
+  const DWORD flags = FILE_FLAG_BACKUP_SEMANTICS | (follow ? 0 : FILE_FLAG_OPEN_REPARSE_POINT);
+  return CreateFileW(path.c_str(), access, kShareAll, nullptr, OPEN_EXISTING, flags, nullptr);
+}
+
+int stat_of(HANDLE handle, struct stat* out) {
+  BY_HANDLE_FILE_INFORMATION info;
+  if (!GetFileInformationByHandle(handle, &info)) return errno_of(GetLastError());
+  fill_stat(info, out);
   return 0;
 }
 
-int Env::open_directory_at(int, const std::string&, int*) { return ENOSYS; }
-int Env::make_directory_at(int, const std::string&, mode_t) { return ENOSYS; }
-int Env::stat_at(int, const std::string&, struct stat*) { return ENOSYS; }
+int stat_path(const std::wstring& path, bool follow, struct stat* out) {
+  const HANDLE handle = open_for_attributes(path, follow);
+  if (handle == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
+  const int rc = stat_of(handle, out);
+  CloseHandle(handle);
+  return rc;
+}
+
+}  // namespace
+
+int stat_open_file(std::intptr_t file, struct stat* out) {
+  const LastErrorKept kept;
+  return stat_of(reinterpret_cast<HANDLE>(file), out);
+}
+
+void close_directory_descriptor(int fd) {
+  HANDLE handle = INVALID_HANDLE_VALUE;
+  {
+    std::lock_guard lock(g_handles_mu);
+    const std::size_t index = static_cast<std::size_t>(fd - kFirstDescriptor);
+    if (fd < kFirstDescriptor || index >= handles().size()) return;
+    handle = handles()[index];
+    handles()[index] = INVALID_HANDLE_VALUE;
+  }
+  if (handle != INVALID_HANDLE_VALUE) {
+    const LastErrorKept kept;
+    CloseHandle(handle);
+  }
+}
+
+int duplicate_directory_descriptor(int fd) {
+  const LastErrorKept kept;
+  const HANDLE handle = handle_of(fd);
+  HANDLE copy = INVALID_HANDLE_VALUE;
+  if (handle == INVALID_HANDLE_VALUE ||
+      !DuplicateHandle(GetCurrentProcess(), handle, GetCurrentProcess(), &copy, 0, FALSE, DUPLICATE_SAME_ACCESS)) {
+    return -1;
+  }
+  try {
+    return add_handle(copy);
+  } catch (...) {
+    CloseHandle(copy);
+    return -1;
+  }
+}
+
+int Env::stat(const std::string& path, struct stat* out) {
+  const LastErrorKept kept;
+  return stat_path(windows::to_wide(path), /*follow=*/true, out);
+}
+
+int Env::open_directory_at(int dir, const std::string& name, int* fd) {
+  const LastErrorKept kept;
+  *fd = -1;
+  int error = 0;
+  const std::wstring path = path_at(dir, name, &error);
+  if (error != 0) return error;
+  const HANDLE handle = open_for_attributes(path, /*follow=*/false, FILE_READ_ATTRIBUTES | FILE_LIST_DIRECTORY);
+  if (handle == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
+  struct stat st {};
+  error = stat_of(handle, &st);
+  if (error == 0 && S_ISLNK(st.st_mode)) error = ELOOP;
+  if (error == 0 && !S_ISDIR(st.st_mode)) error = ENOTDIR;
+  if (error != 0) {
+    CloseHandle(handle);
+    return error;
+  }
+  try {
+    *fd = add_handle(handle);
+  } catch (...) {
+    CloseHandle(handle);
+    return ENOMEM;
+  }
+  return 0;
+}
+
+int Env::make_directory_at(int dir, const std::string& name, mode_t) {
+  const LastErrorKept kept;
+  int error = 0;
+  const std::wstring path = path_at(dir, name, &error);
+  if (error != 0) return error;
+  return CreateDirectoryW(path.c_str(), nullptr) ? 0 : errno_of(GetLastError());
+}
+
+int Env::stat_at(int dir, const std::string& name, struct stat* out) {
+  const LastErrorKept kept;
+  if (name.empty()) {
+    const HANDLE handle = handle_of(dir);
+    return handle == INVALID_HANDLE_VALUE ? EBADF : stat_of(handle, out);
+  }
+  int error = 0;
+  const std::wstring path = path_at(dir, name, &error);
+  return error != 0 ? error : stat_path(path, /*follow=*/false, out);
+}
+
 int Env::statfs_at(int, struct statfs*) { return ENOSYS; }
-int Env::read_link_at(int, const std::string&, std::string*) { return ENOSYS; }
-int Env::rename_at(int, const std::string&, const std::string&) { return ENOSYS; }
-int Env::remove_at(int, const std::string&, bool) { return ENOSYS; }
-int Env::list_directory(int, std::vector<std::string>*) { return ENOSYS; }
-int Env::read_file_at(int, const std::string&, void*, std::size_t, off_t, std::size_t*) { return ENOSYS; }
+
+// A reparse point's target, as the system resolves it (the walk follows links above the last
+// component only).
+int Env::read_link_at(int dir, const std::string& name, std::string* target) {
+  const LastErrorKept kept;
+  int error = 0;
+  const std::wstring path = path_at(dir, name, &error);
+  if (error != 0) return error;
+  const HANDLE handle = open_for_attributes(path, /*follow=*/true);
+  if (handle == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
+  std::wstring resolved = path_of_handle(handle);
+  CloseHandle(handle);
+  if (resolved.empty()) return EINVAL;
+  if (resolved.starts_with(L"\\\\?\\UNC\\")) resolved = L"\\\\" + resolved.substr(8);
+  else if (resolved.starts_with(L"\\\\?\\")) resolved = resolved.substr(4);
+  *target = windows::to_utf8(resolved);
+  return 0;
+}
+
+int Env::rename_at(int dir, const std::string& from, const std::string& to) {
+  const LastErrorKept kept;
+  int error = 0;
+  const std::wstring source = path_at(dir, from, &error);
+  const std::wstring destination = error == 0 ? path_at(dir, to, &error) : std::wstring();
+  if (error != 0) return error;
+  return MoveFileExW(source.c_str(), destination.c_str(), 0) ? 0 : errno_of(GetLastError());
+}
+
+int Env::remove_at(int dir, const std::string& name, bool directory) {
+  const LastErrorKept kept;
+  int error = 0;
+  const std::wstring path = path_at(dir, name, &error);
+  if (error != 0) return error;
+  const BOOL removed = directory ? RemoveDirectoryW(path.c_str()) : DeleteFileW(path.c_str());
+  return removed ? 0 : errno_of(GetLastError());
+}
+
+int Env::list_directory(int dir, std::vector<std::string>* names) {
+  const LastErrorKept kept;
+  int error = 0;
+  const std::wstring path = path_at(dir, "*", &error);
+  if (error != 0) return error;
+  WIN32_FIND_DATAW found;
+  const HANDLE search = FindFirstFileW(path.c_str(), &found);
+  if (search == INVALID_HANDLE_VALUE) {
+    return GetLastError() == ERROR_FILE_NOT_FOUND ? 0 : errno_of(GetLastError());
+  }
+  do {
+    const std::wstring name = found.cFileName;
+    if (name != L"." && name != L"..") names->push_back(windows::to_utf8(name));
+  } while (FindNextFileW(search, &found));
+  error = GetLastError() == ERROR_NO_MORE_FILES ? 0 : errno_of(GetLastError());
+  FindClose(search);
+  return error;
+}
+
+int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_t size, off_t offset,
+                      std::size_t* read) {
+  const LastErrorKept kept;
+  *read = 0;
+  int error = 0;
+  const std::wstring path = path_at(dir, name, &error);
+  if (error != 0) return error;
+  const HANDLE file = CreateFileW(path.c_str(), GENERIC_READ, kShareAll, nullptr, OPEN_EXISTING,
+                                  FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+  if (file == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
+  while (*read < size) {
+    OVERLAPPED at = {};
+    const std::uint64_t position = static_cast<std::uint64_t>(offset) + *read;
+    at.Offset = static_cast<DWORD>(position);
+    at.OffsetHigh = static_cast<DWORD>(position >> 32);
+    DWORD got = 0;
+    const DWORD want = static_cast<DWORD>(std::min<std::size_t>(size - *read, 1u << 30));
+    if (!ReadFile(file, static_cast<char*>(buffer) + *read, want, &got, &at)) {
+      if (GetLastError() != ERROR_HANDLE_EOF) error = errno_of(GetLastError());
+      break;
+    }
+    if (got == 0) break;
+    *read += got;
+  }
+  CloseHandle(file);
+  return error;
+}
 
 int Env::read_file(const std::string& path, std::size_t max_bytes, std::string* content) {
   const HANDLE file = CreateFileW(windows::to_wide(path).c_str(), GENERIC_READ,

@@ -1,5 +1,5 @@
-// UTF-8 <-> UTF-16 for the Windows port (paths and environment variables), and the environment
-// read by name. Contract: pure functions apart from reading the environment; thread-safe; an
+// UTF-8 <-> UTF-16 for the Windows port (paths and environment variables), the environment read by
+// name, and LastErrorKept (the thread's last-error value restored when a scope ends). Contract: pure functions apart from reading the environment; thread-safe; an
 // invalid sequence converts to an empty string; may throw std::bad_alloc only.
 #pragma once
 
@@ -10,6 +10,18 @@
 #include <string_view>
 
 namespace nvrtc_cache::store::windows {
+
+// Restores the thread's last-error value when the scope ends: the port runs inside its host's calls.
+class LastErrorKept {
+ public:
+  LastErrorKept() : saved_(GetLastError()) {}
+  ~LastErrorKept() { SetLastError(saved_); }
+  LastErrorKept(const LastErrorKept&) = delete;
+  LastErrorKept& operator=(const LastErrorKept&) = delete;
+
+ private:
+  DWORD saved_;
+};
 
 inline std::wstring to_wide(std::string_view utf8) {
   if (utf8.empty()) return {};

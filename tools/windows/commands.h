@@ -1,6 +1,7 @@
-// nvrtc-cache.exe, the Windows CLI: stats [--json], clear, verify on the proxy's store
-// (store/windows/lmdb_store.h) in the directory the proxy uses (NVRTC_CACHE_DIR, else
-// %LOCALAPPDATA%\nvrtc-cache; shim/windows/runtime.h). The output matches the Linux CLI's (tools/)
+// nvrtc-cache.exe, the Windows CLI: stats [--json], clear, verify on the proxy's store (the LMDB
+// store of store/lmdb/lmdb_store.h, opened as store/cache_directory.h says) in the directory the
+// proxy uses, from the same settings (core/config.h: environment > user file > system file >
+// default, %LOCALAPPDATA%\nvrtc-cache by default). The output matches the Linux CLI's (tools/)
 // where both have the field. Contract: each command returns the process's exit status; messages go
 // to stderr, results to stdout.
 #pragma once
@@ -8,12 +9,13 @@
 #include <memory>
 #include <string>
 
-#include "store/windows/lmdb_store.h"
+#include "store/lmdb/lmdb_store.h"
 
 namespace nvrtc_cache::tools::windows {
 
-// The store, opened read-only unless `write`; nullptr (said on stderr) when it cannot be.
-std::unique_ptr<store::WindowsLmdbStore> open_store(bool write, std::string* directory);
+// The store (created if missing; a damaged one is moved aside, said on stderr); nullptr (said on
+// stderr) when it cannot be opened.
+std::unique_ptr<store::LmdbStore> open_store(std::string* directory);
 
 int stats(bool json);
 int clear();

@@ -3,25 +3,23 @@
 
 #include <cstdio>
 
-#include "shim/windows/settings.h"
+#include "core/config.h"
 #include "tools/windows/commands.h"
 
 namespace nvrtc_cache::tools::windows {
 
-std::unique_ptr<store::WindowsLmdbStore> open_store(bool write, std::string* directory) {
-  *directory = shim::windows::cache_directory_setting();
-  if (directory->empty()) {
+std::unique_ptr<store::LmdbStore> open_store(std::string* directory) {
+  const core::Config config = core::config_from_process_environment();
+  for (const std::string& problem : config.problems) std::fprintf(stderr, "nvrtc-cache: %s\n", problem.c_str());
+  if (config.cache_dir.empty()) {
     std::fprintf(stderr, "nvrtc-cache: no cache directory (set NVRTC_CACHE_DIR or LOCALAPPDATA)\n");
     return nullptr;
   }
-  store::Status status;
-  auto opened = store::WindowsLmdbStore::open({*directory, shim::windows::map_size_setting(), !write}, &status);
-  if (!opened && !write) {
-    // A store not created yet reads as empty: create it (as the proxy would).
-    opened = store::WindowsLmdbStore::open({*directory, shim::windows::map_size_setting(), false}, &status);
-  }
-  if (!opened) std::fprintf(stderr, "nvrtc-cache: %s\n", status.message().c_str());
-  return opened;
+  store::OpenedCache opened = store::open_cache(core::cache_policy(config));
+  for (const std::string& message : opened.messages) std::fprintf(stderr, "nvrtc-cache: %s\n", message.c_str());
+  *directory = opened.directory;
+  if (!opened.store) std::fprintf(stderr, "nvrtc-cache: %s\n", opened.status.message().c_str());
+  return std::move(opened.store);
 }
 
 }  // namespace nvrtc_cache::tools::windows

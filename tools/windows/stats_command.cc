@@ -22,7 +22,7 @@ std::int64_t counter(const store::Counters& counters, std::string_view name) {
 
 int stats(bool json) {
   std::string directory;
-  auto s = open_store(false, &directory);
+  auto s = open_store(&directory);
   if (!s) return 1;
   const store::Counters counters = s->counters();
   const std::int64_t hits = counter(counters, "hits");
@@ -35,8 +35,11 @@ int stats(bool json) {
     for (std::string_view name : core::kCounterNames) {
       if (name.find('.') == std::string_view::npos) j[std::string(name)] = counter(counters, name);
     }
+    const store::MapUsage usage = s->map_usage();
     j["entries"] = s->entry_count();
     j["bytes"] = s->size_bytes();
+    j["map_bytes"] = usage.map_bytes;  // max_size: the cap
+    j["map_used_bytes"] = usage.used_bytes;
     j["hit_rate"] = hit_rate;
     j["saved_seconds"] = static_cast<double>(counter(counters, "saved_ns")) / 1e9;
     j["counters"] = counters;
@@ -44,8 +47,11 @@ int stats(bool json) {
     return 0;
   }
   std::printf("cache directory  %s\n", directory.c_str());
+  const store::MapUsage usage = s->map_usage();
   std::printf("entries          %llu (%llu bytes)\n", static_cast<unsigned long long>(s->entry_count()),
               static_cast<unsigned long long>(s->size_bytes()));
+  std::printf("store            %llu of %llu bytes in use (max_size)\n", static_cast<unsigned long long>(usage.used_bytes),
+              static_cast<unsigned long long>(usage.map_bytes));
   for (std::size_t i = 0; i < core::kCounterNames.size(); ++i) {
     std::printf("%-32s %lld  %s\n", std::string(core::kCounterNames[i]).c_str(),
                 static_cast<long long>(counter(counters, core::kCounterNames[i])), std::string(core::kCounterHelp[i]).c_str());
@@ -56,7 +62,7 @@ int stats(bool json) {
 
 int clear() {
   std::string directory;
-  auto s = open_store(true, &directory);
+  auto s = open_store(&directory);
   if (!s) return 1;
   const store::Status status = s->clear();
   if (!status) {

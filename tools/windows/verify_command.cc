@@ -12,7 +12,7 @@ namespace nvrtc_cache::tools::windows {
 
 int verify() {
   std::string directory;
-  auto s = open_store(false, &directory);
+  auto s = open_store(&directory);
   if (!s) return 1;
   unsigned long long entries = 0, damaged = 0, manifests = 0, bad_manifests = 0, results = 0, bad_results = 0,
                      other = 0, dangling = 0;

@@ -1,0 +1,197 @@
+#include "shim/compile_steps.h"
+
+#include <utility>
+
+#include "shim/capture.h"
+#include "shim/hooks.h"
+#ifdef _WIN32
+#include "store/windows/wide.h"
+#else
+#include "util/errno_guard.h"
+#endif
+
+namespace nvrtc_cache::shim {
+
+bool has_side_effects(std::string_view option) {
+  while (!option.empty() && option.front() == '-') option.remove_prefix(1);
+  for (std::string_view name : {"create-pch", "use-pch", "pch", "time", "fdevice-time-trace"}) {
+    if (option == name || (option.starts_with(name) && (option[name.size()] == '=' || option[name.size()] == '-'))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string reason_not_cacheable(const ProgramRecord& record, int num_options, const char* const* options) {
+  if (!record.capturable) return "its inputs could not be captured";
+  if (record.has_flow_callback) return "it has a flow callback";
+  if (num_options < 0 || (num_options > 0 && options == nullptr)) return "invalid option list";
+  for (int i = 0; i < num_options; ++i) {
+    if (options[i] == nullptr) return "a NULL option";
+    if (has_side_effects(options[i])) return std::string("option ") + options[i] + " has side effects";
+  }
+  return {};
+}
+
+bool result_is_cacheable(nvrtcResult rc) {
+  return rc == NVRTC_SUCCESS || rc == NVRTC_ERROR_COMPILATION || rc == NVRTC_ERROR_INVALID_OPTION;
+}
+
+direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
+  direct::TimeMacros uses = direct::scan_time_macros(inputs.source);
+  for (const auto& h : inputs.headers) {
+    const direct::TimeMacros m = direct::scan_time_macros(h.content);
+    uses.time = uses.time || m.time;
+    uses.date = uses.date || m.date;
+  }
+  return uses;
+}
+
+Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, core::StatsDeltas& stats,
+               void (*on_corrupt_entry)()) {
+  Lookup out;
+  const std::string manifest_key = direct::manifest_store_key(direct_key);
+  std::optional<std::string> bytes = store.get(manifest_key);
+  if (!bytes) {
+    out.miss_reason = "no manifest";
+    return out;
+  }
+  std::optional<direct::Manifest> manifest = direct::decode_manifest(*bytes);
+  if (!manifest) {
+    stats.add(core::Counter::corrupt);
+    (void)store.erase(manifest_key);
+    out.miss_reason = "the manifest was corrupt";
+    return out;
+  }
+  for (direct::ManifestResult& result : manifest->results) {
+    const auto validate_start = SteadyClock::now();
+    const direct::Validation v = direct::validate_dependencies(result.dependencies);
+    out.validate_ns += nanos_between(validate_start, SteadyClock::now());
+    if (!v.matches) {
+      if (out.miss_reason.empty()) out.miss_reason = v.mismatch;
+      continue;
+    }
+    const std::string key = direct::result_store_key(result.result_key);
+    std::optional<std::string> entry_bytes = store.get(key);
+    if (!entry_bytes) {
+      if (out.miss_reason.empty()) out.miss_reason = "the result is gone from the store";
+      continue;
+    }
+    out.entry = core::decode_entry(*entry_bytes);
+    if (!out.entry) {
+      stats.add(core::Counter::corrupt);
+      if (on_corrupt_entry) on_corrupt_entry();
+      (void)store.erase(key);
+      continue;
+    }
+    if (v.refreshed) (void)store.put(manifest_key, direct::encode_manifest(*manifest));  // touched files
+    out.dependencies = std::move(result.dependencies);
+    out.miss_reason.clear();
+    return out;
+  }
+  if (out.miss_reason.empty()) out.miss_reason = "no result in the manifest";
+  return out;
+}
+
+std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                                 const ProgramRecord& record, nvrtcResult compile_rc,
+                                                 std::int64_t compile_nanos, core::StatsDeltas& stats) {
+  std::optional<core::CompileEntry> entry = capture_outputs(real, prog, record.inputs);
+  if (entry) entry->compile_rc = compile_rc;
+  if (!entry || !core::is_well_formed(*entry)) {
+    stats.add(core::Counter::uncacheable);
+    stats.add(core::Counter::uncacheable_output);
+    return std::nullopt;
+  }
+  entry->compile_nanos = static_cast<std::uint64_t>(compile_nanos);
+  core::EntryDescription& description = entry->description.emplace();
+  description.program_name = record.inputs.name.value_or("");
+  description.options = record.inputs.options;
+  for (const auto& header : record.inputs.headers) description.header_names.push_back(header.include_name);
+  description.source_bytes = record.inputs.source.size();
+  return entry;
+}
+
+store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direct_key, const keying::CacheKey& result,
+                              direct::DependencySet dependencies, std::size_t* results) {
+  const std::string manifest_key = direct::manifest_store_key(direct_key);
+  direct::Manifest manifest;
+  if (std::optional<std::string> bytes = store.get(manifest_key)) {
+    manifest = direct::decode_manifest(*bytes).value_or(direct::Manifest{});
+  }
+  for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
+    (void)store.erase(direct::result_store_key(dropped));
+  }
+  if (results) *results = manifest.results.size();
+  return store.put(manifest_key, direct::encode_manifest(manifest));
+}
+
+std::optional<store::Status> store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                          const ProgramRecord& record, const keying::CacheKey& direct_key,
+                                          direct::DependencySet dependencies, nvrtcResult compile_rc,
+                                          std::int64_t compile_nanos, core::Counter miss_reason,
+                                          core::StatsDeltas& stats, std::size_t* results_in_manifest) {
+  std::optional<core::CompileEntry> entry = entry_to_store(real, prog, record, compile_rc, compile_nanos, stats);
+  if (!entry) return std::nullopt;
+  stats.add(core::Counter::misses);
+  stats.add(miss_reason);
+  stats.add(core::Counter::compile_ns, compile_nanos);
+  const keying::CacheKey result = direct::result_key(direct_key, dependencies);
+  store::Status status = store.put(direct::result_store_key(result), core::encode_entry(*entry));
+  if (status) status = add_to_manifest(store, direct_key, result, std::move(dependencies), results_in_manifest);
+  stats.add(status ? core::Counter::stores : core::Counter::errors);
+  return status;
+}
+
+namespace hooks {
+namespace {
+
+// Keeps the caller's error state (errno; on Windows the thread's last-error value) across the
+// recording.
+#ifdef _WIN32
+using ErrorStateGuard = store::windows::LastErrorKept;
+#else
+using ErrorStateGuard = util::ErrnoGuard;
+#endif
+
+}  // namespace
+
+nvrtcResult nvrtcDestroyProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog) {
+  if (prog != nullptr && *prog != nullptr) {
+    // Before the real destroy: afterwards NVRTC may hand the same address to another thread's program.
+    ErrorStateGuard guard;
+    program_table().erase(*prog);
+  }
+  return real.nvrtcDestroyProgram(prog);
+}
+
+nvrtcResult nvrtcAddNameExpression(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                   const char* const name_expression) {
+  auto record = program_table().find(prog);
+  if (record && record->served) {
+    // NVRTC's answer for a program it has compiled.
+    return name_expression == nullptr ? NVRTC_ERROR_INVALID_INPUT : NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION;
+  }
+  const nvrtcResult rc = real.nvrtcAddNameExpression(prog, name_expression);
+  if (rc == NVRTC_SUCCESS && record) {
+    ErrorStateGuard guard;
+    try {
+      record->inputs.name_expressions.emplace_back(name_expression);
+    } catch (...) {
+      record->capturable = false;
+    }
+  }
+  return rc;
+}
+
+nvrtcResult nvrtcSetFlowCallback(const interpose::RealNvrtc& real, nvrtcProgram prog, int (*callback)(void*, void*),
+                                 void* payload) {
+  const nvrtcResult rc = real.nvrtcSetFlowCallback(prog, callback, payload);
+  if (rc == NVRTC_SUCCESS) {
+    if (auto record = program_table().find(prog)) record->has_flow_callback = record->has_flow_callback || callback;
+  }
+  return rc;
+}
+
+}  // namespace hooks
+}  // namespace nvrtc_cache::shim

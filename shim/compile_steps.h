@@ -1,0 +1,112 @@
+// The steps of the program lifecycle that the Linux shim (shim/compile.cc) and the Windows proxy
+// (shim/windows/compile.cc) share: whether a compile may be cached, the direct-mode lookup
+// (manifest -> validated dependencies -> entry), reading a compile's outputs back as an entry and
+// storing it with its manifest, and recording a created program (a template over each platform's
+// guard of the caller's error state: errno on Linux, the thread's last-error value on Windows). The
+// hooks nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (shim/hooks.h) are
+// defined once, in compile_steps.cc, for both.
+// Contract: no OS calls of their own beyond the store and NVRTC; counters go to the StatsDeltas
+// given; no logging (the callers log); may throw std::bad_alloc (the callers fail open), except the
+// recording hooks, which never throw: a program that cannot be recorded passes through.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/compile_entry.h"
+#include "core/stats.h"
+#include "direct/dependencies.h"
+#include "direct/manifest.h"
+#include "keying/cache_key.h"
+#include "shim/interpose/real_nvrtc.h"
+#include "shim/program_table.h"
+#include "store/store.h"
+
+namespace nvrtc_cache::shim {
+
+using SteadyClock = std::chrono::steady_clock;
+
+inline std::int64_t nanos_between(SteadyClock::time_point a, SteadyClock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
+}
+
+// Options whose effect is not captured by the result: they write files or use precompiled headers.
+bool has_side_effects(std::string_view option);
+// Why a compile of `record` with these options must not be cached; empty when it may be.
+std::string reason_not_cacheable(const ProgramRecord& record, int num_options, const char* const* options);
+// The return codes whose compile is a result worth keeping (success, a compile error, a bad option).
+bool result_is_cacheable(nvrtcResult rc);
+// Whether the source or a header uses __TIME__ / __DATE__.
+direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs);
+
+struct Lookup {
+  std::optional<core::CompileEntry> entry;
+  std::optional<direct::DependencySet> dependencies;  // the served result's
+  std::string miss_reason;
+  std::int64_t validate_ns = 0;
+};
+
+// The direct key names a manifest; the first result whose dependencies still hold is the answer. A
+// manifest or entry that fails to decode is counted as corrupt and erased (`on_corrupt_entry`, if
+// given, is called for an entry).
+Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, core::StatsDeltas& stats,
+               void (*on_corrupt_entry)() = nullptr);
+
+// The compile's outputs read back from NVRTC, described, or nullopt (counted as uncacheable output)
+// if any cannot be read back exactly (e.g. a return code newer than this build knows).
+std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                                 const ProgramRecord& record, nvrtcResult compile_rc,
+                                                 std::int64_t compile_nanos, core::StatsDeltas& stats);
+
+// Adds `result` to the direct key's manifest (erasing the results it displaces) and writes it back;
+// `results` (optional) gets how many results the manifest then holds.
+store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direct_key, const keying::CacheKey& result,
+                              direct::DependencySet dependencies, std::size_t* results = nullptr);
+
+// After a miss with a dependency set: reads the outputs back and stores them under their result key
+// and in the manifest, counting the miss (`miss_reason`), its compile time and the outcome (stores
+// or errors). nullopt when the outputs could not be read back (counted by entry_to_store).
+std::optional<store::Status> store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+                                          const ProgramRecord& record, const keying::CacheKey& direct_key,
+                                          direct::DependencySet dependencies, nvrtcResult compile_rc,
+                                          std::int64_t compile_nanos, core::Counter miss_reason,
+                                          core::StatsDeltas& stats, std::size_t* results_in_manifest = nullptr);
+
+// ---- Recording. `Guard` keeps the caller's error state across the recording. ----
+
+// Records a program NVRTC has just created (`rc`): its inputs, for keying. Returns `rc`.
+template <typename Guard, typename Identity>
+nvrtcResult record_created_program(nvrtcResult rc, nvrtcProgram* prog, bool enabled, const Identity& library,
+                                   const char* src, const char* name, int num_headers, const char* const* headers,
+                                   const char* const* include_names) {
+  if (rc != NVRTC_SUCCESS || prog == nullptr || *prog == nullptr || !enabled) return rc;
+  Guard guard;
+  try {
+    auto record = std::make_shared<ProgramRecord>();
+    record->inputs.library = library();
+    if (name) record->inputs.name = name;
+    record->inputs.source = src;
+    if (num_headers > 0 && (headers == nullptr || include_names == nullptr)) {
+      record->capturable = false;
+    } else {
+      for (int i = 0; i < num_headers; ++i) {
+        if (headers[i] == nullptr || include_names[i] == nullptr) {
+          record->capturable = false;
+          break;
+        }
+        record->inputs.headers.push_back({include_names[i], headers[i]});
+      }
+    }
+    program_table().insert(*prog, std::move(record));
+  } catch (...) {
+    program_table().erase(*prog);  // an unrecorded program simply passes through
+  }
+  return rc;
+}
+
+}  // namespace nvrtc_cache::shim
