@@ -31,7 +31,11 @@ const char* level_name(LogLevel level) {
 
 // store::ForkRank::kLogTopics. topics() is only reached under it, so no child inherits its
 // creation in progress.
+#ifdef _WIN32
+std::mutex g_topics_mu;  // winpthreads' mutex has no constant initializer (and Windows has no fork)
+#else
 constinit std::mutex g_topics_mu;
+#endif
 std::set<std::string, std::less<>>& topics() {
   static auto* seen = new std::set<std::string, std::less<>>();
   return *seen;
@@ -49,7 +53,11 @@ void log_configure(LogLevel level, std::string_view file) {
   g_level.store(static_cast<int>(level));
   if (!file.empty()) {
     const std::string path(file);
+#ifdef _WIN32
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_BINARY | O_NOINHERIT, 0600);
+#else
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+#endif
     if (fd >= 0) g_fd.store(fd);
   }
 }
@@ -65,7 +73,11 @@ void log_line(LogLevel level, std::string_view message) {
     std::string line = "nvrtc-cache[" + std::to_string(getpid()) + "] " + level_name(level) + ": ";
     line.append(message);
     line.push_back('\n');
+#ifdef _WIN32
+    const int ignored = ::write(g_fd.load(), line.data(), static_cast<unsigned>(line.size()));  // CRT _write
+#else
     const ssize_t ignored = ::write(g_fd.load(), line.data(), line.size());
+#endif
     (void)ignored;
   } catch (...) {
   }

@@ -1,4 +1,5 @@
-// Log: the shim's diagnostics, to stderr or NVRTC_CACHE_LOG_FILE, never to stdout.
+// Log: the shim's (and the Windows proxy's) diagnostics, to stderr or NVRTC_CACHE_LOG_FILE, never
+// to stdout.
 // Contract: thread-safe; each line is one write(2) (lines from threads and processes do not
 // interleave); errno is preserved; log_once() prints a given topic at most once per process;
 // nothing here throws or aborts. Fork: log_once()'s lock is store::ForkRank::kLogTopics.

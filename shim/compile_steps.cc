@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/log.h"
 #include "shim/capture.h"
 #include "shim/hooks.h"
 #ifdef _WIN32
@@ -124,6 +125,19 @@ store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direc
   }
   if (results) *results = manifest.results.size();
   return store.put(manifest_key, direct::encode_manifest(manifest));
+}
+
+void note_store_damage(const store::Store& store, core::StatsDeltas& stats, std::atomic<std::uint64_t>& reported) {
+  const std::uint64_t dropped = store.corrupt_entries_dropped();
+  const std::uint64_t counted = reported.exchange(dropped);
+  if (dropped > counted) {
+    stats.add(core::Counter::corrupt, static_cast<std::int64_t>(dropped - counted));
+    core::log_once(core::LogLevel::kWarn, "corrupt-envelope", "a cache entry failed its checksum; dropped and recompiled");
+  }
+  if (store.stores_quarantined() > 0) {
+    core::log_once(core::LogLevel::kWarn, "store-quarantined",
+                   "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
+  }
 }
 
 std::optional<store::Status> store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,

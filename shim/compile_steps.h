@@ -6,10 +6,11 @@
 // hooks nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (shim/hooks.h) are
 // defined once, in compile_steps.cc, for both.
 // Contract: no OS calls of their own beyond the store and NVRTC; counters go to the StatsDeltas
-// given; no logging (the callers log); may throw std::bad_alloc (the callers fail open), except the
+// given; no logging (the callers log), but note_store_damage; may throw std::bad_alloc (the callers fail open), except the
 // recording hooks, which never throw: a program that cannot be recorded passes through.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +77,12 @@ std::optional<store::Status> store_result(store::Store& store, const interpose::
                                           direct::DependencySet dependencies, nvrtcResult compile_rc,
                                           std::int64_t compile_nanos, core::Counter miss_reason,
                                           core::StatsDeltas& stats, std::size_t* results_in_manifest = nullptr);
+
+// What the store found damaged by itself since the last call, for the statistics flush of both
+// platforms: entries it dropped on a failed envelope checksum are added to `stats` as corrupt
+// (`reported` remembers how many were counted) and said once; a damaged store moved aside is said
+// once. (The one step here that logs.)
+void note_store_damage(const store::Store& store, core::StatsDeltas& stats, std::atomic<std::uint64_t>& reported);
 
 // ---- Recording. `Guard` keeps the caller's error state across the recording. ----
 

@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "core/settings.h"
+#include "shim/compile_steps.h"
 #include "store/cache_directory.h"
 #include "store/fork_locks.h"
 #include "store/remote/tiered_store.h"
@@ -113,17 +114,7 @@ void Runtime::flush_stats(bool force) {
   const util::ErrnoGuard errno_guard;
   try {
     // Entries the store itself found damaged (envelope checksum) count as corrupt too.
-    const std::uint64_t dropped = s->corrupt_entries_dropped();
-    const std::uint64_t reported = corrupt_reported_.exchange(dropped);
-    if (dropped > reported) {
-      stats_.add(core::Counter::corrupt, static_cast<std::int64_t>(dropped - reported));
-      core::log_once(core::LogLevel::kWarn, "corrupt-envelope",
-                     "a cache entry failed its checksum; dropped and recompiled");
-    }
-    if (s->stores_quarantined() > 0) {
-      core::log_once(core::LogLevel::kWarn, "store-quarantined",
-                     "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
-    }
+    note_store_damage(*s, stats_, corrupt_reported_);
     store::Counters deltas = stats_.take();
     // The shared tiers' counters ride along (TieredStore::add_counters), even without deltas here.
     if ((!deltas.empty() || tiered_ != nullptr) && !s->add_counters(deltas)) {

@@ -276,7 +276,12 @@ TEST_F(Wine, DamagedStoreFailsOpenAndIsMovedAside) {
       for (std::size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>(0xA5 ^ (i * 131));
       file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
     }
-    EXPECT_TRUE(client(exe, scenarios, env).out == direct) << "a damaged store changed a compile's result";
+    const ProcessResult damaged = client(exe, scenarios, env);
+    EXPECT_TRUE(damaged.out == direct) << "a damaged store changed a compile's result";
+    // Said once, on stderr (never stdout), like the Linux shim.
+    EXPECT_NE(damaged.err.find("nvrtc-cache["), std::string::npos) << "the proxy said nothing: " << damaged.err;
+    EXPECT_NE(damaged.err.find("moved aside"), std::string::npos) << damaged.err;
+    EXPECT_EQ(damaged.out.find("nvrtc-cache["), std::string::npos);
     EXPECT_TRUE(client(exe, scenarios, env).out == direct);
     std::size_t moved_aside = 0;
     for (const auto& entry : fs::directory_iterator(cache.path())) {

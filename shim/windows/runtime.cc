@@ -3,9 +3,11 @@
 #include <windows.h>
 
 
+#include "shim/compile_steps.h"
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/real_dll.h"
 #include "core/config.h"
+#include "core/log.h"
 #include "store/cache_directory.h"
 #include "store/windows/wide.h"
 
@@ -41,6 +43,11 @@ WindowsRuntime::WindowsRuntime() {
     config_.disabled = true;  // no settings (out of memory): pass every call through
   }
   enabled_ = !config_.disabled;
+  try {
+    core::log_configure(config_.log_level, config_.log_file);
+    for (const auto& problem : config_.problems) core::log_line(core::LogLevel::kWarn, problem);
+  } catch (...) {
+  }
 }
 
 store::Store* WindowsRuntime::store() {
@@ -48,7 +55,16 @@ store::Store* WindowsRuntime::store() {
     try {
       if (config_.cache_dir.empty()) return;
       // A damaged store is moved aside and recreated; an unusable directory leaves no store.
-      store_ = store::open_cache(core::cache_policy(config_)).store;
+      store::OpenedCache opened = store::open_cache(core::cache_policy(config_));
+      for (const auto& message : opened.messages) core::log_line(core::LogLevel::kWarn, message);
+      if (opened.store == nullptr) {
+        core::log_once(core::LogLevel::kWarn, "store-open",
+                       "cannot open the cache at " + opened.directory + " (" + opened.status.message() +
+                           "); compiling without the cache");
+      } else {
+        core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
+      }
+      store_ = std::move(opened.store);
     } catch (...) {
       store_.reset();
     }
@@ -60,6 +76,7 @@ void WindowsRuntime::flush_stats() {
   store::Store* s = store();
   if (s == nullptr) return;
   try {
+    note_store_damage(*s, stats_, corrupt_reported_);
     const store::Counters deltas = stats_.take();
     if (!deltas.empty()) (void)s->add_counters(deltas);
   } catch (...) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +41,7 @@ class WindowsRuntime {
   core::Config config_;
   bool enabled_ = true;
   core::StatsDeltas stats_;
+  std::atomic<std::uint64_t> corrupt_reported_{0};  // the store's dropped entries already counted
   std::once_flag store_once_;
   std::unique_ptr<store::Store> store_;
   std::once_flag identity_once_;
