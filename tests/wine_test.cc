@@ -293,6 +293,9 @@ TEST_F(Wine, DamagedStoreFailsOpenAndIsMovedAside) {
     const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
     EXPECT_GT(j.value("entries", 0), 0) << "not rebuilt: " << r.out;
     EXPECT_GT(j.value("hits", 0), 0) << "the rebuilt store served nothing: " << r.out;
+    const ProcessResult verified = run({prefix_ + "/bin/nvrtc-cache.exe", "verify"}, env);
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+    EXPECT_NE(verified.out.find("verdict             ok"), std::string::npos) << verified.out;
   }
 }
 

@@ -1,0 +1,54 @@
+#include "tools/store_audit.h"
+
+#include <cstdio>
+#include <set>
+
+#include "core/compile_entry.h"
+#include "direct/manifest.h"
+
+namespace nvrtc_cache::tools {
+
+StoreAudit audit_store(store::LmdbStore& store, const std::function<void(std::uint64_t)>& on_entry) {
+  StoreAudit a;
+  std::set<std::string> present, referenced;
+  a.walked = store.for_each([&](std::string_view key, std::optional<std::string_view> payload) {
+    ++a.entries;
+    if (on_entry) on_entry(a.entries);
+    present.emplace(key);
+    if (!payload) {
+      ++a.damaged;
+    } else if (key.size() == 33 && key[0] == 'M') {
+      ++a.manifests;
+      if (auto manifest = direct::decode_manifest(*payload)) {
+        for (const auto& r : manifest->results) referenced.insert(direct::result_store_key(r.result_key));
+      } else {
+        ++a.bad_manifests;
+      }
+    } else if (key.size() == 33 && key[0] == 'R') {
+      ++a.results;
+      if (!core::decode_entry(*payload)) ++a.bad_results;
+    } else {
+      ++a.other;
+    }
+  });
+  for (const auto& key : referenced) a.dangling += present.count(key) == 0;
+  return a;
+}
+
+int print_audit(const std::string& directory, const StoreAudit& a) {
+  const auto n = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
+  std::printf("cache directory     %s\n", directory.c_str());
+  std::printf("entries             %llu\n", n(a.entries));
+  std::printf("manifests           %llu (%llu malformed)\n", n(a.manifests), n(a.bad_manifests));
+  std::printf("compile results     %llu (%llu malformed)\n", n(a.results), n(a.bad_results));
+  std::printf("failed checksum     %llu\n", n(a.damaged));
+  std::printf("unknown keys        %llu\n", n(a.other));
+  std::printf("missing results     %llu (named by a manifest, evicted or never stored: a miss, not an error)\n",
+              n(a.dangling));
+  if (!a.walked.is_ok()) std::printf("walk                failed: %s\n", a.walked.message().c_str());
+  std::printf("verdict             %s\n",
+              a.sound() ? "ok" : "DAMAGED (damaged entries are misses; `nvrtc-cache clear` starts afresh)");
+  return a.sound() ? 0 : 1;
+}
+
+}  // namespace nvrtc_cache::tools
