@@ -45,7 +45,8 @@ struct TierSlot {
     log_once(r.code == TierCode::kTimeout ? "timeout" : "error",
              std::string(operation) + (r.code == TierCode::kTimeout ? " timed out" : " failed") +
                  (r.detail.empty() ? "" : " (" + r.detail + ")") +
-                 "; compiles go on without it, and it is retried after a pause");
+                 (r.code == TierCode::kRefused ? "; compiles go on without what it refuses"
+                                               : "; compiles go on without it, and it is retried after a pause"));
   }
 };
 
