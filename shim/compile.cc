@@ -119,19 +119,8 @@ nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, cor
                   Clock::time_point started, Clock::time_point keyed, Clock::time_point looked_up,
                   std::int64_t validate_ns, std::int64_t wait_ns = 0) {
   Runtime& runtime = Runtime::instance();
-  const nvrtcResult rc = static_cast<nvrtcResult>(entry.compile_rc);
-  const std::int64_t saved = static_cast<std::int64_t>(entry.compile_nanos);
-  record.served = std::make_shared<const core::CompileEntry>(std::move(entry));
-  const auto replayed = Clock::now();
-  auto& stats = runtime.stats();
-  stats.add(core::Counter::hits);
-  stats.add(core::Counter::hit_keying_ns, nanos_between(started, keyed));
-  // A wait for another compile's result is counted in wait_ns (the last validation falls inside it).
-  stats.add(core::Counter::hit_lookup_ns,
-            std::max<std::int64_t>(0, nanos_between(keyed, looked_up) - validate_ns - wait_ns));
-  stats.add(core::Counter::hit_validate_ns, validate_ns);
-  stats.add(core::Counter::hit_replay_ns, nanos_between(looked_up, replayed));
-  stats.add(core::Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
+  const nvrtcResult rc =
+      serve_hit(record, std::move(entry), started, keyed, looked_up, validate_ns, wait_ns, runtime.stats());
   core::log_debug([&] { return "hit " + keying::to_hex(direct_key); });
   runtime.flush_stats(false);
   return rc;

@@ -58,6 +58,13 @@ struct Lookup {
 Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, core::StatsDeltas& stats,
                void (*on_corrupt_entry)() = nullptr);
 
+// Serves a hit: `entry` becomes the program's served result, and the hit is counted with its latency
+// split (keying: started..keyed; lookup: keyed..looked_up less validation and any wait for another
+// compile; replay: looked_up..now) and the compile time it saved. Returns the compile's return code.
+nvrtcResult serve_hit(ProgramRecord& record, core::CompileEntry entry, SteadyClock::time_point started,
+                      SteadyClock::time_point keyed, SteadyClock::time_point looked_up, std::int64_t validate_ns,
+                      std::int64_t wait_ns, core::StatsDeltas& stats);
+
 // The compile's outputs read back from NVRTC, described, or nullopt (counted as uncacheable output)
 // if any cannot be read back exactly (e.g. a return code newer than this build knows).
 std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& real, nvrtcProgram prog,

@@ -140,15 +140,8 @@ nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecor
   if (store) {
     Lookup found = look_up(*store, key, runtime.stats());
     if (found.entry) {
-      const nvrtcResult rc = static_cast<nvrtcResult>(found.entry->compile_rc);
-      const auto saved = static_cast<std::int64_t>(found.entry->compile_nanos);
-      record.served = std::make_shared<const core::CompileEntry>(std::move(*found.entry));
-      const auto replayed = Clock::now();
-      runtime.stats().add(core::Counter::hits);
-      runtime.stats().add(core::Counter::hit_keying_ns, nanos_between(started, keyed));
-      runtime.stats().add(core::Counter::hit_lookup_ns, nanos_between(keyed, replayed));
-      runtime.stats().add(core::Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
-      return rc;
+      return serve_hit(record, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns, 0,
+                       runtime.stats());
     }
     miss_reason = std::move(found.miss_reason);
   }
