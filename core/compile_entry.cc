@@ -41,6 +41,7 @@ bool read_lowered_name(util::ByteReader& r, RecordedLoweredName& n) {
 }
 
 bool output_well_formed(const RecordedOutput& o) {
+  if (!o.available) return o.size_rc == 0 && !o.size_written && o.size == 0 && o.data_rc == 0 && o.bytes.empty();
   if (!is_known_nvrtc_result(o.size_rc) || !is_known_nvrtc_result(o.data_rc)) return false;
   if (o.size_rc != NVRTC_SUCCESS || !o.size_written) return false;  // capture stores no other
   // Every size an entry reports is backed by its bytes: a host allocates what the size getter says.
@@ -84,11 +85,46 @@ bool read_description(util::ByteReader& r, EntryDescription& d) {
          r.u64(d.source_bytes);
 }
 
+// Entries without the newer outputs (versions 1 and 2) are written in their own version.
+bool has_newer_outputs(const CompileEntry& e) { return e.tileir.available || e.nvvm.available; }
+
 }  // namespace
 
+const char* output_name(OutputKind kind) {
+  switch (kind) {
+    case OutputKind::log: return "log";
+    case OutputKind::ptx: return "ptx";
+    case OutputKind::cubin: return "cubin";
+    case OutputKind::ltoir: return "ltoir";
+    case OutputKind::optixir: return "optixir";
+    case OutputKind::tileir: return "tileir";
+    case OutputKind::nvvm: return "nvvm";
+  }
+  return "?";
+}
+
+RecordedOutput& CompileEntry::output(OutputKind kind) {
+  return const_cast<RecordedOutput&>(static_cast<const CompileEntry&>(*this).output(kind));
+}
+
+const RecordedOutput& CompileEntry::output(OutputKind kind) const {
+  switch (kind) {
+    case OutputKind::log: return log;
+    case OutputKind::ptx: return ptx;
+    case OutputKind::cubin: return cubin;
+    case OutputKind::ltoir: return ltoir;
+    case OutputKind::optixir: return optixir;
+    case OutputKind::tileir: return tileir;
+    case OutputKind::nvvm: return nvvm;
+  }
+  return log;
+}
+
 bool is_well_formed(const CompileEntry& e) {
-  for (const RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) {
-    if (!output_well_formed(*o)) return false;
+  for (std::size_t i = 0; i < kOutputCount; ++i) {
+    const RecordedOutput& o = e.output(kOutputKinds[i]);
+    if (!output_well_formed(o)) return false;
+    if (i < kBaseOutputCount && !o.available) return false;  // every NVRTC since 12.0 has these getters
   }
   for (const auto& n : e.lowered_names) {
     if (!lowered_name_well_formed(n)) return false;
@@ -99,8 +135,8 @@ bool is_well_formed(const CompileEntry& e) {
 }
 
 std::uint64_t CompileEntry::payload_bytes() const {
-  std::uint64_t total = log.bytes.size() + ptx.bytes.size() + cubin.bytes.size() + ltoir.bytes.size() +
-                        optixir.bytes.size();
+  std::uint64_t total = 0;
+  for (OutputKind kind : kOutputKinds) total += output(kind).bytes.size();
   for (const auto& n : lowered_names) total += n.expression.size() + n.lowered.size();
   return total;
 }
@@ -108,9 +144,17 @@ std::uint64_t CompileEntry::payload_bytes() const {
 // Layout: magic, version, body..., XXH3-64 of everything before it. Little-endian throughout.
 std::string encode_entry(const CompileEntry& e) {
   util::ByteWriter w;
-  util::begin_frame(w, kMagic, e.description ? kEntryFormatVersion : kEntryFormatVersionWithoutDescription);
+  const bool newer = has_newer_outputs(e);
+  util::begin_frame(w, kMagic,
+                    newer           ? kEntryFormatVersion
+                    : e.description ? kEntryFormatVersionWithoutNewerOutputs
+                                    : kEntryFormatVersionWithoutDescription);
   w.i32(e.compile_rc);
-  for (const RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) write_output(w, *o);
+  for (std::size_t i = 0; i < (newer ? kOutputCount : kBaseOutputCount); ++i) {
+    const RecordedOutput& o = e.output(kOutputKinds[i]);
+    if (newer) w.u8(o.available);
+    write_output(w, o);
+  }
   w.u64(e.lowered_names.size());
   for (const auto& n : e.lowered_names) write_lowered_name(w, n);
   write_lowered_name(w, e.unknown_name);
@@ -119,21 +163,32 @@ std::string encode_entry(const CompileEntry& e) {
   w.u8(e.pch_heap_required_written);
   w.u64(e.pch_heap_required);
   w.u64(e.compile_nanos);
+  if (newer) w.u8(e.description.has_value());  // versions 1 and 2 say it by their version
   if (e.description) write_description(w, *e.description);
   util::append_checksum(w);
   return std::move(w.str());
 }
 
 std::optional<CompileEntry> decode_entry(std::string_view bytes) {
-  std::optional<util::ByteReader> frame = util::open_frame(bytes, kMagic, kEntryFormatVersion);
-  const bool described = frame.has_value();
-  if (!frame) frame = util::open_frame(bytes, kMagic, kEntryFormatVersionWithoutDescription);
+  std::uint32_t version = kEntryFormatVersion;
+  std::optional<util::ByteReader> frame;
+  for (std::uint32_t v : {kEntryFormatVersion, kEntryFormatVersionWithoutNewerOutputs,
+                          kEntryFormatVersionWithoutDescription}) {
+    if ((frame = util::open_frame(bytes, kMagic, v))) {
+      version = v;
+      break;
+    }
+  }
   if (!frame) return std::nullopt;
+  const bool newer = version == kEntryFormatVersion;
+  bool described = version != kEntryFormatVersionWithoutDescription;
   util::ByteReader& r = *frame;
   CompileEntry e;
   if (!r.i32(e.compile_rc)) return std::nullopt;
-  for (RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) {
-    if (!read_output(r, *o)) return std::nullopt;
+  for (std::size_t i = 0; i < (newer ? kOutputCount : kBaseOutputCount); ++i) {
+    RecordedOutput& o = e.output(kOutputKinds[i]);
+    if (newer && !r.flag(o.available)) return std::nullopt;
+    if (!read_output(r, o)) return std::nullopt;
   }
   std::uint64_t names = 0;
   if (!r.count(names, kMinLoweredNameBytes)) return std::nullopt;
@@ -146,6 +201,7 @@ std::optional<CompileEntry> decode_entry(std::string_view bytes) {
       !r.u64(e.pch_heap_required) || !r.u64(e.compile_nanos)) {
     return std::nullopt;
   }
+  if (newer && !r.flag(described)) return std::nullopt;
   if (described && !read_description(r, e.description.emplace())) return std::nullopt;
   if (!r.at_end() || !is_well_formed(e)) {
     return std::nullopt;

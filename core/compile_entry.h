@@ -17,23 +17,37 @@
 
 namespace nvrtc_cache::core {
 
-// Version 2 adds the program's description (EntryDescription) after the body; version 1 entries
-// (no description) still decode, and encode back to version 1.
-inline constexpr std::uint32_t kEntryFormatVersion = 2;
+// Version 3 adds the outputs of NVRTCs other than 13.0 (Tile IR, 12.x's NVVM), each with whether the
+// library has its getter; version 2 added the program's description (EntryDescription) after the
+// body. Version 1 and 2 entries still decode (without those outputs: they answer no NVRTC that has
+// their getters, see covers_outputs_of) and encode back to their version.
+inline constexpr std::uint32_t kEntryFormatVersion = 3;
+inline constexpr std::uint32_t kEntryFormatVersionWithoutNewerOutputs = 2;
 inline constexpr std::uint32_t kEntryFormatVersionWithoutDescription = 1;
-// The largest nvrtcResult this build knows (CUDA 13.0); a recorded code above it is not replayed.
-inline constexpr std::int32_t kLastKnownNvrtcResult = NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED;
+// NVRTC 13.5's NVRTC_ERROR_BUSY (nvrtcInstallBundledHeaders only), absent from the 13.0 header.
+inline constexpr std::int32_t kNvrtcErrorBusy = 18;
+// The largest nvrtcResult this build knows (NVRTC 13.5); a recorded code above it is not replayed.
+inline constexpr std::int32_t kLastKnownNvrtcResult = kNvrtcErrorBusy;
 
 constexpr bool is_known_nvrtc_result(std::int32_t rc) { return rc >= NVRTC_SUCCESS && rc <= kLastKnownNvrtcResult; }
 
-// One output kind (log, PTX, CUBIN, LTO-IR, OptiX-IR) as its size and data getters answered.
+// One output kind (log, PTX, CUBIN, LTO-IR, OptiX-IR, Tile IR, NVVM) as its size and data getters
+// answered.
 struct RecordedOutput {
   std::int32_t size_rc = 0;
   bool size_written = false;  // whether the size getter wrote *size
   std::uint64_t size = 0;
   std::int32_t data_rc = 0;
   std::string bytes;  // what the data getter wrote (empty if it failed)
+  bool available = true;  // the library has this output's getters (otherwise every field above is 0)
 };
+
+// An output kind the library has no getters for.
+inline RecordedOutput unavailable_output() {
+  RecordedOutput o;
+  o.available = false;
+  return o;
+}
 
 struct RecordedLoweredName {
   std::string expression;
@@ -52,9 +66,19 @@ struct EntryDescription {
   bool operator==(const EntryDescription&) const = default;
 };
 
+// The output kinds, in their order in an entry; kOutputCount of them.
+enum class OutputKind { log, ptx, cubin, ltoir, optixir, tileir, nvvm };
+inline constexpr std::size_t kOutputCount = 7;
+// The outputs every NVRTC from 12.0 on has (versions 1 and 2 of the format hold only these).
+inline constexpr std::size_t kBaseOutputCount = 5;
+// "log", "ptx", "cubin", "ltoir", "optixir", "tileir", "nvvm".
+const char* output_name(OutputKind kind);
+
 struct CompileEntry {
   std::int32_t compile_rc = 0;
   RecordedOutput log, ptx, cubin, ltoir, optixir;
+  RecordedOutput tileir = unavailable_output();  // NVRTC 13.5 on
+  RecordedOutput nvvm = unavailable_output();    // NVRTC 12.x
   std::vector<RecordedLoweredName> lowered_names;  // one per name expression, in order of addition
   RecordedLoweredName unknown_name;  // how NVRTC answered a name expression it was never given
   std::int32_t pch_create_status = 0;
@@ -65,10 +89,16 @@ struct CompileEntry {
   std::optional<EntryDescription> description;  // absent in version 1 entries
 
   std::uint64_t payload_bytes() const;
+  RecordedOutput& output(OutputKind kind);
+  const RecordedOutput& output(OutputKind kind) const;
 };
 
+inline constexpr OutputKind kOutputKinds[kOutputCount] = {OutputKind::log,     OutputKind::ptx,    OutputKind::cubin,
+                                                          OutputKind::ltoir,   OutputKind::optixir, OutputKind::tileir,
+                                                          OutputKind::nvvm};
+
 // The entries capture_outputs() produces that the shim stores (store_result() stores no other):
-// every return code a known nvrtcResult; every size getter succeeded and wrote its size; a data
+// every return code a known nvrtcResult; an output whose getters the library lacks is all zero; every size getter succeeded and wrote its size; a data
 // getter that succeeded wrote exactly `size` bytes, and one that failed wrote none after a size of 0
 // (every size replayed is backed by bytes: a host allocates what it is told); a lowered name left
 // unwritten is not NULL, and a NULL one has no text; names hold no NUL (they were C strings); the

@@ -5,13 +5,17 @@
 
 namespace nvrtc_cache::core {
 
+// An output the entry does not hold is never asked for (the shim serves only entries that hold every
+// output of the caller's NVRTC); answered as for a program NVRTC does not know, should it be.
 nvrtcResult replay_size(const RecordedOutput& out, size_t* size) {
+  if (!out.available) return NVRTC_ERROR_INVALID_PROGRAM;
   if (size == nullptr) return NVRTC_ERROR_INVALID_INPUT;
   if (out.size_written) *size = static_cast<size_t>(out.size);
   return static_cast<nvrtcResult>(out.size_rc);
 }
 
 nvrtcResult replay_data(const RecordedOutput& out, char* data) {
+  if (!out.available) return NVRTC_ERROR_INVALID_PROGRAM;
   if (data == nullptr) return NVRTC_ERROR_INVALID_INPUT;
   // The host sized its buffer from replay_size: never write past what it reported (decode already
   // refuses an entry whose size and bytes disagree; this holds even if one got through).

@@ -20,6 +20,8 @@ bool has(std::string_view text, std::string_view part) { return text.find(part) 
 }  // namespace
 
 Counter uncacheable_reason(std::string_view why) {
+  if (has(why, " is unknown for NVRTC")) return Counter::uncacheable_unknown_option;
+  if (has(why, "functions this build does not know")) return Counter::uncacheable_unknown_function;
   if (has(why, "__TIME__")) return Counter::uncacheable_time;
   if (has(why, "has side effects")) return Counter::uncacheable_side_effect_option;
   if (has(why, "flow callback")) return Counter::uncacheable_flow_callback;
@@ -48,6 +50,7 @@ Counter miss_reason(std::string_view why) {
   if (why == "no manifest") return Counter::miss_new;
   if (has(why, "environment variable")) return Counter::miss_environment;
   if (has(why, "(__DATE__)")) return Counter::miss_date;
+  if (has(why, "lacks an output")) return Counter::miss_outputs;
   if (has(why, "gone from the store") || has(why, "corrupt") || has(why, "no result")) {
     return Counter::miss_result_gone;
   }

@@ -35,6 +35,10 @@ namespace nvrtc_cache::core {
   X(uncacheable_time, "uncacheable.time", "__TIME__ or __TIMESTAMP__ is used")                              \
   X(uncacheable_side_effect_option, "uncacheable.side_effect_option",                                       \
     "an option with side effects (--time, --fdevice-time-trace, PCH options)")                             \
+  X(uncacheable_unknown_option, "uncacheable.unknown_option",                                              \
+    "an option this build does not know for that NVRTC (it could add an output or a side effect)")          \
+  X(uncacheable_unknown_function, "uncacheable.unknown_function",                                          \
+    "the NVRTC exports a function this build does not know (a newer NVRTC)")                               \
   X(uncacheable_flow_callback, "uncacheable.flow_callback", "the program has a flow callback")              \
   X(uncacheable_inputs, "uncacheable.inputs_not_captured",                                                  \
     "inputs that could not be captured (NULL headers or options, __nvrtcCPEx)")                            \
@@ -51,6 +55,7 @@ namespace nvrtc_cache::core {
   X(miss_environment, "miss.environment_changed", "an environment variable NVRTC read changed")             \
   X(miss_date, "miss.date_changed", "__DATE__ is used and the date changed")                                \
   X(miss_result_gone, "miss.result_gone", "the result was evicted or damaged")                              \
+  X(miss_outputs, "miss.outputs_missing", "the stored result lacks an output this NVRTC has (an older build's)") \
   X(miss_other, "miss.other", "another reason (the debug log names it)")
 
 enum class Counter {

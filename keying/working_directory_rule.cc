@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "keying/option_table.h"
+
 namespace nvrtc_cache::keying {
 namespace {
 
@@ -135,21 +137,6 @@ class OptionReader {
  private:
   std::vector<std::string_view> options_;
 };
-
-// NVRTC_APPEND_FLAGS split at white space; nullopt if it holds quotes or escapes (how NVRTC would
-// split those is not measured).
-std::optional<std::vector<std::string_view>> split_append_flags(std::string_view flags) {
-  if (flags.find_first_of("\"'\\") != std::string_view::npos) return std::nullopt;
-  std::vector<std::string_view> out;
-  constexpr std::string_view kSpace = " \t\n\r\f\v";
-  for (std::size_t at = flags.find_first_not_of(kSpace); at != std::string_view::npos;
-       at = flags.find_first_not_of(kSpace, at)) {
-    const std::size_t end = std::min(flags.find_first_of(kSpace, at), flags.size());
-    out.push_back(flags.substr(at, end - at));
-    at = end;
-  }
-  return out;
-}
 
 }  // namespace
 

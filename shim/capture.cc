@@ -11,8 +11,6 @@ const char* const kUnwrittenName = reinterpret_cast<const char*>(std::uintptr_t{
 // A name expression no program can have added (not valid C++), to learn how NVRTC answers unknowns.
 constexpr const char* kNeverAddedName = "\x01nvrtc-cache: never added";
 
-using SizeGetter = nvrtcResult (*)(nvrtcProgram, size_t*);
-using DataGetter = nvrtcResult (*)(nvrtcProgram, char*);
 
 // Fills the buffer with two different patterns: if NVRTC leaves any byte unwritten the two reads
 // differ, and replaying would not reproduce the host's buffer exactly.
@@ -49,22 +47,41 @@ core::RecordedLoweredName capture_lowered_name(const interpose::RealNvrtc& real,
 
 }  // namespace
 
+OutputGetters output_getters(const interpose::RealNvrtc& real, core::OutputKind kind) {
+  switch (kind) {
+    case core::OutputKind::log: return {real.nvrtcGetProgramLogSize, real.nvrtcGetProgramLog};
+    case core::OutputKind::ptx: return {real.nvrtcGetPTXSize, real.nvrtcGetPTX};
+    case core::OutputKind::cubin: return {real.nvrtcGetCUBINSize, real.nvrtcGetCUBIN};
+    case core::OutputKind::ltoir: return {real.nvrtcGetLTOIRSize, real.nvrtcGetLTOIR};
+    case core::OutputKind::optixir: return {real.nvrtcGetOptiXIRSize, real.nvrtcGetOptiXIR};
+    case core::OutputKind::tileir: return {real.nvrtcGetTileIRSize, real.nvrtcGetTileIR};
+    case core::OutputKind::nvvm: return {real.nvrtcGetNVVMSize, real.nvrtcGetNVVM};
+  }
+  return {};
+}
+
+bool covers_outputs_of(const core::CompileEntry& entry, const interpose::RealNvrtc& real) {
+  for (core::OutputKind kind : core::kOutputKinds) {
+    const OutputGetters getters = output_getters(real, kind);
+    const bool library_has = getters.size != nullptr || getters.data != nullptr;
+    if (library_has && !entry.output(kind).available) return false;
+  }
+  return true;
+}
+
 std::optional<core::CompileEntry> capture_outputs(const interpose::RealNvrtc& real, nvrtcProgram prog,
                                                   const keying::ProgramInputs& inputs) {
   core::CompileEntry e;
-  struct Kind {
-    core::RecordedOutput* out;
-    SizeGetter size;
-    DataGetter data;
-  };
-  for (const Kind& k : {Kind{&e.log, real.nvrtcGetProgramLogSize, real.nvrtcGetProgramLog},
-                        Kind{&e.ptx, real.nvrtcGetPTXSize, real.nvrtcGetPTX},
-                        Kind{&e.cubin, real.nvrtcGetCUBINSize, real.nvrtcGetCUBIN},
-                        Kind{&e.ltoir, real.nvrtcGetLTOIRSize, real.nvrtcGetLTOIR},
-                        Kind{&e.optixir, real.nvrtcGetOptiXIRSize, real.nvrtcGetOptiXIR}}) {
-    auto captured = capture_output(k.size, k.data, prog);
+  for (core::OutputKind kind : core::kOutputKinds) {
+    const OutputGetters getters = output_getters(real, kind);
+    core::RecordedOutput& out = e.output(kind);
+    if (getters.size == nullptr && getters.data == nullptr) {
+      out = core::unavailable_output();  // this NVRTC has no such output
+      continue;
+    }
+    auto captured = capture_output(getters.size, getters.data, prog);
     if (!captured) return std::nullopt;
-    *k.out = std::move(*captured);
+    out = std::move(*captured);
   }
   if (real.nvrtcGetLoweredName == nullptr) return std::nullopt;
   for (const auto& expression : inputs.name_expressions) {

@@ -96,12 +96,28 @@ std::string current_working_directory() {
   return dir;
 }
 
+// The reasons a user acts on (a newer NVRTC than this build knows) are said once at the default level.
+void log_not_cacheable(const interpose::RealNvrtc& real, const NotCacheable& why) {
+  if (why.reason == core::Counter::uncacheable_unknown_option) {
+    core::log_once(core::LogLevel::kWarn, "unknown-option:" + why.why,
+                   "not caching compiles with an option this build does not know: " + why.why);
+  } else if (why.reason == core::Counter::uncacheable_unknown_function) {
+    std::string names;
+    for (const std::string& name : real.unknown_functions) names += (names.empty() ? "" : ", ") + name;
+    core::log_once(core::LogLevel::kWarn, "unknown-functions:" + real.identity.build_id,
+                   "NVRTC " + std::to_string(real.identity.major) + "." + std::to_string(real.identity.minor) +
+                       " exports functions this build does not know (" + names +
+                       "); its compiles are passed through uncached");
+  }
+}
+
 nvrtcResult compile_uncached(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
-                             const char* const* options, std::string_view why) {
+                             const char* const* options, const NotCacheable& why) {
   Runtime& runtime = Runtime::instance();
   runtime.stats().add(core::Counter::uncacheable);
-  runtime.stats().add(core::uncacheable_reason(why));
-  core::log_debug([&] { return "uncacheable compile: " + std::string(why); });
+  runtime.stats().add(why.reason);
+  log_not_cacheable(real, why);
+  core::log_debug([&] { return "uncacheable compile: " + why.why; });
   record.served.reset();
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
   const int compile_errno = errno;
@@ -259,10 +275,10 @@ nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecor
   std::string miss_reason = "the cache is unavailable";
   ClaimAttempt flight;  // a held claim makes other compiles of this key wait for our result; released at return
   if (store) {
-    Lookup found = look_up(*store, key, runtime.stats(), &log_corrupt_entry);
+    Lookup found = look_up(*store, key, real, runtime.stats(), &log_corrupt_entry);
     if (!found.entry && !runtime.store_read_only()) {
       flight = claim_or_wait(key, [&] {
-        return (found = look_up(*store, key, runtime.stats(), &log_corrupt_entry)).entry.has_value();
+        return (found = look_up(*store, key, real, runtime.stats(), &log_corrupt_entry)).entry.has_value();
       });
     }
     if (found.entry) {
@@ -305,9 +321,12 @@ nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram p
   if (!record) return real.nvrtcCompileProgram(prog, num_options, options);
   ErrnoGuard errno_guard;
   try {
-    const std::string why_not = reason_not_cacheable(*record, num_options, options);
-    if (!why_not.empty()) {
-      const nvrtcResult rc = compile_uncached(real, *record, prog, num_options, options, why_not);
+    const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");
+    const std::optional<NotCacheable> why_not =
+        reason_not_cacheable(real, *record, num_options, options,
+                             append_flags ? std::optional<std::string_view>(append_flags) : std::nullopt);
+    if (why_not) {
+      const nvrtcResult rc = compile_uncached(real, *record, prog, num_options, options, *why_not);
       errno_guard.set(errno);
       return rc;
     }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/log.h"
+#include "keying/option_table.h"
 #include "shim/capture.h"
 #include "shim/hooks.h"
 #ifdef _WIN32
@@ -14,25 +15,36 @@
 
 namespace nvrtc_cache::shim {
 
-bool has_side_effects(std::string_view option) {
-  while (!option.empty() && option.front() == '-') option.remove_prefix(1);
-  for (std::string_view name : {"create-pch", "use-pch", "pch", "time", "fdevice-time-trace"}) {
-    if (option == name || (option.starts_with(name) && (option[name.size()] == '=' || option[name.size()] == '-'))) {
-      return true;
-    }
+std::optional<NotCacheable> reason_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& record,
+                                                 int num_options, const char* const* options,
+                                                 const std::optional<std::string_view>& append_flags) {
+  using core::Counter;
+  if (!record.capturable) return NotCacheable{"its inputs could not be captured", Counter::uncacheable_inputs};
+  if (record.has_flow_callback) return NotCacheable{"it has a flow callback", Counter::uncacheable_flow_callback};
+  if (num_options < 0 || (num_options > 0 && options == nullptr)) {
+    return NotCacheable{"invalid option list", Counter::uncacheable_inputs};
   }
-  return false;
-}
-
-std::string reason_not_cacheable(const ProgramRecord& record, int num_options, const char* const* options) {
-  if (!record.capturable) return "its inputs could not be captured";
-  if (record.has_flow_callback) return "it has a flow callback";
-  if (num_options < 0 || (num_options > 0 && options == nullptr)) return "invalid option list";
   for (int i = 0; i < num_options; ++i) {
-    if (options[i] == nullptr) return "a NULL option";
-    if (has_side_effects(options[i])) return std::string("option ") + options[i] + " has side effects";
+    if (options[i] == nullptr) return NotCacheable{"a NULL option", Counter::uncacheable_inputs};
   }
-  return {};
+  if (!real.unknown_functions.empty()) {
+    return NotCacheable{"this NVRTC exports functions this build does not know (" + real.unknown_functions.front() +
+                            (real.unknown_functions.size() > 1 ? ", ..." : "") + ")",
+                        Counter::uncacheable_unknown_function};
+  }
+  const std::vector<std::string> given(options, options + num_options);
+  const keying::OptionScan scan = keying::scan_compile_options(
+      given, append_flags, keying::NvrtcVersion{record.inputs.library.major, record.inputs.library.minor});
+  if (scan.side_effect) {
+    return NotCacheable{"option " + *scan.side_effect + " has side effects", Counter::uncacheable_side_effect_option};
+  }
+  if (scan.unknown) {
+    return NotCacheable{"option " + *scan.unknown + " is unknown for NVRTC " +
+                            std::to_string(record.inputs.library.major) + "." +
+                            std::to_string(record.inputs.library.minor),
+                        Counter::uncacheable_unknown_option};
+  }
+  return std::nullopt;
 }
 
 bool result_is_cacheable(nvrtcResult rc) {
@@ -49,8 +61,8 @@ direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
   return uses;
 }
 
-Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, core::StatsDeltas& stats,
-               void (*on_corrupt_entry)()) {
+Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const interpose::RealNvrtc& real,
+               core::StatsDeltas& stats, void (*on_corrupt_entry)()) {
   Lookup out;
   const std::string manifest_key = direct::manifest_store_key(direct_key);
   std::optional<std::string> bytes = store.get(manifest_key);
@@ -84,6 +96,11 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, core::St
       stats.add(core::Counter::corrupt);
       if (on_corrupt_entry) on_corrupt_entry();
       (void)store.erase(key);
+      continue;
+    }
+    if (!covers_outputs_of(*out.entry, real)) {
+      out.entry.reset();
+      if (out.miss_reason.empty()) out.miss_reason = "the result lacks an output this NVRTC has";
       continue;
     }
     if (v.refreshed) (void)store.put(manifest_key, direct::encode_manifest(*manifest));  // touched files

@@ -36,10 +36,18 @@ inline std::int64_t nanos_between(SteadyClock::time_point a, SteadyClock::time_p
   return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
 }
 
-// Options whose effect is not captured by the result: they write files or use precompiled headers.
-bool has_side_effects(std::string_view option);
-// Why a compile of `record` with these options must not be cached; empty when it may be.
-std::string reason_not_cacheable(const ProgramRecord& record, int num_options, const char* const* options);
+// Why a compile must not be cached, and the counter that says so.
+struct NotCacheable {
+  std::string why;  // for the log: "option --create-pch=a.pch has side effects"
+  core::Counter reason;
+};
+// Why a compile of `record` by `real` with these options (then `append_flags`, NVRTC_APPEND_FLAGS'
+// value, which NVRTC appends) must not be cached; nullopt when it may be: its inputs were captured,
+// it has no flow callback, every option is known for that NVRTC (keying/option_table.h) and none
+// has a side effect, and the library exports no function the shim does not know.
+std::optional<NotCacheable> reason_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& record,
+                                                 int num_options, const char* const* options,
+                                                 const std::optional<std::string_view>& append_flags);
 // The return codes whose compile is a result worth keeping (success, a compile error, a bad option).
 bool result_is_cacheable(nvrtcResult rc);
 // Whether the source or a header uses __TIME__ / __DATE__.
@@ -52,11 +60,11 @@ struct Lookup {
   std::int64_t validate_ns = 0;
 };
 
-// The direct key names a manifest; the first result whose dependencies still hold is the answer. A
-// manifest or entry that fails to decode is counted as corrupt and erased (`on_corrupt_entry`, if
-// given, is called for an entry).
-Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, core::StatsDeltas& stats,
-               void (*on_corrupt_entry)() = nullptr);
+// The direct key names a manifest; the first result whose dependencies still hold and that holds
+// every output `real` has (covers_outputs_of) is the answer. A manifest or entry that fails to
+// decode is counted as corrupt and erased (`on_corrupt_entry`, if given, is called for an entry).
+Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const interpose::RealNvrtc& real,
+               core::StatsDeltas& stats, void (*on_corrupt_entry)() = nullptr);
 
 // Serves a hit: `entry` becomes the program's served result, and the hit is counted with its latency
 // split (keying: started..keyed; lookup: keyed..looked_up less validation and any wait for another

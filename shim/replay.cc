@@ -23,6 +23,8 @@ NVRTC_CACHE_REPLAY_GETTERS(nvrtcGetCUBINSize, nvrtcGetCUBIN, cubin)
 NVRTC_CACHE_REPLAY_GETTERS(nvrtcGetLTOIRSize, nvrtcGetLTOIR, ltoir)
 NVRTC_CACHE_REPLAY_GETTERS(nvrtcGetOptiXIRSize, nvrtcGetOptiXIR, optixir)
 NVRTC_CACHE_REPLAY_GETTERS(nvrtcGetProgramLogSize, nvrtcGetProgramLog, log)
+NVRTC_CACHE_REPLAY_GETTERS(nvrtcGetTileIRSize, nvrtcGetTileIR, tileir)
+NVRTC_CACHE_REPLAY_GETTERS(nvrtcGetNVVMSize, nvrtcGetNVVM, nvvm)
 #undef NVRTC_CACHE_REPLAY_GETTERS
 
 nvrtcResult nvrtcGetLoweredName(const interpose::RealNvrtc& real, nvrtcProgram prog, const char* const name_expression,

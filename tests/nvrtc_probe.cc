@@ -39,11 +39,13 @@ using namespace nvrtc_cache::probe;
 // with -lnvrtc (nvrtc_probe), and without any reference to NVRTC (nvrtc_probe_unlinked,
 // NVRTC_PROBE_UNLINKED: no DT_NEEDED on it, "linked" is refused).
 #ifndef NVRTC_PROBE_UNLINKED
-// The -lnvrtc symbols.
+// The -lnvrtc symbols: the functions of the nvrtc.h it is built against (the others stay nullptr).
 Api linked_api() {
   Api a;
 #define NVRTC_API(kind, ret, name, params, args) a.name = ::name;
+#define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
 #include "shim/interpose/nvrtc_api.def"
+#undef NVRTC_API_OUTSIDE_HEADER
 #undef NVRTC_API
   return a;
 }

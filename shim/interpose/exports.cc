@@ -34,10 +34,13 @@
 
 using nvrtc_cache::shim::interpose::RealNvrtc;
 
-// __nvrtcCPEx: private, signature unknown. The forwarder (shim/interpose/arch/<architecture>/cpex_forwarder.S)
-// calls this with its caller's return address, then jumps to the real one with every argument register
-// (integer and vector) exactly as the caller left them.
-extern "C" __attribute__((visibility("hidden"), used)) void* nvrtc_cache_resolve_cpex(const void* caller) {
+// The private entry points (kPrivateNvrtcFunctions), signatures unknown. Their forwarders
+// (shim/interpose/arch/<architecture>/private_forwarders.S) call this with the caller's return address and
+// the entry point's index, then jump to the real one with every argument register (integer and
+// vector) exactly as the caller left them.
+extern "C" __attribute__((visibility("hidden"), used)) void* nvrtc_cache_resolve_private(const void* caller,
+                                                                                         int which) {
+  if (which < 0 || which >= nvrtc_cache::shim::interpose::kPrivateNvrtcFunctionCount) return nullptr;
   const RealNvrtc* real = nvrtc_cache::shim::interpose::real_nvrtc_for_caller(caller);
-  return real ? real->cpex : nullptr;
+  return real ? real->private_functions[which] : nullptr;
 }

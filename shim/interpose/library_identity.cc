@@ -3,6 +3,7 @@
 #include <elf.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -55,7 +56,68 @@ int visit(dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
+// The dynamic section's entries glibc has relocated in place on the architectures the shim supports;
+// an unrelocated one (below the load address) is made absolute here.
+template <typename T>
+const T* dynamic_pointer(const link_map* library, ElfW(Addr) value) {
+  if (value < library->l_addr) value += library->l_addr;
+  return reinterpret_cast<const T*>(value);
+}
+
+// How many symbols the dynamic symbol table holds: DT_HASH says so; DT_GNU_HASH's chains end at it.
+std::size_t symbol_count(const link_map* library, const ElfW(Word)* sysv_hash, const std::uint32_t* gnu_hash) {
+  if (sysv_hash != nullptr) return sysv_hash[1];
+  if (gnu_hash == nullptr) return 0;
+  const std::uint32_t buckets = gnu_hash[0];
+  const std::uint32_t symbol_offset = gnu_hash[1];
+  const std::uint32_t bloom_words = gnu_hash[2];
+  const auto* bucket = reinterpret_cast<const std::uint32_t*>(
+      reinterpret_cast<const char*>(gnu_hash + 4) + bloom_words * sizeof(ElfW(Addr)));
+  const std::uint32_t* chain = bucket + buckets;
+  std::uint32_t last = 0;
+  for (std::uint32_t i = 0; i < buckets; ++i) last = std::max(last, bucket[i]);
+  if (last < symbol_offset) return symbol_offset;
+  while ((chain[last - symbol_offset] & 1u) == 0) ++last;
+  (void)library;
+  return last + 1;
+}
+
 }  // namespace
+
+std::vector<std::string> exported_function_names(const link_map* library, const char* prefix) {
+  std::vector<std::string> names;
+  if (library == nullptr || library->l_ld == nullptr) return names;
+  const ElfW(Sym)* symbols = nullptr;
+  const char* strings = nullptr;
+  const ElfW(Word)* sysv_hash = nullptr;
+  const std::uint32_t* gnu_hash = nullptr;
+  for (const ElfW(Dyn)* d = library->l_ld; d->d_tag != DT_NULL; ++d) {
+    switch (d->d_tag) {
+      case DT_SYMTAB: symbols = dynamic_pointer<ElfW(Sym)>(library, d->d_un.d_ptr); break;
+      case DT_STRTAB: strings = dynamic_pointer<char>(library, d->d_un.d_ptr); break;
+      case DT_HASH: sysv_hash = dynamic_pointer<ElfW(Word)>(library, d->d_un.d_ptr); break;
+      case DT_GNU_HASH: gnu_hash = dynamic_pointer<std::uint32_t>(library, d->d_un.d_ptr); break;
+      default: break;
+    }
+  }
+  if (symbols == nullptr || strings == nullptr) return names;
+  const std::size_t count = symbol_count(library, sysv_hash, gnu_hash);
+  const std::size_t prefix_size = std::strlen(prefix);
+  for (std::size_t i = 1; i < count; ++i) {
+    const ElfW(Sym)& sym = symbols[i];
+    const unsigned type = ELF64_ST_TYPE(sym.st_info);
+    const unsigned binding = ELF64_ST_BIND(sym.st_info);
+    const unsigned visibility = ELF64_ST_VISIBILITY(sym.st_other);
+    if (sym.st_shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC)) continue;
+    if ((binding != STB_GLOBAL && binding != STB_WEAK) || (visibility != STV_DEFAULT && visibility != STV_PROTECTED)) {
+      continue;
+    }
+    const char* name = strings + sym.st_name;
+    if (std::strncmp(name, prefix, prefix_size) != 0) continue;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+  }
+  return names;
+}
 
 std::string build_id_of_object_containing(const void* address) {
   Search search{reinterpret_cast<std::uintptr_t>(address), {}};

@@ -1,12 +1,22 @@
-// Reading the identity (GNU build-id) of a shared object already loaded in this process.
-// Contract: thread-safe; reads only the object's mapped program headers (no file I/O); never throws.
+// Reading what identifies a shared object already loaded in this process: its GNU build-id and the
+// functions it exports.
+// Contract: thread-safe; reads only the object's mapped program headers and dynamic section (no file
+// I/O); build_id_of_object_containing never throws, exported_function_names may throw std::bad_alloc.
 #pragma once
 
+#include <link.h>
+
 #include <string>
+#include <vector>
 
 namespace nvrtc_cache::shim::interpose {
 
 // The raw NT_GNU_BUILD_ID bytes of the loaded object that contains `address`, or "" if none.
 std::string build_id_of_object_containing(const void* address);
+
+// The names of the functions the loaded object `library` defines and exports (its dynamic symbol
+// table: global or weak, default or protected visibility, defined) that start with `prefix`, each
+// once, in table order.
+std::vector<std::string> exported_function_names(const link_map* library, const char* prefix);
 
 }  // namespace nvrtc_cache::shim::interpose

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "shim/interpose/library_identity.h"
+#include "shim/interpose/wrapper_body.h"
 #include "store/fork_locks.h"
 #include "util/errno_guard.h"
 
@@ -26,6 +28,18 @@ namespace {
 // Version nodes of the NVRTC majors the shim knows, newest first. A versioned lookup (dlvsym) never
 // matches the shim's own unversioned definitions, so it skips the shim and lands in a real NVRTC.
 constexpr auto& kVersionNodes = kNvrtcVersionNodes;
+
+// The nvrtc* / __nvrtc* functions the loaded library exports that this build does not know.
+std::vector<std::string> unknown_functions_of(const link_map* library) {
+  std::vector<std::string> unknown;
+  for (const std::string& name : exported_function_names(library, "nvrtc")) {
+    if (!is_known_nvrtc_function(name.c_str())) unknown.push_back(name);
+  }
+  for (const std::string& name : exported_function_names(library, "__nvrtc")) {
+    if (!is_known_nvrtc_function(name.c_str())) unknown.push_back(name);
+  }
+  return unknown;
+}
 
 const void* self_marker() { return reinterpret_cast<const void*>(&self_marker); }
 
@@ -121,13 +135,16 @@ std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
   slot->name = reinterpret_cast<ret(*) params>(lookup(library, #name, probe.node));
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
-  slot->cpex = lookup(library, "__nvrtcCPEx", probe.node);
+  for (int i = 0; i < kPrivateNvrtcFunctionCount; ++i) {
+    slot->private_functions[i] = lookup(library, kPrivateNvrtcFunctions[i], probe.node);
+  }
   dlclose(library);  // NOLOAD handle: drops only the reference it took
   if (slot->nvrtcVersion == nullptr || slot->nvrtcVersion(&slot->identity.major, &slot->identity.minor) !=
                                            NVRTC_SUCCESS) {
     return nullptr;
   }
   slot->identity.build_id = interpose::build_id_of_object_containing(probe.version_fn);
+  slot->unknown_functions = unknown_functions_of(library_map);
   return slot;
 }
 
@@ -260,6 +277,42 @@ int slot_for_function(const void* function) {
 const RealNvrtc* slot_library(int slot) { return registry().slot_library(slot); }
 
 bool address_in_shim(const void* address) { return in_shim(address); }
+
+void function_missing_in_real_nvrtc(const char* name, const void* caller) {
+  // ld.so names the program by argv[0] and the referencing object by its path (the program's own
+  // references by argv[0] too).
+  const char* program = program_invocation_name != nullptr ? program_invocation_name : "<program name unknown>";
+  const char* object = program;
+  Dl_info info;
+  if (caller != nullptr && dladdr(caller, &info) != 0 && info.dli_fname != nullptr && info.dli_fname[0] != '\0') {
+    const link_map* map = link_map_of(caller);
+    if (map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0') object = info.dli_fname;
+  }
+  for (const char* part : {program, ": symbol lookup error: ", object, ": undefined symbol: ", name, "\n"}) {
+    for (std::size_t left = std::strlen(part); left > 0;) {
+      const ssize_t n = ::write(STDERR_FILENO, part, left);
+      if (n <= 0) break;
+      part += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  ::_exit(127);
+}
+
+bool is_known_nvrtc_function(const char* name) {
+  static constexpr const char* kTable[] = {
+#define NVRTC_API(kind, ret, fn, params, args) #fn,
+#include "shim/interpose/nvrtc_api.def"
+#undef NVRTC_API
+  };
+  for (const char* known : kTable) {
+    if (std::strcmp(known, name) == 0) return true;
+  }
+  for (const char* known : kPrivateNvrtcFunctions) {
+    if (std::strcmp(known, name) == 0) return true;
+  }
+  return false;
+}
 
 const RealNvrtc* real_nvrtc_for_caller(const void* caller, int node_index) {
   const util::ErrnoGuard errno_guard;

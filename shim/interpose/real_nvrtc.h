@@ -9,19 +9,33 @@
 #include <nvrtc.h>
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "keying/program_inputs.h"
 
 namespace nvrtc_cache::shim::interpose {
 
+// NVRTC's private entry points (undocumented signatures), forwarded untouched by the trampolines of
+// shim/interpose/arch/<architecture>/private_forwarders.S; the index is the trampoline's `which`.
+inline constexpr const char* kPrivateNvrtcFunctions[] = {"__nvrtcCPEx", "__nvrtcNvvmHandle"};
+inline constexpr int kPrivateNvrtcFunctionCount = 2;
+
 struct RealNvrtc {
 #define NVRTC_API(kind, ret, name, params, args) ret(*name) params = nullptr;
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
-  void* cpex = nullptr;  // __nvrtcCPEx, signature unknown: only ever jumped to
+  void* private_functions[kPrivateNvrtcFunctionCount] = {};  // only ever jumped to
   const void* link_map = nullptr;
   keying::LibraryIdentity identity;
+  // The nvrtc* / __nvrtc* functions this library exports that the table (nvrtc_api.def and
+  // kPrivateNvrtcFunctions) does not know: a newer NVRTC's. While any is there, no compile of this
+  // library is cached or served (a function the shim does not know could observe a served program).
+  std::vector<std::string> unknown_functions;
 };
+
+// Whether `name` is a function of the table (nvrtc_api.def) or a known private entry point.
+bool is_known_nvrtc_function(const char* name);
 
 // The real NVRTC reachable from `caller` (a return address inside the calling object), or nullptr
 // when none is loaded there. `node_index` restricts it to one major's version node (an index into

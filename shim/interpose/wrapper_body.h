@@ -1,6 +1,9 @@
 // The body every NVRTC wrapper shares, whether exported (the caller's NVRTC is found through its
 // scope) or handed out by dlsym (bound to a slot): find `real`, then forward (PASS) or hand over to
 // hooks:: (HOOK), never letting an exception cross the C ABI.
+// A real NVRTC that lacks the function called (an older NVRTC than the client was linked against:
+// nvrtcGetTileIR with 13.0) is answered as the dynamic loader answers an undefined symbol at a lazy
+// binding: its message on stderr, exit status 127 (function_missing_in_real_nvrtc).
 // Contract: header-only helpers for shim/interpose/exports.cc and shim/interpose/slot_wrappers.cc.
 #pragma once
 
@@ -29,6 +32,10 @@ Ret no_real_nvrtc() {
   return failure_result<Ret>();
 }
 
+// Writes "<program>: symbol lookup error: <caller's object>: undefined symbol: <name>" to stderr and
+// ends the process with status 127, as ld.so does when a lazily bound call finds no definition.
+[[noreturn]] void function_missing_in_real_nvrtc(const char* name, const void* caller);
+
 }  // namespace nvrtc_cache::shim::interpose
 
 #define NVRTC_CACHE_CALL_PASS(name, args) real->name args
@@ -37,7 +44,10 @@ Ret no_real_nvrtc() {
 #define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real)                                           \
   {                                                                                                          \
     const nvrtc_cache::shim::interpose::RealNvrtc* real = find_real;                                         \
-    if (real == nullptr || real->name == nullptr) return nvrtc_cache::shim::interpose::no_real_nvrtc<ret>(); \
+    if (real == nullptr) return nvrtc_cache::shim::interpose::no_real_nvrtc<ret>();                          \
+    if (real->name == nullptr) {                                                                             \
+      nvrtc_cache::shim::interpose::function_missing_in_real_nvrtc(#name, __builtin_return_address(0));      \
+    }                                                                                                        \
     try {                                                                                                    \
       return NVRTC_CACHE_CALL_##kind(name, args);                                                            \
     } catch (...) {                                                                                          \

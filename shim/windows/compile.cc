@@ -138,7 +138,7 @@ nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecor
 
   std::string miss_reason = "the cache is unavailable";
   if (store) {
-    Lookup found = look_up(*store, key, runtime.stats());
+    Lookup found = look_up(*store, key, real, runtime.stats());
     if (found.entry) {
       return serve_hit(record, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns, 0,
                        runtime.stats());
@@ -181,12 +181,18 @@ nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram p
   if (!record) return real.nvrtcCompileProgram(prog, num_options, options);
   LastErrorGuard last_error;
   try {
-    std::string why_not = reason_not_cacheable(*record, num_options, options);
-    if (why_not.empty() && !runtime.watch_installed()) why_not = "NVRTC's file accesses are not observable here (capture)";
+    const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");
+    std::optional<NotCacheable> why_not =
+        reason_not_cacheable(real, *record, num_options, options,
+                             append_flags ? std::optional<std::string_view>(append_flags) : std::nullopt);
+    if (!why_not && !runtime.watch_installed()) {
+      why_not = NotCacheable{"NVRTC's file accesses are not observable here (capture)",
+                             core::Counter::uncacheable_unobservable};
+    }
     nvrtcResult rc;
-    if (!why_not.empty()) {
+    if (why_not) {
       runtime.stats().add(core::Counter::uncacheable);
-      runtime.stats().add(core::uncacheable_reason(why_not));
+      runtime.stats().add(why_not->reason);
       record->served.reset();
       rc = real.nvrtcCompileProgram(prog, num_options, options);
       last_error.set(GetLastError());

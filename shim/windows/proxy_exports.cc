@@ -50,5 +50,5 @@ Ret without_real_nvrtc() {
 // The real __nvrtcCPEx for the forwarder, or nullptr (the forwarder then returns NVRTC_ERROR_INTERNAL_ERROR).
 extern "C" void* nvrtc_cache_windows_cpex() {
   const nvrtc_cache::shim::interpose::RealNvrtc* real = nvrtc_cache::shim::windows::real_nvrtc_dll();
-  return real != nullptr ? real->cpex : nullptr;
+  return real != nullptr ? real->private_functions[0] : nullptr;
 }

@@ -160,7 +160,7 @@ const Loaded& loaded() {
       reinterpret_cast<void*>(GetProcAddress(out.module, #name)));
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
-      out.functions.cpex = reinterpret_cast<void*>(GetProcAddress(out.module, "__nvrtcCPEx"));
+      out.functions.private_functions[0] = reinterpret_cast<void*>(GetProcAddress(out.module, "__nvrtcCPEx"));
     }
     SetLastError(last_error);
     return out;

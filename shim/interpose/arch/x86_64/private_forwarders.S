@@ -1,11 +1,13 @@
-// __nvrtcCPEx for x86-64: NVRTC's private entry point, signature unknown. Resolves the caller's real one
-// (nvrtc_cache_resolve_cpex, shim/interpose/exports.cc, given the return address), then jumps to it with
-// every argument register (integer, vector and %al, the vector count of a variadic call) exactly as the
-// caller left them; without a real one, returns 11 (NVRTC_ERROR_INTERNAL_ERROR).
+// NVRTC's private entry points for x86_64 (__nvrtcCPEx; __nvrtcNvvmHandle since 13.5), signatures unknown.
+// Each resolves the caller's real one (nvrtc_cache_resolve_private, shim/interpose/exports.cc, given the
+// return address and which entry point: its index in kPrivateNvrtcFunctions), then jumps to it with every
+// argument register (integer, vector and %al, the vector count of a variadic call) exactly as the caller
+// left them; without a real one, returns 11 (NVRTC_ERROR_INTERNAL_ERROR).
   .text
-  .globl __nvrtcCPEx
-  .type __nvrtcCPEx, @function
-__nvrtcCPEx:
+  .macro private_forwarder name, which
+  .globl \name
+  .type \name, @function
+\name:
   .cfi_startproc
   pushq %rbp
   .cfi_def_cfa_offset 16
@@ -29,7 +31,8 @@ __nvrtcCPEx:
   movdqu %xmm6, 96(%rsp)
   movdqu %xmm7, 112(%rsp)
   movq 8(%rbp), %rdi
-  call nvrtc_cache_resolve_cpex
+  movl $\which, %esi
+  call nvrtc_cache_resolve_private
   movq %rax, %r11
   movdqu 0(%rsp), %xmm0
   movdqu 16(%rsp), %xmm1
@@ -50,11 +53,15 @@ __nvrtcCPEx:
   popq %rbp
   .cfi_def_cfa %rsp, 8
   testq %r11, %r11
-  jz 1f
+  jz \@f
   jmp *%r11
-1:
+\@:
   movl $11, %eax
   ret
   .cfi_endproc
-  .size __nvrtcCPEx, .-__nvrtcCPEx
+  .size \name, .-\name
+  .endm
+
+  private_forwarder __nvrtcCPEx, 0
+  private_forwarder __nvrtcNvvmHandle, 1
   .section .note.GNU-stack,"",@progbits

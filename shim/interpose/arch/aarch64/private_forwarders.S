@@ -1,12 +1,14 @@
-// __nvrtcCPEx for aarch64: NVRTC's private entry point, signature unknown. Resolves the caller's real one
-// (nvrtc_cache_resolve_cpex, shim/interpose/exports.cc, given the return address in x30), then branches to
-// it with every argument register (x0-x7, the indirect result register x8, q0-q7) and the link register
-// exactly as the caller left them; without a real one, returns 11 (NVRTC_ERROR_INTERNAL_ERROR).
+// NVRTC's private entry points for aarch64 (__nvrtcCPEx; __nvrtcNvvmHandle since 13.5), signatures unknown.
+// Each resolves the caller's real one (nvrtc_cache_resolve_private, shim/interpose/exports.cc, given the
+// return address and which entry point: its index in kPrivateNvrtcFunctions), then jumps to it with every
+// argument register (x0-x7, the indirect result register x8, q0-q7) and the link register exactly as the
+// caller left them; without a real one, returns 11 (NVRTC_ERROR_INTERNAL_ERROR).
   .text
-  .globl __nvrtcCPEx
-  .type __nvrtcCPEx, %function
+  .macro private_forwarder name, which
+  .globl \name
+  .type \name, %function
   .p2align 2
-__nvrtcCPEx:
+\name:
   .cfi_startproc
   stp x29, x30, [sp, #-224]!
   .cfi_def_cfa_offset 224
@@ -23,7 +25,8 @@ __nvrtcCPEx:
   stp q4, q5, [sp, #160]
   stp q6, q7, [sp, #192]
   mov x0, x30
-  bl nvrtc_cache_resolve_cpex
+  mov w1, #\which
+  bl nvrtc_cache_resolve_private
   mov x16, x0
   ldp q6, q7, [sp, #192]
   ldp q4, q5, [sp, #160]
@@ -38,11 +41,15 @@ __nvrtcCPEx:
   .cfi_restore x29
   .cfi_restore x30
   .cfi_def_cfa_offset 0
-  cbz x16, 1f
+  cbz x16, \@f
   br x16
-1:
+\@:
   mov w0, #11
   ret
   .cfi_endproc
-  .size __nvrtcCPEx, .-__nvrtcCPEx
+  .size \name, .-\name
+  .endm
+
+  private_forwarder __nvrtcCPEx, 0
+  private_forwarder __nvrtcNvvmHandle, 1
   .section .note.GNU-stack,"",%progbits
