@@ -320,6 +320,63 @@ void scenario_rounds(Out& o) {
   }
 }
 
+// Tile programs (NVRTC 13.5): cuda_tile IR beside the CUBIN, Tile IR only, and unannotated functions
+// taken as Tile functions. NVRTCs without Tile reject the options (NVRTC_ERROR_INVALID_OPTION).
+const char* const kTileSource = "__tile_global__ void tk(int* x) { }\n__global__ void g(int* x) { x[0] = 1; }\n";
+void scenario_tile(Out& o) { compile_and_dump(o, kTileSource, "tile.cu", {"--enable-tile", "-arch=sm_100"}); }
+void scenario_tile_only(Out& o) { compile_and_dump(o, kTileSource, "tile_only.cu", {"--tile-only", "-arch=sm_100"}); }
+void scenario_default_tile(Out& o) {
+  compile_and_dump(o, "void f(float* x) { }\n__global__ void g(int* x) { x[0] = 1; }\n", "default_tile.cu",
+                   {"--enable-tile", "-default-tile", "-default-device", "-arch=sm_100"});
+}
+
+// NVRTC 13.5's bundled headers: installed into PROBE_BUNDLED_DIR, described, used by a compile
+// through -I, then removed. Without those functions, says so.
+void scenario_bundled_headers(Out& o) {
+  if (!api().nvrtcInstallBundledHeaders || !api().nvrtcGetBundledHeadersInfo || !api().nvrtcRemoveBundledHeaders) {
+    o.line("bundled headers: not in this NVRTC");
+    return;
+  }
+  const char* dir_env = std::getenv("PROBE_BUNDLED_DIR");
+  const std::string dir = dir_env ? dir_env : "/tmp/nvrtc-probe-bundled";
+  const char* error_log = nullptr;
+  o.rc("install", api().nvrtcInstallBundledHeaders(dir.c_str(), 0, &error_log));
+  o.line(std::string("install log: ") + (error_log ? error_log : "(null)"));
+  struct Info {  // nvrtcBundledHeadersInfo (13.5 nvrtc.h)
+    int available;
+    size_t compressed_size, uncompressed_size;
+    int major, minor;
+    unsigned num_files;
+  } info{};
+  o.rc("info", api().nvrtcGetBundledHeadersInfo(&info, nullptr));
+  o.line("info available=" + std::to_string(info.available) + " version=" + std::to_string(info.major) + "." +
+         std::to_string(info.minor) + " files=" + std::to_string(info.num_files));
+  o.rc("install_again", api().nvrtcInstallBundledHeaders(dir.c_str(), 0, nullptr));
+  compile_and_dump(o,
+                   "#include <cuda/std/cstdint>\n#include <cuda_fp16.h>\n"
+                   "__global__ void k(__half* x, cuda::std::int32_t n) { x[0] = __float2half(float(n)); }\n",
+                   "bundled.cu", {"-arch=sm_80", "-I" + dir, "-I" + dir + "/cccl"});
+  o.rc("install_bad_flags", api().nvrtcInstallBundledHeaders(dir.c_str(), 0x80, nullptr));
+  o.rc("remove", api().nvrtcRemoveBundledHeaders(dir.c_str(), nullptr));
+}
+
+// A compile its flow callback cancels (never cached), then the same program without a callback, and
+// one whose callback lets it run.
+int cancel_compile(void*, void*) { return 1; }
+int continue_compile(void*, void*) { return 0; }
+void scenario_cancelled(Out& o) {
+  for (auto callback : {&cancel_compile, &continue_compile, static_cast<int (*)(void*, void*)>(nullptr)}) {
+    nvrtcProgram p = nullptr;
+    o.rc("create", api().nvrtcCreateProgram(&p, kTemplate, "cancelled.cu", 0, nullptr, nullptr));
+    o.rc("add_name", api().nvrtcAddNameExpression(p, "scale<float, 2>"));
+    if (callback) o.rc("set_callback", api().nvrtcSetFlowCallback(p, callback, nullptr));
+    const char* options[] = {"-arch=sm_80"};
+    o.rc("compile", api().nvrtcCompileProgram(p, 1, options));
+    dump_program(o, p, {"scale<float, 2>"});
+    o.rc("destroy", api().nvrtcDestroyProgram(&p));
+  }
+}
+
 // The portable scenarios (tests/probe_corpus.h) and the POSIX ones.
 const std::map<std::string, Scenario>& scenarios() {
   static const std::map<std::string, Scenario> all = [] {
@@ -332,6 +389,9 @@ const std::map<std::string, Scenario>& scenarios() {
         {"two_majors", scenario_two_majors},  {"cub", scenario_cub},
         {"fork_write", scenario_fork_write},  {"fork_child_program", scenario_fork_child_program},
         {"cub_threads", scenario_cub_threads}, {"rounds", scenario_rounds},
+        {"tile", scenario_tile},              {"tile_only", scenario_tile_only},
+        {"default_tile", scenario_default_tile}, {"bundled_headers", scenario_bundled_headers},
+        {"cancelled", scenario_cancelled},
     });
     return both;
   }();

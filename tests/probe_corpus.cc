@@ -101,6 +101,14 @@ void scenario_bad_inputs(Out& o) {
   o.rc("cubin_null", api().nvrtcGetCUBIN(p, nullptr));
   o.rc("ltoir_null", api().nvrtcGetLTOIR(p, nullptr));
   o.rc("optixir_null", api().nvrtcGetOptiXIR(p, nullptr));
+  if (api().nvrtcGetTileIR) {
+    o.rc("tileir_size_null", api().nvrtcGetTileIRSize(p, nullptr));
+    o.rc("tileir_null", api().nvrtcGetTileIR(p, nullptr));
+  }
+  if (api().nvrtcGetNVVM) {
+    o.rc("nvvm_size_null", api().nvrtcGetNVVMSize(p, nullptr));
+    o.rc("nvvm_null", api().nvrtcGetNVVM(p, nullptr));
+  }
   o.rc("log_size_null", api().nvrtcGetProgramLogSize(p, nullptr));
   o.rc("log_null", api().nvrtcGetProgramLog(p, nullptr));
   const char* lowered = "(untouched)";
@@ -154,6 +162,11 @@ void dump_program(Out& o, nvrtcProgram p, const std::vector<std::string>& names)
   dump_output(o, "cubin", p, api().nvrtcGetCUBINSize, api().nvrtcGetCUBIN);
   dump_output(o, "ltoir", p, api().nvrtcGetLTOIRSize, api().nvrtcGetLTOIR);
   dump_output(o, "optixir", p, api().nvrtcGetOptiXIRSize, api().nvrtcGetOptiXIR);
+  // The outputs of NVRTCs other than 13.0, where the NVRTC reached has them.
+  if (api().nvrtcGetTileIRSize && api().nvrtcGetTileIR) {
+    dump_output(o, "tileir", p, api().nvrtcGetTileIRSize, api().nvrtcGetTileIR);
+  }
+  if (api().nvrtcGetNVVMSize && api().nvrtcGetNVVM) dump_output(o, "nvvm", p, api().nvrtcGetNVVMSize, api().nvrtcGetNVVM);
   for (const auto& n : names) {
     const char* lowered = "(untouched)";
     const nvrtcResult r = api().nvrtcGetLoweredName(p, n.c_str(), &lowered);
