@@ -96,10 +96,11 @@ std::string current_working_directory() {
   return dir;
 }
 
-// The reasons a user acts on (a newer NVRTC than this build knows) are said once at the default level.
+// An unknown option is named once (at info: most are options NVRTC itself rejects); a newer NVRTC
+// than this build knows, which stops all caching of it, is said once at the default level.
 void log_not_cacheable(const interpose::RealNvrtc& real, const NotCacheable& why) {
   if (why.reason == core::Counter::uncacheable_unknown_option) {
-    core::log_once(core::LogLevel::kWarn, "unknown-option:" + why.why,
+    core::log_once(core::LogLevel::kInfo, "unknown-option:" + why.why,
                    "not caching compiles with an option this build does not know: " + why.why);
   } else if (why.reason == core::Counter::uncacheable_unknown_function) {
     std::string names;
@@ -118,7 +119,7 @@ nvrtcResult compile_uncached(const interpose::RealNvrtc& real, ProgramRecord& re
   runtime.stats().add(why.reason);
   log_not_cacheable(real, why);
   core::log_debug([&] { return "uncacheable compile: " + why.why; });
-  record.served.reset();
+  materialize_served(real, record, prog);
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
   const int compile_errno = errno;
   (void)runtime.store();  // statistics are kept in the store, shared by every process

@@ -47,6 +47,15 @@ std::optional<NotCacheable> reason_not_cacheable(const interpose::RealNvrtc& rea
   return std::nullopt;
 }
 
+void materialize_served(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog) {
+  if (!record.served) return;
+  record.served.reset();
+  std::vector<const char*> options;
+  options.reserve(record.inputs.options.size());
+  for (const std::string& option : record.inputs.options) options.push_back(option.c_str());
+  (void)real.nvrtcCompileProgram(prog, static_cast<int>(options.size()), options.data());
+}
+
 bool result_is_cacheable(nvrtcResult rc) {
   return rc == NVRTC_SUCCESS || rc == NVRTC_ERROR_COMPILATION || rc == NVRTC_ERROR_INVALID_OPTION;
 }

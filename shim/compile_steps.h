@@ -48,6 +48,11 @@ struct NotCacheable {
 std::optional<NotCacheable> reason_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& record,
                                                  int num_options, const char* const* options,
                                                  const std::optional<std::string_view>& append_flags);
+// A program whose last compile was served from the cache has never been compiled by NVRTC; before a
+// compile that goes to NVRTC uncached, that compile is run for real (with its recorded options), so
+// that NVRTC holds the state it would hold without the cache (some outputs survive a later failed
+// compile). The program is no longer served afterwards. The caller keeps its error state.
+void materialize_served(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog);
 // The return codes whose compile is a result worth keeping (success, a compile error, a bad option).
 bool result_is_cacheable(nvrtcResult rc);
 // Whether the source or a header uses __TIME__ / __DATE__.

@@ -72,8 +72,28 @@ TEST_P(CachedScenario, WarmRunIsServedFromCacheWithIdenticalBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Probe, CachedScenario,
                          ::testing::Values("trivial", "ptx", "cubin", "lto", "optix", "template", "headers",
-                                           "compile_error", "warnings", "invalid_option", "null_name",
-                                           "recompile", "bad_inputs", "threads", "fork"));
+                                           "compile_error", "warnings", "null_name", "recompile", "bad_inputs",
+                                           "threads", "fork"));
+
+// An option the option table does not know for this NVRTC (keying/option_table.h) could add an output
+// or a side effect: the compile goes to NVRTC uncached, is counted by its reason, and its results are
+// NVRTC's (here NVRTC rejects it).
+TEST(Shim, UnknownOptionsPassThroughUncachedAndExact) {
+  TempDir dir;
+  const ColdWarm r = run_cold_then_warm({"invalid_option"}, dir.path());
+  expect_identical(r);
+  EXPECT_EQ(get(r.after_warm, "hits") + get(r.after_warm, "misses") + get(r.after_warm, "stores"), 0);
+  EXPECT_EQ(get(r.after_warm, "uncacheable"), 2);
+  EXPECT_EQ(get(r.after_warm, "uncacheable.unknown_option"), 2);
+  // Named once per process in the log, at info level.
+  auto env = shim_env(dir.path());
+  env["NVRTC_CACHE_LOG"] = "info";
+  const ProcessResult logged = probe({"invalid_option", "invalid_option"}, env);
+  EXPECT_EQ(logged.out, r.direct.out + r.direct.out);
+  EXPECT_NE(logged.err.find("option --definitely-not-an-option is unknown for NVRTC 13.0"), std::string::npos)
+      << logged.err;
+  EXPECT_EQ(logged.err.find("unknown for NVRTC"), logged.err.rfind("unknown for NVRTC")) << "said twice";
+}
 
 TEST(Shim, DependenciesStayOutOfTheHostsGlobalScope) {
   TempDir dir;

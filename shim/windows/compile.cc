@@ -193,7 +193,7 @@ nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram p
     if (why_not) {
       runtime.stats().add(core::Counter::uncacheable);
       runtime.stats().add(why_not->reason);
-      record->served.reset();
+      materialize_served(real, *record, prog);
       rc = real.nvrtcCompileProgram(prog, num_options, options);
       last_error.set(GetLastError());
     } else {
