@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes (or reuses) .venv with the real Python JIT stacks the tests drive through the shim:
 # cuda-core, cuda-bindings, CuPy, numba-cuda, the NVRTC 13 wheel they prefer (loaded by absolute path), and the NVRTC
-# 12 wheel for the two-majors test; for the benchmark suite (scripts/bench_suite.sh), the nvidia-cutlass
+# 12 wheel for the two-majors test (both wheels also for the corpus of every NVRTC version); for the benchmark suite (scripts/bench_suite.sh), the nvidia-cutlass
 # wheel (its CuTe headers) and matplotlib. Prints the variables the tests read; prints nothing (and the
 # Python tests skip) when PyPI cannot be reached.
 set -uo pipefail
@@ -23,4 +23,6 @@ fi
 echo "export NVRTC_CACHE_TEST_PYTHON=$PWD/$venv/bin/python"
 nvrtc12=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 2>/dev/null | head -1)
 [ -n "$nvrtc12" ] && echo "export NVRTC_CACHE_TEST_NVRTC12=$nvrtc12"
+nvrtc13=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 2>/dev/null | head -1)
+[ -n "$nvrtc13" ] && echo "export NVRTC_CACHE_TEST_NVRTC13=$nvrtc13"
 exit 0

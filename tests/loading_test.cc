@@ -183,6 +183,65 @@ TEST(Loading, ProxyModeForLinkedAndSonameClients) {
   }
 }
 
+// The proxy exports every function of every 12.x/13.x NVRTC, yet a dlsym client finds exactly the
+// functions the real NVRTC behind it has (indirect functions resolved against it): with 13.0, no
+// nvrtcGetTileIR, as without the proxy; with the 13.5 wheel, all of 13.5's.
+TEST(Loading, ProxyModeDlsymFindsWhatTheRealNvrtcHas) {
+  expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
+  const char* wheel = std::getenv("NVRTC_CACHE_TEST_NVRTC13");
+  std::vector<std::string> libraries = {kCudaLib};
+  if (wheel) {
+    libraries.push_back(fs::path(wheel).parent_path().string());
+  } else if (pypi_required()) {
+    FAIL() << "NVRTC_CACHE_TEST_NVRTC13 (the nvidia-cuda-nvrtc wheel) is required";
+  }
+  for (const std::string& dir : libraries) {
+    SCOPED_TRACE(dir);
+    TempDir cache;
+    const Runs r = proxy_cold_and_warm(probe_argv(kUnlinkedProbe, {"symbols", "version"}),
+                                       {{"PROBE_LOAD", "soname"}, {"LD_LIBRARY_PATH", dir},
+                                        {"NVRTC_CACHE_REAL_NVRTC", dir + "/libnvrtc.so.13"}},
+                                       cache.path());
+    ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
+    EXPECT_NE(r.direct.out.find(dir == kCudaLib ? "nvrtc 13.0" : "nvrtc 13.5"), std::string::npos) << r.direct.out;
+    EXPECT_NE(r.direct.out.find(dir == kCudaLib ? "nvrtcGetTileIR: absent" : "nvrtcGetTileIR: found"),
+              std::string::npos)
+        << r.direct.out;
+    EXPECT_EQ(r.cold.out, r.direct.out) << r.cold.err;
+    EXPECT_EQ(r.warm.out, r.direct.out) << r.warm.err;
+  }
+}
+
+// A program linked against NVRTC 13.5 that calls nvrtcGetTileIR (tests/tile_client.cc), through the
+// proxy: with the 13.5 wheel behind it, cold and warm give the real NVRTC's Tile IR byte for byte (the
+// warm run served); with 13.0 behind it, the call ends the program exactly as the dynamic loader ends
+// it without the proxy (same message, exit status 127).
+TEST(Loading, ProxyModeAnswersTileIRAndAFunctionTheRealNvrtcLacks) {
+  expect_startup_dependency_on_nvrtc(TILE_CLIENT_PATH, true);
+  const char* wheel = std::getenv("NVRTC_CACHE_TEST_NVRTC13");
+  if (wheel == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC_CACHE_TEST_NVRTC13 (the nvidia-cuda-nvrtc wheel)");
+  const std::string wheel_dir = fs::path(wheel).parent_path().string();
+  {
+    TempDir cache;
+    const Runs r = proxy_cold_and_warm({TILE_CLIENT_PATH},
+                                       {{"LD_LIBRARY_PATH", wheel_dir}, {"NVRTC_CACHE_REAL_NVRTC", wheel}}, cache.path());
+    ASSERT_NE(r.direct.out.find("tileir size_rc=0 size="), std::string::npos) << r.direct.out << r.direct.err;
+    ASSERT_EQ(r.direct.out.find("tileir size_rc=0 size=0 "), std::string::npos) << "no Tile IR";
+    expect_served_identically(r, 1);
+  }
+  {
+    TempDir cache;
+    const Runs r = proxy_cold_and_warm({TILE_CLIENT_PATH}, {{"LD_LIBRARY_PATH", kCudaLib}}, cache.path());
+    ASSERT_EQ(r.direct.exit_code, 127) << r.direct.out << r.direct.err;
+    ASSERT_NE(r.direct.err.find("undefined symbol: nvrtcGetTileIRSize"), std::string::npos) << r.direct.err;
+    for (const ProcessResult* run : {&r.cold, &r.warm}) {
+      EXPECT_EQ(run->exit_code, 127);
+      EXPECT_EQ(run->out, r.direct.out);
+      EXPECT_EQ(run->err, r.direct.err);
+    }
+  }
+}
+
 // Proxy mode, a dlopen-by-soname client: a header edited between runs is noticed (a miss, and the
 // new result byte for byte), and the new result is then served.
 TEST(Loading, ProxyModeNoticesAHeaderEditForASonameClient) {

@@ -377,6 +377,53 @@ void scenario_cancelled(Out& o) {
   }
 }
 
+// Which functions of every 12.x/13.x NVRTC the probe found, the way PROBE_LOAD reached NVRTC.
+void scenario_symbols(Out& o) {
+#define NVRTC_API(kind, ret, name, params, args) \
+  o.line(std::string(#name) + (api().name != nullptr ? ": found" : ": absent"));
+#include "shim/interpose/nvrtc_api.def"
+#undef NVRTC_API
+}
+
+// Which NVRTC the probe reached.
+void scenario_version(Out& o) {
+  int major = -1, minor = -1;
+  o.rc("version", api().nvrtcVersion(&major, &minor));
+  o.line("nvrtc " + std::to_string(major) + "." + std::to_string(minor));
+}
+
+// The stand-in newer NVRTC (tests/future_nvrtc/): a compile with its option --future-output=FILE
+// (PROBE_FUTURE_FILE), whether FILE was written, and its getter nvrtcGetFutureIR where it has one,
+// after a plain compile and after that one.
+void scenario_future(Out& o) {
+  (void)api();  // loads the library first
+  const char* path = std::getenv("PROBE_LOAD");
+  void* library = path && std::strncmp(path, "path:", 5) == 0 ? dlopen(path + 5, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  using Size = nvrtcResult (*)(nvrtcProgram, size_t*);
+  using Data = nvrtcResult (*)(nvrtcProgram, char*);
+  auto size_fn = library ? reinterpret_cast<Size>(dlsym(library, "nvrtcGetFutureIRSize")) : nullptr;
+  auto data_fn = library ? reinterpret_cast<Data>(dlsym(library, "nvrtcGetFutureIR")) : nullptr;
+  o.line(std::string("future getter: ") + (size_fn && data_fn ? "present" : "absent"));
+  const char* file_env = std::getenv("PROBE_FUTURE_FILE");
+  const std::string file = file_env ? file_env : "/tmp/nvrtc-probe-future.txt";
+  for (const bool with_option : {false, true}) {
+    std::remove(file.c_str());
+    std::vector<std::string> options = {"-arch=sm_80"};
+    if (with_option) options.push_back("--future-output=" + file);
+    std::vector<const char*> argv;
+    for (const auto& option : options) argv.push_back(option.c_str());
+    nvrtcProgram p = nullptr;
+    o.rc("create", api().nvrtcCreateProgram(&p, kTrivial, "future.cu", 0, nullptr, nullptr));
+    o.rc("compile", api().nvrtcCompileProgram(p, static_cast<int>(argv.size()), argv.data()));
+    dump_program(o, p);
+    if (size_fn && data_fn) dump_output(o, "future_ir", p, size_fn, data_fn);
+    struct stat st;
+    o.line(std::string("future file written: ") + (stat(file.c_str(), &st) == 0 ? "yes" : "no"));
+    o.rc("destroy", api().nvrtcDestroyProgram(&p));
+  }
+  std::remove(file.c_str());
+}
+
 // The portable scenarios (tests/probe_corpus.h) and the POSIX ones.
 const std::map<std::string, Scenario>& scenarios() {
   static const std::map<std::string, Scenario> all = [] {
@@ -391,7 +438,8 @@ const std::map<std::string, Scenario>& scenarios() {
         {"cub_threads", scenario_cub_threads}, {"rounds", scenario_rounds},
         {"tile", scenario_tile},              {"tile_only", scenario_tile_only},
         {"default_tile", scenario_default_tile}, {"bundled_headers", scenario_bundled_headers},
-        {"cancelled", scenario_cancelled},
+        {"cancelled", scenario_cancelled},    {"version", scenario_version},
+        {"future", scenario_future},          {"symbols", scenario_symbols},
     });
     return both;
   }();

@@ -278,7 +278,7 @@ const RealNvrtc* slot_library(int slot) { return registry().slot_library(slot); 
 
 bool address_in_shim(const void* address) { return in_shim(address); }
 
-void function_missing_in_real_nvrtc(const char* name, const void* caller) {
+void function_missing_in_real_nvrtc(const char* name, const void* caller, const char* node) {
   // ld.so names the program by argv[0] and the referencing object by its path (the program's own
   // references by argv[0] too).
   const char* program = program_invocation_name != nullptr ? program_invocation_name : "<program name unknown>";
@@ -288,7 +288,8 @@ void function_missing_in_real_nvrtc(const char* name, const void* caller) {
     const link_map* map = link_map_of(caller);
     if (map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0') object = info.dli_fname;
   }
-  for (const char* part : {program, ": symbol lookup error: ", object, ": undefined symbol: ", name, "\n"}) {
+  for (const char* part : {program, ": symbol lookup error: ", object, ": undefined symbol: ", name,
+                           node ? ", version " : "", node ? node : "", "\n"}) {
     for (std::size_t left = std::strlen(part); left > 0;) {
       const ssize_t n = ::write(STDERR_FILENO, part, left);
       if (n <= 0) break;

@@ -12,7 +12,7 @@ namespace {
 template <int Slot>
 struct SlotWrappers {
 #define NVRTC_API(kind, ret, name, params, args) \
-  static ret name params NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, slot_library(Slot))
+  static ret name params NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, slot_library(Slot), nullptr)
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 };

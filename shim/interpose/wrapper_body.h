@@ -32,21 +32,23 @@ Ret no_real_nvrtc() {
   return failure_result<Ret>();
 }
 
-// Writes "<program>: symbol lookup error: <caller's object>: undefined symbol: <name>" to stderr and
-// ends the process with status 127, as ld.so does when a lazily bound call finds no definition.
-[[noreturn]] void function_missing_in_real_nvrtc(const char* name, const void* caller);
+// Writes "<program>: symbol lookup error: <caller's object>: undefined symbol: <name>, version <node>"
+// (without the version when `node` is nullptr) to stderr and ends the process with status 127, as
+// ld.so does when a lazily bound call finds no definition.
+[[noreturn]] void function_missing_in_real_nvrtc(const char* name, const void* caller, const char* node);
 
 }  // namespace nvrtc_cache::shim::interpose
 
 #define NVRTC_CACHE_CALL_PASS(name, args) real->name args
 #define NVRTC_CACHE_CALL_HOOK(name, args) nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args)
 
-#define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real)                                           \
+// `node`: the version node the caller's reference names ("libnvrtc.so.13"), or nullptr.
+#define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real, node)                                     \
   {                                                                                                          \
     const nvrtc_cache::shim::interpose::RealNvrtc* real = find_real;                                         \
     if (real == nullptr) return nvrtc_cache::shim::interpose::no_real_nvrtc<ret>();                          \
     if (real->name == nullptr) {                                                                             \
-      nvrtc_cache::shim::interpose::function_missing_in_real_nvrtc(#name, __builtin_return_address(0));      \
+      nvrtc_cache::shim::interpose::function_missing_in_real_nvrtc(#name, __builtin_return_address(0), node); \
     }                                                                                                        \
     try {                                                                                                    \
       return NVRTC_CACHE_CALL_##kind(name, args);                                                            \
