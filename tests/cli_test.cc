@@ -315,6 +315,21 @@ TEST(CliDoctor, HealthySetupPassesAndARefusedDirectoryFails) {
   EXPECT_NE(no_shim.out.find("FAIL  shim "), std::string::npos) << no_shim.out;
 }
 
+// A newer NVRTC than this build knows (the stand-in 13.9 of tests/future_nvrtc/ with an unknown getter)
+// first on the library path: doctor names the functions it does not know and says what that costs.
+TEST(CliDoctor, NamesTheFunctionsOfANewerNvrtcItDoesNotKnow) {
+  TempDir home;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  env["LD_LIBRARY_PATH"] = std::string(NVRTC_CACHE_FUTURE_NVRTC_DIR) + "/future-getter";
+  const auto report = cli({"doctor", "--no-compile"}, env);
+  EXPECT_NE(report.out.find("WARN  NVRTC            NVRTC 13.9 ("), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("exports functions this nvrtc-cache does not know (nvrtcGetFutureIR, "
+                            "nvrtcGetFutureIRSize): its compiles pass through uncached"),
+            std::string::npos)
+      << report.out;
+}
+
 // Runs the CLI on a pseudo-terminal (stdin, stdout and stderr all on it); returns what it wrote.
 std::string run_on_terminal(const std::vector<std::string>& args, const std::string& cache_dir) {
   int master = -1;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/config.h"
 #include "core/settings.h"
@@ -112,6 +113,17 @@ std::optional<std::string> check_nvrtc(DoctorReport& report, const char* soname)
   }
   report.add(Severity::kOk, "NVRTC", fmt::format("{} -> {} (NVRTC {}.{}, build-id {})", soname, path, major, minor,
                                                  build_id.empty() ? "unknown" : build_id.substr(0, 16)));
+  // A newer NVRTC than this build knows: its compiles pass through uncached (shim/interpose/real_nvrtc.h).
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr) {
+    const std::vector<std::string> unknown = shim::interpose::unknown_nvrtc_functions(map);
+    if (!unknown.empty()) {
+      report.add(Severity::kWarn, "NVRTC",
+                 fmt::format("NVRTC {}.{} ({}) exports functions this nvrtc-cache does not know ({}): its compiles "
+                             "pass through uncached. A newer nvrtc-cache knows them",
+                             major, minor, path, fmt::join(unknown, ", ")));
+    }
+  }
   return path;
 }
 

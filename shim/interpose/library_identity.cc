@@ -1,7 +1,11 @@
 #include "shim/interpose/library_identity.h"
 
+#include "shim/interpose/real_nvrtc.h"
+
 #include <elf.h>
 #include <link.h>
+
+#include <nvrtc.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -117,6 +121,31 @@ std::vector<std::string> exported_function_names(const link_map* library, const 
     if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
   }
   return names;
+}
+
+bool is_known_nvrtc_function(const char* name) {
+  static constexpr const char* kTable[] = {
+#define NVRTC_API(kind, ret, fn, params, args) #fn,
+#include "shim/interpose/nvrtc_api.def"
+#undef NVRTC_API
+  };
+  for (const char* known : kTable) {
+    if (std::strcmp(known, name) == 0) return true;
+  }
+  for (const char* known : kPrivateNvrtcFunctions) {
+    if (std::strcmp(known, name) == 0) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> unknown_nvrtc_functions(const link_map* library) {
+  std::vector<std::string> unknown;
+  for (const char* prefix : {"nvrtc", "__nvrtc"}) {
+    for (const std::string& name : exported_function_names(library, prefix)) {
+      if (!is_known_nvrtc_function(name.c_str())) unknown.push_back(name);
+    }
+  }
+  return unknown;
 }
 
 std::string build_id_of_object_containing(const void* address) {

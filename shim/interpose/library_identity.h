@@ -19,4 +19,11 @@ std::string build_id_of_object_containing(const void* address);
 // once, in table order.
 std::vector<std::string> exported_function_names(const link_map* library, const char* prefix);
 
+// Whether `name` is a function of the NVRTC table (nvrtc_api.def) or a known private entry point
+// (kPrivateNvrtcFunctions).
+bool is_known_nvrtc_function(const char* name);
+// The nvrtc* / __nvrtc* functions the loaded NVRTC `library` exports that this build does not know
+// (a newer NVRTC's).
+std::vector<std::string> unknown_nvrtc_functions(const link_map* library);
+
 }  // namespace nvrtc_cache::shim::interpose

@@ -29,18 +29,6 @@ namespace {
 // matches the shim's own unversioned definitions, so it skips the shim and lands in a real NVRTC.
 constexpr auto& kVersionNodes = kNvrtcVersionNodes;
 
-// The nvrtc* / __nvrtc* functions the loaded library exports that this build does not know.
-std::vector<std::string> unknown_functions_of(const link_map* library) {
-  std::vector<std::string> unknown;
-  for (const std::string& name : exported_function_names(library, "nvrtc")) {
-    if (!is_known_nvrtc_function(name.c_str())) unknown.push_back(name);
-  }
-  for (const std::string& name : exported_function_names(library, "__nvrtc")) {
-    if (!is_known_nvrtc_function(name.c_str())) unknown.push_back(name);
-  }
-  return unknown;
-}
-
 const void* self_marker() { return reinterpret_cast<const void*>(&self_marker); }
 
 const link_map* link_map_of(const void* address) {
@@ -144,7 +132,7 @@ std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
     return nullptr;
   }
   slot->identity.build_id = interpose::build_id_of_object_containing(probe.version_fn);
-  slot->unknown_functions = unknown_functions_of(library_map);
+  slot->unknown_functions = interpose::unknown_nvrtc_functions(library_map);
   return slot;
 }
 
@@ -298,21 +286,6 @@ void function_missing_in_real_nvrtc(const char* name, const void* caller, const 
     }
   }
   ::_exit(127);
-}
-
-bool is_known_nvrtc_function(const char* name) {
-  static constexpr const char* kTable[] = {
-#define NVRTC_API(kind, ret, fn, params, args) #fn,
-#include "shim/interpose/nvrtc_api.def"
-#undef NVRTC_API
-  };
-  for (const char* known : kTable) {
-    if (std::strcmp(known, name) == 0) return true;
-  }
-  for (const char* known : kPrivateNvrtcFunctions) {
-    if (std::strcmp(known, name) == 0) return true;
-  }
-  return false;
 }
 
 const RealNvrtc* real_nvrtc_for_caller(const void* caller, int node_index) {

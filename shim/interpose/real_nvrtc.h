@@ -34,8 +34,6 @@ struct RealNvrtc {
   std::vector<std::string> unknown_functions;
 };
 
-// Whether `name` is a function of the table (nvrtc_api.def) or a known private entry point.
-bool is_known_nvrtc_function(const char* name);
 
 // The real NVRTC reachable from `caller` (a return address inside the calling object), or nullptr
 // when none is loaded there. `node_index` restricts it to one major's version node (an index into
