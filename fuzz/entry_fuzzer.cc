@@ -10,7 +10,9 @@ namespace nvrtc_cache::fuzz {
 namespace {
 
 void replay_everything(const core::CompileEntry& e) {
-  for (const core::RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) {
+  for (const core::OutputKind kind : core::kOutputKinds) {
+    const core::RecordedOutput* o = &e.output(kind);
+    if (!o->available) continue;  // never replayed: the shim serves no entry lacking an output of the NVRTC
     size_t size = 0;
     NVRTC_CACHE_FUZZ_CHECK(core::replay_size(*o, &size) == NVRTC_SUCCESS);
     const std::unique_ptr<char[]> host(new char[size]);  // what a host allocates after the size getter

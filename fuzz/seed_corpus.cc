@@ -65,7 +65,13 @@ std::vector<core::CompileEntry> entries() {
   failed.log = {NVRTC_SUCCESS, true, log.size() + 1, NVRTC_SUCCESS, log + '\0'};
   failed.ptx = {NVRTC_SUCCESS, true, 0, NVRTC_ERROR_INVALID_PROGRAM, ""};
   failed.lowered_names = {{"k", NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION, true, true, ""}};
-  return {ok, failed, core::CompileEntry{}};
+  // NVRTC 13.5 with Tile IR, and 12.x with its NVVM getter (entry format 3).
+  core::CompileEntry tile = ok;
+  tile.tileir = {NVRTC_SUCCESS, true, 8, NVRTC_SUCCESS, std::string("\x7fTileIR\0", 8)};
+  core::CompileEntry nvvm = ok;
+  nvvm.nvvm = {NVRTC_SUCCESS, true, 0, NVRTC_SUCCESS, ""};
+  nvvm.description = core::EntryDescription{"lto.cu", {"-arch=sm_80", "-dlto"}, {}, 120};
+  return {ok, failed, core::CompileEntry{}, tile, nvvm};
 }
 
 std::string temp_directory() {

@@ -138,6 +138,66 @@ TEST(CompileEntry, RejectsReturnCodesThatAreNoNvrtcResult) {
   EXPECT_TRUE(decode_entry(encode_entry(last)));
 }
 
+// Version 3 carries the outputs of NVRTCs other than 13.0 (Tile IR, 12.x's NVVM), each with whether
+// the library has its getters; an entry without them is still written as version 1 or 2, and a
+// version 1 or 2 entry decodes with them unavailable.
+TEST(CompileEntry, TileIrAndNvvmAreVersionThreeAndOlderEntriesLackThem) {
+  CompileEntry tile = sample();
+  tile.tileir = {NVRTC_SUCCESS, true, 6, NVRTC_SUCCESS, std::string("tile\0\0", 6)};
+  for (const bool described : {false, true}) {
+    if (described) tile.description = EntryDescription{"tile.cu", {"--enable-tile"}, {}, 10};
+    const std::string v3 = encode_entry(tile);
+    EXPECT_EQ(v3.substr(4, 4), std::string("\x03\0\0\0", 4));
+    const std::optional<CompileEntry> back = decode_entry(v3);
+    ASSERT_TRUE(back);
+    EXPECT_TRUE(back->tileir.available);
+    EXPECT_EQ(back->tileir.bytes, tile.tileir.bytes);
+    EXPECT_FALSE(back->nvvm.available);
+    EXPECT_EQ(back->description.has_value(), described);
+    EXPECT_EQ(encode_entry(*back), v3);
+    EXPECT_EQ(back->payload_bytes(), tile.payload_bytes());
+  }
+  CompileEntry nvvm = sample();
+  nvvm.nvvm = {NVRTC_SUCCESS, true, 0, NVRTC_SUCCESS, ""};
+  ASSERT_TRUE(decode_entry(encode_entry(nvvm)));
+  EXPECT_TRUE(decode_entry(encode_entry(nvvm))->nvvm.available);
+  const std::optional<CompileEntry> v1 = decode_entry(encode_entry(sample()));
+  ASSERT_TRUE(v1);
+  EXPECT_FALSE(v1->tileir.available);
+  EXPECT_FALSE(v1->nvvm.available);
+}
+
+// An output the library has no getters for is all zero; the five every NVRTC since 12.0 has are
+// always there; replaying an unavailable one (never asked for) answers as for an unknown program.
+TEST(CompileEntry, UnavailableOutputsAreEmptyAndTheBaseOnesAlwaysThere) {
+  CompileEntry bad = sample();
+  bad.tileir.bytes = "x";  // unavailable, yet holding bytes
+  EXPECT_FALSE(is_well_formed(bad));
+  bad = sample();
+  bad.tileir.size_rc = NVRTC_ERROR_INVALID_PROGRAM;
+  EXPECT_FALSE(is_well_formed(bad));
+  bad = sample();
+  bad.cubin = unavailable_output();
+  EXPECT_FALSE(is_well_formed(bad));
+  EXPECT_TRUE(is_well_formed(sample()));
+  size_t size = 7;
+  EXPECT_EQ(replay_size(unavailable_output(), &size), NVRTC_ERROR_INVALID_PROGRAM);
+  EXPECT_EQ(size, 7u);
+  char byte = 'x';
+  EXPECT_EQ(replay_data(unavailable_output(), &byte), NVRTC_ERROR_INVALID_PROGRAM);
+  EXPECT_EQ(byte, 'x');
+}
+
+// NVRTC 13.5's NVRTC_ERROR_BUSY (18) is a known code; 19 is not.
+TEST(CompileEntry, KnowsTheReturnCodesUpToNvrtc13_5) {
+  EXPECT_TRUE(is_known_nvrtc_result(kNvrtcErrorBusy));
+  EXPECT_TRUE(is_known_nvrtc_result(NVRTC_ERROR_CANCELLED));
+  EXPECT_FALSE(is_known_nvrtc_result(kNvrtcErrorBusy + 1));
+  CompileEntry busy = sample();
+  busy.pch_create_status = kNvrtcErrorBusy;
+  EXPECT_TRUE(decode_entry(encode_entry(busy)));
+}
+
 // An entry cut right after its lowered-name count, that count and `tail` following.
 std::string entry_with_name_count(std::uint64_t count, const std::string& tail) {
   const std::string whole = encode_entry(sample());

@@ -1,0 +1,87 @@
+// The option table (keying/option_table.h): which options are known for which NVRTC, their effects,
+// and values given in the next option.
+#include "keying/option_table.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace nvrtc_cache::keying {
+namespace {
+
+constexpr NvrtcVersion k120{12, 0}, k129{12, 9}, k130{13, 0}, k135{13, 5}, k139{13, 9};
+
+OptionScan scan(const std::vector<std::string>& options, NvrtcVersion version,
+                const std::optional<std::string_view>& append = std::nullopt) {
+  return scan_compile_options(options, append, version);
+}
+
+// nvrtc.h lists 60 option entries from 12.9 through 13.0 (57 options: --dopt, --ptxas-options and
+// --device-stack-protector are listed twice, once per spelling) and 74 in 13.5 (71 options); a
+// newer NVRTC keeps them.
+TEST(OptionTable, KnowsEachNvrtcsDocumentedOptions) {
+  EXPECT_EQ(known_option_count(k120), 57u);
+  EXPECT_EQ(known_option_count(k129), 57u);
+  EXPECT_EQ(known_option_count(k130), 57u);
+  EXPECT_EQ(known_option_count(k135), 71u);
+  EXPECT_EQ(known_option_count(k139), 71u);
+  EXPECT_EQ(known_option_count({11, 8}), 0u);
+}
+
+TEST(OptionTable, CommonSpellingsAreKnown) {
+  for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{
+           {"-arch=sm_80"}, {"-arch", "sm_80"}, {"--gpu-architecture=compute_90"}, {"--gpu-architecture", "sm_90"},
+           {"-std=c++17"}, {"--std=c++20"}, {"-DNAME"}, {"-DNAME=1"}, {"-D", "NAME"}, {"--define-macro=A=B"},
+           {"-I/usr/include"}, {"-I", "rel/dir"}, {"--include-path=/x"}, {"-include", "h.h"}, {"--pre-include=h.h"},
+           {"-Xptxas", "-v"}, {"-Xptxas=-O1"}, {"--ptxas-options=-v"}, {"-G"}, {"-lineinfo"}, {"-dopt", "on"},
+           {"-dopt=on"}, {"-rdc=true"}, {"-rdc", "true"}, {"-dlto"}, {"--optix-ir"}, {"-default-device"},
+           {"--device-as-default-execution-space"}, {"-w"}, {"-use_fast_math"}, {"--fmad=false"}, {"-ftz=true"},
+           {"-maxrregcount=32"}, {"--split-compile=0"}, {"-diag-suppress=177"}, {"--no-cache"}, {"-U", "X"},
+           {"-ewp"}, {"-restrict"}, {"-minimal"}, {"-fdevice-syntax-only"}, {"-frandom-seed=3"}}) {
+    const OptionScan s = scan(options, k130);
+    EXPECT_FALSE(s.unknown) << options[0] << ": " << *s.unknown;
+    EXPECT_FALSE(s.side_effect) << options[0];
+  }
+}
+
+TEST(OptionTable, AnOptionIsUnknownBeforeTheNvrtcThatDocumentsIt) {
+  for (const char* tile : {"--enable-tile", "-tile-only", "-default-tile", "--tile-preview=SIMT", "-Werror=all-warnings",
+                           "--fmax-errors=3", "-utf-8"}) {
+    EXPECT_EQ(scan({"-arch=sm_100", tile}, k130).unknown, std::optional<std::string>(tile));
+    EXPECT_FALSE(scan({"-arch=sm_100", tile}, k135).unknown) << tile;
+    EXPECT_FALSE(scan({"-arch=sm_100", tile}, k139).unknown) << tile;
+  }
+  EXPECT_TRUE(scan({"--enable-tile"}, k135).extra_output);
+  EXPECT_TRUE(scan({"-dlto"}, k130).extra_output);
+  EXPECT_FALSE(scan({"-arch=sm_80"}, k130).extra_output);
+}
+
+TEST(OptionTable, UnknownOptionsAndMalformedFlags) {
+  EXPECT_EQ(scan({"--definitely-not-an-option"}, k135).unknown, std::optional<std::string>("--definitely-not-an-option"));
+  EXPECT_EQ(scan({"-arch=sm_80", "extra"}, k130).unknown, std::optional<std::string>("extra"));
+  EXPECT_EQ(scan({"--restrict=1"}, k130).unknown, std::optional<std::string>("--restrict=1"));  // a flag takes no value
+  EXPECT_EQ(scan({"-O3"}, k130).unknown, std::optional<std::string>("-O3"));
+  EXPECT_EQ(scan({"-arch sm_80"}, k130).unknown, std::optional<std::string>("-arch sm_80"));  // one option with a space
+}
+
+TEST(OptionTable, SideEffectsAreFoundAlsoWhereTheyCouldBeAValue) {
+  for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{
+           {"--create-pch=a.pch"}, {"-use-pch", "a.pch"}, {"-pch"}, {"--pch-dir=/tmp"}, {"--time=t.csv"},
+           {"-fdevice-time-trace=t.json"}, {"-arch", "--time=t.csv"}, {"-Xptxas", "-pch"}}) {
+    EXPECT_TRUE(scan(options, k130).side_effect) << options[0];
+  }
+  EXPECT_TRUE(scan({"--use-bundled-headers=/tmp/h"}, k135).side_effect);
+  EXPECT_TRUE(scan({"--use-bundled-headers=/tmp/h"}, k130).unknown);
+}
+
+// NVRTC_APPEND_FLAGS is scanned like the options: NVRTC appends it.
+TEST(OptionTable, AppendFlagsAreScannedToo) {
+  EXPECT_FALSE(scan({"-arch=sm_80"}, k130, "-lineinfo -DX=1").unknown);
+  EXPECT_EQ(scan({"-arch=sm_80"}, k130, " --bogus ").unknown, std::optional<std::string>("--bogus"));
+  EXPECT_TRUE(scan({"-arch=sm_80"}, k130, "--create-pch=x").side_effect);
+  EXPECT_TRUE(scan({"-arch=sm_80"}, k130, "-DX=\"a b\"").unknown) << "quotes: how NVRTC splits them is not known";
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::keying
