@@ -154,6 +154,39 @@ INSTANTIATE_TEST_SUITE_P(Versions, NvrtcCorpus,
                          ::testing::Combine(::testing::Values("13.0", "13.5", "12.9"), ::testing::ValuesIn(kCorpus)),
                          case_name);
 
+// The Tile IR of a 13.5 compile is stored and extracted byte for byte (`nvrtc-cache extract --tileir`),
+// and `ls` and `inspect` show it.
+TEST(NvrtcCorpusCli, ExtractWritesTheTileIrNvrtc13_5Returned) {
+  const Library lib = library("13.5");
+  if (lib.path.empty()) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC 13.5 (scripts/python_env.sh finds it)");
+  TempDir cache, scratch;
+  const ProcessResult run = run_probe({"tile"}, with_library(shim_env(cache.path()), lib, scratch.path()));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.out, m, std::regex("tileir data_rc=0 bytes=([0-9a-f]+)"))) << run.out;
+  const std::string dumped = m[1];
+  const EnvVars cli_env = {{"NVRTC_CACHE_DIR", cache.path()}};
+  const ProcessResult ls = run_process({NVRTC_CACHE_CLI_PATH, "ls", "--json"}, cli_env);
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  ASSERT_TRUE(std::regex_search(ls.out, m, std::regex("\"key\": \"([0-9a-f]+)\""))) << ls.out;
+  const std::string key = m[1];
+  EXPECT_TRUE(std::regex_search(ls.out, std::regex("\"tileir\": [1-9][0-9]+,"))) << ls.out;
+  const std::string file = scratch.path() + "/tile.ir";
+  const ProcessResult extracted =
+      run_process({NVRTC_CACHE_CLI_PATH, "extract", key.substr(0, 12), "--tileir", "-o", file}, cli_env);
+  ASSERT_EQ(extracted.exit_code, 0) << extracted.err;
+  const std::string bytes = read_file(file);
+  std::string hex;
+  for (unsigned char c : bytes) {
+    static const char* digits = "0123456789abcdef";
+    hex += digits[c >> 4];
+    hex += digits[c & 15];
+  }
+  EXPECT_EQ(hex + "abababababababababababababababab", dumped);  // the dump's 16 canary bytes follow
+  const ProcessResult inspect = run_process({NVRTC_CACHE_CLI_PATH, "inspect", key.substr(0, 12)}, cli_env);
+  EXPECT_NE(inspect.out.find("tileir"), std::string::npos) << inspect.out;
+}
+
 // ---- A stand-in NVRTC newer than this build (tests/future_nvrtc/future_nvrtc.cc). ----
 
 Library future(const std::string& variant) {

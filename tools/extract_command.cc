@@ -1,4 +1,4 @@
-// nvrtc-cache extract KEY-PREFIX --cubin|--ptx|--ltoir|--optixir|--log -o FILE: writes one output of
+// nvrtc-cache extract KEY-PREFIX --cubin|--ptx|--ltoir|--optixir|--tileir|--nvvm|--log -o FILE: writes one output of
 // an entry, byte for byte what NVRTC's data getter returned (PTX and the log end in NVRTC's NUL).
 #include <cstdio>
 #include <fstream>
@@ -17,14 +17,20 @@ namespace {
 
 struct ExtractArguments {
   std::string prefix, output;
-  bool cubin = false, ptx = false, ltoir = false, optixir = false, log = false;
+  bool cubin = false, ptx = false, ltoir = false, optixir = false, tileir = false, nvvm = false, log = false;
 };
 
 int extract(const CLI::App& command, const ExtractArguments& a) {
-  if (a.cubin + a.ptx + a.ltoir + a.optixir + a.log != 1) {
-    return usage_error(command, "give exactly one of --cubin, --ptx, --ltoir, --optixir, --log");
+  if (a.cubin + a.ptx + a.ltoir + a.optixir + a.tileir + a.nvvm + a.log != 1) {
+    return usage_error(command, "give exactly one of --cubin, --ptx, --ltoir, --optixir, --tileir, --nvvm, --log");
   }
-  const char* kind = a.cubin ? "CUBIN" : a.ptx ? "PTX" : a.ltoir ? "LTO-IR" : a.optixir ? "OptiX-IR" : "log";
+  const char* kind = a.cubin     ? "CUBIN"
+                     : a.ptx     ? "PTX"
+                     : a.ltoir   ? "LTO-IR"
+                     : a.optixir ? "OptiX-IR"
+                     : a.tileir  ? "Tile IR"
+                     : a.nvvm    ? "NVVM IR"
+                                 : "log";
   const core::Config config = core::config_from_process_environment();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
@@ -36,7 +42,13 @@ int extract(const CLI::App& command, const ExtractArguments& a) {
     return 1;
   }
   const core::CompileEntry& c = *found->entry;
-  const core::RecordedOutput& o = a.cubin ? c.cubin : a.ptx ? c.ptx : a.ltoir ? c.ltoir : a.optixir ? c.optixir : c.log;
+  const core::RecordedOutput& o = a.cubin     ? c.cubin
+                                  : a.ptx     ? c.ptx
+                                  : a.ltoir   ? c.ltoir
+                                  : a.optixir ? c.optixir
+                                  : a.tileir  ? c.tileir
+                                  : a.nvvm    ? c.nvvm
+                                              : c.log;
   if (o.data_rc != NVRTC_SUCCESS || o.bytes.empty()) {
     fmt::print(stderr, "nvrtc-cache: entry {} has no {} (NVRTC returned {}, {} bytes)\n", found->key_hex, kind,
                o.data_rc, o.bytes.size());
@@ -70,6 +82,8 @@ void add_extract_command(CLI::App& app, Outcome& outcome) {
   command->add_flag("--ptx", a->ptx, "the PTX");
   command->add_flag("--ltoir", a->ltoir, "the LTO-IR");
   command->add_flag("--optixir", a->optixir, "the OptiX-IR");
+  command->add_flag("--tileir", a->tileir, "the cuda_tile IR (NVRTC 13.5 on, Tile programs)");
+  command->add_flag("--nvvm", a->nvvm, "the NVVM IR of NVRTC 12.x's nvrtcGetNVVM");
   command->add_flag("--log", a->log, "the program log");
   command->add_option("-o,--output", a->output, "the file to write (- for stdout)")->required();
   command->callback([&outcome, command, a] { outcome.exit_code = extract(*command, *a); });

@@ -66,9 +66,9 @@ int inspect(const CLI::App& command, const std::string& prefix, bool json) {
       }
       j["compile_rc"] = c.compile_rc;
       j["compile_seconds"] = static_cast<double>(c.compile_nanos) / 1e9;
-      for (const auto& [name, o] : {std::pair{"log", &c.log}, {"ptx", &c.ptx}, {"cubin", &c.cubin},
-                                    {"ltoir", &c.ltoir}, {"optixir", &c.optixir}}) {
-        j["outputs"][name] = {{"rc", o->data_rc}, {"bytes", o->bytes.size()}};
+      for (const core::OutputKind kind : core::kOutputKinds) {
+        const core::RecordedOutput& o = c.output(kind);
+        if (o.available) j["outputs"][core::output_name(kind)] = {{"rc", o.data_rc}, {"bytes", o.bytes.size()}};
       }
       j["lowered_names"] = nlohmann::ordered_json::array();
       for (const auto& n : c.lowered_names) {
@@ -110,11 +110,9 @@ int inspect(const CLI::App& command, const std::string& prefix, bool json) {
     }
     fmt::print("compile        NVRTC returned {} in {}\n", c.compile_rc, human_duration(c.compile_nanos));
     fmt::print("outputs\n");
-    print_output("log", c.log);
-    print_output("ptx", c.ptx);
-    print_output("cubin", c.cubin);
-    print_output("ltoir", c.ltoir);
-    print_output("optixir", c.optixir);
+    for (const core::OutputKind kind : core::kOutputKinds) {
+      if (c.output(kind).available) print_output(core::output_name(kind), c.output(kind));
+    }
     for (const auto& n : c.lowered_names) fmt::print("  lowered  {} -> {}\n", n.expression, n.lowered);
   }
   fmt::print("created        {}\n", human_time(e.access ? e.access->created : 0));

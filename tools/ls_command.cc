@@ -48,6 +48,8 @@ nlohmann::ordered_json to_json(const EntryInfo& e) {
                 {"cubin", e.entry ? e.entry->cubin.bytes.size() : 0},
                 {"ltoir", e.entry ? e.entry->ltoir.bytes.size() : 0},
                 {"optixir", e.entry ? e.entry->optixir.bytes.size() : 0},
+                {"tileir", e.entry ? e.entry->tileir.bytes.size() : 0},
+                {"nvvm", e.entry ? e.entry->nvvm.bytes.size() : 0},
                 {"stored", e.stored_bytes}};
   j["compile_seconds"] = static_cast<double>(compile_nanos(e)) / 1e9;
   j["created"] = e.access ? e.access->created : 0;
