@@ -220,8 +220,7 @@ std::string date_macro_today() {
 }
 
 bool environment_variable_affects_output(std::string_view name) {
-  static constexpr std::string_view kNeutral[] = {"PWD", "CUDA_CACHE_DISABLE", "CUDA_CACHE_PATH",
-                                                  "CUDA_CACHE_MAXSIZE"};
+  static constexpr std::string_view kNeutral[] = {"PWD", "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE"};
   return std::find(std::begin(kNeutral), std::end(kNeutral), name) == std::end(kNeutral);
 }
 

@@ -85,8 +85,9 @@ TimeMacros scan_time_macros(std::string_view text);
 std::string date_macro_today();
 
 // True if a set variable of this name can change NVRTC's output (all but PWD — measured to change
-// nothing; it is keyed with the working directory where that matters — and the driver's own cache
-// settings).
+// nothing; it is keyed with the working directory where that matters — and the driver's cache
+// location and size, which decide only where NVRTC's own cache lives). CUDA_CACHE_DISABLE counts:
+// it decides whether NVRTC's own cache can hit, and a hit's log lacks ptxas's -v lines.
 bool environment_variable_affects_output(std::string_view name);
 
 struct RecordedDependencies {

@@ -86,6 +86,21 @@ __attribute__((constructor)) void register_fork_locks() {
   store::join_fork_order_of<&variables_seen>(store::ForkRank::kVariablesSeen);
 }
 
+// The variables recorded as dependencies of every result: those NVRTC has read in any compile of this
+// process, and for NVRTC 12.9 on CUDA_CACHE_DISABLE, which turns NVRTC's own cache off (a hit of that
+// cache leaves ptxas's -v lines out of the log: docs/nvrtc-versions.md). NVRTC reads it once per
+// process, where the watch does not see it; recorded, set or not, a result stored with NVRTC's cache
+// on is never served to a process that turned it off.
+std::vector<std::string> variables_always_recorded(const keying::LibraryIdentity& library) {
+  std::vector<std::string> names = variables_seen().snapshot();
+  if ((library.major == 12 && library.minor >= 9) || library.major > 12) {
+    if (std::find(names.begin(), names.end(), "CUDA_CACHE_DISABLE") == names.end()) {
+      names.emplace_back("CUDA_CACHE_DISABLE");
+    }
+  }
+  return names;
+}
+
 std::string current_working_directory() {
   std::string dir(256, '\0');
   while (getcwd(dir.data(), dir.size()) == nullptr) {
@@ -231,7 +246,8 @@ direct::RecordedDependencies dependencies_of(const watch::CompileWatch& watch, c
   } else {
     dependencies = direct::record_dependencies(observations_of(watch), record.inputs.working_directory,
                                                compile.start_realtime_ns, time_macros_in(record.inputs),
-                                               variables_seen().snapshot(), record.inputs.working_directory_use);
+                                               variables_always_recorded(record.inputs.library),
+                                               record.inputs.working_directory_use);
     if (dependencies.set) variables_seen().add(*dependencies.set);
   }
   return dependencies;

@@ -385,6 +385,10 @@ void scenario_symbols(Out& o) {
 #undef NVRTC_API
 }
 
+// NVRTC's own cache turned off for the compile (12.9 on). (Not with -Xptxas -v: ptxas's "Compile time" line
+// differs from one compile to the next.)
+void scenario_no_cache(Out& o) { compile_and_dump(o, kTrivial, "no_cache.cu", {"-arch=sm_80", "--no-cache"}); }
+
 // Which NVRTC the probe reached.
 void scenario_version(Out& o) {
   int major = -1, minor = -1;
@@ -440,6 +444,7 @@ const std::map<std::string, Scenario>& scenarios() {
         {"default_tile", scenario_default_tile}, {"bundled_headers", scenario_bundled_headers},
         {"cancelled", scenario_cancelled},    {"version", scenario_version},
         {"future", scenario_future},          {"symbols", scenario_symbols},
+        {"no_cache", scenario_no_cache},
     });
     return both;
   }();

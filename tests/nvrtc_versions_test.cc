@@ -35,7 +35,8 @@ Library library(const std::string& version) {
 const std::vector<std::string> kCorpus = {
     "trivial", "ptx",        "cubin",    "lto",          "optix",           "template",  "headers",
     "compile_error", "warnings", "invalid_option", "include_dir", "null_name", "recompile", "bad_inputs",
-    "threads", "fork",       "tile",     "tile_only",    "default_tile",    "bundled_headers", "cancelled"};
+    "threads", "fork",       "tile",     "tile_only",    "default_tile",    "bundled_headers", "cancelled",
+    "no_cache"};
 
 enum class Expect {
   kCached,         // the warm run compiles nothing: hits, no misses
@@ -185,6 +186,31 @@ TEST(NvrtcCorpusCli, ExtractWritesTheTileIrNvrtc13_5Returned) {
   EXPECT_EQ(hex + "abababababababababababababababab", dumped);  // the dump's 16 canary bytes follow
   const ProcessResult inspect = run_process({NVRTC_CACHE_CLI_PATH, "inspect", key.substr(0, 12)}, cli_env);
   EXPECT_NE(inspect.out.find("tileir"), std::string::npos) << inspect.out;
+}
+
+// NVRTC's own cache (12.9 on) can leave ptxas's lines out of a log when it hits; CUDA_CACHE_DISABLE
+// turns it off. The variable is a dependency of every result, set or not: a result stored with it
+// unset is not served to a process that set it (a miss, stored beside), and each is then served.
+TEST(NvrtcOwnCache, CudaCacheDisableIsADependencyOfEveryResult) {
+  for (const std::string version : {"13.0", "13.5"}) {
+    SCOPED_TRACE(version);
+    const Library lib = library(version);
+    if (lib.path.empty()) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC " << version);
+    TempDir cache, scratch;
+    for (const char* disable : {"", "", "1", "1", "0"}) {
+      EnvVars env = with_library(shim_env(cache.path()), lib, scratch.path());
+      EnvVars plain = with_library({}, lib, scratch.path());
+      if (*disable) env["CUDA_CACHE_DISABLE"] = plain["CUDA_CACHE_DISABLE"] = disable;
+      const ProcessResult direct = run_probe({"trivial", "no_cache"}, plain);
+      const ProcessResult shimmed = run_probe({"trivial", "no_cache"}, env);
+      ASSERT_EQ(direct.exit_code, 0) << direct.err;
+      EXPECT_TRUE(direct.out == shimmed.out) << shimmed.err;
+    }
+    const store::Counters c = counters_of(cache.path());
+    EXPECT_EQ(get(c, "misses"), 6) << "unset, 1 and 0: each a result of its own, for each of 2 programs";
+    EXPECT_EQ(get(c, "hits"), 4);
+    EXPECT_EQ(get(c, "miss.environment_changed"), 4);
+  }
 }
 
 // ---- A stand-in NVRTC newer than this build (tests/future_nvrtc/future_nvrtc.cc). ----
