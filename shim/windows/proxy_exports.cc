@@ -37,6 +37,8 @@ Ret without_real_nvrtc() {
   }                                                                               \
   return real->name args;
 
+// Only the functions of the 13.0 nvrtc.h (see nvrtc64_130_0.def.in).
+#define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
 #define NVRTC_API(kind, ret, name, params, args)                                         \
   extern "C" ret name params {                                                           \
     const nvrtc_cache::shim::interpose::RealNvrtc* real =                                \
@@ -46,6 +48,7 @@ Ret without_real_nvrtc() {
   }
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
+#undef NVRTC_API_OUTSIDE_HEADER
 
 // The real __nvrtcCPEx for the forwarder, or nullptr (the forwarder then returns NVRTC_ERROR_INTERNAL_ERROR).
 extern "C" void* nvrtc_cache_windows_cpex() {
