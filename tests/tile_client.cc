@@ -14,12 +14,11 @@ extern "C" nvrtcResult nvrtcGetTileIR(nvrtcProgram prog, char* tile_ir);
 
 namespace {
 
+// The bytes as lowercase hex digits.
 std::string hex(const std::vector<char>& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (char c : bytes) {
-    out.push_back(digits[static_cast<unsigned char>(c) >> 4]);
-    out.push_back(digits[static_cast<unsigned char>(c) & 15]);
+  std::string out(bytes.size() * 2, '0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    std::snprintf(&out[2 * i], 3, "%02x", static_cast<unsigned>(static_cast<unsigned char>(bytes[i])));
   }
   return out;
 }
