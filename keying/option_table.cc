@@ -9,7 +9,7 @@ namespace {
 using enum OptionEffect;
 using enum OptionValue;
 
-constexpr NvrtcVersion k12{12, 0};   // documented by 12.9's and 13.0's nvrtc.h (the same 60 options)
+constexpr NvrtcVersion k12{12, 0};   // documented by 12.9's and 13.0's nvrtc.h (the same 57 options)
 constexpr NvrtcVersion k135{13, 5};  // added by 13.5's nvrtc.h
 
 constexpr std::array kOptions = {
@@ -84,6 +84,11 @@ constexpr std::array kOptions = {
     KnownOption{"minimal", "", kNone, kPlain, k12},
     KnownOption{"fdevice-time-trace", "", kRequired, kSideEffect, k12},
     KnownOption{"utf-8", "", kNone, kPlain, k135},
+    // Accepted by 12.9, 13.0 and 13.5 though nvrtc.h does not document them (measured; jitify-style
+    // stacks pass -Xcudafe): each passes its value to an internal stage. A file one makes that stage
+    // write makes the compile uncacheable through the watch, like any write.
+    KnownOption{"Xcudafe", "", kRequired, kPlain, k12},
+    KnownOption{"Xnvvm", "", kRequired, kPlain, k12},
 };
 
 // One option as written: its name (dashes removed), and its value if attached ("=value", or the rest

@@ -1,6 +1,7 @@
 // Option table: every nvrtcCompileProgram option the cache knows, per NVRTC version, with its effect
 // on what a compile does beyond returning its outputs. Taken from the option list of each NVRTC's
-// nvrtc.h (12.9 and 13.0 document the same 57 options, 13.5 adds 14) and from how NVRTC parses them
+// nvrtc.h (12.9 and 13.0 document the same 57 options, 13.5 adds 14; two more, -Xcudafe and -Xnvvm,
+// are accepted by all three without being documented) and from how NVRTC parses them
 // (measured with 13.0: "-arch sm_80" as two options is accepted, a value-taking option given without
 // "=" takes the next option as its value). An option is known for an NVRTC when the table has it
 // since that NVRTC's version or an earlier one; a newer NVRTC is assumed to keep what older ones

@@ -18,14 +18,15 @@ OptionScan scan(const std::vector<std::string>& options, NvrtcVersion version,
 }
 
 // nvrtc.h lists 60 option entries from 12.9 through 13.0 (57 options: --dopt, --ptxas-options and
-// --device-stack-protector are listed twice, once per spelling) and 74 in 13.5 (71 options); a
-// newer NVRTC keeps them.
+// --device-stack-protector are listed twice, once per spelling) and 74 in 13.5 (71 options); the
+// table adds the two every one of them accepts undocumented (-Xcudafe, -Xnvvm). A newer NVRTC keeps
+// them.
 TEST(OptionTable, KnowsEachNvrtcsDocumentedOptions) {
-  EXPECT_EQ(known_option_count(k120), 57u);
-  EXPECT_EQ(known_option_count(k129), 57u);
-  EXPECT_EQ(known_option_count(k130), 57u);
-  EXPECT_EQ(known_option_count(k135), 71u);
-  EXPECT_EQ(known_option_count(k139), 71u);
+  EXPECT_EQ(known_option_count(k120), 59u);
+  EXPECT_EQ(known_option_count(k129), 59u);
+  EXPECT_EQ(known_option_count(k130), 59u);
+  EXPECT_EQ(known_option_count(k135), 73u);
+  EXPECT_EQ(known_option_count(k139), 73u);
   EXPECT_EQ(known_option_count({11, 8}), 0u);
 }
 
@@ -38,7 +39,8 @@ TEST(OptionTable, CommonSpellingsAreKnown) {
            {"-dopt=on"}, {"-rdc=true"}, {"-rdc", "true"}, {"-dlto"}, {"--optix-ir"}, {"-default-device"},
            {"--device-as-default-execution-space"}, {"-w"}, {"-use_fast_math"}, {"--fmad=false"}, {"-ftz=true"},
            {"-maxrregcount=32"}, {"--split-compile=0"}, {"-diag-suppress=177"}, {"--no-cache"}, {"-U", "X"},
-           {"-ewp"}, {"-restrict"}, {"-minimal"}, {"-fdevice-syntax-only"}, {"-frandom-seed=3"}}) {
+           {"-ewp"}, {"-restrict"}, {"-minimal"}, {"-fdevice-syntax-only"}, {"-frandom-seed=3"},
+           {"-Xcudafe", "--diag_suppress=177"}, {"-Xcudafe=--diag_suppress=177"}, {"-Xnvvm", "-opt=3"}}) {
     const OptionScan s = scan(options, k130);
     EXPECT_FALSE(s.unknown) << options[0] << ": " << *s.unknown;
     EXPECT_FALSE(s.side_effect) << options[0];
