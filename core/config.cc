@@ -12,6 +12,9 @@
 
 #include "core/settings.h"
 #include "util/errno_guard.h"
+#ifndef _WIN32
+#include "util/own_file.h"
+#endif
 
 namespace nvrtc_cache::core {
 namespace {
@@ -77,10 +80,30 @@ void apply_environment(Config& c, const EnvLookup& lookup) {
   }
 }
 
+// A line of a configuration file as messages show it: at most 60 characters, control bytes as '?'.
+std::string shown(std::string_view line) {
+  std::string out(line.substr(0, 60));
+  for (char& ch : out) {
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+  }
+  return line.size() > 60 ? out + "..." : out;
+}
+
+// At most this many messages about the lines of one file; then one that counts the rest.
+constexpr std::size_t kMaxLineProblemsPerFile = 3;
+
 void apply_file(Config& c, const std::string& path, const FileReader& read) {
   if (path.empty()) return;
-  const std::optional<std::string> text = read(path);
-  if (!text) return;
+  const ConfigFileText file = read(path);
+  if (!file.text) {
+    if (!file.problem.empty()) c.problems.push_back(path + " " + file.problem + "; ignored");
+    return;
+  }
+  const std::optional<std::string>& text = file.text;
+  std::size_t line_problems = 0;
+  auto line_problem = [&](std::string message) {
+    if (++line_problems <= kMaxLineProblemsPerFile) c.problems.push_back(std::move(message));
+  };
   std::size_t line_number = 0;
   for (std::size_t start = 0; start < text->size();) {
     const std::size_t end = std::min(text->find('\n', start), text->size());
@@ -92,15 +115,19 @@ void apply_file(Config& c, const std::string& path, const FileReader& read) {
     if (content.empty() || content.front() == '#') continue;
     const std::optional<ConfigLine> parsed = parse_config_line(line);
     if (!parsed) {
-      c.problems.push_back(origin + ": '" + std::string(content) + "' is not `key = value`; ignored");
+      line_problem(origin + ": '" + shown(content) + "' is not `key = value`; ignored");
       continue;
     }
     const SettingSpec* spec = find_setting(parsed->key);
     if (spec == nullptr || spec->key != parsed->key) {
-      c.problems.push_back(origin + ": unknown setting '" + parsed->key + "' (`nvrtc-cache config` lists them); ignored");
+      line_problem(origin + ": unknown setting '" + shown(parsed->key) + "' (`nvrtc-cache config` lists them); ignored");
       continue;
     }
     if (!parsed->value.empty()) apply(c, *spec, parsed->value, origin, spec->key);
+  }
+  if (line_problems > kMaxLineProblemsPerFile) {
+    c.problems.push_back(path + ": " + std::to_string(line_problems - kMaxLineProblemsPerFile) +
+                         " more lines that are not settings; ignored");
   }
 }
 
@@ -172,10 +199,10 @@ ConfigPaths config_paths(const EnvLookup& lookup) {
   return paths;
 }
 
-std::optional<std::string> read_config_file(const std::string& path) {
+ConfigFileText read_config_file(const std::string& path) {
   std::string text;
-  if (store::Env::system()->read_file(path, 1 << 20, &text) != 0) return std::nullopt;
-  return text;
+  if (store::Env::system()->read_file(path, kMaxConfigFileBytes, &text) != 0) return {};
+  return ConfigFileText(std::move(text));
 }
 #else
 ConfigPaths config_paths(const EnvLookup& lookup) {
@@ -192,24 +219,10 @@ ConfigPaths config_paths(const EnvLookup& lookup) {
   return paths;
 }
 
-std::optional<std::string> read_config_file(const std::string& path) {
-  const util::ErrnoGuard errno_guard;  // the shim reads its configuration inside the host's calls
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string text;
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 20)) {
-    text.resize(static_cast<std::size_t>(st.st_size));
-    std::size_t got = 0;
-    while (got < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    text.resize(got);
-  }
-  ::close(fd);
-  return text;
+ConfigFileText read_config_file(const std::string& path) {
+  ConfigFileText file;
+  file.text = util::read_regular_file(path, kMaxConfigFileBytes, &file.problem);
+  return file;
 }
 #endif
 

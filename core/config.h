@@ -69,9 +69,18 @@ struct ConfigPaths {
 };
 ConfigPaths config_paths(const EnvLookup& lookup);
 
-// A file's bytes, or nullopt when it cannot be read (missing: one failed open).
-using FileReader = std::function<std::optional<std::string>(const std::string& path)>;
-std::optional<std::string> read_config_file(const std::string& path);
+// A configuration file's bytes, or nullopt when it cannot be used; `problem` says why for a file that
+// exists (not a regular file, larger than kMaxConfigFileBytes, unreadable) and is empty for a missing
+// one. Read non-blocking: a FIFO is refused at once, never waited on.
+inline constexpr std::size_t kMaxConfigFileBytes = 1 << 20;
+struct ConfigFileText {
+  std::optional<std::string> text;
+  std::string problem;
+  ConfigFileText() = default;
+  ConfigFileText(std::optional<std::string> bytes) : text(std::move(bytes)) {}  // NOLINT: readers return bytes
+};
+using FileReader = std::function<ConfigFileText(const std::string& path)>;
+ConfigFileText read_config_file(const std::string& path);
 
 Config load_config(const EnvLookup& lookup, const FileReader& read = read_config_file);
 

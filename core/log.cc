@@ -11,6 +11,9 @@
 
 #include "store/fork_locks.h"
 #include "util/errno_guard.h"
+#ifndef _WIN32
+#include "util/own_file.h"
+#endif
 
 namespace nvrtc_cache::core {
 namespace {
@@ -55,10 +58,17 @@ void log_configure(LogLevel level, std::string_view file) {
     const std::string path(file);
 #ifdef _WIN32
     const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_BINARY | O_NOINHERIT, 0600);
-#else
-    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-#endif
     if (fd >= 0) g_fd.store(fd);
+#else
+    // A regular file of the user's own (or created 0600): never a link, a FIFO, or another user's file.
+    std::string why;
+    const int fd = util::open_own_file_for_append(path, &why);
+    if (fd >= 0) {
+      g_fd.store(fd);
+    } else {
+      log_once(LogLevel::kWarn, "log-file", "log_file " + path + " " + why + "; logging to stderr");
+    }
+#endif
   }
 }
 

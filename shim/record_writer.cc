@@ -14,6 +14,7 @@
 #include "core/compile_record.h"
 #include "core/log.h"
 #include "util/errno_guard.h"
+#include "util/own_file.h"
 
 namespace nvrtc_cache::shim {
 namespace {
@@ -51,9 +52,12 @@ int write_frame(int fd, const std::string& frame) {
   return 0;
 }
 
-int append_locked(const std::string& file, const std::string& frame) {
-  const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return errno;
+// Appends `frame` to the record file (a regular file of this user's own, or created 0600); returns ""
+// or why it could not.
+std::string append_locked(const std::string& file, const std::string& frame) {
+  std::string why;
+  const int fd = util::open_own_file_for_append(file, &why);
+  if (fd < 0) return why;
   int error = 0;
   while (flock(fd, LOCK_EX) != 0) {
     if (errno != EINTR) {
@@ -63,7 +67,7 @@ int append_locked(const std::string& file, const std::string& frame) {
   }
   if (error == 0) error = write_frame(fd, frame);
   ::close(fd);  // releases the lock
-  return error;
+  return error == 0 ? std::string() : std::strerror(error);
 }
 
 }  // namespace
@@ -72,11 +76,10 @@ void append_compile_record(const std::string& file, const interpose::RealNvrtc& 
                            const direct::DependencySet& dependencies) noexcept {
   util::ErrnoGuard errno_guard;
   try {
-    const int error = append_locked(file, core::encode_record(library_path_of(real), record.inputs, dependencies));
-    if (error != 0) {
+    const std::string why = append_locked(file, core::encode_record(library_path_of(real), record.inputs, dependencies));
+    if (!why.empty()) {
       core::log_once(core::LogLevel::kWarn, "record-write",
-                     "cannot append to the record file " + file + " (" + std::strerror(error) +
-                         "); compiles are not recorded");
+                     "cannot append to the record file " + file + " (" + why + "); compiles are not recorded");
     }
   } catch (...) {
     core::log_once(core::LogLevel::kWarn, "record-exception", "internal error while recording a compile; not recorded");

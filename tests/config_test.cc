@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "core/config.h"
@@ -186,6 +191,67 @@ TEST(Config, EverySettingIsInTheTableAndRoundTripsThroughShow) {
       EXPECT_EQ(s.show(again), shown) << s.key;
     }
   }
+}
+
+// ---- Configuration files on disk (read_config_file) ----
+
+struct ConfigDir {
+  std::string path;
+  ConfigDir() {
+    std::string pattern = std::filesystem::temp_directory_path().string() + "/nvrtc-cache-config-XXXXXX";
+    path = ::mkdtemp(pattern.data());
+  }
+  ~ConfigDir() { std::filesystem::remove_all(path); }
+};
+
+Config from_user_file(const std::string& path) {
+  return load_config([path](const char* name) -> std::optional<std::string> {
+    if (std::string(name) == "NVRTC_CACHE_CONFIG") return path;
+    if (std::string(name) == "NVRTC_CACHE_SYSTEM_CONFIG") return "/nonexistent/nvrtc-cache.conf";
+    return std::nullopt;
+  });
+}
+
+// A FIFO named as the configuration file is refused at once (a blocking open would hang the host's
+// first NVRTC call until someone wrote to it), with one message.
+TEST(ConfigFile, AFifoIsRefusedWithoutWaiting) {
+  ConfigDir dir;
+  const std::string fifo = dir.path + "/nvrtc-cache.conf";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const Config c = from_user_file(fifo);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_EQ(c.problems[0], fifo + " is not a regular file; ignored");
+}
+
+TEST(ConfigFile, AnOversizedFileIsReportedNotSilentlyIgnored) {
+  ConfigDir dir;
+  const std::string path = dir.path + "/nvrtc-cache.conf";
+  std::ofstream(path) << "max_size = 64M\n" << std::string(2 << 20, '#');
+  const Config c = from_user_file(path);
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_NE(c.problems[0].find("is larger than 1048576 bytes; ignored"), std::string::npos) << c.problems[0];
+  EXPECT_EQ(c.max_size_bytes, 5ull << 30);  // the default
+}
+
+// Garbage in a configuration file costs a few lines, whatever its size: three about lines, then one
+// that counts the rest; control bytes are not echoed.
+TEST(ConfigFile, GarbageCostsAFewLinesAtMost) {
+  ConfigDir dir;
+  const std::string path = dir.path + "/nvrtc-cache.conf";
+  std::string garbage;
+  for (int i = 0; i < 65536; ++i) garbage.push_back(static_cast<char>((i * 7919) % 251 + 1));
+  std::ofstream(path) << garbage << "\nmax_size = 64M\n";
+  const Config c = from_user_file(path);
+  ASSERT_LE(c.problems.size(), 4u);
+  ASSERT_GE(c.problems.size(), 2u);
+  EXPECT_NE(c.problems.back().find("more lines that are not settings; ignored"), std::string::npos) << c.problems.back();
+  for (const std::string& p : c.problems) {
+    EXPECT_LT(p.size(), 300u);
+    for (char ch : p) EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20) << p;
+  }
+  EXPECT_EQ(c.max_size_bytes, 64ull << 20);
 }
 
 }  // namespace

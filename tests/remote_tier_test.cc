@@ -103,6 +103,29 @@ TEST(TierUrl, FileAndEveryAttribute) {
   EXPECT_EQ(defaults.max_entry_size, 64u << 20);
 }
 
+// A password holding '/', '?' or '#' unencoded (base64 and random passwords do) is the password: the
+// user information ends at the last '@'. It never shows in a display, a problem or a redacted URL.
+TEST(TierUrl, APasswordWithSlashesOrQuestionMarksIsParsedAndNeverShown) {
+  for (const std::string password : {"ab/cd+ef==", "a?b/c#d", "//??", "x@y/z"}) {
+    const std::string text = "redis://user:" + password + "@cache.example:6380/2?timeout=500";
+    std::string problem;
+    const auto url = parse_tier_url(text, &problem);
+    ASSERT_TRUE(url) << problem;
+    EXPECT_EQ(url->password, password);
+    EXPECT_EQ(url->user, "user");
+    EXPECT_EQ(url->host, "cache.example");
+    EXPECT_EQ(url->port, 6380);
+    EXPECT_EQ(url->display().find(password), std::string::npos) << url->display();
+    const auto bad = parse_tier_url("redis://user:" + password + "@cache.example:99999", &problem);
+    EXPECT_FALSE(bad);
+    EXPECT_EQ(problem.find(password), std::string::npos) << problem;
+  }
+  // A shared directory's path may hold '@'.
+  const auto dir = parse_tier_url("file:///mnt/team@site/cache", nullptr);
+  ASSERT_TRUE(dir);
+  EXPECT_EQ(dir->path, "/mnt/team@site/cache");
+}
+
 TEST(TierUrl, BadInputNamesTheProblemWithoutThePassword) {
   const char* bad[] = {"redis://:hunter2@", "redis://u:hunter2@host:0", "redis://u:hunter2@host:99999",
                        "redis://u:hunter2@host/notanumber", "ftp://u:hunter2@host", "redis://u:hunter2%zz@host",
@@ -159,26 +182,52 @@ TEST(TierSet, AnUnreadableSecretDisablesEveryTier) {
 TEST(Secret, FileContentsNeverInMessagesAndLongFilesHashedDown) {
   const std::string dir = temp_dir();
   const std::string path = dir + "/secret";
-  std::ofstream(path) << "correct horse\n";
+  std::ofstream(path) << "correct horse battery\n";
   ::chmod(path.c_str(), 0600);
   std::string problem, warning;
   auto secret = read_secret_file(path, &problem, &warning);
   ASSERT_TRUE(secret);
   EXPECT_EQ(warning, "");
-  EXPECT_EQ(secret->size, 13u);  // the trailing newline is not part of it
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(secret->key.data()), secret->size), "correct horse");
+  EXPECT_EQ(secret->size, 21u);  // the trailing newline is not part of it
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(secret->key.data()), secret->size), "correct horse battery");
   ::chmod(path.c_str(), 0644);
   secret = read_secret_file(path, &problem, &warning);
   ASSERT_TRUE(secret);
   EXPECT_NE(warning.find("readable by group or others"), std::string::npos);
   EXPECT_EQ(warning.find("correct horse"), std::string::npos);
-  std::ofstream(path) << std::string(200, 'k');
+  std::string long_secret;
+  for (int i = 0; i < 200; ++i) long_secret.push_back(static_cast<char>('!' + i % 90));
+  std::ofstream(path) << long_secret;
   secret = read_secret_file(path, &problem, &warning);
   ASSERT_TRUE(secret);
   EXPECT_EQ(secret->size, 64u);
   std::ofstream(path, std::ios::trunc).flush();
   EXPECT_FALSE(read_secret_file(path, &problem, &warning));
   EXPECT_NE(problem.find("shared tiers are not used"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// A secret short or plain enough to be found by trying is refused, saying how to make one; so is a
+// FIFO named as the secret file (refused at once, never waited on).
+TEST(Secret, ShortOrPlainSecretsAndFifosAreRefused) {
+  const std::string dir = temp_dir();
+  const std::string path = dir + "/secret";
+  std::string problem, warning;
+  for (const std::string& weak : {std::string("x"), std::string("fifteen bytes!!"), std::string(40, 'a'),
+                                  std::string("abababababababababab")}) {
+    std::ofstream(path, std::ios::trunc) << weak << "\n";
+    problem.clear();
+    EXPECT_FALSE(read_secret_file(path, &problem, &warning)) << weak;
+    EXPECT_NE(problem.find("head -c 32 /dev/urandom"), std::string::npos) << problem;
+    EXPECT_EQ(problem.find(weak), std::string::npos) << "the secret is in the message";
+  }
+  std::ofstream(path, std::ios::trunc) << "sixteen distinct";
+  EXPECT_TRUE(read_secret_file(path, &problem, &warning));
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  problem.clear();
+  EXPECT_FALSE(read_secret_file(fifo, &problem, &warning));  // returns: a blocking open would hang here
+  EXPECT_NE(problem.find("not a regular file"), std::string::npos) << problem;
   fs::remove_all(dir);
 }
 

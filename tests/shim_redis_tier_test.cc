@@ -262,7 +262,7 @@ TEST_F(SharedRedisTier, UnsignedAndOversizedValuesUnderRealKeysAreMissesWithASec
   RedisServer server;
   ASSERT_TRUE(server.ok());
   const std::string secret = root_.path() + "/secret";
-  std::ofstream(secret) << "a shared secret\n";
+  std::ofstream(secret) << "a shared secret of the fleet\n";
   ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
   run(node("unsigned"), server.url());  // writes without a MAC
   // A manifest (the value a lookup reads first; its payload starts with its magic "NVMF") made

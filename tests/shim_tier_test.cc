@@ -102,7 +102,7 @@ TEST_F(SharedTier, GarbageAndTruncatedValuesUnderRealKeysAreMissesAndReplaced) {
 
 TEST_F(SharedTier, WithASecretUnsignedValuesAreRefusedAndCounted) {
   const std::string secret = root_.path() + "/secret";
-  std::ofstream(secret) << "a shared secret\n";
+  std::ofstream(secret) << "a shared secret of the fleet\n";
   ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
   run(node("unsigned"), remote());  // writes without a MAC
   ASSERT_FALSE(files_under(tier_).empty());

@@ -2,6 +2,7 @@
 // and where it came from; one setting's value; a setting written to the user file (other lines and
 // comments kept). Everything comes from the settings table (core/settings.h).
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -87,7 +88,12 @@ int set(const CLI::App& command, const std::string& key, const std::string& valu
     fmt::print(stderr, "nvrtc-cache: no user configuration file (set HOME, XDG_CONFIG_HOME or NVRTC_CACHE_CONFIG)\n");
     return 1;
   }
-  std::string text = core::read_config_file(path).value_or("");
+  const core::ConfigFileText existing = core::read_config_file(path);
+  if (!existing.problem.empty()) {
+    fmt::print(stderr, "nvrtc-cache: {} {}; not changed\n", path, existing.problem);
+    return 1;
+  }
+  std::string text = existing.text.value_or("");
   std::string out;
   bool written = false;
   std::istringstream lines(text);
@@ -106,17 +112,27 @@ int set(const CLI::App& command, const std::string& key, const std::string& valu
   for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
     ::mkdir(path.substr(0, slash).c_str(), 0700);
   }
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary, std::ios::trunc);
-    file << out;
-    if (!file.flush()) {
-      fmt::print(stderr, "nvrtc-cache: cannot write {}: {}\n", temporary, std::strerror(errno));
-      return 1;
-    }
+  // A temporary file of a random name, created exclusively (never through a link someone prepared),
+  // beside the file, then renamed over it.
+  std::string temporary = path + ".XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) {
+    fmt::print(stderr, "nvrtc-cache: cannot create a temporary file beside {}: {}\n", path, std::strerror(errno));
+    return 1;
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    fmt::print(stderr, "nvrtc-cache: cannot replace {}: {}\n", path, std::strerror(errno));
+  std::size_t bytes_written = 0;
+  while (bytes_written < out.size()) {
+    const ssize_t n = ::write(fd, out.data() + bytes_written, out.size() - bytes_written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    bytes_written += static_cast<std::size_t>(n);
+  }
+  const bool complete = bytes_written == out.size() && ::fsync(fd) == 0;
+  const int write_error = errno;
+  ::close(fd);
+  if (!complete || std::rename(temporary.c_str(), path.c_str()) != 0) {
+    fmt::print(stderr, "nvrtc-cache: cannot replace {}: {}\n", path, std::strerror(complete ? errno : write_error));
+    ::unlink(temporary.c_str());
     return 1;
   }
   fmt::print("{} = {} (in {})\n", spec->key, value, path);

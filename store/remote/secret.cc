@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "util/errno_guard.h"
+#include "util/own_file.h"
 
 namespace nvrtc_cache::store::remote {
 
@@ -24,33 +25,40 @@ Secret secret_from_bytes(std::string_view bytes) {
   return secret;
 }
 
+// A secret worth its name: at least kMinimumSecretBytes, with some variety (not "aaaa...").
+bool looks_random(std::string_view bytes) {
+  if (bytes.size() < kMinimumSecretBytes) return false;
+  bool seen[256] = {};
+  std::size_t distinct = 0;
+  for (unsigned char c : bytes) {
+    if (!seen[c]) ++distinct;
+    seen[c] = true;
+  }
+  return distinct >= kMinimumSecretBytes / 2;
+}
+
 std::optional<Secret> read_secret_file(const std::string& path, std::string* problem, std::string* warning) {
   const util::ErrnoGuard errno_guard;
   auto fail = [&](const std::string& why) -> std::optional<Secret> {
     if (problem) *problem = "NVRTC_CACHE_REMOTE_SECRET_FILE " + path + ": " + why + "; shared tiers are not used";
     return std::nullopt;
   };
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return fail(std::strerror(errno));
+  // Non-blocking: a FIFO named here never stalls the host; it is refused as not a regular file.
+  std::string why;
+  std::optional<std::string> read = util::read_regular_file(path, 1 << 20, &why);
+  if (!read) return fail(why.empty() ? std::string("does not exist") : why);
+  std::string bytes = std::move(*read);
   struct stat st {};
-  std::string bytes;
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= (1 << 20);
-  if (ok) {
-    bytes.resize(static_cast<std::size_t>(st.st_size));
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += static_cast<std::size_t>(n);
-    }
-    bytes.resize(done);
-  }
-  ::close(fd);
-  if (!ok) return fail("not a regular file of 1 byte to 1 MiB");
+  (void)::stat(path.c_str(), &st);
   if (bytes.ends_with("\r\n")) bytes.resize(bytes.size() - 2);
   else if (bytes.ends_with('\n')) bytes.pop_back();
   if (bytes.empty()) return fail("empty");
+  if (!looks_random(bytes)) {
+    std::fill(bytes.begin(), bytes.end(), '\0');
+    return fail("holds fewer than " + std::to_string(kMinimumSecretBytes) +
+                " bytes or too few distinct ones to be a random secret (a short secret's MAC key can be found by "
+                "trying; make one with `head -c 32 /dev/urandom | base64 > FILE`)");
+  }
   if (warning && (st.st_mode & (S_IRGRP | S_IROTH)) != 0) {
     *warning = "NVRTC_CACHE_REMOTE_SECRET_FILE " + path +
                " is readable by group or others; anyone who can read it can sign values every node trusts";

@@ -35,6 +35,15 @@ std::optional<std::string> percent_decode(std::string_view in) {
   return out;
 }
 
+// Where the user information of a URL's remainder (after "scheme://") ends: its last '@'. A password
+// is often base64 or random text holding '/', '?' or '#' unencoded; no host, port, database number or
+// attribute of a tier URL holds an '@', so the last one ends it. A file:// URL's path may hold '@':
+// there only an '@' before the path counts (and is refused by the parser). npos when there is none.
+std::size_t user_information_end(std::string_view scheme, std::string_view remainder) {
+  if (scheme == "file" || scheme == "FILE") return remainder.substr(0, remainder.find_first_of("/?")).rfind('@');
+  return remainder.rfind('@');
+}
+
 // The text of a URL with the password part of its user information replaced by "***", for messages
 // about URLs that did not parse.
 std::string redacted(std::string_view text) {
@@ -45,11 +54,9 @@ std::string redacted(std::string_view text) {
     return at == std::string_view::npos ? std::string(text) : "***" + std::string(text.substr(at));
   }
   const std::size_t authority = start + kSeparator.size();
-  const std::size_t end = text.find_first_of("/?", authority);
-  const std::string_view auth = text.substr(authority, end == std::string_view::npos ? end : end - authority);
-  const std::size_t at = auth.rfind('@');
+  const std::size_t at = user_information_end(text.substr(0, start), text.substr(authority));
   if (at == std::string_view::npos) return std::string(text);
-  const std::string_view userinfo = auth.substr(0, at);
+  const std::string_view userinfo = text.substr(authority, at);
   const std::size_t colon = userinfo.find(':');
   std::string out(text.substr(0, authority));
   out += colon == std::string_view::npos ? std::string("***") : std::string(userinfo.substr(0, colon + 1)) + "***";
@@ -138,6 +145,18 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
   url.scheme = std::string(text.substr(0, separator));
   for (auto& c : url.scheme) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   std::string_view rest = text.substr(separator + kSeparator.size());
+  // User information first: [[user:]password@], up to the last '@' (user_information_end).
+  if (const std::size_t at = user_information_end(url.scheme, rest); at != std::string_view::npos) {
+    if (url.scheme == "file") return fail("has user information; a shared directory has none");
+    const std::string_view userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    const std::size_t colon = userinfo.find(':');
+    const auto user = percent_decode(colon == std::string_view::npos ? std::string_view() : userinfo.substr(0, colon));
+    const auto password = percent_decode(colon == std::string_view::npos ? userinfo : userinfo.substr(colon + 1));
+    if (!user || !password) return fail("has a malformed user or password (percent-encoding)");
+    url.user = *user;
+    url.password = *password;
+  }
   const std::size_t question = rest.find('?');
   if (question != std::string_view::npos) {
     if (!parse_query(rest.substr(question + 1), url, problem, shown)) return std::nullopt;
@@ -147,18 +166,6 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
   std::string_view authority = rest.substr(0, slash);
   const std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
 
-  // User information: [[user:]password@]
-  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
-    if (url.scheme == "file") return fail("has user information; a shared directory has none");
-    const std::string_view userinfo = authority.substr(0, at);
-    authority = authority.substr(at + 1);
-    const std::size_t colon = userinfo.find(':');
-    const auto user = percent_decode(colon == std::string_view::npos ? std::string_view() : userinfo.substr(0, colon));
-    const auto password = percent_decode(colon == std::string_view::npos ? userinfo : userinfo.substr(colon + 1));
-    if (!user || !password) return fail("has a malformed user or password (percent-encoding)");
-    url.user = *user;
-    url.password = *password;
-  }
 
   if (url.scheme == "file" || url.scheme == "redis+unix") {
     if (!authority.empty() && authority != "localhost") {

@@ -1,0 +1,79 @@
+#include "util/own_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+
+#include "util/errno_guard.h"
+
+namespace nvrtc_cache::util {
+namespace {
+
+void say(std::string* why, std::string text) {
+  if (why) *why = std::move(text);
+}
+
+}  // namespace
+
+int open_own_file_for_append(const std::string& path, std::string* why) {
+  const ErrnoGuard errno_guard;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+                        0600);
+  if (fd < 0) {
+    say(why, errno == ELOOP ? "is a symbolic link" : std::strerror(errno));
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    say(why, "is not a regular file");
+    return -1;
+  }
+  if (st.st_uid != ::geteuid()) {
+    ::close(fd);
+    say(why, "is owned by another user (uid " + std::to_string(st.st_uid) + ")");
+    return -1;
+  }
+  (void)::fcntl(fd, F_SETFL, O_APPEND);  // blocking writes from here on (a regular file)
+  return fd;
+}
+
+std::optional<std::string> read_regular_file(const std::string& path, std::size_t max_bytes, std::string* why) {
+  const ErrnoGuard errno_guard;
+  say(why, "");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    if (errno != ENOENT && errno != ENOTDIR) say(why, std::strerror(errno));
+    return std::nullopt;
+  }
+  struct stat st {};
+  std::optional<std::string> text;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    say(why, "is not a regular file");
+  } else if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+    say(why, "is larger than " + std::to_string(max_bytes) + " bytes");
+  } else {
+    text.emplace(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text->size()) {
+      const ssize_t n = ::read(fd, text->data() + got, text->size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        say(why, std::strerror(errno));
+        text.reset();
+        break;
+      }
+      if (n == 0) break;
+      got += static_cast<std::size_t>(n);
+    }
+    if (text) text->resize(got);
+  }
+  ::close(fd);
+  return text;
+}
+
+}  // namespace nvrtc_cache::util

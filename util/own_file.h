@@ -1,0 +1,25 @@
+// Opening files that hold the user's own data — the log file, the compile record, configuration and
+// secret files — so that no path another user prepared can divert, capture or stall them: never
+// through a symbolic link, never blocking on a FIFO or device (opened non-blocking, then required to
+// be a regular file), and, for files written, never one another user owns.
+// Contract: POSIX only; thread-safe; preserves errno; never throws except std::bad_alloc (read_own_file).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace nvrtc_cache::util {
+
+// Opens `path` to append to it: created 0600 if missing, or an existing regular file owned by this
+// user. Returns the descriptor (close-on-exec, blocking writes), or -1 with `why` (if given) saying
+// what was wrong: "is a symbolic link", "is not a regular file", "is owned by another user (uid N)",
+// or the system's error.
+int open_own_file_for_append(const std::string& path, std::string* why = nullptr);
+
+// The bytes of the regular file at `path` (symbolic links followed: configuration files are often
+// links), at most `max_bytes`. nullopt when it cannot be used, with `why` (if given): empty when the
+// file does not exist, else "is not a regular file", "is larger than N bytes", or the system's error.
+std::optional<std::string> read_regular_file(const std::string& path, std::size_t max_bytes, std::string* why = nullptr);
+
+}  // namespace nvrtc_cache::util
