@@ -48,6 +48,81 @@ EnvVars user_env(const TempDir& home) {
           {"NVRTC_CACHE_SYSTEM_CONFIG", home.path() + "/system.conf"}};
 }
 
+// `config set` never writes through a path another user could have prepared: its temporary file is
+// created exclusively under a random name, so a link planted at "<file>.tmp" is left alone.
+TEST(CliConfig, SetNeverWritesThroughAPlantedLink) {
+  TempDir home;
+  const EnvVars env = user_env(home);
+  const std::string user = home.path() + "/.config/nvrtc-cache/nvrtc-cache.conf";
+  const std::string victim = home.path() + "/victim.txt";
+  write_file(victim, "the victim's bytes\n");
+  write_file(user, "log = info\n");
+  ASSERT_EQ(::symlink(victim.c_str(), (user + ".tmp").c_str()), 0);
+  const auto set = cli({"config", "set", "max_size", "64M"}, env);
+  EXPECT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_EQ(read_file(victim), "the victim's bytes\n");
+  EXPECT_EQ(read_file(user), "log = info\nmax_size = 64M\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(user.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::size_t leftovers = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(user).parent_path())) {
+    leftovers += e.path().filename().string().starts_with("nvrtc-cache.conf.") ? 1 : 0;
+  }
+  EXPECT_EQ(leftovers, 1u) << "only the planted link";
+}
+
+// A configuration or log file that is a FIFO never hangs the host's first NVRTC call: it is refused
+// at once, with one message, and the compile is exact.
+TEST(CliConfig, FifosAsConfigurationOrLogFileNeverHangTheHost) {
+  TempDir home, cache;
+  const std::string fifo = home.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const testing::ProcessResult direct = probe({"trivial"}, {});
+  for (const char* variable : {"NVRTC_CACHE_CONFIG", "NVRTC_CACHE_LOG_FILE"}) {
+    SCOPED_TRACE(variable);
+    EnvVars env = shim_env(cache.path());
+    env[variable] = fifo;
+    const testing::ProcessResult run = testing::run_process({NVRTC_PROBE_PATH, "trivial"}, env, "", 60);
+    EXPECT_FALSE(run.timed_out);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out, direct.out);
+    EXPECT_NE(run.err.find(fifo + " is not a regular file"), std::string::npos) << run.err;
+  }
+}
+
+// The compile record and the log file are the user's own: a file another user created (even 0666) is
+// never appended to, and a link is never followed.
+TEST(CliConfig, RecordAndLogFilesAreNeverAnotherUsersOrALink) {
+  if (::geteuid() != 0) {
+    if (testing::pypi_required()) FAIL() << "needs root to give a file to another user";
+    GTEST_SKIP() << "needs root to give a file to another user";
+  }
+  TempDir dir, cache;
+  const std::string foreign = dir.path() + "/foreign";
+  write_file(foreign, "");
+  ASSERT_EQ(::chown(foreign.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chmod(foreign.c_str(), 0666), 0);
+  const std::string victim = dir.path() + "/victim";
+  write_file(victim, "mine\n");
+  const std::string link = dir.path() + "/link";
+  ASSERT_EQ(::symlink(victim.c_str(), link.c_str()), 0);
+  for (const std::string& target : {foreign, link}) {
+    SCOPED_TRACE(target);
+    EnvVars env = shim_env(cache.path());
+    const auto recorded = cli({"run", "--record", target, "--", NVRTC_PROBE_PATH, "trivial"}, env);
+    EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
+    EXPECT_NE(recorded.err.find("cannot append to the record file " + target), std::string::npos) << recorded.err;
+    env["NVRTC_CACHE_LOG_FILE"] = target;
+    env["NVRTC_CACHE_LOG"] = "debug";
+    const testing::ProcessResult logged = probe({"trivial"}, env);
+    EXPECT_EQ(logged.exit_code, 0) << logged.err;
+    EXPECT_NE(logged.err.find("log_file " + target), std::string::npos) << logged.err;
+  }
+  EXPECT_EQ(read_file(foreign), "");
+  EXPECT_EQ(read_file(victim), "mine\n");
+}
+
 TEST(CliConfig, PrecedenceIsEnvironmentThenUserFileThenSystemFileThenDefault) {
   TempDir home;
   EnvVars env = user_env(home);

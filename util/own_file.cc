@@ -24,7 +24,8 @@ int open_own_file_for_append(const std::string& path, std::string* why) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
                         0600);
   if (fd < 0) {
-    say(why, errno == ELOOP ? "is a symbolic link" : std::strerror(errno));
+    // ELOOP: O_NOFOLLOW met a link; ENXIO: a FIFO with no reader (or a device), opened non-blocking.
+    say(why, errno == ELOOP ? "is a symbolic link" : errno == ENXIO ? "is not a regular file" : std::strerror(errno));
     return -1;
   }
   struct stat st {};
