@@ -220,6 +220,7 @@ ConfigPaths config_paths(const EnvLookup& lookup) {
 }
 
 ConfigFileText read_config_file(const std::string& path) {
+  if (path == "/dev/null") return ConfigFileText(std::string());  // the usual way to say "no file"
   ConfigFileText file;
   file.text = util::read_regular_file(path, kMaxConfigFileBytes, &file.problem);
   return file;

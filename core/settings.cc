@@ -108,7 +108,8 @@ constexpr SettingSpec kSettings[] = {
      },
      [](const Config& c) { return show_level(c.log_level); }},
     {"log_file", "NVRTC_CACHE_LOG_FILE", SettingType::kPath, "stderr",
-     "Append diagnostics to this file instead of stderr.",
+     "Append diagnostics to this file instead of stderr (a regular file of your own, or created 0600; never a "
+     "link or another user's file).",
      [](Config& c, std::string_view v) -> Problem {
        c.log_file = v;
        return std::nullopt;
@@ -140,8 +141,8 @@ constexpr SettingSpec kSettings[] = {
      },
      [](const Config& c) { return without_passwords(c.remote); }},
     {"remote_secret_file", "NVRTC_CACHE_REMOTE_SECRET_FILE", SettingType::kPath, "none",
-     "A file holding the secret that signs entries of shared tiers (absolute path); with it, an unsigned or "
-     "wrongly signed entry from a shared tier is a miss.",
+     "A file holding the secret that signs entries of shared tiers (absolute path; at least 16 random bytes: "
+     "`head -c 32 /dev/urandom > FILE`); with it, an unsigned or wrongly signed entry from a shared tier is a miss.",
      [](Config& c, std::string_view v) -> Problem {
        if (!is_absolute_path(v)) return "is not an absolute path";
        c.remote_secret_file = v;
@@ -151,7 +152,8 @@ constexpr SettingSpec kSettings[] = {
     {"record", "NVRTC_CACHE_RECORD", SettingType::kPath, "none",
      "Append a record of every compile (hit or miss: the NVRTC library, the program's inputs, its dependencies "
      "with their fingerprints) to this file (absolute path), for `nvrtc-cache replay` on another machine or for "
-     "other GPUs; `nvrtc-cache run --record FILE` sets it.",
+     "other GPUs; `nvrtc-cache run --record FILE` sets it. A regular file of your own (or created 0600): never a "
+     "link or another user's file.",
      [](Config& c, std::string_view v) -> Problem {
        if (!is_absolute_path(v)) return "is not an absolute path";
        c.record_file = v;
