@@ -99,10 +99,10 @@ int try_lock(int fd) {
   return fcntl(fd, F_OFD_SETLK, &lock) == 0 ? 0 : errno;
 }
 
-// Whether `fd` is the file at `path` (not unlinked or replaced since it was opened).
-bool still_at_path(int fd, const std::string& path) {
+// Whether `fd` is the file `name` in `directory` (not unlinked or replaced since it was opened).
+bool still_in(int fd, int directory, const std::string& name) {
   struct stat opened, named;
-  if (fstat(fd, &opened) != 0 || lstat(path.c_str(), &named) != 0) return false;
+  if (fstat(fd, &opened) != 0 || fstatat(directory, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0) return false;
   return opened.st_nlink > 0 && opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
 }
 
@@ -118,16 +118,19 @@ bool valid_name(std::string_view name) {
 
 }  // namespace
 
-Claim::Claim(int fd, std::string path) : fd_(fd), path_(std::move(path)), acquired_(Clock::now()) {}
+Claim::Claim(int fd, int directory, std::string name)
+    : fd_(fd), directory_(directory), name_(std::move(name)), acquired_(Clock::now()) {}
 
 Claim::Claim(Claim&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), acquired_(other.acquired_) {}
+    : fd_(std::exchange(other.fd_, -1)), directory_(other.directory_), name_(std::move(other.name_)),
+      acquired_(other.acquired_) {}
 
 Claim& Claim::operator=(Claim&& other) noexcept {
   if (this != &other) {
     release();
     fd_ = std::exchange(other.fd_, -1);
-    path_ = std::move(other.path_);
+    directory_ = other.directory_;
+    name_ = std::move(other.name_);
     acquired_ = other.acquired_;
   }
   return *this;
@@ -138,27 +141,53 @@ void Claim::release() {
   const util::ErrnoGuard errno_guard;
   // Unlink first: whoever then gets the lock on this file sees it is no longer at the path and
   // knows the holder finished. Only our own file: never one that replaced it.
-  if (still_at_path(fd_, path_)) unlink(path_.c_str());
+  if (still_in(fd_, directory_, name_)) unlinkat(directory_, name_.c_str(), 0);
   note_held(std::chrono::duration_cast<nanoseconds>(Clock::now() - acquired_));
   close_claim_fd(std::exchange(fd_, -1));
 }
 
 ClaimDirectory::ClaimDirectory(std::string path, bool shared) : path_(std::move(path)), shared_(shared) {
   const util::ErrnoGuard errno_guard;
-  if (mkdir(path_.c_str(), shared_ ? 0770 : 0700) != 0 && errno != EEXIST) {
-    problem_ = "cannot create " + path_ + ": " + std::strerror(errno);
+  store::Env& env = *store::Env::system();
+  // The directory holding it must exist; it is walked from the root, then the claims directory is
+  // opened (created when missing) as one component that is never a link.
+  std::string trimmed = path_;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const std::size_t slash = trimmed.rfind('/');
+  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : trimmed.substr(0, slash);
+  const std::string leaf = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+  if (leaf.empty() || leaf == "." || leaf == ".." || leaf == "/") {
+    problem_ = "not a claims directory: " + path_;
+    return;
+  }
+  store::DirectoryWalk holder = store::open_directory_path(parent, /*create=*/false, shared_, env);
+  if (!holder.handle.valid()) {
+    problem_ = holder.detail;
+    return;
+  }
+  store::DirectoryWalk walk = store::open_subdirectory(holder.handle, leaf, path_, /*create=*/true, env, shared_ ? 0770 : 0700);
+  if (!walk.handle.valid()) {
+    problem_ = walk.detail;
     return;
   }
   struct stat st;
-  if (lstat(path_.c_str(), &st) != 0) {
-    problem_ = "cannot stat " + path_ + ": " + std::strerror(errno);
+  if (const int rc = env.stat_at(walk.handle.fd(), "", &st); rc != 0) {
+    problem_ = "cannot stat " + path_ + ": " + std::strerror(rc);
   } else if (!S_ISDIR(st.st_mode)) {
     problem_ = path_ + " is not a directory";
   } else if (!shared_ && st.st_uid != geteuid()) {
     problem_ = path_ + " is owned by another user";
   } else if (!shared_ && (st.st_mode & (S_IWGRP | S_IWOTH))) {
     problem_ = path_ + " is writable by group or others";
+  } else {
+    handle_ = std::move(walk.handle);
+    id_ = store::file_id(st);
   }
+}
+
+bool ClaimDirectory::handle_intact() const {
+  struct stat st;
+  return fstat(handle_.fd(), &st) == 0 && S_ISDIR(st.st_mode) && store::file_id(st) == id_;
 }
 
 namespace {
@@ -166,9 +195,10 @@ namespace {
 // After a refused lock: the outcome that ends the wait, or nullopt to sleep and poll again (`waited`
 // is then the time waited so far). The path first: a holder stores before it unlinks, so a result
 // stored by a holder seen gone is found by the look-up after it.
-std::optional<ClaimOutcome> wait_ended(int fd, const std::string& file, const std::function<bool()>& result_ready,
-                                       Clock::time_point first_refused, nanoseconds timeout, nanoseconds& waited) {
-  const bool holder_gone = !still_at_path(fd, file);
+std::optional<ClaimOutcome> wait_ended(int fd, int directory, const std::string& name,
+                                       const std::function<bool()>& result_ready, Clock::time_point first_refused,
+                                       nanoseconds timeout, nanoseconds& waited) {
+  const bool holder_gone = !still_in(fd, directory, name);
   if (result_ready()) return ClaimOutcome::kReady;
   if (holder_gone) return ClaimOutcome::kHolderFinished;
   waited = std::chrono::duration_cast<nanoseconds>(Clock::now() - first_refused);
@@ -178,16 +208,16 @@ std::optional<ClaimOutcome> wait_ended(int fd, const std::string& file, const st
 
 }  // namespace
 
-void ClaimDirectory::settle_locked(int fd, const std::string& file, const std::function<bool()>& result_ready,
-                                   ClaimAttempt& out) {
-  if (!still_at_path(fd, file)) {
+void ClaimDirectory::settle_locked(int fd, const std::string& name, const std::function<bool()>& result_ready,
+                                   ClaimAttempt& out) const {
+  if (!still_in(fd, handle_.fd(), name)) {
     close_claim_fd(fd);  // its holder unlinked it: that holder is done
     out.outcome = result_ready() ? ClaimOutcome::kReady : ClaimOutcome::kHolderFinished;
     return;
   }
   // Ours (free, or its holder died). A holder may have stored and released just before we opened
   // the file: look once more before compiling.
-  Claim claim(fd, file);
+  Claim claim(fd, handle_.fd(), name);
   if (result_ready()) {
     out.outcome = ClaimOutcome::kReady;
   } else {
@@ -209,10 +239,14 @@ ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds ti
     out.problem = "not a claim name: " + std::string(name);
     return out;
   }
-  const std::string file = path_ + "/" + std::string(name);
-  ClaimFd fd(open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, shared_ ? 0660 : 0600));
+  if (!handle_intact()) {
+    out.problem = path_ + ": the directory's descriptor was closed by the program";
+    return out;
+  }
+  const std::string file(name);
+  ClaimFd fd(openat(handle_.fd(), file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, shared_ ? 0660 : 0600));
   if (fd.get() < 0) {
-    out.problem = "cannot open " + file + ": " + std::strerror(errno);
+    out.problem = "cannot open " + path_ + "/" + file + ": " + std::strerror(errno);
     return out;
   }
   Clock::time_point first_refused;
@@ -224,7 +258,7 @@ ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds ti
       break;
     }
     if (lock_error != EAGAIN && lock_error != EACCES && lock_error != EINTR) {
-      out.problem = "cannot lock " + file + ": " + std::strerror(lock_error);
+      out.problem = "cannot lock " + path_ + "/" + file + ": " + std::strerror(lock_error);
       break;
     }
     if (!out.waited) {
@@ -233,7 +267,8 @@ ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds ti
       if (on_wait) on_wait();
     }
     nanoseconds waited{0};
-    const std::optional<ClaimOutcome> ended = wait_ended(fd.get(), file, result_ready, first_refused, timeout, waited);
+    const std::optional<ClaimOutcome> ended =
+        wait_ended(fd.get(), handle_.fd(), file, result_ready, first_refused, timeout, waited);
     if (ended) {
       out.outcome = *ended;
       break;

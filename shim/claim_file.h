@@ -20,7 +20,12 @@
 // child of a fork closes every claim descriptor it inherited (pthread_atfork), so a claim stays
 // the parent's alone: its release frees the waiters even while the child lives, and a child never
 // holds a claim of its parent. Filesystem: the directory is created 0700 (0770 when shared) and
-// must be a real directory, owned by this user unless shared; files are opened O_NOFOLLOW.
+// must be a real directory, owned by this user unless shared. It is opened once, by handle (its
+// path walked as store/directory_handle.h walks a cache directory, never following its last
+// component), and every claim file is then opened (O_NOFOLLOW), checked and unlinked relative to
+// that handle, so a directory replaced by a link while a process runs is never followed; a handle
+// that no longer names the directory it was opened on (a program closed it) makes claims
+// unavailable. A ClaimDirectory outlives the claims it gives (the shim's is never destroyed).
 #pragma once
 
 #include <chrono>
@@ -29,6 +34,7 @@
 #include <string>
 #include <string_view>
 
+#include "store/directory_handle.h"
 #include "store/remote/remote_claim.h"
 
 namespace nvrtc_cache::shim {
@@ -49,9 +55,10 @@ class Claim {
 
  private:
   friend class ClaimDirectory;
-  Claim(int fd, std::string path);
+  Claim(int fd, int directory, std::string name);
   int fd_ = -1;
-  std::string path_;
+  int directory_ = -1;  // the ClaimDirectory's handle (borrowed)
+  std::string name_;
   std::chrono::steady_clock::time_point acquired_;
 };
 
@@ -88,14 +95,18 @@ class ClaimDirectory {
                              const std::function<bool()>& result_ready, const std::function<void()>& on_wait = {});
 
  private:
-  // The outcome once the lock on `fd` (the file at `file`) is this caller's.
+  // The outcome once the lock on `fd` (the file `name` in the directory) is this caller's.
   // Takes ownership of `fd`.
-  static void settle_locked(int fd, const std::string& file, const std::function<bool()>& result_ready,
-                            ClaimAttempt& out);
+  void settle_locked(int fd, const std::string& name, const std::function<bool()>& result_ready,
+                     ClaimAttempt& out) const;
+  // Whether the handle still names the directory it was opened on.
+  bool handle_intact() const;
 
   std::string path_;
   bool shared_;
   std::string problem_;
+  store::DirectoryHandle handle_;
+  store::FileId id_;
 };
 
 // The longest time a claim of this process was held (a compile and its store), for the default

@@ -63,10 +63,10 @@ DirectoryWalk failed(int error, bool unsafe, std::string detail) {
 
 // Opens the directory `name` in `dir`, creating it when missing and `create` (EEXIST: another process
 // made it in between).
-int open_or_create(int dir, const std::string& name, bool create, Env& env, int* fd) {
+int open_or_create(int dir, const std::string& name, bool create, Env& env, int* fd, mode_t mode = kCreatedMode) {
   int rc = env.open_directory_at(dir, name, fd);
   if (rc == ENOENT && create) {
-    rc = env.make_directory_at(dir, name, kCreatedMode);
+    rc = env.make_directory_at(dir, name, mode);
     if (rc == 0 || rc == EEXIST) rc = env.open_directory_at(dir, name, fd);
   }
   return rc;
@@ -159,9 +159,9 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
 }
 
 DirectoryWalk open_subdirectory(const DirectoryHandle& parent, const std::string& name, const std::string& shown,
-                                bool create, Env& env) {
+                                bool create, Env& env, mode_t mode) {
   int fd = -1;
-  const int rc = open_or_create(parent.fd(), name, create, env, &fd);
+  const int rc = open_or_create(parent.fd(), name, create, env, &fd, mode);
   if (rc == ELOOP || rc == ENOTDIR) return not_a_directory(parent.fd(), name, shown, env);
   if (rc != 0) return cannot_open(rc, create, shown);
   DirectoryWalk out;

@@ -52,10 +52,11 @@ struct DirectoryWalk {
 // Opens `path` (created 0700 where missing when `create`) by the walk described above.
 DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, Env& env);
 
-// Opens the directory `name` inside `parent` (one component, never a link), creating it 0700 when
-// missing and `create`. `shown` names it in messages.
+// Opens the directory `name` inside `parent` (one component, never a link), creating it with `mode`
+// (0700 unless a caller shares it; less the umask) when missing and `create`. `shown` names it in
+// messages.
 DirectoryWalk open_subdirectory(const DirectoryHandle& parent, const std::string& name, const std::string& shown,
-                                bool create, Env& env);
+                                bool create, Env& env, mode_t mode = 0700);
 
 // st_dev/st_ino equality (file_id(), store/env.h).
 inline bool same_file(const struct stat& a, const struct stat& b) { return file_id(a) == file_id(b); }

@@ -12,6 +12,8 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -225,6 +227,55 @@ TEST_F(ClaimFileTest, AnUnusableDirectoryMeansNoClaimsAndNoWaiting) {
   EXPECT_FALSE(ClaimDirectory(dir_, false).usable()) << "a directory others can write is refused";
   EXPECT_TRUE(ClaimDirectory(dir_, true).usable()) << "unless the cache is shared on purpose";
   EXPECT_EQ(ClaimDirectory(dir_, true).claim_or_wait("../k", 1s, kNever).outcome, ClaimOutcome::kUnavailable);
+}
+
+// claims/ moved away and replaced by a link to another directory while a process uses it: claim
+// files are created and removed in the directory opened at the start, never through the link.
+TEST_F(ClaimFileTest, AClaimsDirectoryReplacedByALinkIsNeverFollowed) {
+  ClaimDirectory claims(dir_, false);
+  ASSERT_TRUE(claims.usable()) << claims.problem();
+  const std::string elsewhere = (root_ / "elsewhere").string();
+  fs::create_directories(elsewhere);
+  std::ofstream(elsewhere + "/k") << "a file named like a claim";
+  const std::string moved = (root_ / "claims.moved").string();
+  fs::rename(dir_, moved);
+  fs::create_directory_symlink(elsewhere, dir_);
+
+  ClaimAttempt k = claims.claim_or_wait("k", 1s, kNever);
+  ASSERT_EQ(k.outcome, ClaimOutcome::kClaimed) << k.problem;
+  ClaimAttempt other = claims.claim_or_wait("other", 1s, kNever);
+  ASSERT_EQ(other.outcome, ClaimOutcome::kClaimed) << other.problem;
+  EXPECT_TRUE(fs::exists(moved + "/k"));
+  EXPECT_TRUE(fs::exists(moved + "/other"));
+  EXPECT_FALSE(fs::exists(elsewhere + "/other")) << "a claim file was created through the link";
+  k.claim.release();
+  other.claim.release();
+  EXPECT_TRUE(fs::is_empty(moved));
+  std::ifstream in(elsewhere + "/k");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "a file named like a claim");
+  EXPECT_EQ(std::distance(fs::directory_iterator(elsewhere), fs::directory_iterator()), 1);
+  EXPECT_FALSE(ClaimDirectory(dir_, false).usable()) << "a claims directory that is a link is refused";
+}
+
+// A program that closes descriptors it does not know and reuses the number for a file of its own:
+// claims become unavailable, and nothing is created relative to the program's file.
+TEST_F(ClaimFileTest, AHandleTheProgramReplacedMakesClaimsUnavailable) {
+  ClaimDirectory claims(dir_, false);
+  ASSERT_TRUE(claims.usable()) << claims.problem();
+  int replaced = -1;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (fs::read_symlink(e.path(), ec).string() == dir_) replaced = std::stoi(e.path().filename().string());
+  }
+  ASSERT_GE(replaced, 0) << "the claims directory is not held open";
+  const int own = open((root_ / "program-file").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(own, 0);
+  ASSERT_EQ(dup2(own, replaced), replaced);
+  close(own);
+  const ClaimAttempt attempt = claims.claim_or_wait("k", 1s, kNever);
+  EXPECT_EQ(attempt.outcome, ClaimOutcome::kUnavailable);
+  EXPECT_NE(attempt.problem.find("descriptor"), std::string::npos) << attempt.problem;
+  EXPECT_TRUE(fs::is_empty(dir_));
 }
 
 TEST(ClaimTimeout, DefaultFollowsTheLongestClaimWithinBounds) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -99,9 +100,10 @@ TEST(CliRemote, EvictTrimsAFileTierOldestFirst) {
   const std::string tier = home.path() + "/tier";
   std::vector<std::string> files;
   for (int i = 0; i < 4; ++i) {
-    const std::string dir = tier + "/nvrtc-cache/0" + std::to_string(i);
+    const std::string bucket = "0" + std::to_string(i);
+    const std::string dir = tier + "/nvrtc-cache/" + bucket;
     fs::create_directories(dir);
-    files.push_back(dir + "/" + std::string(32, static_cast<char>('a' + i)));
+    files.push_back(dir + "/" + bucket + std::string(30, static_cast<char>('a' + i)));  // the tier's names
     std::ofstream(files.back(), std::ios::binary) << std::string(1000, 'x');
     const struct timeval times[2] = {{1'000'000 + i * 1000, 0}, {1'000'000 + i * 1000, 0}};  // file i is older than i+1
     ASSERT_EQ(utimes(files.back().c_str(), times), 0);
@@ -127,6 +129,39 @@ TEST(CliRemote, EvictTrimsAFileTierOldestFirst) {
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_NE(help.out.find("Usage:"), std::string::npos) << help.out;
   }
+}
+
+// Entries of the tier's own names, in real buckets and in a bucket that is a link to the victim's
+// directory: `remote evict --max-size 1` empties the real buckets, says once that it skipped the
+// link, and deletes nothing in the victim's directory, nor a file of another name in a real bucket.
+TEST(CliRemote, EvictNeverFollowsALinkedBucketNorRemovesForeignFiles) {
+  TempDir home;
+  const std::string tier = home.path() + "/tier";
+  const std::string victim = home.path() + "/documents";
+  fs::create_directories(victim);
+  std::ofstream(victim + "/thesis.tex") << "years of work";
+  std::ofstream(victim + "/ab" + std::string(30, '1')) << "named like an entry";
+  std::vector<std::string> entries;
+  for (const std::string bucket : {"00", "7f", "ff"}) {
+    fs::create_directories(tier + "/nvrtc-cache/" + bucket);
+    entries.push_back(tier + "/nvrtc-cache/" + bucket + "/" + bucket + std::string(30, 'c'));
+    std::ofstream(entries.back()) << std::string(1000, 'x');
+  }
+  const std::string foreign = tier + "/nvrtc-cache/7f/README";
+  std::ofstream(foreign) << "not an entry";
+  fs::create_directory_symlink(victim, tier + "/nvrtc-cache/ab");
+
+  const auto evicted = cli({"remote", "evict", "file://" + tier, "--max-size", "1"}, remote_env(home, ""));
+  EXPECT_EQ(evicted.exit_code, 0) << evicted.out << evicted.err;
+  EXPECT_NE(evicted.out.find("removed 3 of 3 files"), std::string::npos) << evicted.out;
+  for (const std::string& entry : entries) EXPECT_FALSE(fs::exists(entry)) << entry;
+  EXPECT_NE(evicted.err.find("skipped 1 bucket directory"), std::string::npos) << evicted.err;
+  EXPECT_NE(evicted.err.find("nvrtc-cache/ab is a symbolic link (not followed)"), std::string::npos) << evicted.err;
+  EXPECT_EQ(std::count(evicted.err.begin(), evicted.err.end(), '\n'), 1) << evicted.err;
+  EXPECT_TRUE(fs::exists(victim + "/thesis.tex"));
+  EXPECT_TRUE(fs::exists(victim + "/ab" + std::string(30, '1')));
+  EXPECT_TRUE(fs::exists(foreign));
+  EXPECT_TRUE(fs::is_symlink(tier + "/nvrtc-cache/ab"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -169,6 +170,36 @@ TEST_F(SharedTier, AForkedChildWritesThroughItsOwnWriter) {
   const auto cb = counters_of(node("b"));
   EXPECT_EQ(get(cb, "misses"), 0) << "the child's result was not in the tier";
   EXPECT_EQ(get(cb, "tier.0.hits"), 2);
+}
+
+// Every bucket of the tier is a link to a directory another user chose: the shim's write-behind
+// creates nothing there (and reads nothing from it), says so once, and every compile is exact.
+TEST_F(SharedTier, BucketsLinkedElsewhereAreNeverFollowed) {
+  const std::string attacker = root_.path() + "/attacker";
+  ASSERT_TRUE(fs::create_directory(attacker));
+  std::ofstream(attacker + "/planted") << "x";
+  ASSERT_TRUE(fs::create_directory(tier_ + "/nvrtc-cache"));
+  for (int b = 0; b < 256; ++b) {
+    char name[3];
+    std::snprintf(name, sizeof name, "%02x", b);
+    fs::create_directory_symlink(attacker, tier_ + "/nvrtc-cache/" + name);
+  }
+  const ProcessResult a = run(node("a"), remote());
+  const auto ca = counters_of(node("a"));
+  EXPECT_GT(get(ca, "stores"), 0);
+  EXPECT_EQ(get(ca, "tier.0.writes"), 0);
+  EXPECT_GT(get(ca, "tier.0.errors"), 0) << "the refusals were not counted";
+  EXPECT_EQ(get(ca, "errors"), 0);
+  std::vector<std::string> in_attacker;
+  for (const auto& e : fs::directory_iterator(attacker)) in_attacker.push_back(e.path().filename().string());
+  EXPECT_EQ(in_attacker, std::vector<std::string>{"planted"}) << "a write followed a linked bucket";
+  EXPECT_EQ(files_under(tier_).size(), 0u);
+  const std::string said = "is a symbolic link (not followed)";
+  const std::size_t first = a.err.find(said);
+  EXPECT_NE(first, std::string::npos) << a.err;
+  EXPECT_EQ(a.err.find(said, first + 1), std::string::npos) << "said more than once: " << a.err;
+  run(node("a"), remote());  // warm, from its own store
+  EXPECT_EQ(get(counters_of(node("a")), "misses"), get(ca, "misses"));
 }
 
 TEST_F(SharedTier, AnUnreachableOrMalformedTierIsPurePassThrough) {

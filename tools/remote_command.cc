@@ -3,7 +3,8 @@
 // Exit status 1 when a tier is unreachable or refuses the check (wrong password, full), or a URL
 // was skipped. Passwords never appear (tier display names mask them).
 // nvrtc-cache remote evict URL --max-size S: trims a file:// tier to S bytes, oldest files first
-// (Redis tiers are capped by the server's own maxmemory policy).
+// (Redis tiers are capped by the server's own maxmemory policy); a bucket that is a symbolic link or
+// not the tier's own is skipped, never followed, and said once on stderr.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -73,6 +74,10 @@ int remote_evict(const CLI::App& command, const std::string& url, const std::str
   if (!result.problem.empty()) {
     fmt::print(stderr, "nvrtc-cache: remote evict: {}\n", result.problem);
     return 1;
+  }
+  if (result.buckets_skipped > 0) {
+    fmt::print(stderr, "nvrtc-cache: remote evict: skipped {} bucket {} (first: {})\n", result.buckets_skipped,
+               result.buckets_skipped == 1 ? "directory" : "directories", result.first_skipped);
   }
   fmt::print("removed {} of {} files; {:.2f} MiB left (was {:.2f} MiB); {} abandoned temporary files removed\n",
              result.files_removed, result.files_before, static_cast<double>(result.bytes_after) / 1048576.0,

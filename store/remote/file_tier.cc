@@ -1,25 +1,24 @@
 #include "store/remote/file_tier.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
+#include "store/env.h"
 #include "store/remote/sealed_value.h"
+#include "store/remote/tier_directory.h"
 #include "util/clock.h"
 #include "util/errno_guard.h"
 
 namespace nvrtc_cache::store::remote {
 namespace {
 
-constexpr std::string_view kTemporaryPrefix = ".tmp-";
 constexpr std::size_t kChunk = 1u << 20;
 
 std::string hex(const void* data, std::size_t size) {
@@ -43,10 +42,34 @@ TierResult result(TierCode code, std::string detail = {}) {
   return r;
 }
 
+// The 32 hex digits naming `key`'s entry (its bucket is the first two).
+std::string entry_digits(std::string_view key) {
+  const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
+  const std::uint64_t words[2] = {h.high64, h.low64};
+  unsigned char bytes[16];
+  for (int w = 0; w < 2; ++w)
+    for (int i = 0; i < 8; ++i) bytes[w * 8 + i] = static_cast<unsigned char>(words[w] >> (56 - 8 * i));
+  return hex(bytes, sizeof bytes);
+}
+
+TierResult failure(const std::string& what, int e) {
+  if (e == ENOENT) return result(TierCode::kError, what + ": the directory does not exist");
+  if (e == EROFS || e == EACCES || e == EPERM) return result(TierCode::kRefused, what + ": " + std::strerror(e));
+  return result(TierCode::kError, what + ": " + std::strerror(e));
+}
+
+// A tier directory that could not be opened: a refusal (a link, not a directory, another owner),
+// or for a read a miss when it is missing.
+TierResult walk_failure(const TierDirectoryOpen& walk, bool reading) {
+  if (reading && !walk.refused && is_miss_errno(walk.error)) return result(TierCode::kMiss);
+  const bool refused = walk.refused || walk.error == EROFS || walk.error == EACCES || walk.error == EPERM;
+  return result(refused ? TierCode::kRefused : TierCode::kError, walk.detail);
+}
+
 class FileTier final : public Tier {
  public:
   FileTier(const TierUrl& url, const TierOptions& options)
-      : name_(url.display()), base_(url.path), root_(url.path + "/" + options.prefix), options_(options) {}
+      : name_(url.display()), base_(url.path), options_(options), env_(*Env::system()) {}
 
   const std::string& display_name() const override { return name_; }
   bool writable() const override { return !options_.read_only; }
@@ -54,8 +77,11 @@ class FileTier final : public Tier {
   TierResult get(std::string_view key, Deadline deadline) override {
     const util::ErrnoGuard errno_guard;
     if (Clock::now() >= deadline) return result(TierCode::kTimeout, "deadline passed before the read");
-    const std::string path = root_ + "/" + file_tier_entry_name(key);
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    const std::string digits = entry_digits(key);
+    const TierDirectoryOpen bucket = open_bucket(digits.substr(0, 2), false);
+    if (!bucket.ok()) return walk_failure(bucket, true);
+    const int fd = ::openat(bucket.directory.handle.fd(), digits.c_str(),
+                            O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
       if (is_miss_errno(errno)) return result(TierCode::kMiss);
       return result(TierCode::kError, "cannot open an entry: " + std::string(std::strerror(errno)));
@@ -69,19 +95,19 @@ class FileTier final : public Tier {
     const util::ErrnoGuard errno_guard;
     if (options_.read_only) return result(TierCode::kRefused, "read-only");
     if (Clock::now() >= deadline) return result(TierCode::kTimeout, "deadline passed before the write");
-    const std::string name = file_tier_entry_name(key);
-    const std::string bucket = root_ + "/" + name.substr(0, 2);
-    if (::mkdir(bucket.c_str(), 0777) != 0 && errno != EEXIST) {
-      if (errno != ENOENT) return failure("cannot create " + bucket);
-      if (::mkdir(root_.c_str(), 0777) != 0 && errno != EEXIST) return failure("cannot create the tier's directory");
-      if (::mkdir(bucket.c_str(), 0777) != 0 && errno != EEXIST) return failure("cannot create a bucket directory");
+    const std::string digits = entry_digits(key);
+    const TierDirectoryOpen bucket = open_bucket(digits.substr(0, 2), true);
+    if (!bucket.ok()) return walk_failure(bucket, false);
+    const int dir = bucket.directory.handle.fd();
+    // A new file of a random name beside the entry, never an existing one (nor a link's target).
+    std::string temporary;
+    int fd = -1;
+    for (int attempt = 0; attempt < 3 && fd < 0; ++attempt) {
+      temporary = temporary_name(digits);
+      fd = ::openat(dir, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
+      if (fd < 0 && errno != EEXIST) break;
     }
-    static std::atomic<std::uint64_t> sequence{0};
-    const std::string temporary = bucket + "/" + std::string(kTemporaryPrefix) + name.substr(3) + "-" +
-                                  std::to_string(::getpid()) + "-" + std::to_string(sequence.fetch_add(1)) + "-" +
-                                  std::to_string(util::steady_ns() & 0xffffff);
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
-    if (fd < 0) return failure("cannot create a temporary file");
+    if (fd < 0) return failure("cannot create a temporary file in " + bucket.directory.shown, errno);
     std::size_t done = 0;
     TierResult outcome = result(TierCode::kOk);
     while (done < value.size()) {
@@ -92,73 +118,62 @@ class FileTier final : public Tier {
       const ssize_t n = ::write(fd, value.data() + done, std::min(value.size() - done, kChunk));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        outcome = failure("cannot write an entry");
+        outcome = failure("cannot write an entry", errno);
         break;
       }
       done += static_cast<std::size_t>(n);
     }
-    if (::close(fd) != 0 && outcome.ok()) outcome = failure("cannot write an entry (close)");  // NFS reports here
+    if (::close(fd) != 0 && outcome.ok()) outcome = failure("cannot write an entry (close)", errno);  // NFS reports here
     if (outcome.ok() && Clock::now() >= deadline) outcome = result(TierCode::kTimeout, "deadline passed before publishing");
-    if (outcome.ok() && ::rename(temporary.c_str(), (bucket + "/" + name.substr(3)).c_str()) != 0) {
-      outcome = failure("cannot publish an entry (rename)");
+    if (outcome.ok()) {
+      if (const int rc = env_.rename_at(dir, temporary, digits); rc != 0) outcome = failure("cannot publish an entry (rename)", rc);
     }
-    if (!outcome.ok()) ::unlink(temporary.c_str());
+    if (!outcome.ok()) (void)env_.remove_at(dir, temporary, false);
     return outcome;
   }
 
   TierResult for_each_value(const ValueVisitor& visit, Deadline deadline) override {
     const util::ErrnoGuard errno_guard;
-    DIR* top = ::opendir(root_.c_str());
-    if (top == nullptr) return errno == ENOENT ? result(TierCode::kOk) : failure("cannot list " + root_);
-    TierResult outcome = result(TierCode::kOk);
-    bool going = true;
-    while (going && outcome.ok()) {
-      const dirent* bucket = ::readdir(top);
-      if (bucket == nullptr) break;
-      const std::string_view b = bucket->d_name;
-      if (b.size() != 2 || b.find_first_not_of("0123456789abcdef") != std::string_view::npos) continue;
-      const int bucket_fd = ::openat(::dirfd(top), bucket->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (bucket_fd < 0) continue;
-      DIR* dir = ::fdopendir(bucket_fd);
-      if (dir == nullptr) {
-        ::close(bucket_fd);
-        continue;
-      }
-      while (const dirent* file = ::readdir(dir)) {
-        if (file->d_name[0] == '.') continue;  // ".", "..", abandoned temporaries
-        if (Clock::now() >= deadline) {
-          outcome = result(TierCode::kTimeout, "deadline passed while listing");
-          break;
-        }
-        const int fd = ::openat(bucket_fd, file->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    const TierDirectoryOpen root = open_root(false);
+    if (!root.ok()) return !root.refused && root.error == ENOENT ? result(TierCode::kOk) : walk_failure(root, false);
+    std::vector<std::string> buckets;
+    if (const int rc = env_.list_directory(root.directory.handle.fd(), &buckets); rc != 0) {
+      return failure("cannot list " + root.directory.shown, rc);
+    }
+    std::sort(buckets.begin(), buckets.end());
+    for (const std::string& b : buckets) {
+      if (!is_bucket_name(b)) continue;
+      const TierDirectoryOpen bucket = open_tier_subdirectory(root.directory, b, false, env_);
+      if (!bucket.ok()) continue;  // removed meanwhile, or not the tier's own: never followed
+      const int dir = bucket.directory.handle.fd();
+      std::vector<std::string> names;
+      if (env_.list_directory(dir, &names) != 0) continue;
+      for (const std::string& name : names) {
+        if (!is_entry_name(name, b)) continue;  // temporaries, and anything not the tier's
+        if (Clock::now() >= deadline) return result(TierCode::kTimeout, "deadline passed while listing");
+        const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) continue;  // removed meanwhile, or a link
         struct stat st {};
         const std::int64_t written = ::fstat(fd, &st) == 0 ? static_cast<std::int64_t>(st.st_mtim.tv_sec) : 0;
         TierResult entry = read_entry(fd, deadline);
         ::close(fd);
         if (entry.code == TierCode::kMiss || entry.code == TierCode::kError) continue;  // gone or not a file
-        if (!entry.ok()) {
-          outcome = entry;
-          break;
-        }
-        if (!visit(entry.value, written)) {
-          going = false;
-          break;
-        }
+        if (!entry.ok()) return entry;
+        if (!visit(entry.value, written)) return result(TierCode::kOk);
       }
-      ::closedir(dir);
     }
-    ::closedir(top);
-    return outcome;
+    return result(TierCode::kOk);
   }
 
   TierResult check(Deadline deadline) override {
     const util::ErrnoGuard errno_guard;
-    struct stat st {};
-    if (::stat(base_.c_str(), &st) != 0) return failure("cannot reach the directory");
-    if (!S_ISDIR(st.st_mode)) return result(TierCode::kError, "not a directory");
+    const TierDirectoryOpen base = open_tier_path(base_, env_);
+    if (!base.ok()) {
+      if (base.error == ENOTDIR) return result(TierCode::kError, "not a directory");
+      return failure("cannot reach the directory", base.error);
+    }
     if (options_.read_only) {
-      if (::access(base_.c_str(), R_OK | X_OK) != 0) return failure("cannot read the directory");
+      if (::access(base_.c_str(), R_OK | X_OK) != 0) return failure("cannot read the directory", errno);
       return result(TierCode::kOk);
     }
     const std::string key = "nvrtc-cache-check-" + std::to_string(::getpid()) + "-" + std::to_string(util::steady_ns());
@@ -166,25 +181,34 @@ class FileTier final : public Tier {
     TierResult written = put(key, probe, deadline);
     if (!written.ok()) return written;
     TierResult read = get(key, deadline);
-    ::unlink((root_ + "/" + file_tier_entry_name(key)).c_str());
+    const std::string digits = entry_digits(key);
+    if (const TierDirectoryOpen bucket = open_bucket(digits.substr(0, 2), false); bucket.ok()) {
+      (void)env_.remove_at(bucket.directory.handle.fd(), digits, false);
+    }
     if (read.code == TierCode::kOk && read.value != probe) return result(TierCode::kError, "read back other bytes");
     if (read.code == TierCode::kMiss) return result(TierCode::kError, "an entry written was not found");
     return read.ok() ? result(TierCode::kOk) : read;
   }
 
  private:
-  static TierResult failure(const std::string& what) {
-    const int e = errno;
-    if (e == ENOENT) return result(TierCode::kError, what + ": the directory does not exist");
-    if (e == EROFS || e == EACCES || e == EPERM) return result(TierCode::kRefused, what + ": " + std::strerror(e));
-    return result(TierCode::kError, what + ": " + std::strerror(e));
+  // <dir>/<prefix>, walked from the tier's path (created when missing and `create`).
+  TierDirectoryOpen open_root(bool create) {
+    TierDirectoryOpen base = open_tier_path(base_, env_);
+    if (!base.ok()) return base;
+    return open_tier_subdirectory(base.directory, options_.prefix, create, env_);
+  }
+
+  TierDirectoryOpen open_bucket(const std::string& bucket, bool create) {
+    TierDirectoryOpen root = open_root(create);
+    if (!root.ok()) return root;
+    return open_tier_subdirectory(root.directory, bucket, create, env_);
   }
 
   TierResult read_entry(int fd, Deadline deadline) {
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
       if (is_miss_errno(errno)) return result(TierCode::kMiss);
-      return failure("cannot stat an entry");
+      return failure("cannot stat an entry", errno);
     }
     if (!S_ISREG(st.st_mode)) return result(TierCode::kError, "an entry is not a regular file");
     TierResult r = result(TierCode::kOk);
@@ -200,7 +224,7 @@ class FileTier final : public Tier {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         if (is_miss_errno(errno)) return result(TierCode::kMiss);
-        return failure("cannot read an entry");
+        return failure("cannot read an entry", errno);
       }
       if (n == 0) break;  // shorter than its size said: unseals as corrupt
       done += static_cast<std::size_t>(n);
@@ -211,25 +235,14 @@ class FileTier final : public Tier {
 
   std::string name_;
   std::string base_;
-  std::string root_;
   TierOptions options_;
-};
-
-struct Entry {
-  std::int64_t mtime_ns;
-  std::uint64_t size;
-  std::string path;
+  Env& env_;
 };
 
 }  // namespace
 
 std::string file_tier_entry_name(std::string_view key) {
-  const XXH128_hash_t h = XXH3_128bits(key.data(), key.size());
-  const std::uint64_t words[2] = {h.high64, h.low64};
-  unsigned char bytes[16];
-  for (int w = 0; w < 2; ++w)
-    for (int i = 0; i < 8; ++i) bytes[w * 8 + i] = static_cast<unsigned char>(words[w] >> (56 - 8 * i));
-  const std::string digits = hex(bytes, sizeof bytes);
+  const std::string digits = entry_digits(key);
   return digits.substr(0, 2) + "/" + digits;
 }
 
@@ -239,64 +252,6 @@ std::unique_ptr<Tier> make_file_tier(const TierUrl& url, const TierOptions& opti
     return nullptr;
   }
   return std::make_unique<FileTier>(url, options);
-}
-
-FileTierEviction evict_file_tier(std::string_view url_text, std::uint64_t max_bytes) {
-  const util::ErrnoGuard errno_guard;
-  FileTierEviction out;
-  std::string problem;
-  const std::optional<TierUrl> url = parse_tier_url(url_text, &problem);
-  if (!url || url->scheme != "file") {
-    out.problem = url ? "not a file:// tier: " + url->display() : problem;
-    return out;
-  }
-  const TierOptions options = tier_options(*url, &problem);
-  if (!problem.empty()) {
-    out.problem = problem;
-    return out;
-  }
-  const std::string root = url->path + "/" + options.prefix;
-  DIR* top = ::opendir(root.c_str());
-  if (top == nullptr) {
-    if (errno != ENOENT) out.problem = "cannot list " + root + ": " + std::strerror(errno);
-    return out;  // an empty tier
-  }
-  std::vector<Entry> entries;
-  const std::int64_t hour_ago = util::realtime_ns() - 3600ll * 1'000'000'000;
-  while (dirent* bucket = ::readdir(top)) {
-    const std::string_view b = bucket->d_name;
-    if (b.size() != 2 || b.find_first_not_of("0123456789abcdef") != std::string_view::npos) continue;
-    const std::string bucket_path = root + "/" + std::string(b);
-    DIR* dir = ::opendir(bucket_path.c_str());
-    if (dir == nullptr) continue;
-    while (dirent* file = ::readdir(dir)) {
-      const std::string_view f = file->d_name;
-      if (f == "." || f == "..") continue;
-      std::string path = bucket_path + "/" + std::string(f);
-      struct stat st {};
-      if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      const std::int64_t mtime = util::to_ns(st.st_mtim);
-      if (f.starts_with(kTemporaryPrefix)) {
-        if (mtime < hour_ago && ::unlink(path.c_str()) == 0) ++out.temporaries_removed;
-        continue;
-      }
-      entries.push_back({mtime, static_cast<std::uint64_t>(st.st_size), std::move(path)});
-    }
-    ::closedir(dir);
-  }
-  ::closedir(top);
-  out.files_before = entries.size();
-  for (const Entry& e : entries) out.bytes_before += e.size;
-  out.bytes_after = out.bytes_before;
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.mtime_ns < b.mtime_ns; });
-  for (const Entry& e : entries) {
-    if (out.bytes_after <= max_bytes) break;
-    if (::unlink(e.path.c_str()) == 0 || errno == ENOENT) {
-      ++out.files_removed;
-      out.bytes_after -= e.size;
-    }
-  }
-  return out;
 }
 
 }  // namespace nvrtc_cache::store::remote
