@@ -165,7 +165,8 @@ ClaimDirectory::ClaimDirectory(std::string path, bool shared) : path_(std::move(
     problem_ = holder.detail;
     return;
   }
-  store::DirectoryWalk walk = store::open_subdirectory(holder.handle, leaf, path_, /*create=*/true, env, shared_ ? 0770 : 0700);
+  store::DirectoryWalk walk = store::open_subdirectory(holder.handle, leaf, path_, /*create=*/true, env,
+                                                     shared_ ? store::kGroupSharedDirectoryMode : mode_t{0700});
   if (!walk.handle.valid()) {
     problem_ = walk.detail;
     return;
@@ -244,10 +245,17 @@ ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds ti
     return out;
   }
   const std::string file(name);
-  ClaimFd fd(openat(handle_.fd(), file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, shared_ ? 0660 : 0600));
+  ClaimFd fd(openat(handle_.fd(), file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+                    shared_ ? store::kGroupSharedFileMode : 0600));
   if (fd.get() < 0) {
     out.problem = "cannot open " + path_ + "/" + file + ": " + std::strerror(errno);
     return out;
+  }
+  if (shared_) {  // the group's whatever the umask (a claim file of another member is theirs to set)
+    struct stat st {};
+    if (fstat(fd.get(), &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 07777) != store::kGroupSharedFileMode) {
+      (void)fchmod(fd.get(), store::kGroupSharedFileMode);
+    }
   }
   Clock::time_point first_refused;
   nanoseconds pause = milliseconds(1);

@@ -130,7 +130,8 @@ std::string joined(const std::string& directory, const std::string& name) {
 
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env) {
   if (!is_absolute(path)) return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}};
-  DirectoryWalk walk = open_directory_path(path, /*create=*/true, allow_shared, env);
+  DirectoryWalk walk = open_directory_path(path, /*create=*/true, allow_shared, env,
+                                           allow_shared ? kGroupSharedDirectoryMode : mode_t{0700});
   if (!walk.handle.valid()) {
     return {walk.unsafe ? DirectoryVerdict::kUnsafe : DirectoryVerdict::kCannotCreate, std::move(walk.detail), {}};
   }
@@ -272,6 +273,7 @@ OpenedCache open_cache(const CachePolicy& policy) {
   options.directory = store_dir;
   options.parent_directory_fd = check.handle.fd();
   options.map_size_bytes = policy.max_bytes;
+  options.group_shared = policy.allow_shared;
   options.env = policy.env;
   out.store = LmdbStore::open(options, &out.status);
   if (!out.store && out.status.code() == Status::Code::kCorruption && move_aside(out.status)) {  // LMDB found damage

@@ -29,7 +29,9 @@ struct CachePolicy {
   std::string directory;           // the cache directory (the store lives in <directory>/store)
   std::string fallback_directory;  // node-local directory used when `directory` is on a network FS
   std::uint64_t max_bytes = 5ull << 30;
-  bool allow_shared = false;       // accept a directory owned by another user or group-writable
+  // Accept a directory owned by another user or group-writable, and create what is missing usable
+  // by the directory's group (kGroupSharedDirectoryMode, kGroupSharedFileMode).
+  bool allow_shared = false;
   Env* env = Env::system();
 };
 

@@ -106,7 +106,8 @@ DirectoryHandle DirectoryHandle::duplicate() const {
   return DirectoryHandle(fd_ < 0 ? -1 : duplicate_directory_descriptor(fd_));
 }
 
-DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, Env& env) {
+DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, Env& env,
+                                  mode_t create_mode) {
   if (path.empty()) return failed(EINVAL, false, "empty directory path");
   const std::string root = root_of(path);
   std::string shown = root;
@@ -121,7 +122,7 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
     const std::string name = std::move(pending.front());
     pending.pop_front();
     const std::string here = joined(shown, name);
-    const int rc = open_or_create(current.fd(), name, create, env, &fd);
+    const int rc = open_or_create(current.fd(), name, create, env, &fd, create_mode);
     if (rc == 0) {
       current = DirectoryHandle(fd);
       shown = here;

@@ -33,8 +33,16 @@ int Env::open_directory_at(int dir, const std::string& name, int* fd) {
   return *fd < 0 ? errno : 0;
 }
 
+int Env::change_mode_at(int dir, const std::string& name, mode_t mode) {
+  return result(::fchmodat(dir, name.c_str(), mode, 0));
+}
+
 int Env::make_directory_at(int dir, const std::string& name, mode_t mode) {
-  return result(::mkdirat(dir, name.c_str(), mode));
+  const int rc = result(::mkdirat(dir, name.c_str(), mode));
+  // The mode asked for, whatever the umask, where it grants more than the owner's bits (a group-
+  // shared cache's 02770: the umask would take the group's write bit and mkdir ignores setgid).
+  if (rc == 0 && (mode & ~mode_t{0700}) != 0) (void)change_mode_at(dir, name, mode & 07777);
+  return rc;
 }
 
 int Env::stat_at(int dir, const std::string& name, struct stat* out) {

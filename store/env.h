@@ -77,7 +77,11 @@ class Env {
   // openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW): ELOOP or ENOTDIR when `name` is a
   // symbolic link or not a directory. `dir` may be AT_FDCWD (then `name` may be "/" or ".").
   virtual int open_directory_at(int dir, const std::string& name, int* fd);
+  // mkdirat(dir, name, mode); a mode granting more than the owner's bits is then applied exactly
+  // (fchmodat), whatever the umask.
   virtual int make_directory_at(int dir, const std::string& name, mode_t mode);
+  // fchmodat(dir, name, mode) (Windows: nothing to do, 0).
+  virtual int change_mode_at(int dir, const std::string& name, mode_t mode);
   // fstatat(dir, name, AT_SYMLINK_NOFOLLOW); an empty `name` stats `dir` itself.
   virtual int stat_at(int dir, const std::string& name, struct stat* out);
   virtual int statfs_at(int dir, struct statfs* out);

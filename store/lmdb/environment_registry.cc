@@ -1,6 +1,9 @@
 #include "store/lmdb/environment_registry.h"
 
 #include <sys/stat.h>
+#ifndef _WIN32
+#include <unistd.h>
+#endif
 
 #include <memory>
 #include <utility>
@@ -49,9 +52,23 @@ int open_environment(const LmdbOptions& options, const std::string& path, unsign
   rc = api().mdb_env_set_maxreaders(raw, kMaxReaders);
   if (rc == MDB_SUCCESS) rc = api().mdb_env_set_maxdbs(raw, kMaxDbs);
   if (rc == MDB_SUCCESS) rc = api().mdb_env_set_mapsize(raw, options.map_size_bytes);
-  if (rc == MDB_SUCCESS) rc = api().mdb_env_open(raw, path.c_str(), flags, kFileMode);
+  if (rc == MDB_SUCCESS) rc = api().mdb_env_open(raw, path.c_str(), flags, options.group_shared ? kGroupSharedFileMode : kFileMode);
   if (rc == MDB_SUCCESS) *out = std::move(env);  // a failed open needs a fresh handle: `env` closes it
   return rc;
+}
+
+// A group-shared store's files usable by the group whatever the umask LMDB created them under: the
+// files this user owns are made kGroupSharedFileMode (another member's are theirs to set).
+void share_with_group(const DirectoryHandle& directory, Env& env) {
+#ifndef _WIN32
+  for (const char* name : {"data.mdb", "lock.mdb"}) {
+    struct stat st {};
+    if (env.stat_at(directory.fd(), name, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    if ((st.st_mode & 07777) != kGroupSharedFileMode) (void)env.change_mode_at(directory.fd(), name, kGroupSharedFileMode);
+  }
+#else
+  (void)directory, (void)env;
+#endif
 }
 
 // The path LMDB is given for `directory`: /proc/self/fd/N, which resolves to the very directory the
@@ -106,7 +123,9 @@ SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocat
                                " was closed by someone else; not using the store");
     return nullptr;
   }
-  const DirectoryWalk directory = open_subdirectory(location.parent, location.leaf, location.path, /*create=*/true, env);
+  const DirectoryWalk directory =
+      open_subdirectory(location.parent, location.leaf, location.path, /*create=*/true, env,
+                        options.group_shared ? kGroupSharedDirectoryMode : mode_t{0700});
   if (!directory.handle.valid()) {
     *status = directory.unsafe ? Status::invalid_argument(directory.detail) : to_status(directory.error, directory.detail);
     return nullptr;
@@ -170,6 +189,7 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
                                "that was checked); not using it");
     return nullptr;
   }
+  if (options.group_shared && !shared->read_only) share_with_group(directory, *options.env);
   if (rc = open_databases(raw, *shared); rc != MDB_SUCCESS) {
     *status = to_status(rc, "open databases in " + options.directory);
     return nullptr;

@@ -67,6 +67,10 @@ struct LmdbOptions {
   // (/proc/self/fd/N, or `directory` where /proc is missing), and an open whose data.mdb is not the
   // one in that directory (it was swapped meanwhile) is refused.
   int parent_directory_fd = -1;
+  // A cache its directory's group shares on purpose: the store directory is created
+  // kGroupSharedDirectoryMode and its files (data.mdb, lock.mdb) kGroupSharedFileMode, whatever the
+  // umask, so every member can open what another created.
+  bool group_shared = false;
 };
 
 // Called after each eviction batch (on the evicting thread): entries examined of the pass's candidates.

@@ -234,6 +234,8 @@ int Env::open_directory_at(int dir, const std::string& name, int* fd) {
   return 0;
 }
 
+int Env::change_mode_at(int, const std::string&, mode_t) { return 0; }  // no POSIX modes on Windows
+
 int Env::make_directory_at(int dir, const std::string& name, mode_t) {
   const LastErrorKept kept;
   int error = 0;
