@@ -1,6 +1,7 @@
 // `nvrtc-cache replay`'s pieces shared by the command (tools/replay_command.cc) and its workers
 // (tools/replay_worker.cc, processes with the shim preloaded, so each compile is keyed and stored by
-// the shim's own code, exactly as the app's would be).
+// the shim's own code, exactly as the app's would be). A recording is untrusted input: its library is
+// checked before it is loaded (tools/nvrtc_library_check.h), in the command and again in each worker.
 // Contract: single-threaded; the worker changes its working directory and $PWD per program.
 #pragma once
 
@@ -22,7 +23,8 @@ struct ReplayVariant {
 // differ from every earlier variant's.
 std::vector<ReplayVariant> replay_variants(const core::CompileRecord& record, const std::vector<std::string>& archs);
 
-// What a worker reports for one variant: "stored", "cached" (already a hit), "failed", "skipped".
+// What a worker reports for one variant: "stored", "cached" (already a hit), "failed", "skipped",
+// "refused".
 struct ReplayOutcome {
   std::size_t program = 0;  // index in the worker's task file
   std::size_t variant = 0;
