@@ -4,8 +4,8 @@
 // up (it hits, with NVRTC's bytes); a dependency changed since the recording is reported, not
 // stored; another NVRTC build is refused; a damaged recording is reported without a crash. A crafted
 // recording is trusted with nothing: a library it names runs no code unless the file passes the
-// checks (tests/hostile_library.cc leaves a marker when loaded), in the command and in a worker, and
-// --nvrtc is held to the same checks.
+// checks (tests/hostile_library.cc leaves a marker when loaded), --nvrtc is held to the same checks,
+// and a program whose options would write files is refused, in the command and in a worker.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -363,20 +363,101 @@ TEST(ReplayUntrusted, NvrtcFlagNamesTheLibraryUnderTheSameChecks) {
   EXPECT_FALSE(planted.loaded()) << "replay ran the library's code";
 }
 
+constexpr const char* kPrecious = "the user's own bytes\n";
+
+// NVRTC itself does write the files these options name (so the refusals below are what keeps them).
+TEST(ReplayUntrusted, NvrtcWritesTheFilesTheseOptionsName) {
+  Program program;
+  TempDir dir;
+  for (const std::string option : {"--create-pch=", "--time=", "-Xcudafe --list="}) {
+    SCOPED_TRACE(option);
+    const std::string victim = dir.path() + "/victim" + std::to_string(option.size());
+    write_file(victim, kPrecious);
+    const ProcessResult r =
+        probe({"source_file"}, merged(program.env("-arch=sm_80"), {{"PROBE_OPTIONS", option + victim}}));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(read_file(victim), kPrecious);
+  }
+}
+
+TEST(ReplayUntrusted, AProgramWithOptionsACompileCannotHoldIsRefusedAndTheOthersReplayed) {
+  TempDir dir;
+  const std::string genuine = dir.path() + "/genuine.rec";
+  ASSERT_EQ(probe({"trivial", "ptx", "template"},
+                  merged(shim_env(dir.path() + "/recording-cache"), {{"NVRTC_CACHE_RECORD", genuine}}))
+                .exit_code,
+            0);
+  const core::RecordScan scan = core::scan_records(read_file(genuine));
+  ASSERT_EQ(scan.records.size(), 3u);
+  const std::string pch_victim = dir.path() + "/precious.pch";
+  const std::string time_victim = dir.path() + "/precious.csv";
+  write_file(pch_victim, kPrecious);
+  write_file(time_victim, kPrecious);
+  const std::string list_victim = dir.path() + "/precious.lst";
+  write_file(list_victim, kPrecious);
+  const std::map<std::string, std::string> crafted_options = {{"pch.cu", "--create-pch=" + pch_victim},
+                                                              {"time.cu", "--time=" + time_victim},
+                                                              {"unknown.cu", "--no-such-option"},
+                                                              {"cudafe.cu", "-Xcudafe --list=" + list_victim}};
+  std::string bytes = read_file(genuine);
+  for (const auto& [name, option] : crafted_options) {
+    core::CompileRecord crafted = scan.records[1];
+    crafted.inputs.name = name;
+    for (std::size_t at = 0; at < option.size();) {  // "-Xcudafe --list=F": two options
+      const std::size_t space = std::min(option.find(' ', at), option.size());
+      crafted.inputs.options.push_back(option.substr(at, space - at));
+      at = space + 1;
+    }
+    bytes += core::encode_record(crafted);
+  }
+  const std::string record = dir.path() + "/crafted.rec";
+  write_file(record, bytes);
+
+  const nlohmann::json report = replay(record, dir.path() + "/cache", {}, 1);
+  EXPECT_EQ(report.value("programs", 0), 7);
+  EXPECT_EQ(report.value("compiled", 0), 3) << report.dump(1);
+  EXPECT_EQ(report.value("refused", 0), 4) << report.dump(1);
+  for (const auto& compile : report["compiles"]) {
+    const std::string name = compile.value("program", "");
+    const auto crafted = crafted_options.find(name);
+    if (crafted == crafted_options.end()) {
+      EXPECT_EQ(compile.value("status", ""), "stored") << compile.dump();
+      continue;
+    }
+    EXPECT_EQ(compile.value("status", ""), "refused") << compile.dump();
+    const std::string detail = compile.value("detail", "");
+    EXPECT_NE(detail.find(crafted->second), std::string::npos) << detail;
+    const std::string why = name == "unknown.cu" ? "is unknown for NVRTC 13."
+                            : name == "cudafe.cu" ? "internal tools"
+                                                  : "has side effects";
+    EXPECT_NE(detail.find(why), std::string::npos) << detail;
+  }
+  EXPECT_EQ(read_file(pch_victim), kPrecious);
+  EXPECT_EQ(read_file(time_victim), kPrecious);
+  EXPECT_EQ(read_file(list_victim), kPrecious);
+  EXPECT_EQ(get(counters_of(dir.path() + "/cache"), "stores"), 3);
+}
+
 // A worker checks its task file again (a task file is only ever written by the command, which
-// already refused this): the library, before anything of it runs.
+// already refused these): options, then the library, before anything is loaded or compiled.
 TEST(ReplayUntrusted, AWorkerRefusesWhatTheCommandWouldHave) {
   TempDir dir;
   const core::CompileRecord genuine = recorded_compile(dir.path());
+  const std::string victim = dir.path() + "/precious.pch";
+  write_file(victim, kPrecious);
+  core::CompileRecord pch = genuine;
+  pch.inputs.options.push_back("--create-pch=" + victim);
   PlantedLibrary planted;
   core::CompileRecord hostile = genuine;
   hostile.library_path = planted.library;
   const std::string tasks = dir.path() + "/tasks";
-  write_file(tasks, core::encode_record(hostile));
+  write_file(tasks, core::encode_record(pch) + core::encode_record(hostile));
   const ProcessResult r = run_process({NVRTC_CACHE_CLI_PATH, "__replay-worker", tasks, "--log", dir.path() + "/log"},
                                       merged(shim_env(dir.path() + "/cache"), planted.env(dir.path() + "/cache")));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("0\t0\trefused\t" + planted.library + " is a library with build-id"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0\t0\trefused\toption --create-pch="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1\t0\trefused\t" + planted.library + " is a library with build-id"), std::string::npos) << r.out;
+  EXPECT_EQ(read_file(victim), kPrecious);
   EXPECT_FALSE(planted.loaded());
 }
 

@@ -3,7 +3,8 @@
 // requested architecture, into this machine's cache. The compiles run in worker processes with the
 // shim preloaded (`__replay-worker`, tools/replay_worker.cc), so each result is stored under exactly
 // the key the app computes. The recording is untrusted (tools/replay.h): a library is judged on disk
-// before it is loaded (tools/nvrtc_library_check.h).
+// before it is loaded (tools/nvrtc_library_check.h), and a program whose options could do more than
+// compile is refused before any worker starts.
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -49,7 +50,7 @@ struct ReplayOptions {
 struct Program {
   core::CompileRecord record;
   std::vector<ReplayVariant> variants;
-  std::string refused;  // why it is not compiled: its library's refusal
+  std::string refused;  // why it is not compiled: its library's refusal, or its options'
 };
 
 struct Worker {
@@ -142,6 +143,7 @@ int replay(const ReplayOptions& options) {
     std::string refused;
   };
   std::map<std::string, Library> libraries;  // path + identity -> the checked library
+  const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");  // NVRTC appends them in the workers too
   std::size_t tasks = 0;
   for (Program& p : programs) {
     const keying::LibraryIdentity& id = p.record.inputs.library;
@@ -156,6 +158,13 @@ int replay(const ReplayOptions& options) {
     }
     p.variants = replay_variants(p.record, archs);
     p.refused = it->second.refused;
+    for (std::size_t v = 0; v < p.variants.size() && p.refused.empty(); ++v) {
+      p.refused = replay_option_refusal(p.variants[v].options, id, append_flags);
+      if (!p.refused.empty()) {
+        fmt::print(stderr, "nvrtc-cache replay: refusing program {}: {}\n", p.record.inputs.name.value_or("(null name)"),
+                   p.refused);
+      }
+    }
     if (!p.refused.empty()) continue;
     p.record.library_path = it->second.resolved;  // the workers load exactly the file checked here
     tasks += p.variants.size();
@@ -311,8 +320,9 @@ void add_replay_command(CLI::App& app, Outcome& outcome) {
       "rewritten in the spelling the program used, each stored under exactly the key the program computes on "
       "that GPU. Programs whose dependencies (headers, environment) differ here are reported and skipped. The "
       "recording is untrusted: its NVRTC is loaded only if the file, and every directory above it, is owned by you "
-      "or root and writable by no one else, and its build-id is the recording's. Exit code 1 when anything failed, "
-      "was refused or the recording was damaged.");
+      "or root and writable by no one else, and its build-id is the recording's; a program with an option that has "
+      "side effects or is unknown is refused. Exit code 1 when anything failed, was refused or the recording was "
+      "damaged.");
   auto options = std::make_shared<ReplayOptions>();
   command->add_option("FILE", options->file, "the recording")->required();
   command->add_option("--arch", options->archs, "architectures to compile for as well (sm_80,sm_90,sm_100a,...)")

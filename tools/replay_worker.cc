@@ -1,6 +1,6 @@
 // nvrtc-cache __replay-worker: one of `nvrtc-cache replay`'s worker processes (tools/replay.h). Its
-// task file comes from the command, which checked every library already; the worker checks it again
-// before it loads anything.
+// task file comes from the command, which checked every library and option list already; the worker
+// checks them again before it loads or compiles anything.
 #include <dlfcn.h>
 #include <nvrtc.h>
 #include <stdlib.h>
@@ -207,9 +207,17 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
   for (std::size_t p = 0; p < tasks.records.size(); ++p) {
     const core::CompileRecord& record = tasks.records[p];
     const std::vector<ReplayVariant> variants = replay_variants(record, archs);
-    // Refused before anything of it runs: its library.
-    const Nvrtc* api = &nvrtc_for(record.library_path, record.inputs.library);
-    std::string why_refused = api->problem;
+    // Refused before anything is loaded or compiled: its options, then its library.
+    std::string why_refused;
+    const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");
+    for (std::size_t v = 0; v < variants.size() && why_refused.empty(); ++v) {
+      why_refused = replay_option_refusal(variants[v].options, record.inputs.library, append_flags);
+    }
+    const Nvrtc* api = nullptr;
+    if (why_refused.empty()) {
+      api = &nvrtc_for(record.library_path, record.inputs.library);
+      why_refused = api->problem;
+    }
     std::string why_skipped;
     const std::string directory = why_refused.empty() ? directory_for(record, why_skipped) : "";
     if (why_refused.empty() && why_skipped.empty() && chdir(directory.c_str()) != 0) {
