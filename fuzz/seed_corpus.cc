@@ -1,14 +1,17 @@
 // fuzz_seed_corpus DIR: writes a small seed corpus for every fuzz target into DIR/<target>/, from
 // real encodings: entries shaped as capture_outputs() records them, a manifest and dependency set
 // recorded from a real file read and probe, envelopes, access records, and the meta page of a real
-// LMDB store. Checksummed formats are written both whole and without their checksum (the targets
-// append a fresh one).
+// LMDB store, ELF files (the start of this executable, and a minimal shared object). Checksummed
+// formats are written both whole and without their checksum (the targets append a fresh one).
+#include <elf.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "store/lmdb/records.h"
 #include "store/lmdb/lmdb_store.h"
 #include "store/remote/sealed_value.h"
+#include "util/binary_io.h"
 
 namespace fs = std::filesystem;
 using namespace nvrtc_cache;
@@ -92,6 +96,43 @@ direct::DependencySet recorded_set(const std::string& dir) {
       {direct::ObservationKind::kGetenv, true, false, "NVRTC_CACHE_SEED_VAR", "1"}};
   auto recorded = direct::record_dependencies(observed, dir, std::numeric_limits<std::int64_t>::max(), {});
   return recorded.set.value_or(direct::DependencySet{});
+}
+
+// The smallest ELF64 shared object the reader reads whole: header, PT_LOAD / PT_NOTE / PT_DYNAMIC,
+// a GNU build-id note, DT_STRTAB / DT_STRSZ / DT_SONAME and the string "libnvrtc.so.13".
+std::string minimal_shared_object() {
+  constexpr std::size_t kPhoff = 64, kNote = kPhoff + 3 * 56, kDynamic = kNote + 24, kStrings = kDynamic + 4 * 16;
+  std::string f(kStrings + 16, '\0');
+  const auto put = [&f](std::size_t at, std::uint64_t v, std::size_t n) { util::store_le(f.data() + at, v, n); };
+  std::memcpy(f.data(), ELFMAG, SELFMAG);
+  f[EI_CLASS] = ELFCLASS64;
+  f[EI_DATA] = ELFDATA2LSB;
+  f[EI_VERSION] = EV_CURRENT;
+  put(16, ET_DYN, 2);
+  put(18, EM_X86_64, 2);
+  put(32, kPhoff, 8);
+  put(54, 56, 2);
+  put(56, 3, 2);
+  const std::uint64_t segments[3][3] = {{PT_LOAD, 0, f.size()}, {PT_NOTE, kNote, 24}, {PT_DYNAMIC, kDynamic, 64}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    put(kPhoff + i * 56, segments[i][0], 4);
+    put(kPhoff + i * 56 + 8, segments[i][1], 8);   // offset
+    put(kPhoff + i * 56 + 16, segments[i][1], 8);  // vaddr
+    put(kPhoff + i * 56 + 32, segments[i][2], 8);  // filesz
+    put(kPhoff + i * 56 + 40, segments[i][2], 8);  // memsz
+    put(kPhoff + i * 56 + 48, 4, 8);
+  }
+  put(kNote, 4, 4);
+  put(kNote + 4, 8, 4);
+  put(kNote + 8, NT_GNU_BUILD_ID, 4);
+  std::memcpy(f.data() + kNote + 12, "GNU\0buildid!", 12);
+  const std::uint64_t dynamic[4][2] = {{DT_STRTAB, kStrings}, {DT_STRSZ, 16}, {DT_SONAME, 1}, {DT_NULL, 0}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    put(kDynamic + i * 16, dynamic[i][0], 8);
+    put(kDynamic + i * 16 + 8, dynamic[i][1], 8);
+  }
+  std::memcpy(f.data() + kStrings + 1, "libnvrtc.so.13", 14);
+  return f;
 }
 
 std::string le64s(std::initializer_list<std::uint64_t> values) {
@@ -220,6 +261,14 @@ int main(int argc, char** argv) {
   corpus.add("resp_reply", "errors", std::string("\x10-NOAUTH Authentication required.\r\n-OOM command not allowed\r\n"));
   corpus.add("resp_reply", "over-cap", std::string("\x04$4096\r\n") + std::string(4096, 'v') + "\r\n");
   corpus.add("resp_reply", "array", std::string("\x10*2\r\n$1\r\nx\r\n:7\r\n"));
+
+  corpus.add("elf_identity", "minimal", minimal_shared_object());
+  {
+    std::ifstream self("/proc/self/exe", std::ios::binary);
+    std::stringstream bytes;
+    bytes << self.rdbuf();
+    corpus.add("elf_identity", "this-executable", bytes.str().substr(0, 65536));
+  }
   fs::remove_all(dir);
   return 0;
 }

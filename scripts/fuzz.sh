@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 runs="${1:-1000000}"
 build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
-targets=(entry manifest dependency_set envelope access_record lmdb_layout sealed_value archive record resp_reply)
+targets=(entry manifest dependency_set envelope access_record lmdb_layout sealed_value archive record resp_reply elf_identity)
 
 if ! command -v clang++ >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed"; then
   echo "fuzz: installing clang and libclang-rt-14-dev" >&2

@@ -2,11 +2,18 @@
 // NVRTC in real processes: records from many processes at once are all whole; a replay for another
 // architecture, in each spelling of the option, stores exactly what a later client on that GPU looks
 // up (it hits, with NVRTC's bytes); a dependency changed since the recording is reported, not
-// stored; another NVRTC build is refused; a damaged recording is reported without a crash.
+// stored; another NVRTC build is refused; a damaged recording is reported without a crash. A crafted
+// recording is trusted with nothing: a library it names runs no code unless the file passes the
+// checks (tests/hostile_library.cc leaves a marker when loaded), --nvrtc is held to the same checks,
+// and a program whose options would write files is refused, in the command and in a worker.
 #include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <glob.h>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,6 +22,7 @@
 
 #include "core/compile_record.h"
 #include "tests/harness.h"
+#include "tools/elf_identity.h"
 
 namespace nvrtc_cache {
 namespace {
@@ -239,6 +247,218 @@ TEST(Replay, ADamagedRecordingIsReportedWithoutACrash) {
   report = replay(dir.path() + "/garbage.rec", dir.path() + "/d", {}, 1);
   EXPECT_EQ(report.value("records", -1), 0);
   EXPECT_FALSE(report["damaged"].empty());
+}
+
+// tests/hostile_library.cc copied into a directory of its own, standing for a library another user
+// planted: its constructor creates `marker` when it is loaded, in any process given the environment.
+struct PlantedLibrary {
+  TempDir dir;
+  std::string lib_dir = dir.path() + "/lib";
+  std::string library = lib_dir + "/libnvrtc.so.13";
+  std::string marker = dir.path() + "/loaded";
+  PlantedLibrary() {
+    fs::create_directory(lib_dir);
+    ::chmod(lib_dir.c_str(), 0755);
+    fs::copy_file(HOSTILE_NVRTC_PATH, library);
+    ::chmod(library.c_str(), 0755);
+  }
+  std::string build_id() const {
+    std::string why;
+    const std::optional<tools::ElfIdentity> id = tools::read_elf_identity(read_file(library), why);
+    EXPECT_TRUE(id) << why;
+    return id ? id->build_id : "";
+  }
+  EnvVars env(const std::string& cache_dir) const {
+    return {{"NVRTC_CACHE_DIR", cache_dir}, {"NVRTC_CACHE_TEST_MARKER", marker}};
+  }
+  bool loaded() const { return fs::exists(marker); }
+};
+
+// One real compile recorded (the probe's "ptx" program), to be edited into a crafted recording.
+core::CompileRecord recorded_compile(const std::string& dir) {
+  const std::string record = dir + "/genuine.rec";
+  EXPECT_EQ(probe({"ptx"}, merged(shim_env(dir + "/recording-cache"), {{"NVRTC_CACHE_RECORD", record}})).exit_code, 0);
+  core::RecordScan scan = core::scan_records(read_file(record));
+  EXPECT_EQ(scan.records.size(), 1u);
+  return scan.records.empty() ? core::CompileRecord{} : scan.records[0];
+}
+
+TEST(ReplayUntrusted, ALibraryARecordingNamesRunsNoCodeUnlessItPassesTheChecks) {
+  PlantedLibrary planted;
+  // The library does run code when loaded: a plain dlopen (the unlinked probe's PROBE_LOAD=path:).
+  (void)run_process({NVRTC_PROBE_UNLINKED_PATH, "trivial"},
+                    {{"PROBE_LOAD", "path:" + planted.library}, {"NVRTC_CACHE_TEST_MARKER", planted.marker}});
+  ASSERT_TRUE(planted.loaded()) << "the stand-in library must leave its marker when loaded";
+  fs::remove(planted.marker);
+
+  TempDir dir;
+  core::CompileRecord crafted = recorded_compile(dir.path());
+  crafted.library_path = planted.library;
+  const std::string record = dir.path() + "/crafted.rec";
+  struct Case {
+    const char* what;
+    std::string build_id;  // the recording's claim
+    std::function<void()> arrange;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {"the genuine NVRTC's build-id", crafted.inputs.library.build_id, [] {}, "build-id"},
+      {"its own build-id, the file writable by others", planted.build_id(),
+       [&] { ::chmod(planted.library.c_str(), 0757); }, planted.library + " is writable by every user"},
+      {"its own build-id, its directory writable by others", planted.build_id(),
+       [&] { ::chmod(planted.lib_dir.c_str(), 0777); }, planted.lib_dir + " is writable by every user"},
+      {"its own build-id, owned by another user", planted.build_id(),
+       [&] { ASSERT_EQ(::chown(planted.library.c_str(), 65534, 65534), 0); }, "is owned by"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    if (std::string(c.what).find("another user") != std::string::npos && geteuid() != 0) continue;  // needs root
+    c.arrange();
+    crafted.inputs.library.build_id = c.build_id;
+    write_file(record, core::encode_record(crafted));
+    const ProcessResult r = cli({"replay", record}, planted.env(dir.path() + "/cache"));
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("refusing"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("1 refused"), std::string::npos) << r.out;
+    EXPECT_FALSE(planted.loaded()) << "replay ran the library's code";
+    ::chmod(planted.lib_dir.c_str(), 0755);
+    ::chmod(planted.library.c_str(), 0755);
+    if (geteuid() == 0) {
+      ASSERT_EQ(::chown(planted.library.c_str(), 0, 0), 0);
+    }
+  }
+
+  // The control: the caller's own file, writable by no one else, with the build-id claimed, is
+  // trusted as the caller is: loaded (and then refused for lacking NVRTC's functions).
+  crafted.inputs.library.build_id = planted.build_id();
+  write_file(record, core::encode_record(crafted));
+  const ProcessResult r = cli({"replay", record}, planted.env(dir.path() + "/cache"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(planted.loaded()) << "the checks, not a failure to load, kept it out above: " << r.err;
+}
+
+TEST(ReplayUntrusted, NvrtcFlagNamesTheLibraryUnderTheSameChecks) {
+  TempDir dir;
+  core::CompileRecord moved = recorded_compile(dir.path());
+  moved.library_path = "/opt/elsewhere/lib/libnvrtc.so.13";  // the recording machine's layout
+  const std::string record = dir.path() + "/moved.rec";
+  write_file(record, core::encode_record(moved));
+  nlohmann::json report = replay(record, dir.path() + "/a", {}, 1);
+  EXPECT_EQ(report.value("refused", 0), 1) << report.dump(1);
+
+  // A symlink to the toolkit's NVRTC (as libnvrtc.so.13 -> libnvrtc.so.13.0.88 is): resolved, accepted.
+  const std::string link = dir.path() + "/libnvrtc.so.13";
+  fs::create_symlink(std::string(CUDA_NVRTC_LIBRARY_DIR) + "/libnvrtc.so.13", link);
+  report = replay(record, dir.path() + "/b", {"--nvrtc", link});
+  EXPECT_EQ(report.value("compiled", 0), 1) << report.dump(1);
+
+  PlantedLibrary planted;
+  moved.inputs.library.build_id = planted.build_id();
+  write_file(record, core::encode_record(moved));
+  ::chmod(planted.library.c_str(), 0757);
+  const ProcessResult r = cli({"replay", record, "--nvrtc", planted.library}, planted.env(dir.path() + "/c"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("writable by every user"), std::string::npos) << r.err;
+  EXPECT_FALSE(planted.loaded()) << "replay ran the library's code";
+}
+
+constexpr const char* kPrecious = "the user's own bytes\n";
+
+// NVRTC itself does write the files these options name (so the refusals below are what keeps them).
+TEST(ReplayUntrusted, NvrtcWritesTheFilesTheseOptionsName) {
+  Program program;
+  TempDir dir;
+  for (const std::string option : {"--create-pch=", "--time=", "-Xcudafe --list="}) {
+    SCOPED_TRACE(option);
+    const std::string victim = dir.path() + "/victim" + std::to_string(option.size());
+    write_file(victim, kPrecious);
+    const ProcessResult r =
+        probe({"source_file"}, merged(program.env("-arch=sm_80"), {{"PROBE_OPTIONS", option + victim}}));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(read_file(victim), kPrecious);
+  }
+}
+
+TEST(ReplayUntrusted, AProgramWithOptionsACompileCannotHoldIsRefusedAndTheOthersReplayed) {
+  TempDir dir;
+  const std::string genuine = dir.path() + "/genuine.rec";
+  ASSERT_EQ(probe({"trivial", "ptx", "template"},
+                  merged(shim_env(dir.path() + "/recording-cache"), {{"NVRTC_CACHE_RECORD", genuine}}))
+                .exit_code,
+            0);
+  const core::RecordScan scan = core::scan_records(read_file(genuine));
+  ASSERT_EQ(scan.records.size(), 3u);
+  const std::string pch_victim = dir.path() + "/precious.pch";
+  const std::string time_victim = dir.path() + "/precious.csv";
+  write_file(pch_victim, kPrecious);
+  write_file(time_victim, kPrecious);
+  const std::string list_victim = dir.path() + "/precious.lst";
+  write_file(list_victim, kPrecious);
+  const std::map<std::string, std::string> crafted_options = {{"pch.cu", "--create-pch=" + pch_victim},
+                                                              {"time.cu", "--time=" + time_victim},
+                                                              {"unknown.cu", "--no-such-option"},
+                                                              {"cudafe.cu", "-Xcudafe --list=" + list_victim}};
+  std::string bytes = read_file(genuine);
+  for (const auto& [name, option] : crafted_options) {
+    core::CompileRecord crafted = scan.records[1];
+    crafted.inputs.name = name;
+    for (std::size_t at = 0; at < option.size();) {  // "-Xcudafe --list=F": two options
+      const std::size_t space = std::min(option.find(' ', at), option.size());
+      crafted.inputs.options.push_back(option.substr(at, space - at));
+      at = space + 1;
+    }
+    bytes += core::encode_record(crafted);
+  }
+  const std::string record = dir.path() + "/crafted.rec";
+  write_file(record, bytes);
+
+  const nlohmann::json report = replay(record, dir.path() + "/cache", {}, 1);
+  EXPECT_EQ(report.value("programs", 0), 7);
+  EXPECT_EQ(report.value("compiled", 0), 3) << report.dump(1);
+  EXPECT_EQ(report.value("refused", 0), 4) << report.dump(1);
+  for (const auto& compile : report["compiles"]) {
+    const std::string name = compile.value("program", "");
+    const auto crafted = crafted_options.find(name);
+    if (crafted == crafted_options.end()) {
+      EXPECT_EQ(compile.value("status", ""), "stored") << compile.dump();
+      continue;
+    }
+    EXPECT_EQ(compile.value("status", ""), "refused") << compile.dump();
+    const std::string detail = compile.value("detail", "");
+    EXPECT_NE(detail.find(crafted->second), std::string::npos) << detail;
+    const std::string why = name == "unknown.cu" ? "is unknown for NVRTC 13."
+                            : name == "cudafe.cu" ? "internal tools"
+                                                  : "has side effects";
+    EXPECT_NE(detail.find(why), std::string::npos) << detail;
+  }
+  EXPECT_EQ(read_file(pch_victim), kPrecious);
+  EXPECT_EQ(read_file(time_victim), kPrecious);
+  EXPECT_EQ(read_file(list_victim), kPrecious);
+  EXPECT_EQ(get(counters_of(dir.path() + "/cache"), "stores"), 3);
+}
+
+// A worker checks its task file again (a task file is only ever written by the command, which
+// already refused these): options, then the library, before anything is loaded or compiled.
+TEST(ReplayUntrusted, AWorkerRefusesWhatTheCommandWouldHave) {
+  TempDir dir;
+  const core::CompileRecord genuine = recorded_compile(dir.path());
+  const std::string victim = dir.path() + "/precious.pch";
+  write_file(victim, kPrecious);
+  core::CompileRecord pch = genuine;
+  pch.inputs.options.push_back("--create-pch=" + victim);
+  PlantedLibrary planted;
+  core::CompileRecord hostile = genuine;
+  hostile.library_path = planted.library;
+  const std::string tasks = dir.path() + "/tasks";
+  write_file(tasks, core::encode_record(pch) + core::encode_record(hostile));
+  const ProcessResult r = run_process({NVRTC_CACHE_CLI_PATH, "__replay-worker", tasks, "--log", dir.path() + "/log"},
+                                      merged(shim_env(dir.path() + "/cache"), planted.env(dir.path() + "/cache")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("0\t0\trefused\toption --create-pch="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1\t0\trefused\t" + planted.library + " is a library with build-id"), std::string::npos) << r.out;
+  EXPECT_EQ(read_file(victim), kPrecious);
+  EXPECT_FALSE(planted.loaded());
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // `nvrtc-cache replay`'s pieces shared by the command (tools/replay_command.cc) and its workers
 // (tools/replay_worker.cc, processes with the shim preloaded, so each compile is keyed and stored by
-// the shim's own code, exactly as the app's would be).
+// the shim's own code, exactly as the app's would be). A recording is untrusted input: its library is
+// checked before it is loaded (tools/nvrtc_library_check.h), its options before anything is compiled
+// (replay_option_refusal), both in the command and again in each worker; its paths are data, never
+// opened for writing.
 // Contract: single-threaded; the worker changes its working directory and $PWD per program.
 #pragma once
 
@@ -22,7 +25,18 @@ struct ReplayVariant {
 // differ from every earlier variant's.
 std::vector<ReplayVariant> replay_variants(const core::CompileRecord& record, const std::vector<std::string>& archs);
 
-// What a worker reports for one variant: "stored", "cached" (already a hit), "failed", "skipped".
+// Why a program compiled by `library` with `options` must not be replayed, or "": an option holding a
+// NUL byte, an option with a side effect (it reads or writes files beyond the compile's inputs: a
+// recording's paths are never written) or one the option table (keying/option_table.h) does not know
+// for that NVRTC version (a genuine recording holds none: such compiles are not cached); and -Xnvvm, or
+// -Xcudafe with anything but a diagnostic control, whose values NVRTC's internal tools take (some
+// write files).
+// `append_flags` is NVRTC_APPEND_FLAGS (nullptr when unset), which NVRTC appends to every compile.
+std::string replay_option_refusal(const std::vector<std::string>& options, const keying::LibraryIdentity& library,
+                                  const char* append_flags);
+
+// What a worker reports for one variant: "stored", "cached" (already a hit), "failed", "skipped",
+// "refused".
 struct ReplayOutcome {
   std::size_t program = 0;  // index in the worker's task file
   std::size_t variant = 0;

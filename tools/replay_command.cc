@@ -2,10 +2,10 @@
 // program of a recording (NVRTC_CACHE_RECORD, `nvrtc-cache run --record`) as recorded and once per
 // requested architecture, into this machine's cache. The compiles run in worker processes with the
 // shim preloaded (`__replay-worker`, tools/replay_worker.cc), so each result is stored under exactly
-// the key the app computes. Refuses a library whose build-id is not the recording's.
-#include <dlfcn.h>
+// the key the app computes. The recording is untrusted (tools/replay.h): a library is judged on disk
+// before it is loaded (tools/nvrtc_library_check.h), and a program whose options could do more than
+// compile is refused before any worker starts.
 #include <fcntl.h>
-#include <nvrtc.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,10 +29,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/compile_record.h"
-#include "shim/interpose/library_identity.h"
 #include "tools/arch_options.h"
 #include "tools/commands.h"
 #include "tools/install_paths.h"
+#include "tools/nvrtc_library_check.h"
 #include "tools/progress.h"
 #include "tools/replay.h"
 
@@ -44,37 +44,13 @@ struct ReplayOptions {
   std::vector<std::string> archs;  // as given
   unsigned jobs = 0;
   bool json = false;
+  std::string nvrtc;  // --nvrtc: the library to compile with instead of each recorded one
 };
-
-std::string hex(std::string_view bytes) {
-  std::string out;
-  for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
-  return out;
-}
-
-// Why the library at `path` is not the recording's, or "".
-std::string library_mismatch(const std::string& path, const keying::LibraryIdentity& recorded) {
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return fmt::format("cannot load {}: {}", path, dlerror());
-  auto version = reinterpret_cast<decltype(&::nvrtcVersion)>(dlsym(handle, "nvrtcVersion"));
-  if (version == nullptr) return path + " is not an NVRTC library";
-  int major = 0, minor = 0;
-  version(&major, &minor);
-  const std::string build_id = shim::interpose::build_id_of_object_containing(reinterpret_cast<const void*>(version));
-  if (major != recorded.major || minor != recorded.minor || build_id != recorded.build_id) {
-    return fmt::format(
-        "{} is NVRTC {}.{} with build-id {}, but the recording's programs were compiled by NVRTC {}.{} with "
-        "build-id {}: their results would not be this library's; refusing to replay them",
-        path, major, minor, build_id.empty() ? "(none)" : hex(build_id), recorded.major, recorded.minor,
-        recorded.build_id.empty() ? "(none)" : hex(recorded.build_id));
-  }
-  return {};
-}
 
 struct Program {
   core::CompileRecord record;
   std::vector<ReplayVariant> variants;
-  std::string refused;  // the library's mismatch
+  std::string refused;  // why it is not compiled: its library's refusal, or its options'
 };
 
 struct Worker {
@@ -156,20 +132,42 @@ int replay(const ReplayOptions& options) {
     if (inserted) programs.push_back({});
     programs[it->second].record = std::move(record);
   }
-  std::map<std::string, std::string> refused_libraries;  // path + identity -> why
+  std::string nvrtc_override;
+  if (!options.nvrtc.empty()) {
+    std::error_code error;
+    nvrtc_override = std::filesystem::absolute(options.nvrtc, error).string();
+    if (error) nvrtc_override = options.nvrtc;
+  }
+  struct Library {
+    std::string resolved;
+    std::string refused;
+  };
+  std::map<std::string, Library> libraries;  // path + identity -> the checked library
+  const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");  // NVRTC appends them in the workers too
   std::size_t tasks = 0;
   for (Program& p : programs) {
     const keying::LibraryIdentity& id = p.record.inputs.library;
-    const std::string library = p.record.library_path + '\0' + std::to_string(id.major) + "." +
-                                std::to_string(id.minor) + '\0' + id.build_id;
-    auto [it, inserted] = refused_libraries.try_emplace(library);
+    const std::string& path = nvrtc_override.empty() ? p.record.library_path : nvrtc_override;
+    const std::string key =
+        path + '\0' + std::to_string(id.major) + "." + std::to_string(id.minor) + '\0' + id.build_id;
+    auto [it, inserted] = libraries.try_emplace(key);
     if (inserted) {
-      it->second = library_mismatch(p.record.library_path, id);
-      if (!it->second.empty()) fmt::print(stderr, "nvrtc-cache replay: {}\n", it->second);
+      LoadedNvrtc loaded = load_checked_nvrtc(path, id);
+      it->second = {std::move(loaded.resolved), std::move(loaded.refused)};
+      if (!it->second.refused.empty()) fmt::print(stderr, "nvrtc-cache replay: {}\n", it->second.refused);
     }
-    p.refused = it->second;
     p.variants = replay_variants(p.record, archs);
-    if (p.refused.empty()) tasks += p.variants.size();
+    p.refused = it->second.refused;
+    for (std::size_t v = 0; v < p.variants.size() && p.refused.empty(); ++v) {
+      p.refused = replay_option_refusal(p.variants[v].options, id, append_flags);
+      if (!p.refused.empty()) {
+        fmt::print(stderr, "nvrtc-cache replay: refusing program {}: {}\n", p.record.inputs.name.value_or("(null name)"),
+                   p.refused);
+      }
+    }
+    if (!p.refused.empty()) continue;
+    p.record.library_path = it->second.resolved;  // the workers load exactly the file checked here
+    tasks += p.variants.size();
   }
 
   // Distribute the programs over the workers, round-robin.
@@ -266,7 +264,7 @@ int replay(const ReplayOptions& options) {
       ReplayOutcome o;
       if (!p.refused.empty()) {
         o.status = "refused";
-        o.detail = "the library's build-id differs from the recording's";
+        o.detail = p.refused;
       } else if (auto it = outcomes.find({i, v}); it != outcomes.end()) {
         o = it->second;
       } else {
@@ -276,7 +274,7 @@ int replay(const ReplayOptions& options) {
       ++totals[o.status];
       const std::string name = p.record.inputs.name.value_or("(null name)");
       list.push_back({{"program", name}, {"variant", p.variants[v].label}, {"status", o.status}, {"detail", o.detail}});
-      if (!options.json && (o.status == "failed" || o.status == "skipped")) {
+      if (!options.json && (o.status == "failed" || o.status == "skipped" || (o.status == "refused" && p.refused.empty()))) {
         fmt::print(stderr, "{} {} [{}]: {}\n", o.status, name, p.variants[v].label, o.detail);
       }
     }
@@ -320,15 +318,20 @@ void add_replay_command(CLI::App& app, Outcome& outcome) {
       "Compile every program of a recording (`nvrtc-cache run --record FILE`, NVRTC_CACHE_RECORD) into this "
       "machine's cache: once as recorded and once per architecture of --arch, with the architecture option "
       "rewritten in the spelling the program used, each stored under exactly the key the program computes on "
-      "that GPU. Programs whose dependencies (headers, environment) differ here are reported and skipped; a "
-      "library whose build-id is not the recording's is refused. Exit code 1 when anything failed, was refused or "
-      "the recording was damaged.");
+      "that GPU. Programs whose dependencies (headers, environment) differ here are reported and skipped. The "
+      "recording is untrusted: its NVRTC is loaded only if the file, and every directory above it, is owned by you "
+      "or root and writable by no one else, and its build-id is the recording's; a program with an option that has "
+      "side effects or is unknown is refused. Exit code 1 when anything failed, was refused or the recording was "
+      "damaged.");
   auto options = std::make_shared<ReplayOptions>();
   command->add_option("FILE", options->file, "the recording")->required();
   command->add_option("--arch", options->archs, "architectures to compile for as well (sm_80,sm_90,sm_100a,...)")
       ->delimiter(',');
   command->add_option("--jobs,-j", options->jobs, "worker processes (default: the number of CPUs)");
   command->add_flag("--json", options->json, "print the report as JSON");
+  command->add_option("--nvrtc", options->nvrtc,
+                      "the NVRTC library to compile with instead of the recorded path (checked the same way: owned by "
+                      "you or root, writable by no one else, the recording's build-id)");
   command->callback([&outcome, options] { outcome.exit_code = replay(*options); });
 
   CLI::App* worker = app.add_subcommand("__replay-worker", "one of replay's worker processes");

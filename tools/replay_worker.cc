@@ -1,4 +1,6 @@
-// nvrtc-cache __replay-worker: one of `nvrtc-cache replay`'s worker processes (tools/replay.h).
+// nvrtc-cache __replay-worker: one of `nvrtc-cache replay`'s worker processes (tools/replay.h). Its
+// task file comes from the command, which checked every library and option list already; the worker
+// checks them again before it loads or compiles anything.
 #include <dlfcn.h>
 #include <nvrtc.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 
 #include "direct/dependencies.h"
 #include "tools/arch_options.h"
+#include "tools/nvrtc_library_check.h"
 #include "tools/replay.h"
 
 namespace nvrtc_cache::tools {
@@ -37,17 +40,21 @@ struct Nvrtc {
   std::string problem;
 };
 
-// The library loaded once per path; dlsym goes through the shim's hook, so every call is cached.
-const Nvrtc& nvrtc_at(const std::string& path) {
+// The library checked and loaded once per path and identity; dlsym goes through the shim's hook, so
+// every call is cached.
+const Nvrtc& nvrtc_for(const std::string& path, const keying::LibraryIdentity& recorded) {
   static std::map<std::string, Nvrtc> loaded;
-  auto [it, inserted] = loaded.try_emplace(path);
+  const std::string key = path + '\0' + std::to_string(recorded.major) + "." + std::to_string(recorded.minor) +
+                          '\0' + recorded.build_id;
+  auto [it, inserted] = loaded.try_emplace(key);
   if (!inserted) return it->second;
   Nvrtc& api = it->second;
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    api.problem = std::string("cannot load ") + path + ": " + dlerror();
+  const LoadedNvrtc library = load_checked_nvrtc(path, recorded);
+  if (library.handle == nullptr) {
+    api.problem = library.refused;
     return api;
   }
+  void* handle = library.handle;
   api.create = reinterpret_cast<decltype(api.create)>(dlsym(handle, "nvrtcCreateProgram"));
   api.add_name_expression = reinterpret_cast<decltype(api.add_name_expression)>(dlsym(handle, "nvrtcAddNameExpression"));
   api.compile = reinterpret_cast<decltype(api.compile)>(dlsym(handle, "nvrtcCompileProgram"));
@@ -200,14 +207,23 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
   for (std::size_t p = 0; p < tasks.records.size(); ++p) {
     const core::CompileRecord& record = tasks.records[p];
     const std::vector<ReplayVariant> variants = replay_variants(record, archs);
+    // Refused before anything is loaded or compiled: its options, then its library.
+    std::string why_refused;
+    const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");
+    for (std::size_t v = 0; v < variants.size() && why_refused.empty(); ++v) {
+      why_refused = replay_option_refusal(variants[v].options, record.inputs.library, append_flags);
+    }
+    const Nvrtc* api = nullptr;
+    if (why_refused.empty()) {
+      api = &nvrtc_for(record.library_path, record.inputs.library);
+      why_refused = api->problem;
+    }
     std::string why_skipped;
-    const Nvrtc& api = nvrtc_at(record.library_path);
-    const std::string directory = api.problem.empty() ? directory_for(record, why_skipped) : "";
-    if (!api.problem.empty()) why_skipped = api.problem;
-    if (why_skipped.empty() && chdir(directory.c_str()) != 0) {
+    const std::string directory = why_refused.empty() ? directory_for(record, why_skipped) : "";
+    if (why_refused.empty() && why_skipped.empty() && chdir(directory.c_str()) != 0) {
       why_skipped = "cannot enter " + directory + ": " + std::strerror(errno);
     }
-    if (why_skipped.empty()) {
+    if (why_refused.empty() && why_skipped.empty()) {
       if (record.inputs.pwd_variable) setenv("PWD", record.inputs.pwd_variable->c_str(), 1);
       else unsetenv("PWD");
       direct::DependencySet dependencies = record.dependencies;
@@ -216,11 +232,14 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
     }
     for (std::size_t v = 0; v < variants.size(); ++v) {
       ReplayOutcome outcome;
-      if (!why_skipped.empty()) {
+      if (!why_refused.empty()) {
+        outcome.status = "refused";
+        outcome.detail = why_refused;
+      } else if (!why_skipped.empty()) {
         outcome.status = "skipped";
         outcome.detail = why_skipped;
       } else {
-        outcome = compile_variant(api, record, variants[v], log);
+        outcome = compile_variant(*api, record, variants[v], log);
       }
       outcome.program = p;
       outcome.variant = v;

@@ -1,0 +1,43 @@
+// Which NVRTC library `nvrtc-cache replay` may load for a recording's programs. The path comes from
+// the recording (or --nvrtc) and loading a shared object runs its code, so the file is judged on disk
+// before anything is loaded:
+// - the path is absolute and resolves (realpath) to a regular file, opened without following a
+//   final symlink and without blocking;
+// - the file and every directory above it are owned by root or the caller, and no one else can write
+//   them: not writable by others, nor by a group other than the caller's own (a group that lists no
+//   member but the caller, without an access control list); a directory writable by others is
+//   accepted only when sticky, since the entry below it is owned by root or the caller;
+// - it is an ELF shared object for this machine whose SONAME is an NVRTC's (libnvrtc.*) and whose GNU
+//   build-id (read from the file, tools/elf_identity.h) is the recording's.
+// A build-id names a build; it does not authenticate one (anyone can write any build-id into a
+// file): the ownership checks are what keep another user's code from being run. Only a library that
+// passes is dlopen()ed, and the loaded object's nvrtcVersion and build-id are checked again.
+// Contract: single-threaded (dlerror); reads the file system and the user and group databases
+// (NSS); load_checked_nvrtc dlopen()s; no fork; never throws except std::bad_alloc; every refusal is
+// one sentence naming the path and saying why.
+#pragma once
+
+#include <string>
+
+#include "keying/program_inputs.h"
+
+namespace nvrtc_cache::tools {
+
+struct NvrtcFileCheck {
+  std::string resolved;  // the path to load, every symlink resolved; "" when refused
+  std::string refused;   // why the library must not be loaded; "" when it may be
+};
+// Judges the file at `path` for programs compiled by `recorded`, without loading it.
+NvrtcFileCheck check_nvrtc_file(const std::string& path, const keying::LibraryIdentity& recorded);
+
+struct LoadedNvrtc {
+  void* handle = nullptr;  // dlopen()'s; nullptr when refused
+  std::string resolved;
+  std::string refused;
+};
+// check_nvrtc_file(), then dlopen() of the resolved path and the loaded object's checks (its
+// nvrtcVersion and the build-id of the object loaded must be the recording's). A library that fails
+// them after loading stays loaded (dlclose() would not undo its constructors) but is refused.
+LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded);
+
+}  // namespace nvrtc_cache::tools
