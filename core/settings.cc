@@ -128,7 +128,9 @@ constexpr SettingSpec kSettings[] = {
      [](const Config& c) { return c.wait_timeout ? show_seconds(*c.wait_timeout) : std::string(); }},
     {"shared", "NVRTC_CACHE_SHARED", SettingType::kBool, "0",
      "`1` accepts a cache directory owned by another user or writable by group/others (a cache shared on "
-     "purpose: everyone who can write it is trusted); otherwise such a directory is refused.",
+     "purpose: everyone who can write it is trusted), and creates what is missing for the directory's group "
+     "(directories 2770, files 0660, whatever the umask): make the team's directory with `install -d -m 2770 "
+     "-g TEAM DIR`. Otherwise such a directory is refused.",
      [](Config& c, std::string_view v) { return parse_bool(v, c.shared); },
      [](const Config& c) { return show_bool(c.shared); }},
     {"remote", "NVRTC_CACHE_REMOTE", SettingType::kText, "none",
