@@ -185,7 +185,7 @@ TEST_F(CliArchive, ASecretSignsExportsAndRefusesUnsignedImports) {
   const std::int64_t stores = fill(dir("a"));
   const std::string secret = dir("secret"), other = dir("other");
   std::ofstream(secret) << "the fleet's secret\n";
-  std::ofstream(other) << "someone else's\n";
+  std::ofstream(other) << "someone else's secret\n";
   fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
   fs::permissions(other, fs::perms::owner_read | fs::perms::owner_write);
   cli_json({"export", dir("unsigned.nvrc")}, dir("a"));
