@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "direct/manifest.h"
+#include "store/lmdb/lmdb_store.h"
 #include "tests/harness.h"
 #include "tests/process.h"
 #include "tests/redis_server.h"
@@ -179,6 +181,36 @@ TEST_F(CliArchive, DamagedArchivesAreReportedAndNeverServeAWrongEntry) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("cannot open"), std::string::npos) << missing.err;
   (void)stores;
+}
+
+// A manifest whose result key is not the one its own key and dependencies make (crafted to send one
+// program to another program's result) is refused on import as malformed; its program is then a
+// miss there, compiled exactly, never served the other result.
+TEST_F(CliArchive, AManifestPointingAtAnotherProgramsResultIsRefused) {
+  fill(dir("a"));
+  {
+    store::LmdbOptions options;
+    options.directory = dir("a") + "/store";
+    store::Status status;
+    std::unique_ptr<store::LmdbStore> a = store::LmdbStore::open(options, &status);
+    ASSERT_TRUE(a) << status.message();
+    std::vector<std::string> manifests;
+    ASSERT_TRUE(a->for_each([&](std::string_view key, std::optional<std::string_view>) {
+                   if (!key.empty() && key[0] == 'M') manifests.emplace_back(key);
+                 }).is_ok());
+    ASSERT_GE(manifests.size(), 2u);
+    std::optional<direct::Manifest> first = direct::decode_manifest(*a->get(manifests[0]));
+    const std::optional<direct::Manifest> second = direct::decode_manifest(*a->get(manifests[1]));
+    ASSERT_TRUE(first && second);
+    first->results[0].result_key = second->results[0].result_key;  // the first program, sent to the second's result
+    ASSERT_TRUE(a->put(manifests[0], direct::encode_manifest(*first)).is_ok());
+  }
+  cli_json({"export", dir("crafted.nvrc")}, dir("a"));
+  const nlohmann::json imported = cli_json({"import", dir("crafted.nvrc")}, dir("b"), 1);
+  EXPECT_EQ(imported["skipped"]["malformed"], 1) << imported.dump();
+  const ProcessResult r = probe(kTierScenarios, shim_env(dir("b")));
+  EXPECT_TRUE(r.out == direct_->out) << "a result differs from NVRTC's";
+  EXPECT_EQ(get(counters_of(dir("b")), "misses"), 1) << "the refused manifest's program is compiled";
 }
 
 TEST_F(CliArchive, ASecretSignsExportsAndRefusesUnsignedImports) {

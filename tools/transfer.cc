@@ -1,6 +1,7 @@
 #include "tools/transfer.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/compile_entry.h"
 #include "core/config.h"
@@ -126,6 +127,13 @@ MergeOutcome Endpoint::merge(std::string_view key, std::string_view payload, std
   }
   const auto incoming = direct::decode_manifest(payload);
   if (!incoming) return MergeOutcome::kMalformed;
+  // Each result a manifest names is the one its own key and dependencies make: a manifest whose result
+  // keys are not (crafted to point a program at another program's result) is refused whole.
+  keying::CacheKey direct_key{};
+  std::memcpy(direct_key.data(), key.data() + 1, direct_key.size());
+  for (const direct::ManifestResult& r : incoming->results) {
+    if (direct::result_key(direct_key, r.dependencies) != r.result_key) return MergeOutcome::kMalformed;
+  }
   const std::optional<std::string> existing_bytes = get(key);
   std::optional<direct::Manifest> existing;
   if (existing_bytes) existing = direct::decode_manifest(*existing_bytes);
