@@ -7,6 +7,7 @@
 #include "core/log.h"
 #include "core/settings.h"
 #include "shim/compile_steps.h"
+#include "store/bounded_writes.h"
 #include "store/cache_directory.h"
 #include "store/fork_locks.h"
 #include "store/remote/tiered_store.h"
@@ -17,6 +18,9 @@ namespace nvrtc_cache::shim {
 namespace {
 
 std::atomic<Runtime*> g_runtime{nullptr};
+// How long a write to the local store (a result, a manifest, the statistics) may wait for LMDB's
+// write lock before the caller goes on without it (store/bounded_writes.h).
+constexpr std::chrono::milliseconds kWriteBound{1000};
 constinit std::mutex g_creation_mu;    // store::ForkRank::kRuntimeCreation
 constinit std::mutex g_store_open_mu;  // store::ForkRank::kStoreOpen
 
@@ -79,7 +83,9 @@ store::Store* Runtime::store() {
   std::lock_guard lock(g_store_open_mu);
   if (!store_opened_.load(std::memory_order_relaxed)) {
     const util::ErrnoGuard errno_guard;
-    store::OpenedCache opened = store::open_cache(core::cache_policy(config_));
+    store::CachePolicy policy = core::cache_policy(config_);
+    policy.reads_write_touches = false;  // every write goes through BoundedWrites, hits included
+    store::OpenedCache opened = store::open_cache(policy);
     for (const auto& message : opened.messages) core::log_line(core::LogLevel::kWarn, message);
     store_ = std::move(opened.store);
     read_only_ = opened.read_only;
@@ -90,6 +96,8 @@ store::Store* Runtime::store() {
     } else {
       core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
       cache_directory_ = opened.directory;
+      // No compile, and no exit, waits on another process's write transaction beyond the bound.
+      store_ = std::make_unique<store::BoundedWrites>(std::move(store_), kWriteBound);
       if (!config_.remote.empty()) {
         try {
           store_ = with_shared_tiers(std::move(store_), config_, &tiered_);

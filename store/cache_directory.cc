@@ -274,6 +274,7 @@ OpenedCache open_cache(const CachePolicy& policy) {
   options.parent_directory_fd = check.handle.fd();
   options.map_size_bytes = policy.max_bytes;
   options.group_shared = policy.allow_shared;
+  options.reads_write_touches = policy.reads_write_touches;
   options.env = policy.env;
   out.store = LmdbStore::open(options, &out.status);
   if (!out.store && out.status.code() == Status::Code::kCorruption && move_aside(out.status)) {  // LMDB found damage

@@ -32,6 +32,8 @@ struct CachePolicy {
   // Accept a directory owned by another user or group-writable, and create what is missing usable
   // by the directory's group (kGroupSharedDirectoryMode, kGroupSharedFileMode).
   bool allow_shared = false;
+  // false: reads never write (store/lmdb/lmdb_store.h, LmdbOptions::reads_write_touches).
+  bool reads_write_touches = true;
   Env* env = Env::system();
 };
 

@@ -26,6 +26,7 @@
 //   kLogTopics        core/log.cc                    topics already logged once
 //   kWriteBehind      store/remote/write_behind.cc   the shared tiers' write queue (no other lock is
 //                                                    taken under it; tier I/O runs outside it)
+//   kLocalWrites      store/bounded_writes.cc        the local store's write queue (as kWriteBehind)
 //   kResolvers        store/remote/redis/address_resolver.cc  the Redis host-name lookups' state (no
 //                                                    other lock is taken under it; getaddrinfo runs
 //                                                    outside it)
@@ -60,6 +61,7 @@ enum class ForkRank : int {
   kFaultGuard,
   kLogTopics,
   kWriteBehind,
+  kLocalWrites,
   kResolvers,
   kClaims,
   kCount

@@ -71,6 +71,9 @@ struct LmdbOptions {
   // kGroupSharedDirectoryMode and its files (data.mdb, lock.mdb) kGroupSharedFileMode, whatever the
   // umask, so every member can open what another created.
   bool group_shared = false;
+  // false: a get() never writes; the touches it queues wait for the next add_counters(), put(),
+  // eviction or close (for a caller that bounds how long its writes may wait: store/bounded_writes.h).
+  bool reads_write_touches = true;
 };
 
 // Called after each eviction batch (on the evicting thread): entries examined of the pass's candidates.

@@ -108,7 +108,7 @@ std::optional<std::string> LmdbStore::Impl::get(std::string_view key) {
     }
   }
   if (found) {
-    if (stale) lmdb::note_touch(*ref, key, now);
+    if (stale) lmdb::note_touch(*ref, key, now, options.reads_write_touches);
     return found;
   }
   corrupt_dropped.fetch_add(1, std::memory_order_relaxed);

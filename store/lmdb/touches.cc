@@ -64,11 +64,12 @@ std::unordered_set<std::string> take_touches(SharedEnv& env, std::int64_t now) {
   return batch;
 }
 
-void note_touch(SharedEnv& env, std::string_view key, std::int64_t now) {
+void note_touch(SharedEnv& env, std::string_view key, std::int64_t now, bool may_write) {
   std::unordered_set<std::string> batch;
   {
     std::lock_guard lock(env.touch_mu);
     if (env.pending_touches.size() < kMaxPendingTouches) env.pending_touches.emplace(key);
+    if (!may_write) return;
     const bool due = env.pending_touches.size() >= kMaxPendingTouches || now < env.last_touch_flush ||
                      seconds_since(now, env.last_touch_flush) >= kTouchFlushSeconds;
     if (!due) return;

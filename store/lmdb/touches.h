@@ -22,8 +22,9 @@ namespace nvrtc_cache::store::lmdb {
 // Whether an entry whose access record is `record` (nullopt: none, or malformed) is due a touch.
 bool touch_due(const std::optional<AccessRecord>& record, std::int64_t now);
 
-// Queues `key` for a touch; writes the queue when it is full or the last write is old enough.
-void note_touch(SharedEnv& env, std::string_view key, std::int64_t now);
+// Queues `key` for a touch; when `may_write`, writes the queue when it is full or the last write is
+// old enough (else the queue waits for a write that carries it).
+void note_touch(SharedEnv& env, std::string_view key, std::int64_t now, bool may_write = true);
 
 // Writes every queued touch now.
 void flush_touches(SharedEnv& env, std::int64_t now);
