@@ -90,7 +90,7 @@ int Env::list_directory(int dir, std::vector<std::string>* names) {
 int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_t size, off_t offset,
                       std::size_t* read) {
   *read = 0;
-  const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return errno;
   int rc = 0;
   while (*read < size) {
@@ -108,8 +108,15 @@ int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_
 }
 
 int Env::read_file(const std::string& path, std::size_t max_bytes, std::string* content) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking, and regular files only: a FIFO or device swapped in for a dependency never stalls
+  // the caller (a hit's validation, a replay).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return errno;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return EINVAL;
+  }
   content->clear();
   char buffer[1 << 16];
   int rc = 0;

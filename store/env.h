@@ -96,9 +96,10 @@ class Env {
   virtual int read_file_at(int dir, const std::string& name, void* buffer, std::size_t size, off_t offset,
                            std::size_t* read);
 
-  // Reads by path, for direct mode: the whole file at `path` (O_RDONLY, following links; EFBIG once
-  // it passes `max_bytes`), realpath(3) and readlink(2) of `path`, and an environment variable
-  // (nullopt when it is not set).
+  // Reads by path, for direct mode: the whole regular file at `path` (O_RDONLY | O_NONBLOCK,
+  // following links; EINVAL for anything else, which is never waited on; EFBIG once it passes
+  // `max_bytes`), realpath(3) and readlink(2) of `path`, and an environment variable (nullopt when it
+  // is not set).
   virtual int read_file(const std::string& path, std::size_t max_bytes, std::string* content);
   virtual int real_path(const std::string& path, std::string* resolved);
   virtual int read_link(const std::string& path, std::string* target);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -558,6 +559,25 @@ TEST(CacheDirectory, ConcurrentPrunersLeaveTheNewestTwo) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   }
   EXPECT_EQ(moved_aside_names(dir), (std::vector<std::string>{"store.corrupt-1038-9-38", "store.corrupt-1039-9-39"}));
+}
+
+// A dependency swapped for a FIFO (or a device) is never waited on: Env reads only regular files,
+// opened non-blocking, so a hit's validation or a replay sees "cannot read" and moves on.
+TEST(EnvReads, AFifoIsRefusedAtOnceNeverWaitedOn) {
+  TempDir t;
+  const std::string fifo = t.path() + "/header.h";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string content;
+  EXPECT_EQ(Env::system()->read_file(fifo, 1 << 20, &content), EINVAL);  // returns: a blocking open would hang
+  char buffer[16];
+  std::size_t got = 0;
+  const int dir = ::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(dir, 0);
+  EXPECT_NE(Env::system()->read_file_at(dir, "header.h", buffer, sizeof buffer, 0, &got), 0);
+  ::close(dir);
+  std::ofstream(t.path() + "/regular.h") << "#pragma once\n";
+  EXPECT_EQ(Env::system()->read_file(t.path() + "/regular.h", 1 << 20, &content), 0);
+  EXPECT_EQ(content, "#pragma once\n");
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ TEST_F(FileTierWalk, ALinkedBucketIsSkippedByEvictionAndItsTargetLeftAlone) {
   // like an entry of that bucket.
   std::string linked;
   for (int b = 0; b < 256 && linked.empty(); ++b) {
-    char name[3];
+    char name[16];
     std::snprintf(name, sizeof name, "%02x", b);
     if (!fs::exists(tier_dir + "/nvrtc-cache/" + name)) linked = name;
   }
@@ -146,7 +146,7 @@ TEST_F(FileTierWalk, WritesThroughLinkedBucketsCreateNothingInTheTarget) {
   fs::create_directories(attacker);
   fs::create_directories(tier_dir + "/nvrtc-cache");
   for (int b = 0; b < 256; ++b) {
-    char name[3];
+    char name[16];
     std::snprintf(name, sizeof name, "%02x", b);
     fs::create_directory_symlink(attacker, tier_dir + "/nvrtc-cache/" + name);
   }
