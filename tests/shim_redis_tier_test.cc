@@ -17,6 +17,8 @@
 
 #include "tests/harness.h"
 #include "store/remote/breaker.h"
+#include "store/remote/sealed_value.h"
+#include "store/remote/secret.h"
 #include "tests/redis_server.h"
 
 namespace nvrtc_cache {
@@ -258,6 +260,69 @@ TEST_F(SharedRedisTier, GarbageAndMacLessValuesUnderRealKeysAreMisses) {
 // With a secret, values written without it are refused (mac_rejected), and a value larger than the
 // reader's max-entry-size is refused before it is read; both are misses, compiled exactly, and the
 // reader's signed rewrites then serve a third node.
+// The Redis key of the cross-node claim of the program whose manifest is stored under `manifest_key`
+// (`nvrtc-cache:v1:` + hex of "M" + its direct key): `nvrtc-cache:v1:claim:` + hex of
+// "nvrtc-cache:claim:" + the direct key in hex.
+std::string claim_key_of(const std::string& manifest_key) {
+  const std::string direct_hex = manifest_key.substr(std::string("nvrtc-cache:v1:4d").size());
+  std::string hex;
+  for (unsigned char c : "nvrtc-cache:claim:" + direct_hex) {
+    static const char* digits = "0123456789abcdef";
+    hex += digits[c >> 4];
+    hex += digits[c & 15];
+  }
+  return "nvrtc-cache:v1:claim:" + hex;
+}
+
+// With a secret, a cross-node claim carries its holder's MAC. A claim anyone could set without it
+// (one SET ... PX 3600000) is not waited for: the cold compile runs at once, exact, said once; a
+// signed claim is still waited for (until its holder's lease ends).
+TEST_F(SharedRedisTier, AForeignUnsignedClaimDelaysNoCompileWithASecret) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  const std::string secret_file = root_.path() + "/secret";
+  std::ofstream(secret_file) << "a shared secret of the fleet\n";
+  ASSERT_EQ(::chmod(secret_file.c_str(), 0600), 0);
+  const ProcessResult direct = probe({"trivial"}, {});
+  const ProcessResult first = probe({"trivial"}, node_env(node("a"), server.url(), secret_file));
+  ASSERT_EQ(first.out, direct.out) << first.err;
+  ASSERT_TRUE(wait_for_data_keys(server, 2));
+  std::string manifest_key;
+  for (const std::string& key : data_keys(server)) {
+    if (server.command({"GET", key}).text.find("NVMF") != std::string::npos) manifest_key = key;
+  }
+  ASSERT_NE(manifest_key, "");
+  const std::string claim_key = claim_key_of(manifest_key);
+  auto cold_compile_on = [&](const std::string& name) {
+    for (const std::string& key : data_keys(server)) server.command({"DEL", key});  // nothing shared to serve
+    EnvVars env = node_env(node(name), server.url(), secret_file);
+    env["NVRTC_CACHE_WAIT_TIMEOUT"] = "60";
+    const auto started = std::chrono::steady_clock::now();
+    ProcessResult r = probe({"trivial"}, env);
+    EXPECT_EQ(r.out, direct.out) << r.err;
+    return std::pair{std::move(r), std::chrono::steady_clock::now() - started};
+  };
+
+  ASSERT_EQ(server.command({"SET", claim_key, "anyone", "PX", "3600000"}).kind, Reply::Kind::kStatus);
+  const auto [foreign, foreign_took] = cold_compile_on("b");
+  EXPECT_LT(foreign_took, std::chrono::seconds(10)) << "the compile waited for a claim anyone could set";
+  EXPECT_NE(foreign.err.find("a claim not signed with the secret is not waited for"), std::string::npos)
+      << foreign.err;
+  EXPECT_EQ(get(counters_of(node("b")), "misses"), 1);
+
+  // Control: a claim signed with the secret (a genuine holder on another node, whose lease ends in 3 s)
+  // is waited for.
+  std::string problem;
+  const std::optional<store::remote::Secret> secret = store::remote::read_secret_file(secret_file, &problem, nullptr);
+  ASSERT_TRUE(secret) << problem;
+  const std::string tier_key = "nvrtc-cache:claim:" + manifest_key.substr(std::string("nvrtc-cache:v1:4d").size());
+  const std::string signed_token = store::remote::seal_value(tier_key, "a genuine holder", &*secret);
+  ASSERT_EQ(server.command({"SET", claim_key, signed_token, "PX", "3000"}).kind, Reply::Kind::kStatus);
+  const auto [waited, waited_took] = cold_compile_on("c");
+  EXPECT_GE(waited_took, std::chrono::milliseconds(2500)) << "a signed claim was not waited for";
+  EXPECT_EQ(waited.err.find("not signed"), std::string::npos) << waited.err;
+}
+
 TEST_F(SharedRedisTier, UnsignedAndOversizedValuesUnderRealKeysAreMissesWithASecret) {
   RedisServer server;
   ASSERT_TRUE(server.ok());

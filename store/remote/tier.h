@@ -99,6 +99,12 @@ class Tier {
     (void)claim_key, (void)token, (void)lease, (void)deadline, (void)failure;
     return ClaimCode::kUnsupported;
   }
+  // The token a held claim carries now (Redis: GET), nullopt when none or unknown; a signed claim's
+  // token is a sealed value (sealed_value.h) whose MAC the readers check.
+  virtual std::optional<std::string> claim_token(std::string_view claim_key, Deadline deadline) {
+    (void)claim_key, (void)deadline;
+    return std::nullopt;
+  }
   virtual void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) {
     (void)claim_key, (void)token, (void)deadline;
   }

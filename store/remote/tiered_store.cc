@@ -233,7 +233,10 @@ RemoteClaim TieredStore::try_claim(std::string_view name, std::chrono::milliseco
     const Breaker::Pass pass = slot->breaker.allow(Clock::now());
     if (pass == Breaker::Pass::kDenied) continue;
     std::string key = slot->options.prefix + ":claim:" + std::string(name);
+    // With a secret, a claim carries its holder's MAC: a claim without one (anyone who can write to
+    // the server could set it, to stall every cold compile of that program) is not waited for.
     std::string token = random_token();
+    if (secret_) token = seal_value(key, token, secret_.get());
     TierResult failure;
     const ClaimCode code = slot->tier->try_claim(key, token, lease, slot->deadline(), &failure);
     switch (code) {
@@ -246,6 +249,13 @@ RemoteClaim TieredStore::try_claim(std::string_view name, std::chrono::milliseco
         return RemoteClaim(ClaimCode::kFailed);
       case ClaimCode::kHeldByOther:
         slot->breaker.succeeded(pass);
+        if (secret_) {
+          const std::optional<std::string> held = slot->tier->claim_token(key, slot->deadline());
+          if (held && unseal_value(key, *held, secret_.get()).code != UnsealCode::kOk) {
+            slot->log_once("unsigned-claim", "a claim not signed with the secret is not waited for");
+            return RemoteClaim(ClaimCode::kUnsupported);  // compile now, without a cross-node claim
+          }
+        }
         return RemoteClaim(ClaimCode::kHeldByOther);
       case ClaimCode::kClaimed:
         slot->breaker.succeeded(pass);

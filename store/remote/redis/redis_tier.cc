@@ -145,6 +145,20 @@ class RedisTier final : public Tier {
     return code;
   }
 
+  std::optional<std::string> claim_token(std::string_view claim_key, Deadline deadline) override {
+    const util::ErrnoGuard errno_guard;
+    const std::string redis_key = claim_redis_key(claim_key);
+    const std::array<std::string_view, 2> args{"GET", redis_key};
+    std::optional<std::string> token;
+    (void)run(server_for(claim_key), deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
+      Reply reply;
+      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
+      if (done.ok() && reply.kind == Reply::Kind::kBulk) token = std::move(reply.text);
+      return done;
+    });
+    return token;
+  }
+
   void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) override {
     const util::ErrnoGuard errno_guard;
     if (options_.read_only) return;
