@@ -99,6 +99,42 @@ int try_lock(int fd) {
   return fcntl(fd, F_OFD_SETLK, &lock) == 0 ? 0 : errno;
 }
 
+// The holder's mark in its claim file: "<pid> <pid namespace>\n", so that a waiter in the same pid
+// namespace can tell a stopped holder (SIGSTOP, a debugger) from a busy one.
+std::string pid_namespace() {
+  char target[64] = {};
+  const ssize_t n = ::readlink("/proc/self/ns/pid", target, sizeof target - 1);
+  return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : std::string("?");
+}
+
+void mark_holder(int fd) {
+  const std::string mark = std::to_string(::getpid()) + " " + pid_namespace() + "\n";
+  if (::ftruncate(fd, 0) == 0) (void)::pwrite(fd, mark.data(), mark.size(), 0);
+}
+
+// Whether the holder that marked the claim file `fd` is stopped: it runs in this pid namespace and
+// /proc says its state is T (stopped) or t (stopped by a tracer). Unknown means not stopped.
+bool holder_stopped(int fd) {
+  char mark[96] = {};
+  const ssize_t n = ::pread(fd, mark, sizeof mark - 1, 0);
+  if (n <= 0) return false;
+  const std::string text(mark, static_cast<std::size_t>(n));
+  const std::size_t space = text.find(' ');
+  const std::size_t end = text.find('\n');
+  if (space == std::string::npos || end == std::string::npos || end < space) return false;
+  if (text.substr(space + 1, end - space - 1) != pid_namespace()) return false;
+  const std::string pid = text.substr(0, space);
+  if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) return false;
+  char stat[512] = {};
+  const int stat_fd = ::open(("/proc/" + pid + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (stat_fd < 0) return false;
+  const ssize_t got = ::read(stat_fd, stat, sizeof stat - 1);
+  ::close(stat_fd);
+  if (got <= 0) return false;
+  const char* paren = std::strrchr(stat, ')');  // the state follows the command name's closing paren
+  return paren != nullptr && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
+}
+
 // Whether `fd` is the file `name` in `directory` (not unlinked or replaced since it was opened).
 bool still_in(int fd, int directory, const std::string& name) {
   struct stat opened, named;
@@ -196,14 +232,26 @@ namespace {
 // After a refused lock: the outcome that ends the wait, or nullopt to sleep and poll again (`waited`
 // is then the time waited so far). The path first: a holder stores before it unlinks, so a result
 // stored by a holder seen gone is found by the look-up after it.
+// How long a holder may stay stopped before its waiters stop waiting for it (a debugger's breakpoint
+// is often brief; a suspended job is not).
+constexpr std::chrono::seconds kStoppedHolderGrace{10};
+
 std::optional<ClaimOutcome> wait_ended(int fd, int directory, const std::string& name,
                                        const std::function<bool()>& result_ready, Clock::time_point first_refused,
-                                       nanoseconds timeout, nanoseconds& waited) {
+                                       nanoseconds timeout, nanoseconds& waited,
+                                       Clock::time_point& stopped_since) {
   const bool holder_gone = !still_in(fd, directory, name);
   if (result_ready()) return ClaimOutcome::kReady;
   if (holder_gone) return ClaimOutcome::kHolderFinished;
   waited = std::chrono::duration_cast<nanoseconds>(Clock::now() - first_refused);
   if (waited >= timeout) return ClaimOutcome::kTimedOut;
+  if (!holder_stopped(fd)) {
+    stopped_since = Clock::time_point::min();
+  } else if (stopped_since == Clock::time_point::min()) {
+    stopped_since = Clock::now();
+  } else if (Clock::now() - stopped_since >= kStoppedHolderGrace) {
+    return ClaimOutcome::kHolderStopped;
+  }
   return std::nullopt;
 }
 
@@ -219,6 +267,7 @@ void ClaimDirectory::settle_locked(int fd, const std::string& name, const std::f
   // Ours (free, or its holder died). A holder may have stored and released just before we opened
   // the file: look once more before compiling.
   Claim claim(fd, handle_.fd(), name);
+  mark_holder(fd);
   if (result_ready()) {
     out.outcome = ClaimOutcome::kReady;
   } else {
@@ -258,6 +307,7 @@ ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds ti
     }
   }
   Clock::time_point first_refused;
+  Clock::time_point stopped_since = Clock::time_point::min();  // since when the holder is seen stopped
   nanoseconds pause = milliseconds(1);
   while (true) {
     const int lock_error = try_lock(fd.get());
@@ -276,7 +326,7 @@ ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds ti
     }
     nanoseconds waited{0};
     const std::optional<ClaimOutcome> ended =
-        wait_ended(fd.get(), handle_.fd(), file, result_ready, first_refused, timeout, waited);
+        wait_ended(fd.get(), handle_.fd(), file, result_ready, first_refused, timeout, waited, stopped_since);
     if (ended) {
       out.outcome = *ended;
       break;

@@ -67,6 +67,7 @@ enum class ClaimOutcome {
   kReady,           // result_ready() returned true (maybe after waiting): serve that result
   kHolderFinished,  // the holder released without a result this caller can use: compile unclaimed
   kTimedOut,        // a live holder kept the claim past the timeout: compile unclaimed
+  kHolderStopped,   // the holder is stopped (SIGSTOP, a debugger): compile unclaimed, without waiting it out
   kUnavailable,     // claims cannot be used here (ClaimAttempt::problem says why): compile unclaimed
 };
 

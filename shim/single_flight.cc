@@ -33,6 +33,7 @@ std::string what_followed(const ClaimAttempt& attempt) {
     case ClaimOutcome::kClaimed: return "its holder is gone; compiling here";
     case ClaimOutcome::kHolderFinished: return "its holder stored no result this compile can use; compiling here";
     case ClaimOutcome::kTimedOut: return "timed out (NVRTC_CACHE_WAIT_TIMEOUT); compiling here";
+    case ClaimOutcome::kHolderStopped: return "its holder is stopped; compiling here";
     case ClaimOutcome::kUnavailable: return attempt.problem + "; compiling here";
   }
   return {};

@@ -197,6 +197,61 @@ TEST_F(SingleFlight, AWaiterTakesOverFromAHolderKilledMidCompile) {
   EXPECT_EQ(entries_in(claims), 0u) << "the dead holder's claim file was not cleaned up";
 }
 
+// A holder stopped mid-compile (SIGSTOP: a suspended job) is not waited for until the wait timeout:
+// after a short grace (10 s) its waiter compiles the program itself, exactly; the holder, continued
+// later, is none the worse.
+TEST_F(SingleFlight, AWaiterStopsWaitingForAStoppedHolder) {
+  TempDir dir;
+  const std::string claims = dir.path() + "/claims";
+  auto env_for = [&](const std::string& who) {
+    EnvVars env = shim_env(dir.path());
+    env["NVRTC_CACHE_LOG"] = "debug";
+    env["NVRTC_CACHE_LOG_FILE"] = dir.path() + "/" + who + ".log";
+    env["NVRTC_CACHE_WAIT_TIMEOUT"] = "120";
+    env["PROBE_PID_FILE"] = dir.path() + "/" + who + ".pid";
+    return env;
+  };
+  ProcessResult holder, waiter;
+  std::vector<std::thread> threads;
+  pid_t holder_pid = 0;
+  struct Cleanup {
+    pid_t& pid;
+    std::vector<std::thread>& threads;
+    ~Cleanup() {
+      if (pid > 1) kill(pid, SIGKILL);
+      for (auto& t : threads) t.join();
+    }
+  } cleanup{holder_pid, threads};
+  threads.emplace_back([&] { holder = probe({"cub"}, env_for("holder")); });
+  std::string claim_file;
+  ASSERT_TRUE(eventually([&] { return !(claim_file = only_claim_file(claims)).empty() && locked(claim_file); }))
+      << "the holder never claimed";
+  holder_pid = std::stoi(read_file(dir.path() + "/holder.pid"));
+  ASSERT_GT(holder_pid, 1);
+  ASSERT_EQ(kill(holder_pid, SIGSTOP), 0);
+  ASSERT_TRUE(eventually([&] { return read_file(claim_file).starts_with(std::to_string(holder_pid) + " "); }))
+      << "the holder did not mark its claim";
+
+  const auto started = std::chrono::steady_clock::now();
+  threads.emplace_back([&] { waiter = probe({"cub"}, env_for("waiter")); });
+  threads.back().join();
+  threads.pop_back();
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(waiter.exit_code, 0) << waiter.err;
+  EXPECT_TRUE(waiter.out == direct_->out) << "the waiter differs from NVRTC";
+  EXPECT_LT(took, std::chrono::seconds(60)) << "the waiter waited the stopped holder out";
+  const std::string log = read_file(dir.path() + "/waiter.log");
+  EXPECT_NE(log.find("its holder is stopped; compiling here"), std::string::npos) << log;
+  EXPECT_TRUE(locked(claim_file)) << "the stopped holder lost its claim";
+
+  ASSERT_EQ(kill(holder_pid, SIGCONT), 0);  // continued, it finishes exactly
+  holder_pid = 0;
+  for (auto& t : threads) t.join();
+  threads.clear();
+  EXPECT_EQ(holder.exit_code, 0) << holder.err;
+  EXPECT_TRUE(holder.out == direct_->out);
+}
+
 TEST_F(SingleFlight, AWaitThatTimesOutCompilesItselfExactly) {
   // The key's name, from a first run's debug log.
   TempDir first;
