@@ -131,30 +131,36 @@ TEST_F(SingleFlight, SixteenThreadsOfOneProcessCompileItOnce) {
   EXPECT_EQ(entries_in(dir.path() + "/claims"), 0u);
 }
 
+// The environment of one process of a claim test in `dir`: the shim, its debug log and its pid file,
+// named after `who`.
+EnvVars claim_test_env(const TempDir& dir, const std::string& who) {
+  EnvVars env = shim_env(dir.path());
+  env["NVRTC_CACHE_LOG"] = "debug";
+  env["NVRTC_CACHE_LOG_FILE"] = dir.path() + "/" + who + ".log";
+  env["PROBE_PID_FILE"] = dir.path() + "/" + who + ".pid";
+  return env;
+}
+
+// On every way out of a test: the process `pid` killed (if still set), every thread joined.
+struct KillAndJoin {
+  pid_t& pid;
+  std::vector<std::thread>& threads;
+  ~KillAndJoin() {
+    if (pid > 1) kill(pid, SIGKILL);
+    for (auto& t : threads) t.join();
+  }
+};
+
 TEST_F(SingleFlight, AWaiterTakesOverFromAHolderKilledMidCompile) {
   TempDir dir;
   const std::string claims = dir.path() + "/claims";
-  auto env_for = [&](const std::string& who) {
-    EnvVars env = shim_env(dir.path());
-    env["NVRTC_CACHE_LOG"] = "debug";
-    env["NVRTC_CACHE_LOG_FILE"] = dir.path() + "/" + who + ".log";
-    env["PROBE_PID_FILE"] = dir.path() + "/" + who + ".pid";
-    return env;
-  };
+  auto env_for = [&](const std::string& who) { return claim_test_env(dir, who); };
   constexpr int kWaiters = 3;
   ProcessResult holder;
   std::vector<ProcessResult> waiters(kWaiters);
   std::vector<std::thread> threads;  // the holder's, then the waiters'
   pid_t holder_pid = 0;
-  // On every way out: the holder killed (if not yet), every process waited for.
-  struct Cleanup {
-    pid_t& pid;
-    std::vector<std::thread>& threads;
-    ~Cleanup() {
-      if (pid > 1) kill(pid, SIGKILL);
-      for (auto& t : threads) t.join();
-    }
-  } cleanup{holder_pid, threads};
+  const KillAndJoin cleanup{holder_pid, threads};
   threads.emplace_back([&] { holder = probe({"cub"}, env_for("holder")); });
   std::string claim_file;
   ASSERT_TRUE(eventually([&] { return !(claim_file = only_claim_file(claims)).empty() && locked(claim_file); }))
@@ -204,24 +210,14 @@ TEST_F(SingleFlight, AWaiterStopsWaitingForAStoppedHolder) {
   TempDir dir;
   const std::string claims = dir.path() + "/claims";
   auto env_for = [&](const std::string& who) {
-    EnvVars env = shim_env(dir.path());
-    env["NVRTC_CACHE_LOG"] = "debug";
-    env["NVRTC_CACHE_LOG_FILE"] = dir.path() + "/" + who + ".log";
+    EnvVars env = claim_test_env(dir, who);
     env["NVRTC_CACHE_WAIT_TIMEOUT"] = "120";
-    env["PROBE_PID_FILE"] = dir.path() + "/" + who + ".pid";
     return env;
   };
   ProcessResult holder, waiter;
   std::vector<std::thread> threads;
   pid_t holder_pid = 0;
-  struct Cleanup {
-    pid_t& pid;
-    std::vector<std::thread>& threads;
-    ~Cleanup() {
-      if (pid > 1) kill(pid, SIGKILL);
-      for (auto& t : threads) t.join();
-    }
-  } cleanup{holder_pid, threads};
+  const KillAndJoin cleanup{holder_pid, threads};
   threads.emplace_back([&] { holder = probe({"cub"}, env_for("holder")); });
   std::string claim_file;
   ASSERT_TRUE(eventually([&] { return !(claim_file = only_claim_file(claims)).empty() && locked(claim_file); }))
