@@ -89,9 +89,16 @@ class ByteReader {
     return true;
   }
   bool bytes(std::string& s) {
+    std::string_view view;
+    if (!bytes_view(view)) return false;
+    s.assign(view);
+    return true;
+  }
+  // As bytes(), without a copy: a view into the input (valid while the input is).
+  bool bytes_view(std::string_view& s) {
     std::uint64_t n;
     if (!u64(n) || n > in_.size() - pos_) return false;
-    s.assign(in_.substr(pos_, n));
+    s = in_.substr(pos_, n);
     pos_ += n;
     return true;
   }

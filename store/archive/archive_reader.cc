@@ -217,10 +217,10 @@ ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveR
   }
   util::ByteReader in(body);
   std::uint8_t kind = 0;
-  std::string sealed;
+  std::string_view sealed;  // a view into `body`: a record's bytes are held twice at most (body, payload)
   *reason = SkipReason::kMalformed;
   if (!in.u8(kind) || !in.i64(record->created) || !in.i64(record->last_used) || !in.bytes(record->program_name) ||
-      !in.bytes(record->key) || !in.bytes(sealed) || !in.at_end()) {
+      !in.bytes(record->key) || !in.bytes_view(sealed) || !in.at_end()) {
     return Step::kSkipped;
   }
   if ((kind != static_cast<std::uint8_t>(RecordKind::kManifest) && kind != static_cast<std::uint8_t>(RecordKind::kResult)) ||
