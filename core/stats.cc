@@ -20,8 +20,6 @@ bool has(std::string_view text, std::string_view part) { return text.find(part) 
 }  // namespace
 
 Counter uncacheable_reason(std::string_view why) {
-  if (has(why, " is unknown for NVRTC")) return Counter::uncacheable_unknown_option;
-  if (has(why, "functions this build does not know")) return Counter::uncacheable_unknown_function;
   if (has(why, "__TIME__")) return Counter::uncacheable_time;
   if (has(why, "has side effects")) return Counter::uncacheable_side_effect_option;
   if (has(why, "flow callback")) return Counter::uncacheable_flow_callback;

@@ -159,10 +159,9 @@ OptionScan scan_options(std::span<const std::string_view> options, NvrtcVersion 
   return scan;
 }
 
-OptionScan scan_compile_options(std::span<const std::string> options, const std::optional<std::string_view>& append_flags,
-                                NvrtcVersion version) {
-  const std::vector<std::string_view> given(options.begin(), options.end());
-  OptionScan scan = scan_options(given, version);
+OptionScan scan_compile_options(std::span<const std::string_view> options,
+                                const std::optional<std::string_view>& append_flags, NvrtcVersion version) {
+  OptionScan scan = scan_options(options, version);
   if (append_flags) {
     std::optional<std::vector<std::string_view>> appended = split_append_flags(*append_flags);
     if (!appended) {

@@ -64,8 +64,8 @@ struct OptionScan {
 OptionScan scan_options(std::span<const std::string_view> options, NvrtcVersion version);
 // The program's options, then NVRTC_APPEND_FLAGS' (`append_flags`, nullopt when unset), which NVRTC
 // appends; append flags that cannot be split (split_append_flags) count as an unknown option.
-OptionScan scan_compile_options(std::span<const std::string> options, const std::optional<std::string_view>& append_flags,
-                                NvrtcVersion version);
+OptionScan scan_compile_options(std::span<const std::string_view> options,
+                                const std::optional<std::string_view>& append_flags, NvrtcVersion version);
 // NVRTC_APPEND_FLAGS split at white space; nullopt if it holds quotes or escapes (how NVRTC would
 // split those is not measured).
 std::optional<std::vector<std::string_view>> split_append_flags(std::string_view flags);

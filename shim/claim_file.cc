@@ -229,12 +229,14 @@ bool ClaimDirectory::handle_intact() const {
 
 namespace {
 
-// After a refused lock: the outcome that ends the wait, or nullopt to sleep and poll again (`waited`
-// is then the time waited so far). The path first: a holder stores before it unlinks, so a result
-// stored by a holder seen gone is found by the look-up after it.
 // How long a holder may stay stopped before its waiters stop waiting for it (a debugger's breakpoint
 // is often brief; a suspended job is not).
 constexpr std::chrono::seconds kStoppedHolderGrace{10};
+
+// After a refused lock: the outcome that ends the wait, or nullopt to sleep and poll again (`waited`
+// is then the time waited so far; `stopped_since` when the holder was first seen stopped). The path
+// first: a holder stores before it unlinks, so a result stored by a holder seen gone is found by the
+// look-up after it.
 
 std::optional<ClaimOutcome> wait_ended(int fd, int directory, const std::string& name,
                                        const std::function<bool()>& result_ready, Clock::time_point first_refused,

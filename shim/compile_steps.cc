@@ -32,7 +32,7 @@ std::optional<NotCacheable> reason_not_cacheable(const interpose::RealNvrtc& rea
                             (real.unknown_functions.size() > 1 ? ", ..." : "") + ")",
                         Counter::uncacheable_unknown_function};
   }
-  const std::vector<std::string> given(options, options + num_options);
+  const std::vector<std::string_view> given(options, options + num_options);
   const keying::OptionScan scan = keying::scan_compile_options(
       given, append_flags, keying::NvrtcVersion{record.inputs.library.major, record.inputs.library.minor});
   if (scan.side_effect) {

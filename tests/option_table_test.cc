@@ -14,7 +14,8 @@ constexpr NvrtcVersion k120{12, 0}, k129{12, 9}, k130{13, 0}, k135{13, 5}, k139{
 
 OptionScan scan(const std::vector<std::string>& options, NvrtcVersion version,
                 const std::optional<std::string_view>& append = std::nullopt) {
-  return scan_compile_options(options, append, version);
+  const std::vector<std::string_view> given(options.begin(), options.end());
+  return scan_compile_options(given, append, version);
 }
 
 // nvrtc.h lists 60 option entries from 12.9 through 13.0 (57 options: --dopt, --ptxas-options and

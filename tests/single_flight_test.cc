@@ -141,6 +141,17 @@ EnvVars claim_test_env(const TempDir& dir, const std::string& who) {
   return env;
 }
 
+// Waits until the holder started in `dir` (pid file "holder.pid") holds its claim, then stops it
+// (SIGSTOP) mid-compile; sets `claim_file` and `holder_pid`.
+void stop_holder_once_claimed(const TempDir& dir, std::string& claim_file, pid_t& holder_pid) {
+  ASSERT_TRUE(eventually([&] {
+    return !(claim_file = only_claim_file(dir.path() + "/claims")).empty() && locked(claim_file);
+  })) << "the holder never claimed";
+  holder_pid = std::stoi(read_file(dir.path() + "/holder.pid"));
+  ASSERT_GT(holder_pid, 1);
+  ASSERT_EQ(kill(holder_pid, SIGSTOP), 0);
+}
+
 // On every way out of a test: the process `pid` killed (if still set), every thread joined.
 struct KillAndJoin {
   pid_t& pid;
@@ -162,14 +173,11 @@ TEST_F(SingleFlight, AWaiterTakesOverFromAHolderKilledMidCompile) {
   pid_t holder_pid = 0;
   const KillAndJoin cleanup{holder_pid, threads};
   threads.emplace_back([&] { holder = probe({"cub"}, env_for("holder")); });
-  std::string claim_file;
-  ASSERT_TRUE(eventually([&] { return !(claim_file = only_claim_file(claims)).empty() && locked(claim_file); }))
-      << "the holder never claimed";
   // Stopped while it holds the claim, so that it is still mid-compile when killed however slow
   // the waiters are to start.
-  holder_pid = std::stoi(read_file(dir.path() + "/holder.pid"));
-  ASSERT_GT(holder_pid, 1);
-  ASSERT_EQ(kill(holder_pid, SIGSTOP), 0);
+  std::string claim_file;
+  stop_holder_once_claimed(dir, claim_file, holder_pid);
+  ASSERT_FALSE(HasFatalFailure());
 
   for (int i = 0; i < kWaiters; ++i) {
     threads.emplace_back([&, i] { waiters[i] = probe({"cub"}, env_for("waiter" + std::to_string(i))); });
@@ -208,7 +216,6 @@ TEST_F(SingleFlight, AWaiterTakesOverFromAHolderKilledMidCompile) {
 // later, is none the worse.
 TEST_F(SingleFlight, AWaiterStopsWaitingForAStoppedHolder) {
   TempDir dir;
-  const std::string claims = dir.path() + "/claims";
   auto env_for = [&](const std::string& who) {
     EnvVars env = claim_test_env(dir, who);
     env["NVRTC_CACHE_WAIT_TIMEOUT"] = "120";
@@ -220,11 +227,8 @@ TEST_F(SingleFlight, AWaiterStopsWaitingForAStoppedHolder) {
   const KillAndJoin cleanup{holder_pid, threads};
   threads.emplace_back([&] { holder = probe({"cub"}, env_for("holder")); });
   std::string claim_file;
-  ASSERT_TRUE(eventually([&] { return !(claim_file = only_claim_file(claims)).empty() && locked(claim_file); }))
-      << "the holder never claimed";
-  holder_pid = std::stoi(read_file(dir.path() + "/holder.pid"));
-  ASSERT_GT(holder_pid, 1);
-  ASSERT_EQ(kill(holder_pid, SIGSTOP), 0);
+  stop_holder_once_claimed(dir, claim_file, holder_pid);
+  ASSERT_FALSE(HasFatalFailure());
   ASSERT_TRUE(eventually([&] { return read_file(claim_file).starts_with(std::to_string(holder_pid) + " "); }))
       << "the holder did not mark its claim";
 

@@ -72,10 +72,11 @@ std::string replay_option_refusal(const std::vector<std::string>& options, const
     if (option.find('\0') != std::string::npos) return "an option holds a NUL byte; replay never runs it";
   }
   const keying::NvrtcVersion version{library.major, library.minor};
-  std::string why = verdict(keying::scan_compile_options(options, std::nullopt, version), "option", library);
+  const std::vector<std::string_view> given(options.begin(), options.end());
+  std::string why = verdict(keying::scan_compile_options(given, std::nullopt, version), "option", library);
   if (why.empty()) why = pass_through_refusal(options, "option");
   if (why.empty() && append_flags != nullptr) {
-    why = verdict(keying::scan_compile_options(options, std::string_view(append_flags), version),
+    why = verdict(keying::scan_compile_options(given, std::string_view(append_flags), version),
                   "NVRTC_APPEND_FLAGS' option", library);
     const std::optional<std::vector<std::string_view>> appended = keying::split_append_flags(append_flags);
     if (why.empty() && appended) why = pass_through_refusal(*appended, "NVRTC_APPEND_FLAGS' option");

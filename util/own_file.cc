@@ -43,7 +43,8 @@ int open_own_file_for_append(const std::string& path, std::string* why) {
   return fd;
 }
 
-std::optional<std::string> read_regular_file(const std::string& path, std::size_t max_bytes, std::string* why) {
+std::optional<std::string> read_regular_file(const std::string& path, std::size_t max_bytes, std::string* why,
+                                             unsigned* mode) {
   const ErrnoGuard errno_guard;
   say(why, "");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -72,6 +73,7 @@ std::optional<std::string> read_regular_file(const std::string& path, std::size_
       got += static_cast<std::size_t>(n);
     }
     if (text) text->resize(got);
+    if (text && mode) *mode = st.st_mode;
   }
   ::close(fd);
   return text;

@@ -20,6 +20,8 @@ int open_own_file_for_append(const std::string& path, std::string* why = nullptr
 // The bytes of the regular file at `path` (symbolic links followed: configuration files are often
 // links), at most `max_bytes`. nullopt when it cannot be used, with `why` (if given): empty when the
 // file does not exist, else "is not a regular file", "is larger than N bytes", or the system's error.
-std::optional<std::string> read_regular_file(const std::string& path, std::size_t max_bytes, std::string* why = nullptr);
+// `mode` (if given) gets the mode of the file read.
+std::optional<std::string> read_regular_file(const std::string& path, std::size_t max_bytes, std::string* why = nullptr,
+                                             unsigned* mode = nullptr);
 
 }  // namespace nvrtc_cache::util

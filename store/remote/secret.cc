@@ -45,11 +45,10 @@ std::optional<Secret> read_secret_file(const std::string& path, std::string* pro
   };
   // Non-blocking: a FIFO named here never stalls the host; it is refused as not a regular file.
   std::string why;
-  std::optional<std::string> read = util::read_regular_file(path, 1 << 20, &why);
+  unsigned mode = 0;
+  std::optional<std::string> read = util::read_regular_file(path, 1 << 20, &why, &mode);
   if (!read) return fail(why.empty() ? std::string("does not exist") : why);
   std::string bytes = std::move(*read);
-  struct stat st {};
-  (void)::stat(path.c_str(), &st);
   if (bytes.ends_with("\r\n")) bytes.resize(bytes.size() - 2);
   else if (bytes.ends_with('\n')) bytes.pop_back();
   if (bytes.empty()) return fail("empty");
@@ -59,7 +58,7 @@ std::optional<Secret> read_secret_file(const std::string& path, std::string* pro
                 " bytes or too few distinct ones to be a random secret (a short secret's MAC key can be found by "
                 "trying; make one with `head -c 32 /dev/urandom | base64 > FILE`)");
   }
-  if (warning && (st.st_mode & (S_IRGRP | S_IROTH)) != 0) {
+  if (warning && (mode & (S_IRGRP | S_IROTH)) != 0) {
     *warning = "NVRTC_CACHE_REMOTE_SECRET_FILE " + path +
                " is readable by group or others; anyone who can read it can sign values every node trusts";
   }
