@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "util/binary_io.h"
+#include "util/elf_notes.h"
 
 namespace nvrtc_cache::tools {
 namespace {
@@ -15,7 +16,6 @@ using util::load_le;
 constexpr std::size_t kHeaderBytes = 64;         // sizeof(Elf64_Ehdr)
 constexpr std::size_t kProgramHeaderBytes = 56;  // sizeof(Elf64_Phdr)
 constexpr std::size_t kDynamicEntryBytes = 16;   // sizeof(Elf64_Dyn)
-constexpr std::size_t kNoteHeaderBytes = 12;     // sizeof(Elf64_Nhdr)
 
 struct Segment {
   std::uint32_t type = 0;
@@ -47,40 +47,6 @@ std::optional<std::string> segment_bytes(const Segment& s, std::uint64_t file_si
     return std::nullopt;
   }
   return bytes;
-}
-
-// The first NT_GNU_BUILD_ID of a PT_NOTE segment's notes: true and `build_id` set when found; false
-// without `why` when there is none; false with `why` when the notes are malformed.
-bool find_build_id(std::string_view notes, std::uint64_t segment_align, std::string& build_id, std::string& why) {
-  // Notes are 4-aligned, or 8-aligned in a segment aligned so (GNU property notes); the name and the
-  // descriptor each start at the next aligned offset (as libelf and binutils read them).
-  const std::uint64_t align = segment_align == 8 ? 8 : 4;
-  const auto aligned = [align](std::uint64_t n) { return (n + align - 1) & ~(align - 1); };
-  const std::uint64_t size = notes.size();  // <= kMaxElfSegmentBytes: no sum below can overflow
-  std::uint64_t at = 0;
-  while (size - at >= kNoteHeaderBytes) {
-    const char* header = notes.data() + at;
-    const std::uint64_t name_size = load_le(header, 4);
-    const std::uint64_t desc_size = load_le(header + 4, 4);
-    const std::uint64_t type = load_le(header + 8, 4);
-    const std::uint64_t name_at = at + kNoteHeaderBytes;
-    const std::uint64_t desc_at = aligned(name_at + name_size);
-    if (desc_at > size || desc_size > size - desc_at) {
-      why = "a note overruns its segment";
-      return false;
-    }
-    if (type == NT_GNU_BUILD_ID && name_size == 4 && std::memcmp(notes.data() + name_at, "GNU", 4) == 0) {
-      if (desc_size > kMaxElfBuildIdBytes) {
-        why = "its build-id is implausibly long";
-        return false;
-      }
-      build_id.assign(notes.data() + desc_at, static_cast<std::size_t>(desc_size));
-      return true;
-    }
-    at = aligned(desc_at + desc_size);  // past the end when the last note's padding is cut off: ends the loop
-    if (at > size) break;
-  }
-  return false;
 }
 
 // The file offset of virtual address `vaddr`, through the PT_LOAD segment whose file bytes hold it.
@@ -177,7 +143,7 @@ std::optional<ElfIdentity> read_elf_identity(std::uint64_t file_size, const ElfR
     if (s.type == PT_NOTE && !have_build_id) {
       std::optional<std::string> notes = segment_bytes(s, file_size, read, "note", why);
       if (!notes) return std::nullopt;
-      have_build_id = find_build_id(*notes, s.align, id.build_id, why);
+      have_build_id = util::find_gnu_build_id(*notes, s.align, kMaxElfBuildIdBytes, id.build_id, why);
       if (!why.empty()) return std::nullopt;
     } else if (s.type == PT_DYNAMIC && !have_dynamic) {
       have_dynamic = true;

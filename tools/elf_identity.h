@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/elf_notes.h"
+
 namespace nvrtc_cache::tools {
 
 struct ElfIdentity {
@@ -29,7 +31,7 @@ struct ElfIdentity {
 // Limits on what is read: larger segments and fields are reported as malformed.
 inline constexpr std::size_t kMaxElfProgramHeaders = 4096;
 inline constexpr std::uint64_t kMaxElfSegmentBytes = 1 << 20;  // a PT_NOTE or PT_DYNAMIC segment
-inline constexpr std::size_t kMaxElfBuildIdBytes = 1024;
+inline constexpr std::size_t kMaxElfBuildIdBytes = util::kMaxBuildIdBytes;
 inline constexpr std::size_t kMaxElfSonameBytes = 4096;
 
 // Reads exactly `size` bytes at `offset` into `out`; false when it cannot.

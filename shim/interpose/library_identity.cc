@@ -1,6 +1,7 @@
 #include "shim/interpose/library_identity.h"
 
 #include "shim/interpose/real_nvrtc.h"
+#include "util/elf_notes.h"
 
 #include <elf.h>
 #include <link.h>
@@ -30,24 +31,15 @@ bool object_contains(const dl_phdr_info* info, std::uintptr_t address) {
   return false;
 }
 
+// The build-id of a loaded object, read from its mapped PT_NOTE segments exactly as a file's are
+// (util/elf_notes.h), so the shim and `nvrtc-cache replay` name a library by the same bytes.
 std::string find_build_id(const dl_phdr_info* info) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_NOTE) continue;
-    auto* cursor = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
-    const char* end = cursor + ph.p_memsz;
-    while (cursor + sizeof(ElfW(Nhdr)) <= end) {
-      ElfW(Nhdr) note;
-      std::memcpy(&note, cursor, sizeof note);
-      const char* name = cursor + sizeof note;
-      const char* desc = name + ((note.n_namesz + 3u) & ~3u);
-      const char* next = desc + ((note.n_descsz + 3u) & ~3u);
-      if (next > end) break;
-      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
-        return std::string(desc, note.n_descsz);
-      }
-      cursor = next;
-    }
+    const std::string_view notes(reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr), ph.p_memsz);
+    std::string build_id, why;
+    if (util::find_gnu_build_id(notes, ph.p_align, util::kMaxBuildIdBytes, build_id, why)) return build_id;
   }
   return {};
 }
