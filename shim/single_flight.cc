@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "shim/runtime.h"
+#include "store/remote/claim_renewer.h"
 #include "store/remote/tiered_store.h"
 
 namespace nvrtc_cache::shim {
@@ -63,7 +64,7 @@ class SharedPolls {
 // `timeout` in all). Serves the result (kReady, node claim released) if it appears.
 void claim_across_nodes(store::remote::TieredStore& tiered, const std::string& name, nanoseconds timeout,
                         const std::function<bool()>& result_ready, ClaimAttempt& attempt) {
-  const auto lease = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
+  const std::chrono::milliseconds lease = store::remote::kClaimLease;  // renewed while held
   store::remote::RemoteClaim remote = tiered.try_claim(name, lease);
   if (remote.code() != store::remote::ClaimCode::kHeldByOther) {
     attempt.remote = std::move(remote);

@@ -26,6 +26,8 @@
 //   kLogTopics        core/log.cc                    topics already logged once
 //   kWriteBehind      store/remote/write_behind.cc   the shared tiers' write queue (no other lock is
 //                                                    taken under it; tier I/O runs outside it)
+//   kClaimRenewals    store/remote/claim_renewer.cc  the cross-node claims being renewed (as
+//                                                    kWriteBehind)
 //   kLocalWrites      store/bounded_writes.cc        the local store's write queue (as kWriteBehind)
 //   kResolvers        store/remote/redis/address_resolver.cc  the Redis host-name lookups' state (no
 //                                                    other lock is taken under it; getaddrinfo runs
@@ -61,6 +63,7 @@ enum class ForkRank : int {
   kFaultGuard,
   kLogTopics,
   kWriteBehind,
+  kClaimRenewals,
   kLocalWrites,
   kResolvers,
   kClaims,

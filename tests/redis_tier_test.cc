@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "store/remote/claim_renewer.h"
 #include "store/remote/redis/redis_config.h"
 #include "store/remote/redis/shard_choice.h"
 #include "store/remote/tier.h"
@@ -753,6 +754,60 @@ TEST(RedisClaims, OneWinsOnlyTheHolderReleasesAndLeasesExpire) {
     after_lease = second->try_claim("short", "token-2", 10s, in(kGenerous), nullptr);
   }
   EXPECT_EQ(after_lease, ClaimCode::kClaimed);
+}
+
+// A holder renews its short lease while it compiles: the claim outlives many leases while renewed,
+// only its holder can renew it, and it lapses one lease after the renewals stop (a holder killed or
+// stopped). A waiter reads the holder's token and remaining lease in one round trip.
+TEST(RedisClaims, RenewedClaimsOutliveTheirLeaseAndLapseOneLeaseAfterTheRenewalsStop) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  std::shared_ptr<Tier> holder = make(tcp_url(server));
+  auto waiter = make(tcp_url(server));
+  constexpr auto kLease = 300ms;
+  ASSERT_EQ(holder->try_claim("program", "token-1", kLease, in(kGenerous), nullptr), ClaimCode::kClaimed);
+  const std::optional<ClaimHolder> seen = waiter->claim_holder("program", in(kGenerous));
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->token, "token-1");
+  EXPECT_GT(seen->remaining.count(), 0);
+  EXPECT_LE(seen->remaining, kLease);
+  EXPECT_FALSE(waiter->claim_holder("absent", in(kGenerous)));
+  EXPECT_FALSE(waiter->renew_claim("program", "token-2", 60s, in(kGenerous))) << "another's claim was renewed";
+  EXPECT_LE(waiter->claim_holder("program", in(kGenerous))->remaining, kLease);
+
+  ClaimRenewer renewer;
+  std::atomic<int> renewals{0};
+  const std::uint64_t id = renewer.add([&] {
+    ++renewals;
+    return holder->renew_claim("program", "token-1", kLease, in(kGenerous));
+  }, kLease);
+  ASSERT_NE(id, 0u);
+  const auto renewed_until = Clock::now() + 5 * kLease;
+  while (Clock::now() < renewed_until) {
+    ASSERT_EQ(waiter->try_claim("program", "token-2", kLease, in(kGenerous), nullptr), ClaimCode::kHeldByOther)
+        << "a renewed claim lapsed";
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_GE(renewals.load(), 5);
+  renewer.remove(id);
+  const auto stopped = Clock::now();
+  ClaimCode after = ClaimCode::kHeldByOther;
+  while (after == ClaimCode::kHeldByOther && Clock::now() < stopped + 5s) {
+    std::this_thread::sleep_for(10ms);
+    after = waiter->try_claim("program", "token-2", kLease, in(kGenerous), nullptr);
+  }
+  EXPECT_EQ(after, ClaimCode::kClaimed);
+  EXPECT_LE(Clock::now() - stopped, kLease + 1s) << "the claim outlived its holder's renewals by more than a lease";
+
+  // A renewal that finds the claim another's drops its entry.
+  std::atomic<int> lost_renewals{0};
+  (void)renewer.add([&] {
+    ++lost_renewals;
+    return holder->renew_claim("program", "token-1", kLease, in(kGenerous));
+  }, 60ms);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(lost_renewals.load(), 1);
+  EXPECT_EQ(renewer.held(), 0u);
 }
 
 // ---------------------------------------------------------------------------------------------

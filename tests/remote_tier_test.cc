@@ -614,6 +614,17 @@ class ClaimingTier final : public Tier {
     std::lock_guard lock(mu_);
     return claims_.emplace(key, token).second ? ClaimCode::kClaimed : ClaimCode::kHeldByOther;
   }
+  std::optional<ClaimHolder> claim_holder(std::string_view key, Deadline) override {
+    std::lock_guard lock(mu_);
+    const auto it = claims_.find(key);
+    if (it == claims_.end()) return std::nullopt;
+    return ClaimHolder{it->second, std::chrono::milliseconds(1000)};
+  }
+  bool renew_claim(std::string_view key, std::string_view token, std::chrono::milliseconds, Deadline) override {
+    std::lock_guard lock(mu_);
+    const auto it = claims_.find(key);
+    return it != claims_.end() && it->second == token;
+  }
   void release_claim(std::string_view key, std::string_view token, Deadline) override {
     record("release " + std::string(key));
     std::lock_guard lock(mu_);

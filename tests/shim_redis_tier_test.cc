@@ -275,8 +275,8 @@ std::string claim_key_of(const std::string& manifest_key) {
 }
 
 // With a secret, a cross-node claim carries its holder's MAC. A claim anyone could set without it
-// (one SET ... PX 3600000) is not waited for: the cold compile runs at once, exact, said once; a
-// signed claim is still waited for (until its holder's lease ends).
+// (one SET ..., with a lease as short as a holder's) is not waited for: the cold compile runs at
+// once, exact, said once; a signed claim is still waited for (until its holder's lease ends).
 TEST_F(SharedRedisTier, AForeignUnsignedClaimDelaysNoCompileWithASecret) {
   RedisServer server;
   ASSERT_TRUE(server.ok());
@@ -303,9 +303,9 @@ TEST_F(SharedRedisTier, AForeignUnsignedClaimDelaysNoCompileWithASecret) {
     return std::pair{std::move(r), std::chrono::steady_clock::now() - started};
   };
 
-  ASSERT_EQ(server.command({"SET", claim_key, "anyone", "PX", "3600000"}).kind, Reply::Kind::kStatus);
+  ASSERT_EQ(server.command({"SET", claim_key, "anyone", "PX", "4000"}).kind, Reply::Kind::kStatus);
   const auto [foreign, foreign_took] = cold_compile_on("b");
-  EXPECT_LT(foreign_took, std::chrono::seconds(10)) << "the compile waited for a claim anyone could set";
+  EXPECT_LT(foreign_took, std::chrono::milliseconds(3500)) << "the compile waited for a claim anyone could set";
   EXPECT_NE(foreign.err.find("a claim not signed with the secret is not waited for"), std::string::npos)
       << foreign.err;
   EXPECT_EQ(get(counters_of(node("b")), "misses"), 1);
@@ -321,6 +321,51 @@ TEST_F(SharedRedisTier, AForeignUnsignedClaimDelaysNoCompileWithASecret) {
   const auto [waited, waited_took] = cold_compile_on("c");
   EXPECT_GE(waited_took, std::chrono::milliseconds(2500)) << "a signed claim was not waited for";
   EXPECT_EQ(waited.err.find("not signed"), std::string::npos) << waited.err;
+}
+
+// A holder takes a 5-second lease and renews it while it compiles. Without a secret, a claim with a
+// longer lease (one `SET ... PX 3600000` by any client) is not one a holder set: not waited for,
+// said once. A claim whose holder stopped renewing it (killed, stopped, cut off) lapses within its
+// lease, so the cold compile waits for it at most that long.
+TEST_F(SharedRedisTier, AForeignOrStaleClaimDelaysACompileByOneLeaseAtMost) {
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  const ProcessResult direct = probe({"trivial"}, {});
+  const ProcessResult first = probe({"trivial"}, node_env(node("a"), server.url()));
+  ASSERT_EQ(first.out, direct.out) << first.err;
+  ASSERT_TRUE(wait_for_data_keys(server, 2));
+  std::string manifest_key;
+  for (const std::string& key : data_keys(server)) {
+    if (server.command({"GET", key}).text.find("NVMF") != std::string::npos) manifest_key = key;
+  }
+  ASSERT_NE(manifest_key, "");
+  const std::string claim_key = claim_key_of(manifest_key);
+  auto cold_compile_on = [&](const std::string& name) {
+    for (const std::string& key : data_keys(server)) server.command({"DEL", key});
+    EnvVars env = node_env(node(name), server.url());
+    env["NVRTC_CACHE_WAIT_TIMEOUT"] = "120";
+    const auto started = std::chrono::steady_clock::now();
+    ProcessResult r = probe({"trivial"}, env);
+    EXPECT_EQ(r.out, direct.out) << r.err;
+    return std::pair{std::move(r), std::chrono::steady_clock::now() - started};
+  };
+
+  ASSERT_EQ(server.command({"SET", claim_key, "anyone", "PX", "3600000"}).kind, Reply::Kind::kStatus);
+  const auto [foreign, foreign_took] = cold_compile_on("b");
+  EXPECT_LT(foreign_took, std::chrono::seconds(3)) << "the compile waited for a claim no holder set";
+  EXPECT_NE(foreign.err.find("a claim with a longer lease than a holder takes is not waited for"), std::string::npos)
+      << foreign.err;
+  EXPECT_EQ(get(counters_of(node("b")), "misses"), 1);
+  EXPECT_EQ(get(counters_of(node("b")), "waited"), 0);
+
+  // A holder's claim, no longer renewed: waited for until it lapses (4 s), then compiled here.
+  ASSERT_EQ(server.command({"SET", claim_key, "a holder that died", "PX", "4000"}).kind, Reply::Kind::kStatus);
+  const auto [stale, stale_took] = cold_compile_on("c");
+  EXPECT_GE(stale_took, std::chrono::milliseconds(3500)) << "a holder's claim was not waited for";
+  EXPECT_LT(stale_took, std::chrono::seconds(30)) << "a stale claim delayed the compile past its lease";
+  EXPECT_EQ(stale.err.find("longer lease"), std::string::npos) << stale.err;
+  EXPECT_EQ(get(counters_of(node("c")), "waited"), 1);
+  EXPECT_EQ(get(counters_of(node("c")), "misses"), 1);
 }
 
 TEST_F(SharedRedisTier, UnsignedAndOversizedValuesUnderRealKeysAreMissesWithASecret) {

@@ -1,10 +1,13 @@
 // RemoteClaim: a cross-node single-flight claim on a shared tier (TieredStore::try_claim), held
 // while this node compiles a program. A held claim is released on destruction through the writer
 // queue, after the shared writes queued before it, so that a waiter on another node that sees the
-// claim gone finds the result. If the holder dies, the claim expires with its lease.
+// claim gone finds the result. Until then the claim is renewed (claim_renewer.h); if the holder
+// dies or stops, the claim expires with its short lease.
 // Contract: a movable value; thread-compatible; release() never throws and never blocks on a tier.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -21,8 +24,9 @@ class RemoteClaim {
  public:
   RemoteClaim() = default;
   explicit RemoteClaim(ClaimCode code) : code_(code) {}
-  RemoteClaim(std::shared_ptr<TierSlot> slot, std::string key, std::string token, WriteBehind* writer);
-  RemoteClaim(RemoteClaim&&) noexcept = default;
+  RemoteClaim(std::shared_ptr<TierSlot> slot, std::string key, std::string token, std::chrono::milliseconds lease,
+              WriteBehind* writer);
+  RemoteClaim(RemoteClaim&& other) noexcept { *this = std::move(other); }
   RemoteClaim& operator=(RemoteClaim&& other) noexcept;
   RemoteClaim(const RemoteClaim&) = delete;
   RemoteClaim& operator=(const RemoteClaim&) = delete;
@@ -38,6 +42,7 @@ class RemoteClaim {
   std::string key_;
   std::string token_;
   WriteBehind* writer_ = nullptr;
+  std::uint64_t renewal_ = 0;  // its entry in the process's ClaimRenewer (0: none)
 };
 
 }  // namespace nvrtc_cache::store::remote

@@ -77,6 +77,13 @@ struct TierOptions {
 // The outcome of a cross-node claim (shim/single_flight.h extends its node-local claim with it).
 enum class ClaimCode { kClaimed, kHeldByOther, kUnsupported, kFailed };
 
+// Who holds a claim: the token it carries and how long its lease still runs (a negative
+// `remaining`: the claim never expires).
+struct ClaimHolder {
+  std::string token;
+  std::chrono::milliseconds remaining{0};
+};
+
 class Tier {
  public:
   virtual ~Tier() = default;
@@ -99,11 +106,19 @@ class Tier {
     (void)claim_key, (void)token, (void)lease, (void)deadline, (void)failure;
     return ClaimCode::kUnsupported;
   }
-  // The token a held claim carries now (Redis: GET), nullopt when none or unknown; a signed claim's
-  // token is a sealed value (sealed_value.h) whose MAC the readers check.
-  virtual std::optional<std::string> claim_token(std::string_view claim_key, Deadline deadline) {
+  // The claim held now: its token and remaining lease (Redis: GET and PTTL in one script), nullopt
+  // when there is none or it cannot be read; a signed claim's token is a sealed value
+  // (sealed_value.h) whose MAC the readers check.
+  virtual std::optional<ClaimHolder> claim_holder(std::string_view claim_key, Deadline deadline) {
     (void)claim_key, (void)deadline;
     return std::nullopt;
+  }
+  // Extends a claim this holder still holds (`token`) to `lease` from now; false when the claim is
+  // gone or another's (or the tier did not answer).
+  virtual bool renew_claim(std::string_view claim_key, std::string_view token, std::chrono::milliseconds lease,
+                           Deadline deadline) {
+    (void)claim_key, (void)token, (void)lease, (void)deadline;
+    return false;
   }
   virtual void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) {
     (void)claim_key, (void)token, (void)deadline;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <random>
 
+#include "store/remote/claim_renewer.h"
 #include "store/remote/sealed_value.h"
 #include "util/errno_guard.h"
 
@@ -71,8 +72,17 @@ std::string tier_counter_name(std::size_t index, TierCounter counter) {
 SharedLookups::SharedLookups(bool consult_shared) : previous_(t_local_only) { t_local_only = !consult_shared; }
 SharedLookups::~SharedLookups() { t_local_only = previous_; }
 
-RemoteClaim::RemoteClaim(std::shared_ptr<TierSlot> slot, std::string key, std::string token, WriteBehind* writer)
-    : code_(ClaimCode::kClaimed), slot_(std::move(slot)), key_(std::move(key)), token_(std::move(token)), writer_(writer) {}
+RemoteClaim::RemoteClaim(std::shared_ptr<TierSlot> slot, std::string key, std::string token, std::chrono::milliseconds lease,
+                         WriteBehind* writer)
+    : code_(ClaimCode::kClaimed), slot_(std::move(slot)), key_(std::move(key)), token_(std::move(token)), writer_(writer) {
+  try {
+    renewal_ = process_claim_renewer().add([slot = slot_, key = key_, token = token_, lease] {
+      return slot->tier->renew_claim(key, token, lease, slot->deadline());
+    }, lease);
+  } catch (...) {
+    renewal_ = 0;  // not renewed: the claim lives one lease
+  }
+}
 
 RemoteClaim& RemoteClaim::operator=(RemoteClaim&& other) noexcept {
   if (this != &other) {
@@ -82,6 +92,7 @@ RemoteClaim& RemoteClaim::operator=(RemoteClaim&& other) noexcept {
     key_ = std::move(other.key_);
     token_ = std::move(other.token_);
     writer_ = other.writer_;
+    renewal_ = std::exchange(other.renewal_, 0);
     other.slot_ = nullptr;
   }
   return *this;
@@ -91,14 +102,17 @@ void RemoteClaim::release() {
   if (!held()) return;
   std::shared_ptr<TierSlot> slot = std::move(slot_);
   slot_ = nullptr;
+  const std::uint64_t renewal = std::exchange(renewal_, 0);
   try {
-    // After the writes queued before it, so waiters on other nodes find the result when it goes.
+    // After the writes queued before it, so waiters on other nodes find the result when it goes;
+    // renewed until then, so the claim does not lapse while those writes are still on their way.
     const std::size_t bytes = key_.size() + token_.size();
-    writer_->enqueue([slot, key = std::move(key_), token = std::move(token_)] {
+    writer_->enqueue([slot, key = std::move(key_), token = std::move(token_), renewal] {
+      process_claim_renewer().remove(renewal);
       slot->tier->release_claim(key, token, slot->deadline());
     }, bytes, /*always=*/true);
   } catch (...) {
-    // The claim expires on its own (its lease).
+    process_claim_renewer().remove(renewal);  // the claim expires on its own (its lease)
   }
 }
 
@@ -247,19 +261,25 @@ RemoteClaim TieredStore::try_claim(std::string_view name, std::chrono::milliseco
       case ClaimCode::kFailed:
         slot->failed("claim", failure, pass);
         return RemoteClaim(ClaimCode::kFailed);
-      case ClaimCode::kHeldByOther:
+      case ClaimCode::kHeldByOther: {
         slot->breaker.succeeded(pass);
-        if (secret_) {
-          const std::optional<std::string> held = slot->tier->claim_token(key, slot->deadline());
-          if (held && unseal_value(key, *held, secret_.get()).code != UnsealCode::kOk) {
-            slot->log_once("unsigned-claim", "a claim not signed with the secret is not waited for");
-            return RemoteClaim(ClaimCode::kUnsupported);  // compile now, without a cross-node claim
-          }
+        // Only a claim a holder keeps alive is waited for: a holder takes kClaimLease and renews
+        // it, so a longer lease (anyone who can write to the server could set one, to stall every
+        // cold compile of the program), a claim gone meanwhile or one that cannot be read is not.
+        const std::optional<ClaimHolder> holder = slot->tier->claim_holder(key, slot->deadline());
+        if (!holder || holder->remaining < std::chrono::milliseconds(0) || holder->remaining > kLongestGenuineLease) {
+          if (holder) slot->log_once("foreign-claim", "a claim with a longer lease than a holder takes is not waited for");
+          return RemoteClaim(ClaimCode::kUnsupported);  // compile now, without a cross-node claim
+        }
+        if (secret_ && unseal_value(key, holder->token, secret_.get()).code != UnsealCode::kOk) {
+          slot->log_once("unsigned-claim", "a claim not signed with the secret is not waited for");
+          return RemoteClaim(ClaimCode::kUnsupported);
         }
         return RemoteClaim(ClaimCode::kHeldByOther);
+      }
       case ClaimCode::kClaimed:
         slot->breaker.succeeded(pass);
-        return RemoteClaim(slot, std::move(key), std::move(token), &writer_);
+        return RemoteClaim(slot, std::move(key), std::move(token), lease, &writer_);
     }
   }
   return RemoteClaim(ClaimCode::kUnsupported);

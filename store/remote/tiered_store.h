@@ -101,7 +101,10 @@ class TieredStore final : public Store {
   bool flush(std::chrono::milliseconds budget);
 
   // Tries the cross-node claim "<prefix>:claim:<name>" on the first writable tier that supports
-  // claims (kUnsupported when none does).
+  // claims (kUnsupported when none does), for `lease` (kClaimLease in the shim), renewed while
+  // held. A claim held by another is answered kHeldByOther only when a holder keeps it alive (a
+  // lease no longer than kLongestGenuineLease, signed when there is a secret); any other claim is
+  // kUnsupported: compile without one, never wait for it.
   RemoteClaim try_claim(std::string_view name, std::chrono::milliseconds lease);
 
   struct TierStatus {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <charconv>
 #include <random>
 
 #include "store/remote/redis/address_resolver.h"
@@ -54,6 +55,14 @@ constexpr milliseconds kProbeTtl{60'000};
 // Deletes KEYS[1] only when it still holds ARGV[1]: only the claim's holder releases it.
 constexpr std::string_view kReleaseScript =
     "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end";
+// Extends KEYS[1] to ARGV[2] ms only when it still holds ARGV[1]: 1 renewed, 0 not ours.
+constexpr std::string_view kRenewScript =
+    "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('pexpire',KEYS[1],ARGV[2]) else return 0 end";
+// KEYS[1]'s remaining lease in ms, a colon and its value, in one bulk string (the client reads no
+// arrays); nil when there is no claim.
+constexpr std::string_view kHolderScript =
+    "local v=redis.call('get',KEYS[1]) if not v then return false end "
+    "return tostring(redis.call('pttl',KEYS[1]))..':'..v";
 
 std::string hex(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -145,18 +154,40 @@ class RedisTier final : public Tier {
     return code;
   }
 
-  std::optional<std::string> claim_token(std::string_view claim_key, Deadline deadline) override {
+  std::optional<ClaimHolder> claim_holder(std::string_view claim_key, Deadline deadline) override {
     const util::ErrnoGuard errno_guard;
     const std::string redis_key = claim_redis_key(claim_key);
-    const std::array<std::string_view, 2> args{"GET", redis_key};
-    std::optional<std::string> token;
+    const std::array<std::string_view, 4> args{"EVAL", kHolderScript, "1", redis_key};
+    std::optional<ClaimHolder> holder;
     (void)run(server_for(claim_key), deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
       Reply reply;
       IoResult done = connection.command(args, &reply, kSmallReply, deadline);
-      if (done.ok() && reply.kind == Reply::Kind::kBulk) token = std::move(reply.text);
+      if (!done.ok() || reply.kind != Reply::Kind::kBulk) return done;
+      const std::size_t colon = reply.text.find(':');
+      if (colon == std::string::npos || colon == 0 || colon > 20) return done;
+      long long remaining = 0;
+      const auto [end, ec] = std::from_chars(reply.text.data(), reply.text.data() + colon, remaining);
+      if (ec != std::errc() || end != reply.text.data() + colon) return done;
+      holder = ClaimHolder{reply.text.substr(colon + 1), milliseconds(remaining)};
       return done;
     });
-    return token;
+    return holder;
+  }
+
+  bool renew_claim(std::string_view claim_key, std::string_view token, milliseconds lease, Deadline deadline) override {
+    const util::ErrnoGuard errno_guard;
+    if (options_.read_only) return false;
+    const std::string redis_key = claim_redis_key(claim_key);
+    const std::string lease_ms = std::to_string(std::max<long long>(lease.count(), 1));
+    const std::array<std::string_view, 6> args{"EVAL", kRenewScript, "1", redis_key, token, lease_ms};
+    bool renewed = false;
+    (void)run(server_for(claim_key), deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
+      Reply reply;
+      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
+      if (done.ok() && reply.kind == Reply::Kind::kInteger && reply.integer == 1) renewed = true;
+      return done;
+    });
+    return renewed;
   }
 
   void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) override {
