@@ -217,7 +217,7 @@ ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveR
   }
   util::ByteReader in(body);
   std::uint8_t kind = 0;
-  std::string_view sealed;  // a view into `body`: a record's bytes are held twice at most (body, payload)
+  std::string_view sealed;  // a view into `body`, whose bytes become the payload in place
   *reason = SkipReason::kMalformed;
   if (!in.u8(kind) || !in.i64(record->created) || !in.i64(record->last_used) || !in.bytes(record->program_name) ||
       !in.bytes(record->key) || !in.bytes_view(sealed) || !in.at_end()) {
@@ -240,7 +240,13 @@ ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveR
     *reason = SkipReason::kSize;
     return Step::kSkipped;
   }
-  record->payload.assign(unsealed.payload);
+  // The payload is moved to the front of `body` and `body` becomes it: a record's bytes are held
+  // once, never copied.
+  const std::size_t offset = static_cast<std::size_t>(unsealed.payload.data() - body.data());
+  const std::size_t size = unsealed.payload.size();
+  body.erase(0, offset);
+  body.resize(size);
+  record->payload = std::move(body);
   return Step::kRecord;
 }
 
