@@ -49,6 +49,7 @@ TEST(CliRemote, CheckALiveAWrongPasswordAndAStoppedRedis) {
   EXPECT_NE(live.out.find("reachable   yes"), std::string::npos) << live.out;
   EXPECT_NE(live.out.find("access      writable"), std::string::npos) << live.out;
   EXPECT_NE(live.out.find(" ms\n"), std::string::npos) << live.out;
+  EXPECT_NE(live.out.find("values      unsigned: whoever can write to it decides"), std::string::npos) << live.out;
   EXPECT_NE(live.out.find("***"), std::string::npos) << "the password is not masked: " << live.out;
   EXPECT_EQ((live.out + live.err).find(server.password()), std::string::npos);
   EXPECT_EQ(live.err, "");
@@ -60,6 +61,7 @@ TEST(CliRemote, CheckALiveAWrongPasswordAndAStoppedRedis) {
   EXPECT_EQ(j["tiers"][0]["reachable"], true);
   EXPECT_EQ(j["tiers"][0]["writable"], true);
   EXPECT_EQ(j["tiers"][0]["ok"], true);
+  EXPECT_EQ(j["tiers"][0]["signed"], false);
   EXPECT_GE(j["tiers"][0]["round_trip_ms"].get<double>(), 0.0);
   EXPECT_EQ(j["ok"], true);
 
@@ -69,6 +71,19 @@ TEST(CliRemote, CheckALiveAWrongPasswordAndAStoppedRedis) {
 
   const auto doctor = cli({"doctor", "--no-compile"}, remote_env(home, server.url()));
   EXPECT_NE(doctor.out.find("reachable and writable"), std::string::npos) << doctor.out;
+  EXPECT_NE(doctor.out.find("is unsigned: whoever can write to it decides"), std::string::npos) << doctor.out;
+  {
+    const std::string secret_file = home.path() + "/secret";
+    std::ofstream(secret_file) << "a shared secret of the fleet, long enough\n";
+    ASSERT_EQ(::chmod(secret_file.c_str(), 0600), 0);
+    EnvVars signed_env = remote_env(home, server.url());
+    signed_env["NVRTC_CACHE_REMOTE_SECRET_FILE"] = secret_file;
+    const auto signed_check = cli({"remote", "check"}, signed_env);
+    EXPECT_EQ(signed_check.exit_code, 0) << signed_check.out << signed_check.err;
+    EXPECT_NE(signed_check.out.find("values      signed"), std::string::npos) << signed_check.out;
+    const auto signed_doctor = cli({"doctor", "--no-compile"}, signed_env);
+    EXPECT_EQ(signed_doctor.out.find("is unsigned"), std::string::npos) << signed_doctor.out;
+  }
   EXPECT_EQ(doctor.out.find(server.password()), std::string::npos);
 
   const std::string wrong_url = "redis://:wrong-pass-5e1d@127.0.0.1:" + std::to_string(server.port());

@@ -1,5 +1,6 @@
 // `nvrtc-cache doctor`'s shared-tier check: the round trip of `nvrtc-cache remote check` for each
-// configured tier. A tier that fails is a warning, not a failure: the local cache works without it.
+// configured tier. A tier that fails is a warning, not a failure: the local cache works without it;
+// so is a tier whose values no secret signs (anyone who can write to it decides what is served).
 #include <fmt/format.h>
 
 #include "store/remote/tier_set.h"
@@ -29,6 +30,11 @@ void check_tiers(const core::Config& config, DoctorReport& report) {
       report.add(Severity::kOk, "shared tier", check.name + " reachable, read-only, " + timing);
     } else {
       report.add(Severity::kWarn, "shared tier", check.name + " reachable but refused: " + check.message);
+    }
+    if (!check.signed_values) {
+      report.add(Severity::kWarn, "shared tier",
+                 check.name + " is unsigned: whoever can write to it decides what compiles return here; set " +
+                     "remote_secret_file to a secret shared by the trusted nodes (head -c 32 /dev/urandom > FILE)");
     }
   }
 }

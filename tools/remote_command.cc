@@ -42,6 +42,7 @@ int remote_check(bool json) {
                               {"round_trip_ms", check.round_trip_ms},
                               {"writable", check.writable},
                               {"ok", healthy(check)},
+                              {"signed", check.signed_values},
                               {"message", check.message}});
     }
     out["problems"] = problems;
@@ -60,6 +61,9 @@ int remote_check(bool json) {
     fmt::print("  access      {}\n", check.writable                 ? "writable"
                                      : check.message == "read-only" ? "read-only"
                                                                     : "none (the check failed)");
+    fmt::print("  values      {}\n", check.signed_values
+                                         ? "signed (remote_secret_file)"
+                                         : "unsigned: whoever can write to it decides what compiles return (set remote_secret_file)");
     if (!check.message.empty()) fmt::print("  message     {}\n", check.message);
   }
   for (const std::string& problem : problems) fmt::print(stderr, "nvrtc-cache: remote check: {}\n", problem);

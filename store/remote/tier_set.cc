@@ -49,6 +49,7 @@ std::vector<TierCheck> check_tiers(std::string_view remote, const std::string& s
   for (ConfiguredTier& configured : set.tiers) {
     TierCheck check;
     check.name = configured.tier->display_name();
+    check.signed_values = set.secret.has_value();
     const auto started = Clock::now();
     const TierResult r = configured.tier->check(started + configured.options.timeout);
     check.round_trip_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();

@@ -39,6 +39,7 @@ struct TierCheck {
   double round_trip_ms = 0;
   bool writable = false;  // configured writable and the check wrote and read back
   std::string message;    // what failed, in plain words (empty when fine)
+  bool signed_values = false;  // a secret signs and checks its values (remote_secret_file)
 };
 
 // Checks every configured tier (each within its `timeout`); *problems gets the URLs that were
