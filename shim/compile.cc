@@ -1,5 +1,5 @@
-// The program lifecycle hooks: create, add name expression, flow callback, compile, destroy.
-// Data flows one way: capture the inputs here -> keying -> store -> replay (shim/replay.cc).
+// The Linux shim's program hooks: create and compile (the lifecycle is shim/compile_lifecycle.h's;
+// this file is its Linux host: the libc watch, single-flight claims, compile records).
 #include <dlfcn.h>
 #include <link.h>
 #include <unistd.h>
@@ -22,6 +22,7 @@
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "shim/capture.h"
+#include "shim/compile_lifecycle.h"
 #include "shim/compile_steps.h"
 #include "shim/hooks.h"
 #include "shim/program_table.h"
@@ -36,7 +37,6 @@
 namespace nvrtc_cache::shim::hooks {
 namespace {
 
-using Clock = SteadyClock;
 using util::ErrnoGuard;
 
 // Objects whose file accesses during a compile are the driver's own cache, not compile inputs.
@@ -111,216 +111,97 @@ std::string current_working_directory() {
   return dir;
 }
 
-// An unknown option is named once (at info: most are options NVRTC itself rejects); a newer NVRTC
-// than this build knows, which stops all caching of it, is said once at the default level.
-void log_not_cacheable(const interpose::RealNvrtc& real, const NotCacheable& why) {
-  if (why.reason == core::Counter::uncacheable_unknown_option) {
-    core::log_once(core::LogLevel::kInfo, "unknown-option:" + why.why,
-                   "not caching compiles with an option this build does not know: " + why.why);
-  } else if (why.reason == core::Counter::uncacheable_unknown_function) {
-    std::string names;
-    for (const std::string& name : real.unknown_functions) names += (names.empty() ? "" : ", ") + name;
-    core::log_once(core::LogLevel::kWarn, "unknown-functions:" + real.identity.build_id,
-                   "NVRTC " + std::to_string(real.identity.major) + "." + std::to_string(real.identity.minor) +
-                       " exports functions this build does not know (" + names +
-                       "); its compiles are passed through uncached");
-  }
+std::optional<std::string> environment_variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
-nvrtcResult compile_uncached(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
-                             const char* const* options, const NotCacheable& why) {
-  Runtime& runtime = Runtime::instance();
-  runtime.stats().add(core::Counter::uncacheable);
-  runtime.stats().add(why.reason);
-  log_not_cacheable(real, why);
-  core::log_debug([&] { return "uncacheable compile: " + why.why; });
-  materialize_served(real, record, prog);
-  const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
-  const int compile_errno = errno;
-  (void)runtime.store();  // statistics are kept in the store, shared by every process
-  runtime.flush_stats(false);
-  errno = compile_errno;
-  return rc;
-}
+// A node-local claim (and the cross-node one it may hold), released when the compile returns.
+class HeldClaimAttempt final : public HeldClaim {
+ public:
+  explicit HeldClaimAttempt(ClaimAttempt attempt) : attempt_(std::move(attempt)) {}
 
-void log_corrupt_entry() {
-  core::log_once(core::LogLevel::kWarn, "corrupt-entry", "a cache entry failed verification; dropped and recompiled");
-}
-
-nvrtcResult serve(ProgramRecord& record, const keying::CacheKey& direct_key, core::CompileEntry entry,
-                  Clock::time_point started, Clock::time_point keyed, Clock::time_point looked_up,
-                  std::int64_t validate_ns, std::int64_t wait_ns = 0) {
-  Runtime& runtime = Runtime::instance();
-  const nvrtcResult rc =
-      serve_hit(record, std::move(entry), started, keyed, looked_up, validate_ns, wait_ns, runtime.stats());
-  core::log_debug([&] { return "hit " + keying::to_hex(direct_key); });
-  runtime.flush_stats(false);
-  return rc;
-}
-
-// "3 files read, 12 paths probed, 2 environment variables", for the debug log.
-std::string summary_of(const direct::DependencySet& dependencies) {
-  const std::size_t files = static_cast<std::size_t>(
-      std::count_if(dependencies.paths.begin(), dependencies.paths.end(), [](const auto& p) { return p.content; }));
-  return std::to_string(files) + " files read, " + std::to_string(dependencies.paths.size() - files) +
-         " paths probed, " + std::to_string(dependencies.env.size()) + " environment variables";
-}
-
-// Stores the result under its result key and adds it to the direct key's manifest.
-void store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
-                  const ProgramRecord& record, const keying::CacheKey& direct_key, direct::DependencySet dependencies,
-                  nvrtcResult compile_rc, std::int64_t compile_nanos, core::Counter miss_reason) {
-  Runtime& runtime = Runtime::instance();
-  const std::string summary = summary_of(dependencies);
-  std::size_t results = 0;
-  const std::optional<store::Status> status =
-      shim::store_result(store, real, prog, record, direct_key, std::move(dependencies), compile_rc, compile_nanos,
-                         miss_reason, runtime.stats(), &results);
-  if (!status) {
-    core::log_line(core::LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
-    return;
-  }
-  if (*status) {
-    core::log_debug([&] {
-      return "stored " + keying::to_hex(direct_key) + ": " + summary + " (" + std::to_string(results) +
-             " results in its manifest)";
-    });
-  } else {
-    core::log_once(core::LogLevel::kWarn, "store-put",
-                   "could not write to the cache (" + status->message() + "); compiling without storing");
-  }
-  runtime.flush_stats(true);
-}
-
-// The inputs only known at compile time: the options, the working directory and $PWD.
-void record_compile_context(ProgramRecord& record, int n, const char* const* options) {
-  record.inputs.options.assign(options, options + n);
-  record.inputs.working_directory = current_working_directory();
-  if (const char* pwd = std::getenv("PWD")) {
-    record.inputs.pwd_variable = pwd;
-  } else {
-    record.inputs.pwd_variable.reset();
-  }
-  const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");  // NVRTC appends them to the options
-  record.inputs.working_directory_use = keying::working_directory_use(
-      record.inputs.options, record.inputs.name,
-      append_flags ? std::optional<std::string_view>(append_flags) : std::nullopt);
-}
-
-// The real compile, with NVRTC's libc calls recorded into `watch`.
-struct WatchedCompile {
-  nvrtcResult rc = NVRTC_SUCCESS;
-  int errno_after = 0;
-  std::int64_t start_realtime_ns = 0;  // for "modified during the compile"
-  std::int64_t nanos = 0;
+ private:
+  ClaimAttempt attempt_;
 };
 
-WatchedCompile compile_watched(const interpose::RealNvrtc& real, nvrtcProgram prog, int n, const char* const* options,
-                               watch::CompileWatch& watch) {
-  WatchedCompile out;
-  out.start_realtime_ns = util::realtime_ns();
-  const auto start = Clock::now();
-  out.rc = real.nvrtcCompileProgram(prog, n, options);
-  const auto end = Clock::now();
-  watch.stop();
-  out.errno_after = errno;
-  out.nanos = nanos_between(start, end);
-  return out;
-}
-
-// What the compile depended on, from what the watch saw; no set when it must not be stored.
-direct::RecordedDependencies dependencies_of(const watch::CompileWatch& watch, const WatchedCompile& compile,
-                                             const ProgramRecord& record) {
-  direct::RecordedDependencies dependencies;
-  if (!result_is_cacheable(compile.rc)) {
-    dependencies.why_not = "NVRTC returned " + std::to_string(compile.rc);
-  } else if (watch.tainted()) {
-    dependencies.why_not = watch.why_tainted();
-  } else if (watch.event_count() == 0) {
-    // NVRTC probes the working directory in every compile; seeing nothing means its libc calls do
-    // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so
-    // its file reads cannot be tracked.
-    dependencies.why_not = "NVRTC's file accesses are not observable in this process";
-    core::log_once(core::LogLevel::kWarn, "unobservable",
-                   "NVRTC's file accesses are not observable in this process; compiles are not cached");
-  } else {
-    dependencies = direct::record_dependencies(observations_of(watch), record.inputs.working_directory,
-                                               compile.start_realtime_ns, time_macros_in(record.inputs),
-                                               variables_always_recorded(record.inputs.library),
-                                               record.inputs.working_directory_use);
-    if (dependencies.set) variables_seen().add(*dependencies.set);
+// The Linux shim's part of the lifecycle: the Runtime's store and statistics, the libc watch,
+// single-flight claims and compile records (NVRTC_CACHE_RECORD).
+class LinuxCompileHost final : public CompileHost {
+ public:
+  store::Store* store() override { return runtime_.store(); }
+  bool store_read_only() override { return runtime_.store_read_only(); }
+  core::StatsDeltas& stats() override { return runtime_.stats(); }
+  std::optional<std::string> append_flags() override { return environment_variable("NVRTC_APPEND_FLAGS"); }
+  CompileContext compile_context() override {
+    return {current_working_directory(), environment_variable("PWD"), environment_variable("NVRTC_APPEND_FLAGS")};
   }
-  return dependencies;
-}
+  int error_state() override { return errno; }
 
-// After a miss: stores the result if it can be (and the cache is writable), counting the outcome.
-void keep_result(store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog,
-                 const ProgramRecord& record, const keying::CacheKey& key, direct::RecordedDependencies dependencies,
-                 const WatchedCompile& compile, core::Counter miss_reason) {
-  Runtime& runtime = Runtime::instance();
-  if (!dependencies.set) {
-    runtime.stats().add(core::Counter::uncacheable);
-    runtime.stats().add(core::uncacheable_reason(dependencies.why_not));
-    core::log_debug([&] { return "uncacheable compile: " + dependencies.why_not; });
-    runtime.flush_stats(false);
-  } else if (store && runtime.store_read_only()) {
-    runtime.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
-    runtime.stats().add(miss_reason);
-  } else if (store) {
+  Flight claim_or_wait(const keying::CacheKey& key, const std::function<bool()>& result_ready) override {
+    ClaimAttempt attempt = shim::claim_or_wait(key, result_ready);
+    Flight flight;
+    flight.wait_ns = attempt.wait_ns;
+    flight.held = std::make_unique<HeldClaimAttempt>(std::move(attempt));
+    return flight;
+  }
+
+  ObservedCompile compile_observed(const interpose::RealNvrtc& real, nvrtcProgram prog, int n,
+                                   const char* const* options, const ProgramRecord& record) override {
+    watch::CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
+    ObservedCompile out;
+    const std::int64_t start_realtime_ns = util::realtime_ns();
+    const auto start = SteadyClock::now();
+    out.rc = real.nvrtcCompileProgram(prog, n, options);
+    const auto end = SteadyClock::now();
+    watch.stop();
+    out.error_after = errno;
+    out.nanos = nanos_between(start, end);
     try {
-      store_result(*store, real, prog, record, key, std::move(*dependencies.set), compile.rc, compile.nanos,
-                   miss_reason);
-    } catch (...) {  // the real compile stands; only the caching failed
-      runtime.stats().add(core::Counter::errors);
-      core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
+      out.dependencies = dependencies_of(watch, out.rc, start_realtime_ns, record);
+    } catch (...) {
+      out.internal_error = true;  // the result stands, uncached
     }
-  } else {
-    runtime.stats().add(core::Counter::errors);
+    errno = out.error_after;
+    return out;
   }
-}
 
-// Key, look up, and serve a hit; on a miss, compile under the watch and keep the result.
-nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
-                                  const char* const* options) {
-  Runtime& runtime = Runtime::instance();
-  const auto started = Clock::now();
-  record_compile_context(record, n, options);
-  const keying::CacheKey key = keying::compute_key(record.inputs);
-  store::Store* store = runtime.store();
-  const auto keyed = Clock::now();
-
-  std::string miss_reason = "the cache is unavailable";
-  ClaimAttempt flight;  // a held claim makes other compiles of this key wait for our result; released at return
-  if (store) {
-    Lookup found = look_up(*store, key, real, runtime.stats(), &log_corrupt_entry);
-    if (!found.entry && !runtime.store_read_only()) {
-      flight = claim_or_wait(key, [&] {
-        return (found = look_up(*store, key, real, runtime.stats(), &log_corrupt_entry)).entry.has_value();
-      });
-    }
-    if (found.entry) {
-      const nvrtcResult rc = serve(record, key, std::move(*found.entry), started, keyed, Clock::now(),
-                                   found.validate_ns, flight.wait_ns);
-      const std::string& record_file = runtime.config().record_file;
-      if (!record_file.empty() && found.dependencies) {
-        append_compile_record(record_file, real, record, *found.dependencies);
-      }
-      return rc;
-    }
-    miss_reason = std::move(found.miss_reason);
+  void compile_recorded(const interpose::RealNvrtc& real, const ProgramRecord& record,
+                        const direct::DependencySet& dependencies) override {
+    const std::string& record_file = runtime_.config().record_file;
+    if (!record_file.empty()) append_compile_record(record_file, real, record, dependencies);
   }
-  core::log_debug([&] { return "miss " + keying::to_hex(key) + ": " + miss_reason; });
 
-  record.served.reset();
-  watch::CompileWatch watch(reinterpret_cast<const void*>(real.nvrtcCompileProgram));
-  const WatchedCompile compile = compile_watched(real, prog, n, options, watch);
-  direct::RecordedDependencies dependencies = dependencies_of(watch, compile, record);
-  const std::string& record_file = runtime.config().record_file;
-  if (!record_file.empty() && dependencies.set) append_compile_record(record_file, real, record, *dependencies.set);
-  keep_result(store, real, prog, record, key, std::move(dependencies), compile, core::miss_reason(miss_reason));
-  errno = compile.errno_after;
-  return compile.rc;
-}
+  void flush_stats(bool stored) override { runtime_.flush_stats(stored); }
+
+ private:
+  // What the compile depended on, from what the watch saw; no set when it must not be stored.
+  static direct::RecordedDependencies dependencies_of(const watch::CompileWatch& watch, nvrtcResult rc,
+                                                      std::int64_t start_realtime_ns, const ProgramRecord& record) {
+    direct::RecordedDependencies dependencies;
+    if (!result_is_cacheable(rc)) {
+      dependencies.why_not = "NVRTC returned " + std::to_string(rc);
+    } else if (watch.tainted()) {
+      dependencies.why_not = watch.why_tainted();
+    } else if (watch.event_count() == 0) {
+      // NVRTC probes the working directory in every compile; seeing nothing means its libc calls do
+      // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so
+      // its file reads cannot be tracked.
+      dependencies.why_not = "NVRTC's file accesses are not observable in this process";
+      core::log_once(core::LogLevel::kWarn, "unobservable",
+                     "NVRTC's file accesses are not observable in this process; compiles are not cached");
+    } else {
+      dependencies = direct::record_dependencies(observations_of(watch), record.inputs.working_directory,
+                                                 start_realtime_ns, time_macros_in(record.inputs),
+                                                 variables_always_recorded(record.inputs.library),
+                                                 record.inputs.working_directory_use);
+      if (dependencies.set) variables_seen().add(*dependencies.set);
+    }
+    return dependencies;
+  }
+
+  Runtime& runtime_ = Runtime::instance();
+};
 
 }  // namespace
 
@@ -337,29 +218,11 @@ nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram p
   std::shared_ptr<ProgramRecord> record = runtime.enabled() ? program_table().find(prog) : nullptr;
   if (!record) return real.nvrtcCompileProgram(prog, num_options, options);
   ErrnoGuard errno_guard;
-  try {
-    const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");
-    const std::optional<NotCacheable> why_not =
-        reason_not_cacheable(real, *record, num_options, options,
-                             append_flags ? std::optional<std::string_view>(append_flags) : std::nullopt);
-    if (why_not) {
-      const nvrtcResult rc = compile_uncached(real, *record, prog, num_options, options, *why_not);
-      errno_guard.set(errno);
-      return rc;
-    }
-    const nvrtcResult rc = compile_through_cache(real, *record, prog, num_options, options);
-    errno_guard.set(errno);
-    return rc;
-  } catch (...) {
-    // Fail open. If the real compile already ran, its results stand; this path is reached only
-    // before it (allocation failures while keying or looking up).
-    runtime.stats().add(core::Counter::errors);
-    core::log_once(core::LogLevel::kError, "compile-exception", "internal error; compiling without the cache");
-    record->served.reset();
-    const nvrtcResult rc = real.nvrtcCompileProgram(prog, num_options, options);
-    errno_guard.set(errno);
-    return rc;
-  }
+  LinuxCompileHost host;
+  int error_after = errno;
+  const nvrtcResult rc = compile_program(host, real, *record, prog, num_options, options, &error_after);
+  errno_guard.set(error_after);
+  return rc;
 }
 
 }  // namespace nvrtc_cache::shim::hooks

@@ -1,10 +1,8 @@
-// The program lifecycle hooks of the Windows proxy: create, add name expression, flow callback,
-// compile, destroy (the getters are shim/replay.cc's, shared with Linux; the steps both share are
-// shim/compile_steps.h's). The same flow as shim/compile.cc: capture the inputs -> key (keying/) -> look up the manifest, validate its
-// dependency sets (direct/) -> serve the entry, or compile under the import watch
-// (shim/windows/compile_watch.h), record the dependencies and store the entry (core/compile_entry).
-// Differences from Linux: no single-flight claims, no shared tiers, no compile records; counters are
-// merged into the store after every compile (a process's exit on Windows runs no safe place for it).
+// The Windows proxy's program hooks: create and compile (the lifecycle is shim/compile_lifecycle.h's,
+// shared with Linux; this file is its Windows host: the import watch (shim/windows/compile_watch.h)
+// and the thread's last-error value; the getters are shim/replay.cc's). Differences from Linux: no
+// single-flight claims, no shared tiers, no compile records; counters are merged into the store
+// after every compile (a process's exit on Windows runs no safe place for it).
 //
 // The environment block: the Windows NVRTC's C runtime calls GetEnvironmentStringsW in every compile
 // (to refresh its copy of the environment, which its getenv then reads by name, unseen). Tainting it
@@ -27,6 +25,7 @@
 #include "keying/cache_key.h"
 #include "keying/working_directory_rule.h"
 #include "shim/capture.h"
+#include "shim/compile_lifecycle.h"
 #include "shim/compile_steps.h"
 #include "shim/hooks.h"
 #include "shim/program_table.h"
@@ -38,7 +37,6 @@ namespace nvrtc_cache::shim::hooks {
 namespace {
 
 using windows::WindowsRuntime;
-using Clock = SteadyClock;
 
 // The environment variables nvrtc64_130_0.dll's getenv may read.
 constexpr const char* kCrtVariables[] = {
@@ -73,16 +71,6 @@ std::string current_working_directory() {
   }
 }
 
-void record_compile_context(ProgramRecord& record, int n, const char* const* options) {
-  record.inputs.options.assign(options, options + n);
-  record.inputs.working_directory = current_working_directory();
-  record.inputs.pwd_variable.reset();  // no $PWD convention on Windows
-  const auto append_flags = store::windows::environment_variable(L"NVRTC_APPEND_FLAGS");
-  record.inputs.working_directory_use = keying::working_directory_use(
-      record.inputs.options, record.inputs.name,
-      append_flags ? std::optional<std::string_view>(*append_flags) : std::nullopt);
-}
-
 // What the compile depended on; no set when it must not be stored.
 direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch, nvrtcResult rc,
                                              std::int64_t start_realtime_ns, const ProgramRecord& record) {
@@ -112,57 +100,53 @@ direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch,
                                      time_macros_in(record.inputs), {}, record.inputs.working_directory_use);
 }
 
-void keep_result(store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog, const ProgramRecord& record,
-                 const keying::CacheKey& direct_key, direct::RecordedDependencies dependencies, nvrtcResult rc,
-                 std::int64_t compile_nanos, core::Counter miss_reason) {
-  core::StatsDeltas& stats = WindowsRuntime::instance().stats();
-  if (!dependencies.set) {
-    stats.add(core::Counter::uncacheable);
-    stats.add(core::uncacheable_reason(dependencies.why_not));
-  } else if (store == nullptr) {
-    stats.add(core::Counter::errors);
-  } else {
-    (void)store_result(*store, real, prog, record, direct_key, std::move(*dependencies.set), rc, compile_nanos,
-                       miss_reason, stats);
-  }
+std::optional<std::string> crt_variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
-nvrtcResult compile_through_cache(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
-                                  const char* const* options, DWORD& last_error) {
-  WindowsRuntime& runtime = WindowsRuntime::instance();
-  const auto started = Clock::now();
-  record_compile_context(record, n, options);
-  const keying::CacheKey key = keying::compute_key(record.inputs);
-  store::Store* store = runtime.store();
-  const auto keyed = Clock::now();
+// The Windows proxy's part of the lifecycle: the WindowsRuntime's store and statistics, the import
+// watch, the thread's last-error value. No single-flight, no compile records; statistics are merged
+// by the hook after every compile.
+class WindowsCompileHost final : public CompileHost {
+ public:
+  store::Store* store() override { return runtime_.store(); }
+  bool store_read_only() override { return false; }
+  core::StatsDeltas& stats() override { return runtime_.stats(); }
+  std::optional<std::string> append_flags() override { return crt_variable("NVRTC_APPEND_FLAGS"); }
+  CompileContext compile_context() override {
+    // No $PWD convention on Windows; NVRTC_APPEND_FLAGS from the process environment.
+    return {current_working_directory(), std::nullopt, store::windows::environment_variable(L"NVRTC_APPEND_FLAGS")};
+  }
+  std::optional<NotCacheable> platform_reason_not_cacheable() override {
+    if (runtime_.watch_installed()) return std::nullopt;
+    return NotCacheable{"NVRTC's file accesses are not observable here (capture)", core::Counter::uncacheable_unobservable};
+  }
+  int error_state() override { return static_cast<int>(GetLastError()); }
 
-  std::string miss_reason = "the cache is unavailable";
-  if (store) {
-    Lookup found = look_up(*store, key, real, runtime.stats());
-    if (found.entry) {
-      return serve_hit(record, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns, 0,
-                       runtime.stats());
+  ObservedCompile compile_observed(const interpose::RealNvrtc& real, nvrtcProgram prog, int n,
+                                   const char* const* options, const ProgramRecord& record) override {
+    ObservedCompile out;
+    const std::int64_t start_realtime_ns = store::Env::system()->now_realtime_ns();
+    windows::CompileWatch watch;
+    const auto compile_start = SteadyClock::now();
+    out.rc = real.nvrtcCompileProgram(prog, n, options);
+    const auto compile_end = SteadyClock::now();
+    out.error_after = static_cast<int>(GetLastError());
+    watch.stop();
+    out.nanos = nanos_between(compile_start, compile_end);
+    try {
+      out.dependencies = dependencies_of(watch, out.rc, start_realtime_ns, record);
+    } catch (...) {
+      out.internal_error = true;  // the result stands, uncached
     }
-    miss_reason = std::move(found.miss_reason);
+    SetLastError(static_cast<DWORD>(out.error_after));
+    return out;
   }
 
-  record.served.reset();
-  const std::int64_t start_realtime_ns = store::Env::system()->now_realtime_ns();
-  windows::CompileWatch watch;
-  const auto compile_start = Clock::now();
-  const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
-  const auto compile_end = Clock::now();
-  last_error = GetLastError();
-  watch.stop();
-  try {  // the real compile stands; only the caching can fail from here on
-    direct::RecordedDependencies dependencies = dependencies_of(watch, rc, start_realtime_ns, record);
-    keep_result(store, real, prog, record, key, std::move(dependencies), rc, nanos_between(compile_start, compile_end),
-                core::miss_reason(miss_reason));
-  } catch (...) {
-    runtime.stats().add(core::Counter::errors);
-  }
-  return rc;
-}
+ private:
+  WindowsRuntime& runtime_ = WindowsRuntime::instance();
+};
 
 }  // namespace
 
@@ -180,38 +164,15 @@ nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram p
   std::shared_ptr<ProgramRecord> record = runtime.enabled() ? program_table().find(prog) : nullptr;
   if (!record) return real.nvrtcCompileProgram(prog, num_options, options);
   LastErrorGuard last_error;
+  WindowsCompileHost host;
+  int error_after = 0;
+  const nvrtcResult rc = compile_program(host, real, *record, prog, num_options, options, &error_after);
+  last_error.set(static_cast<DWORD>(error_after));
   try {
-    const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");
-    std::optional<NotCacheable> why_not =
-        reason_not_cacheable(real, *record, num_options, options,
-                             append_flags ? std::optional<std::string_view>(append_flags) : std::nullopt);
-    if (!why_not && !runtime.watch_installed()) {
-      why_not = NotCacheable{"NVRTC's file accesses are not observable here (capture)",
-                             core::Counter::uncacheable_unobservable};
-    }
-    nvrtcResult rc;
-    if (why_not) {
-      runtime.stats().add(core::Counter::uncacheable);
-      runtime.stats().add(why_not->reason);
-      materialize_served(real, *record, prog);
-      rc = real.nvrtcCompileProgram(prog, num_options, options);
-      last_error.set(GetLastError());
-    } else {
-      DWORD error_after = GetLastError();
-      rc = compile_through_cache(real, *record, prog, num_options, options, error_after);
-      last_error.set(error_after);
-    }
     runtime.flush_stats();
-    return rc;
   } catch (...) {
-    // Fail open: reached only before the real compile ran (keying, looking up; compile_through_cache
-    // catches what follows the compile).
-    runtime.stats().add(core::Counter::errors);
-    record->served.reset();
-    const nvrtcResult rc = real.nvrtcCompileProgram(prog, num_options, options);
-    last_error.set(GetLastError());
-    return rc;
   }
+  return rc;
 }
 
 }  // namespace nvrtc_cache::shim::hooks

@@ -1,0 +1,188 @@
+#include "shim/compile_lifecycle.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <utility>
+
+#include "core/log.h"
+
+namespace nvrtc_cache::shim {
+namespace {
+
+using Clock = SteadyClock;
+
+// An unknown option is named once (at info: most are options NVRTC itself rejects); a newer NVRTC
+// than this build knows, which stops all caching of it, is said once at the default level.
+void log_not_cacheable(const interpose::RealNvrtc& real, const NotCacheable& why) {
+  if (why.reason == core::Counter::uncacheable_unknown_option) {
+    core::log_once(core::LogLevel::kInfo, "unknown-option:" + why.why,
+                   "not caching compiles with an option this build does not know: " + why.why);
+  } else if (why.reason == core::Counter::uncacheable_unknown_function) {
+    std::string names;
+    for (const std::string& name : real.unknown_functions) names += (names.empty() ? "" : ", ") + name;
+    core::log_once(core::LogLevel::kWarn, "unknown-functions:" + real.identity.build_id,
+                   "NVRTC " + std::to_string(real.identity.major) + "." + std::to_string(real.identity.minor) +
+                       " exports functions this build does not know (" + names +
+                       "); its compiles are passed through uncached");
+  }
+  core::log_debug([&] { return "uncacheable compile: " + why.why; });
+}
+
+nvrtcResult compile_uncached(CompileHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
+                             nvrtcProgram prog, int n, const char* const* options, const NotCacheable& why,
+                             int* error_after) {
+  host.stats().add(core::Counter::uncacheable);
+  host.stats().add(why.reason);
+  log_not_cacheable(real, why);
+  materialize_served(real, record, prog);
+  const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
+  *error_after = host.error_state();
+  (void)host.store();  // statistics are kept in the store, shared by every process
+  host.flush_stats(false);
+  return rc;
+}
+
+void log_corrupt_entry() {
+  core::log_once(core::LogLevel::kWarn, "corrupt-entry", "a cache entry failed verification; dropped and recompiled");
+}
+
+// "3 files read, 12 paths probed, 2 environment variables", for the debug log.
+std::string summary_of(const direct::DependencySet& dependencies) {
+  const std::size_t files = static_cast<std::size_t>(
+      std::count_if(dependencies.paths.begin(), dependencies.paths.end(), [](const auto& p) { return p.content; }));
+  return std::to_string(files) + " files read, " + std::to_string(dependencies.paths.size() - files) +
+         " paths probed, " + std::to_string(dependencies.env.size()) + " environment variables";
+}
+
+// Stores the result under its result key and adds it to the direct key's manifest.
+void store_and_log(CompileHost& host, store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+                   const ProgramRecord& record, const keying::CacheKey& key, direct::DependencySet dependencies,
+                   const ObservedCompile& compile, core::Counter miss_reason) {
+  const std::string summary = summary_of(dependencies);
+  std::size_t results = 0;
+  const std::optional<store::Status> status = store_result(store, real, prog, record, key, std::move(dependencies),
+                                                           compile.rc, compile.nanos, miss_reason, host.stats(), &results);
+  if (!status) {
+    core::log_line(core::LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
+    return;
+  }
+  if (*status) {
+    core::log_debug([&] {
+      return "stored " + keying::to_hex(key) + ": " + summary + " (" + std::to_string(results) +
+             " results in its manifest)";
+    });
+  } else {
+    core::log_once(core::LogLevel::kWarn, "store-put",
+                   "could not write to the cache (" + status->message() + "); compiling without storing");
+  }
+  host.flush_stats(true);
+}
+
+// After a miss: stores the result if it can be (and the cache is writable), counting the outcome.
+void keep_result(CompileHost& host, store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+                 const ProgramRecord& record, const keying::CacheKey& key, ObservedCompile& compile,
+                 core::Counter miss_reason) {
+  direct::RecordedDependencies& dependencies = compile.dependencies;
+  if (!result_is_cacheable(compile.rc)) {  // an error NVRTC may not give again (out of memory, ...)
+    host.stats().add(core::Counter::uncacheable);
+    host.stats().add(core::Counter::uncacheable_nvrtc_error);
+    core::log_debug([&] { return "uncacheable compile: NVRTC returned " + std::to_string(compile.rc); });
+    host.flush_stats(false);
+  } else if (!dependencies.set) {
+    host.stats().add(core::Counter::uncacheable);
+    host.stats().add(core::uncacheable_reason(dependencies.why_not));
+    core::log_debug([&] { return "uncacheable compile: " + dependencies.why_not; });
+    host.flush_stats(false);
+  } else if (store && host.store_read_only()) {
+    host.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
+    host.stats().add(miss_reason);
+  } else if (store) {
+    store_and_log(host, *store, real, prog, record, key, std::move(*dependencies.set), compile, miss_reason);
+  } else {
+    host.stats().add(core::Counter::errors);
+  }
+}
+
+// Key, look up and serve a hit; on a miss, compile under the host's watch and keep the result.
+nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
+                                  nvrtcProgram prog, int n, const char* const* options, int entry_error,
+                                  int* error_after) {
+  const auto started = Clock::now();
+  record_compile_context(record, n, options, host.compile_context());
+  const keying::CacheKey key = keying::compute_key(record.inputs);
+  store::Store* store = host.store();
+  const auto keyed = Clock::now();
+
+  std::string miss_reason = "the cache is unavailable";
+  Flight flight;  // a held claim makes other compiles of this key wait for our result; released at return
+  if (store) {
+    Lookup found = look_up(*store, key, real, host.stats(), &log_corrupt_entry);
+    if (!found.entry && !host.store_read_only()) {
+      flight = host.claim_or_wait(key, [&] {
+        return (found = look_up(*store, key, real, host.stats(), &log_corrupt_entry)).entry.has_value();
+      });
+    }
+    if (found.entry) {
+      const nvrtcResult rc = serve_hit(record, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns,
+                                       flight.wait_ns, host.stats());
+      core::log_debug([&] { return "hit " + keying::to_hex(key); });
+      host.flush_stats(false);
+      if (found.dependencies) host.compile_recorded(real, record, *found.dependencies);
+      *error_after = entry_error;
+      return rc;
+    }
+    miss_reason = std::move(found.miss_reason);
+  }
+  core::log_debug([&] { return "miss " + keying::to_hex(key) + ": " + miss_reason; });
+
+  record.served.reset();
+  ObservedCompile compile = host.compile_observed(real, prog, n, options, record);
+  *error_after = compile.error_after;
+  try {  // the real compile stands: from here on only the caching can fail
+    if (compile.internal_error) throw std::runtime_error("recording the dependencies failed");
+    if (compile.dependencies.set) host.compile_recorded(real, record, *compile.dependencies.set);
+    keep_result(host, store, real, prog, record, key, compile, core::miss_reason(miss_reason));
+  } catch (...) {
+    host.stats().add(core::Counter::errors);
+    core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
+  }
+  return compile.rc;
+}
+
+}  // namespace
+
+void record_compile_context(ProgramRecord& record, int n, const char* const* options, const CompileContext& context) {
+  record.inputs.options.assign(options, options + n);
+  record.inputs.working_directory = context.working_directory;
+  record.inputs.pwd_variable = context.pwd_variable;
+  record.inputs.working_directory_use = keying::working_directory_use(
+      record.inputs.options, record.inputs.name,
+      context.append_flags ? std::optional<std::string_view>(*context.append_flags) : std::nullopt);
+}
+
+nvrtcResult compile_program(CompileHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
+                            nvrtcProgram prog, int num_options, const char* const* options, int* error_after) noexcept {
+  const int entry_error = host.error_state();
+  *error_after = entry_error;
+  try {
+    const std::optional<std::string> append_flags = host.append_flags();
+    std::optional<NotCacheable> why_not =
+        reason_not_cacheable(real, record, num_options, options,
+                             append_flags ? std::optional<std::string_view>(*append_flags) : std::nullopt);
+    if (!why_not) why_not = host.platform_reason_not_cacheable();
+    if (why_not) return compile_uncached(host, real, record, prog, num_options, options, *why_not, error_after);
+    return compile_through_cache(host, real, record, prog, num_options, options, entry_error, error_after);
+  } catch (...) {
+    // Fail open. This path is reached only before the real compile ran (allocation failures while
+    // keying or looking up): compile_through_cache catches what follows the compile.
+    host.stats().add(core::Counter::errors);
+    core::log_once(core::LogLevel::kError, "compile-exception", "internal error; compiling without the cache");
+    record.served.reset();
+    const nvrtcResult rc = real.nvrtcCompileProgram(prog, num_options, options);
+    *error_after = host.error_state();
+    return rc;
+  }
+}
+
+}  // namespace nvrtc_cache::shim
