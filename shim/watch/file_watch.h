@@ -1,7 +1,8 @@
 // CompileWatch: records, on the compiling thread, what NVRTC observes through libc while a real
 // nvrtcCompileProgram runs: files opened, paths probed (stat/access/realpath/readlink, found or
 // not), directories listed and environment variables read. The libc entry points are the ones in
-// shim/watch/watched_libc.def, interposed in shim/watch/file_watch.cc.
+// shim/watch/watched_libc.def, interposed in shim/watch/libc_interposers.cc (or, where a library
+// binds them directly, redirected by shim/watch/import_patch.h); the record lives here.
 // Contract: a watch records the thread that constructed it until stop() or destruction. The
 // record grows in an mmap-backed arena (reserved at construction, committed in steps from inside
 // the hooks with raw syscalls: the hooks never allocate, never call dlsym, never recurse, and
