@@ -7,7 +7,7 @@
 
 namespace nvrtc_cache::store {
 
-class Status {
+class [[nodiscard]] Status {
  public:
   enum class Code { kOk, kNotFound, kCorruption, kIoError, kFull, kReadOnly, kInvalidArgument };
 

@@ -466,7 +466,7 @@ TEST(CacheDirectory, HandleRenumberedByTheHostIsNeitherUsedNorClosed) {
       if (own < 0 || ::dup2(own, fd) != fd) _exit(10);
       ::close(own);
       ++replaced;
-      store->put("k2", "v2");  // the child opens its own environment: through the handle, if it trusted it
+      (void)store->put("k2", "v2");  // the child opens its own environment: through the handle, if it trusted it
       store.reset();
       if (::fcntl(fd, F_GETFD) < 0) _exit(11);  // the host's file was closed by the store
     }

@@ -258,7 +258,7 @@ TEST(MemoryStoreTest, ConcurrentPutAndGet) {
         if (!store.put(key, value).is_ok()) ++wrong_values;
         const auto got = store.get(key);
         if (got.has_value() && *got != value) ++wrong_values;
-        if (i % 50 == 0) store.add_counters({{"ops", 1}});
+        if (i % 50 == 0) (void)store.add_counters({{"ops", 1}});
       }
     });
   }
@@ -593,20 +593,20 @@ TEST(LmdbStoreTest, PreservesErrno) {
   auto store = open_store(tmp.sub("store"));
   ASSERT_NE(store, nullptr);
   errno = 777;
-  store->put("k", "v");
-  store->get("k");
-  store->get("absent");
-  store->erase("k");
-  store->add_counters({{"c", 1}});
-  store->counters();
-  store->entry_count();
-  store->size_bytes();
-  store->evict(EvictOptions{});
-  store->map_usage();
-  store->clear();
+  (void)store->put("k", "v");
+  (void)store->get("k");
+  (void)store->get("absent");
+  (void)store->erase("k");
+  (void)store->add_counters({{"c", 1}});
+  (void)store->counters();
+  (void)store->entry_count();
+  (void)store->size_bytes();
+  (void)store->evict(EvictOptions{});
+  (void)store->map_usage();
+  (void)store->clear();
   store->close();
-  store->get("k");
-  store->evict(EvictOptions{});
+  (void)store->get("k");
+  (void)store->evict(EvictOptions{});
   EXPECT_EQ(errno, 777);
 }
 

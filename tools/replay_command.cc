@@ -101,42 +101,41 @@ Worker start_worker(const std::string& task_file, const std::string& log_file, c
   return w;
 }
 
-int replay(const ReplayOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
+// The requested architectures, normalised; nullopt (after saying which) when one is not one.
+std::optional<std::vector<std::string>> requested_archs(const std::vector<std::string>& requested) {
   std::vector<std::string> archs;
-  for (const std::string& requested : options.archs) {
-    std::optional<std::string> arch = parse_arch_request(requested);
+  for (const std::string& r : requested) {
+    std::optional<std::string> arch = parse_arch_request(r);
     if (!arch) {
-      fmt::print(stderr, "nvrtc-cache replay: {} is not an architecture (e.g. sm_90, sm_100a, compute_80)\n", requested);
-      return 2;
+      fmt::print(stderr, "nvrtc-cache replay: {} is not an architecture (e.g. sm_90, sm_100a, compute_80)\n", r);
+      return std::nullopt;
     }
     archs.push_back(*arch);
   }
-  std::ifstream in(options.file, std::ios::binary);
-  if (!in) {
-    fmt::print(stderr, "nvrtc-cache replay: cannot read {}: {}\n", options.file, std::strerror(errno));
-    return 1;
-  }
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  core::RecordScan scan = core::scan_records(bytes);
-  for (const core::RecordDamage& d : scan.damage) {
-    fmt::print(stderr, "nvrtc-cache replay: {}: {} bytes at offset {} skipped: {}\n", options.file, d.length, d.offset,
-               d.what);
-  }
+  return archs;
+}
 
-  // Distinct programs, in order of first appearance; the latest record of each (its newest dependencies).
+// Distinct programs, in order of first appearance; the latest record of each (its newest dependencies).
+std::vector<Program> distinct_programs(std::vector<core::CompileRecord>& records) {
   std::vector<Program> programs;
   std::map<std::string, std::size_t> by_identity;
-  for (core::CompileRecord& record : scan.records) {
+  for (core::CompileRecord& record : records) {
     auto [it, inserted] = by_identity.try_emplace(core::program_identity(record), programs.size());
     if (inserted) programs.push_back({});
     programs[it->second].record = std::move(record);
   }
+  return programs;
+}
+
+// Judges each program's library (on disk, before anything loads it) and its options per variant;
+// a program that passes is pointed at the exact file checked. Returns the number of compiles to run.
+std::size_t check_programs(std::vector<Program>& programs, const std::vector<std::string>& archs,
+                           const std::string& nvrtc) {
   std::string nvrtc_override;
-  if (!options.nvrtc.empty()) {
+  if (!nvrtc.empty()) {
     std::error_code error;
-    nvrtc_override = std::filesystem::absolute(options.nvrtc, error).string();
-    if (error) nvrtc_override = options.nvrtc;
+    nvrtc_override = std::filesystem::absolute(nvrtc, error).string();
+    if (error) nvrtc_override = nvrtc;
   }
   struct Library {
     std::string resolved;
@@ -169,14 +168,13 @@ int replay(const ReplayOptions& options) {
     p.record.library_path = it->second.resolved;  // the workers load exactly the file checked here
     tasks += p.variants.size();
   }
+  return tasks;
+}
 
-  // Distribute the programs over the workers, round-robin.
-  const unsigned jobs = std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
-  const std::string work_dir = temporary_directory();
-  if (work_dir.empty()) {
-    fmt::print(stderr, "nvrtc-cache replay: cannot create a temporary directory: {}\n", std::strerror(errno));
-    return 1;
-  }
+// Distributes the programs that passed over `jobs` workers, round-robin, each with its task file
+// in `work_dir`; false (said) when a file or a worker could not be made.
+bool start_workers(const std::vector<Program>& programs, const std::vector<std::string>& archs, unsigned jobs,
+                   const std::string& work_dir, std::vector<Worker>& workers) {
   std::vector<std::string> task_bytes(jobs);
   std::vector<std::vector<std::size_t>> assigned(jobs);
   std::size_t next = 0;
@@ -188,25 +186,29 @@ int replay(const ReplayOptions& options) {
   }
   std::string arch_list;
   for (const std::string& a : archs) arch_list += (arch_list.empty() ? "" : ",") + a;
-  std::vector<Worker> workers;
   for (unsigned j = 0; j < jobs; ++j) {
     if (assigned[j].empty()) continue;
     const std::string task_file = fmt::format("{}/tasks-{}", work_dir, j);
     if (!write_file(task_file, task_bytes[j])) {
       fmt::print(stderr, "nvrtc-cache replay: cannot write {}\n", task_file);
-      return 1;
+      return false;
     }
     Worker w = start_worker(task_file, fmt::format("{}/log-{}", work_dir, j), arch_list);
     if (w.pid < 0) {
       fmt::print(stderr, "nvrtc-cache replay: cannot start a worker: {}\n", std::strerror(errno));
-      return 1;
+      return false;
     }
     w.programs = std::move(assigned[j]);
     workers.push_back(std::move(w));
   }
+  return true;
+}
 
-  // Collect the outcomes.
-  std::map<std::pair<std::size_t, std::size_t>, ReplayOutcome> outcomes;  // (program, variant)
+using Outcomes = std::map<std::pair<std::size_t, std::size_t>, ReplayOutcome>;  // (program, variant)
+
+// Reads the workers' outcome lines until every pipe closes, then reaps them; returns how many
+// workers failed.
+int collect_outcomes(std::vector<Worker>& workers, std::size_t tasks, Outcomes& outcomes) {
   Progress progress("replaying", tasks);
   std::size_t open_pipes = workers.size();
   while (open_pipes > 0) {
@@ -252,10 +254,13 @@ int replay(const ReplayOptions& options) {
     waitpid(w.pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++worker_failures;
   }
-  std::filesystem::remove_all(work_dir);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return worker_failures;
+}
 
-  // Report.
+// Prints the outcome of every compile (failures on stderr) and the totals, as text or JSON; true
+// when nothing failed, was refused or was damaged.
+bool report(const ReplayOptions& options, const core::RecordScan& scan, const std::vector<Program>& programs,
+            const Outcomes& outcomes, double seconds) {
   std::map<std::string, std::size_t> totals = {{"stored", 0}, {"cached", 0}, {"failed", 0}, {"skipped", 0}, {"refused", 0}};
   nlohmann::json list = nlohmann::json::array();
   for (std::size_t i = 0; i < programs.size(); ++i) {
@@ -281,7 +286,7 @@ int replay(const ReplayOptions& options) {
   }
   const std::size_t compiled = totals["stored"];
   if (options.json) {
-    nlohmann::json report = {
+    nlohmann::json out = {
         {"file", options.file},
         {"records", scan.records.size()},
         {"damaged", nlohmann::json::array()},
@@ -295,9 +300,9 @@ int replay(const ReplayOptions& options) {
         {"seconds", seconds},
         {"programs_per_second", seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0}};
     for (const core::RecordDamage& d : scan.damage) {
-      report["damaged"].push_back({{"offset", d.offset}, {"length", d.length}, {"what", d.what}});
+      out["damaged"].push_back({{"offset", d.offset}, {"length", d.length}, {"what", d.what}});
     }
-    fmt::print("{}\n", report.dump(2));
+    fmt::print("{}\n", out.dump(2));
   } else {
     fmt::print("{} records, {} programs, {} compiles: {} compiled, {} already cached, {} failed, {} skipped, "
                "{} refused; {:.1f} s ({:.2f} programs/s){}\n",
@@ -306,8 +311,41 @@ int replay(const ReplayOptions& options) {
                seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0,
                scan.damage.empty() ? "" : fmt::format("; {} damaged stretches skipped", scan.damage.size()));
   }
-  const bool clean = totals["failed"] == 0 && totals["refused"] == 0 && scan.damage.empty() && worker_failures == 0;
-  return clean ? 0 : 1;
+  return totals["failed"] == 0 && totals["refused"] == 0 && scan.damage.empty();
+}
+
+int replay(const ReplayOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::optional<std::vector<std::string>> archs = requested_archs(options.archs);
+  if (!archs) return 2;
+  std::ifstream in(options.file, std::ios::binary);
+  if (!in) {
+    fmt::print(stderr, "nvrtc-cache replay: cannot read {}: {}\n", options.file, std::strerror(errno));
+    return 1;
+  }
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  core::RecordScan scan = core::scan_records(bytes);
+  for (const core::RecordDamage& d : scan.damage) {
+    fmt::print(stderr, "nvrtc-cache replay: {}: {} bytes at offset {} skipped: {}\n", options.file, d.length, d.offset,
+               d.what);
+  }
+  std::vector<Program> programs = distinct_programs(scan.records);
+  const std::size_t tasks = check_programs(programs, *archs, options.nvrtc);
+
+  const unsigned jobs = std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
+  const std::string work_dir = temporary_directory();
+  if (work_dir.empty()) {
+    fmt::print(stderr, "nvrtc-cache replay: cannot create a temporary directory: {}\n", std::strerror(errno));
+    return 1;
+  }
+  std::vector<Worker> workers;
+  if (!start_workers(programs, *archs, jobs, work_dir, workers)) return 1;
+  Outcomes outcomes;
+  const int worker_failures = collect_outcomes(workers, tasks, outcomes);
+  std::filesystem::remove_all(work_dir);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const bool clean = report(options, scan, programs, outcomes, seconds);
+  return clean && worker_failures == 0 ? 0 : 1;
 }
 
 }  // namespace

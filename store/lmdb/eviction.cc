@@ -275,7 +275,7 @@ void make_room(SharedEnv& env, std::uint64_t map_bytes, std::uint64_t record_byt
   goal.record_bytes = record_bytes;
   std::lock_guard evicting(env.evict_mu);
   EvictResult ignored;
-  run_eviction(env, goal, now, &ignored);
+  (void)run_eviction(env, goal, now, &ignored);  // best effort: the put that follows reports a full map
 }
 
 void evict_if_over_high_water(SharedEnv& env, std::int64_t now) {
@@ -285,7 +285,7 @@ void evict_if_over_high_water(SharedEnv& env, std::int64_t now) {
     EvictGoal goal;
     goal.automatic = true;
     EvictResult ignored;
-    run_eviction(env, goal, now, &ignored);
+    (void)run_eviction(env, goal, now, &ignored);  // automatic: the next put tries again
   } catch (...) {
   }
 }
