@@ -1,5 +1,5 @@
 // Micro-benchmarks (Google Benchmark) of the pieces on the cache-hit path: keying, entry decoding,
-// and store lookups (memory and LMDB).
+// store lookups (memory and LMDB), and the statistics a hit counts.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 
@@ -7,8 +7,9 @@
 #include <string>
 
 #include "core/compile_entry.h"
+#include "core/stats.h"
 #include "keying/cache_key.h"
-#include "core/compile_entry.h"
+#include "store/counter_file.h"
 #include "store/lmdb/lmdb_store.h"
 #include "tests/memory_store.h"
 
@@ -78,5 +79,32 @@ void BM_LmdbStoreGet(benchmark::State& state) {
 BENCHMARK(BM_LmdbStoreGet)->Arg(8 << 10)->Arg(256 << 10);
 
 }  // namespace
+
+// What a hit adds to the statistics: the six counters serve_hit() counts, into the mapped counters
+// file (shared by every process, kept whatever the exit) and, for comparison, into the process's
+// own deltas (what the statistics cost before the file).
+void BM_HitCountersInTheFile(benchmark::State& state) {
+  const std::string dir = std::filesystem::temp_directory_path().string() + "/micro-bench-counters";
+  std::filesystem::create_directories(dir);
+  std::string problem;
+  auto file = store::CounterFile::open(dir, true, false, &problem);
+  if (!file) {
+    state.SkipWithError(problem.c_str());
+    return;
+  }
+  core::StatsDeltas stats;
+  if (state.range(0) != 0) stats.attach(*file);
+  for (auto _ : state) {
+    stats.add(core::Counter::hits);
+    stats.add(core::Counter::hit_keying_ns, 1000);
+    stats.add(core::Counter::hit_lookup_ns, 1000);
+    stats.add(core::Counter::hit_validate_ns, 1000);
+    stats.add(core::Counter::hit_replay_ns, 1000);
+    stats.add(core::Counter::saved_ns, 1000);
+  }
+  file.reset();
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_HitCountersInTheFile)->Arg(0)->Arg(1);
 
 BENCHMARK_MAIN();

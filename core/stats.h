@@ -91,11 +91,21 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(Counter::
 Counter uncacheable_reason(std::string_view why);
 Counter miss_reason(std::string_view why);
 
+// A process's counts: accumulated here until attach()ed to the store's counters file, then added
+// straight to it (every count survives the process's exit, whatever the exit). Thread-safe.
 class StatsDeltas {
  public:
   void add(Counter c, std::int64_t delta = 1) {
-    values_[static_cast<std::size_t>(c)].fetch_add(delta, std::memory_order_relaxed);
+    const auto i = static_cast<std::size_t>(c);
+    if (std::atomic<std::int64_t>* cell = cells_[i].load(std::memory_order_acquire)) {
+      cell->fetch_add(delta, std::memory_order_relaxed);
+    } else {
+      values_[i].fetch_add(delta, std::memory_order_relaxed);
+    }
   }
+  // From now on counts go to `file` (cells that cannot be had stay here); what accumulated so far
+  // is moved there. `file` must outlive this object's use.
+  void attach(store::CounterFile& file);
   // Moves the accumulated deltas out (non-zero ones only).
   store::Counters take();
   // Drops the accumulated deltas; allocates nothing (a forked child's fork handler).
@@ -105,6 +115,7 @@ class StatsDeltas {
 
  private:
   std::array<std::atomic<std::int64_t>, static_cast<std::size_t>(Counter::kCount)> values_{};
+  std::array<std::atomic<std::atomic<std::int64_t>*>, static_cast<std::size_t>(Counter::kCount)> cells_{};
 };
 
 }  // namespace nvrtc_cache::core

@@ -9,6 +9,7 @@
 #include "shim/compile_steps.h"
 #include "store/bounded_writes.h"
 #include "store/cache_directory.h"
+#include "store/counter_file.h"
 #include "store/fork_locks.h"
 #include "store/remote/tiered_store.h"
 #include "util/clock.h"
@@ -105,6 +106,11 @@ store::Store* Runtime::store() {
           core::log_once(core::LogLevel::kWarn, "remote-open", "cannot use the shared tiers (NVRTC_CACHE_REMOTE)");
         }
       }
+      // Every count from now on goes straight to the counters file: none is lost to _exit or a kill.
+      if (store::CounterFile* counters = store_->counter_file(); counters != nullptr && !read_only_) {
+        stats_.attach(*counters);
+        if (tiered_ != nullptr) tiered_->count_in(*counters);
+      }
       std::atexit(flush_at_exit);
     }
     store_opened_.store(true, std::memory_order_release);
@@ -125,7 +131,8 @@ void Runtime::flush_stats(bool force) {
     note_store_damage(*s, stats_, corrupt_reported_);
     store::Counters deltas = stats_.take();
     // The shared tiers' counters ride along (TieredStore::add_counters), even without deltas here.
-    if ((!deltas.empty() || tiered_ != nullptr) && !s->add_counters(deltas)) {
+    // Forced (after a store, at exit): also writes the accesses queued by hits (add_counters does).
+    if ((force || !deltas.empty() || tiered_ != nullptr) && !s->add_counters(deltas)) {
       core::log_once(core::LogLevel::kWarn, "stats-flush", "could not record statistics in the cache");
     }
   } catch (...) {

@@ -34,6 +34,7 @@ class BoundedWrites final : public Store {
   void close() override;
   Status add_counters(const Counters& deltas) override;
   Counters counters() override { return inner_->counters(); }
+  CounterFile* counter_file() override { return inner_->counter_file(); }
   std::uint64_t corrupt_entries_dropped() const override { return inner_->corrupt_entries_dropped(); }
   std::uint64_t stores_quarantined() const override { return inner_->stores_quarantined(); }
 

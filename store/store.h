@@ -16,6 +16,8 @@
 
 namespace nvrtc_cache::store {
 
+class CounterFile;
+
 using Counters = std::map<std::string, std::int64_t, std::less<>>;
 
 class Store {
@@ -40,6 +42,9 @@ class Store {
   virtual Status add_counters(const Counters& deltas) = 0;
   // A snapshot of all counters.
   virtual Counters counters() = 0;
+  // The mapped counters file add_counters() adds to, where the store has one: counts made through
+  // its cells survive any exit of the process (store/counter_file.h).
+  virtual CounterFile* counter_file() { return nullptr; }
 
   // Values that failed their integrity check and were dropped, by this process (monotonic).
   virtual std::uint64_t corrupt_entries_dropped() const { return 0; }

@@ -66,7 +66,12 @@ std::unique_ptr<LmdbStore> LmdbStore::open(const LmdbOptions& options, Status* s
       return located;
     }
     Status opened;
-    if (!impl->acquire(&opened)) return opened;  // opens eagerly so that failures surface here
+    const lmdb::EnvRef ref = impl->acquire(&opened);  // opens eagerly so that failures surface here
+    if (!ref) return opened;
+    if (!ref->read_only) {
+      std::string problem;  // unusable: counters go to the "counters" database as before
+      impl->counter_file = CounterFile::open(options.directory, true, options.group_shared, &problem);
+    }
     store.reset(new LmdbStore(std::move(impl)));
     return Status::ok();
   });
@@ -107,6 +112,8 @@ void LmdbStore::close() {
 Status LmdbStore::add_counters(const Counters& deltas) {
   return guarded("add_counters", [&] { return impl_->add_counters(deltas); });
 }
+
+CounterFile* LmdbStore::counter_file() { return impl_->counter_file.get(); }
 
 Counters LmdbStore::counters() {
   return guarded("counters", [&] { return impl_->counters(); });

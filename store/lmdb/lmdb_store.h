@@ -18,7 +18,9 @@
 //    is met by eviction, below).
 //  - Accounting: entry_count() and size_bytes() (payload bytes, envelopes and keys not counted) are
 //    kept in a "meta" database, updated in the same transaction as each put/erase/clear/eviction, so
-//    they are exact across processes. Counters live in their own "counters" database.
+//    they are exact across processes. Counters live in the mapped counters file beside data.mdb
+//    (store/counter_file.h; added to without a transaction), and, where that file cannot be used or
+//    from older versions, in their own "counters" database; counters() sums both.
 //  - Size cap and LRU: the map size is the cap. Each entry has a 24-byte access record (database
 //    "access": payload size u64, created s64, last access s64, little-endian, seconds of
 //    LmdbOptions::env) written in the same transaction as the entry; a value blob is never
@@ -114,6 +116,7 @@ class LmdbStore final : public Store {
   void close() override;
   Status add_counters(const Counters& deltas) override;
   Counters counters() override;
+  CounterFile* counter_file() override;
 
   // Number of entries whose envelope failed verification and were dropped (this process).
   std::uint64_t corrupt_entries_dropped() const override;

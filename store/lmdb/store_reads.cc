@@ -166,6 +166,9 @@ Counters LmdbStore::Impl::counters() {
       result.emplace(std::string(to_view(key)), static_cast<std::int64_t>(*number));
     }
   }
+  if (counter_file) {
+    for (const auto& [name, count] : counter_file->read()) result[name] += count;
+  }
   return result;
 }
 

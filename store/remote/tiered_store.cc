@@ -5,6 +5,7 @@
 #include <atomic>
 #include <random>
 
+#include "store/counter_file.h"
 #include "store/remote/claim_renewer.h"
 #include "store/remote/sealed_value.h"
 #include "util/errno_guard.h"
@@ -17,12 +18,19 @@ struct TierSlot {
   TierOptions options;
   Breaker breaker;
   std::array<std::atomic<std::int64_t>, static_cast<std::size_t>(TierCounter::kCount)> counters{};
+  // Set by TieredStore::count_in(): counts go straight to the counters file.
+  std::array<std::atomic<std::atomic<std::int64_t>*>, static_cast<std::size_t>(TierCounter::kCount)> cells{};
   std::atomic<std::uint64_t> opened_reported{0};
   std::atomic<bool> claims_unsupported{false};
   TieredStore::LogOnce log;
 
   void add(TierCounter c, std::int64_t delta = 1) {
-    counters[static_cast<std::size_t>(c)].fetch_add(delta, std::memory_order_relaxed);
+    const auto i = static_cast<std::size_t>(c);
+    if (std::atomic<std::int64_t>* cell = cells[i].load(std::memory_order_acquire)) {
+      cell->fetch_add(delta, std::memory_order_relaxed);
+    } else {
+      counters[i].fetch_add(delta, std::memory_order_relaxed);
+    }
   }
   Deadline deadline() const { return Clock::now() + options.timeout; }
 
@@ -236,6 +244,19 @@ Status TieredStore::add_counters(const Counters& deltas) {
     }
   }
   return local_->add_counters(merged);
+}
+
+void TieredStore::count_in(CounterFile& file) {
+  for (const std::shared_ptr<TierSlot>& slot : slots_) {
+    for (std::size_t c = 0; c < static_cast<std::size_t>(TierCounter::kCount); ++c) {
+      std::atomic<std::int64_t>* cell = file.cell(tier_counter_name(slot->index, static_cast<TierCounter>(c)));
+      if (cell == nullptr) continue;
+      slot->cells[c].store(cell, std::memory_order_release);
+      if (const std::int64_t v = slot->counters[c].exchange(0, std::memory_order_relaxed); v != 0) {
+        cell->fetch_add(v, std::memory_order_relaxed);
+      }
+    }
+  }
 }
 
 bool TieredStore::flush(std::chrono::milliseconds budget) { return writer_.flush(Clock::now() + budget); }

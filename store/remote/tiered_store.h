@@ -91,12 +91,15 @@ class TieredStore final : public Store {
   void close() override { local_->close(); }
   Status add_counters(const Counters& deltas) override;
   Counters counters() override { return local_->counters(); }
+  CounterFile* counter_file() override { return local_->counter_file(); }
   std::uint64_t corrupt_entries_dropped() const override { return local_->corrupt_entries_dropped(); }
   std::uint64_t stores_quarantined() const override { return local_->stores_quarantined(); }
 
   Store& local() { return *local_; }
   std::size_t tier_count() const { return slots_.size(); }
 
+  // From now on the tiers' counters are added straight to `file` (which must outlive the store's use).
+  void count_in(CounterFile& file);
   // Waits at most `budget` for the queued shared writes (at exit: 1 s); true when all were written.
   bool flush(std::chrono::milliseconds budget);
 

@@ -1,0 +1,170 @@
+#include "store/counter_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "util/errno_guard.h"
+
+namespace nvrtc_cache::store {
+namespace {
+
+constexpr char kMagic[8] = {'N', 'V', 'R', 'C', 'C', 'T', 'R', '1'};
+constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kFree = 0, kNaming = 1, kNamed = 2;
+
+struct Header {
+  char magic[8];
+  std::uint32_t version;
+  std::uint32_t slot_count;
+  char reserved[48];
+};
+static_assert(sizeof(Header) == 64);
+static_assert(sizeof(std::atomic<std::int64_t>) == 8 && std::atomic<std::int64_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<std::uint32_t>) == 4 && std::atomic<std::uint32_t>::is_always_lock_free);
+
+bool is_counter_name(std::string_view name) {
+  if (name.empty() || name.size() > CounterFile::kMaxName) return false;
+  for (char c : name) {
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+struct CounterFile::Slot {
+  std::atomic<std::uint32_t> state;
+  std::uint32_t padding;
+  char name[48];
+  std::atomic<std::int64_t> value;
+};
+
+CounterFile::Slot* CounterFile::slot(std::size_t i) const {
+  static_assert(sizeof(Slot) == 64);
+  return reinterpret_cast<Slot*>(static_cast<char*>(mapping_) + sizeof(Header) + i * sizeof(Slot));
+}
+
+
+std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, bool create, bool shared,
+                                               std::string* problem) {
+  const util::ErrnoGuard errno_guard;
+  const std::string path = directory + "/counters";
+  int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+  if (create) flags |= O_CREAT;
+  const int fd = ::open(path.c_str(), flags, shared ? 0660 : 0600);
+  if (fd < 0) {
+    *problem = path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  struct stat st {};
+  bool usable = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                (st.st_uid == ::geteuid() || (shared && st.st_gid == ::getegid()));
+  if (!usable) {
+    *problem = path + " is not a regular file of this user's";
+  } else if (st.st_size == 0) {
+    usable = ::ftruncate(fd, static_cast<off_t>(kFileSize)) == 0;  // idempotent if two processes race
+    if (!usable) *problem = path + ": " + std::strerror(errno);
+    else if (shared) (void)::fchmod(fd, 0660);
+  } else if (st.st_size != static_cast<off_t>(kFileSize)) {
+    usable = false;
+    *problem = path + " has a size no counters file has";
+  }
+  void* mapping = MAP_FAILED;
+  if (usable) mapping = ::mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (mapping == MAP_FAILED) {
+    if (usable) *problem = path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  auto* header = static_cast<Header*>(mapping);
+  static constexpr char kZero[8] = {};
+  if (std::memcmp(header->magic, kZero, 8) == 0 && header->version == 0) {
+    // New: every creator writes the same header (harmless when two race).
+    header->version = kVersion;
+    header->slot_count = static_cast<std::uint32_t>(kSlotCount);
+    std::atomic_thread_fence(std::memory_order_release);
+    std::memcpy(header->magic, kMagic, sizeof kMagic);
+  }
+  if (std::memcmp(header->magic, kMagic, sizeof kMagic) != 0 || header->version != kVersion ||
+      header->slot_count != kSlotCount) {
+    ::munmap(mapping, kFileSize);
+    *problem = path + " is not a counters file of this version";
+    return nullptr;
+  }
+  return std::unique_ptr<CounterFile>(new CounterFile(mapping));
+}
+
+CounterFile::CounterFile(void* mapping) : mapping_(mapping) {}
+CounterFile::~CounterFile() { ::munmap(mapping_, kFileSize); }
+
+CounterFile::Slot* CounterFile::find(std::string_view name) const {
+  for (std::size_t i = 0; i < kSlotCount; ++i) {
+    Slot* s = slot(i);
+    const std::uint32_t state = s->state.load(std::memory_order_acquire);
+    if (state == kFree) return nullptr;  // slots are taken in order: none named after a free one
+    if (state != kNamed) continue;
+    if (::strnlen(s->name, sizeof s->name) == name.size() && std::memcmp(s->name, name.data(), name.size()) == 0) {
+      return s;
+    }
+  }
+  return nullptr;
+}
+
+std::atomic<std::int64_t>* CounterFile::cell(std::string_view name) {
+  if (!is_counter_name(name)) return nullptr;
+  if (Slot* s = find(name)) return &s->value;
+  for (std::size_t i = 0; i < kSlotCount; ++i) {
+    Slot* s = slot(i);
+    std::uint32_t expected = kFree;
+    if (!s->state.compare_exchange_strong(expected, kNaming, std::memory_order_acq_rel)) {
+      if (expected == kNamed && ::strnlen(s->name, sizeof s->name) == name.size() &&
+          std::memcmp(s->name, name.data(), name.size()) == 0) {
+        return &s->value;  // named meanwhile by another process
+      }
+      continue;
+    }
+    std::memset(s->name, 0, sizeof s->name);
+    std::memcpy(s->name, name.data(), name.size());
+    s->state.store(kNamed, std::memory_order_release);
+    return &s->value;
+  }
+  return nullptr;
+}
+
+void CounterFile::add(std::string_view name, std::int64_t delta) {
+  if (delta == 0) return;
+  if (std::atomic<std::int64_t>* c = cell(name)) c->fetch_add(delta, std::memory_order_relaxed);
+}
+
+void CounterFile::add(const Counters& deltas) {
+  for (const auto& [name, delta] : deltas) add(name, delta);
+}
+
+Counters CounterFile::read() const {
+  Counters out;
+  for (std::size_t i = 0; i < kSlotCount; ++i) {
+    const Slot* s = slot(i);
+    const std::uint32_t state = s->state.load(std::memory_order_acquire);
+    if (state == kFree) break;
+    if (state != kNamed) continue;
+    const std::size_t length = ::strnlen(s->name, sizeof s->name);
+    const std::string_view name(s->name, length);
+    if (length == sizeof s->name || !is_counter_name(name)) continue;  // damaged: skipped
+    out[std::string(name)] += s->value.load(std::memory_order_relaxed);
+  }
+  return out;
+}
+
+void CounterFile::zero() {
+  for (std::size_t i = 0; i < kSlotCount; ++i) {
+    Slot* s = slot(i);
+    if (s->state.load(std::memory_order_acquire) == kFree) break;
+    s->value.store(0, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace nvrtc_cache::store
