@@ -27,7 +27,9 @@ namespace nvrtc_cache::core {
   X(hit_validate_ns, "time spent re-validating dependencies on hits")            \
   X(hit_replay_ns, "time spent decoding entries on hits")                         \
   X(waited, "compiles that waited for another compile of the same program")      \
-  X(wait_ns, "time spent waiting for another compile of the same program")
+  X(wait_ns, "time spent waiting for another compile of the same program")                   \
+  X(evictions, "entries evicted to stay under max_size, least recently used first")       \
+  X(evicted_bytes, "payload bytes of the evicted entries")
 
 // Why a compile was uncacheable or missed, counted beside `uncacheable` and `misses` (each such
 // compile adds one to exactly one reason). Stored as "uncacheable.<reason>" / "miss.<reason>".
@@ -85,11 +87,6 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(Counter::
     NVRTC_CACHE_REASON_COUNTERS(X)
 #undef X
 };
-
-// The reason counter for a reason the shim gives (the debug log's words, from shim/compile.cc and
-// direct/dependencies.cc) for an uncacheable compile, and for a miss.
-Counter uncacheable_reason(std::string_view why);
-Counter miss_reason(std::string_view why);
 
 // A process's counts: accumulated here until attach()ed to the store's counters file, then added
 // straight to it (every count survives the process's exit, whatever the exit). Thread-safe.

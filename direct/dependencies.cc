@@ -263,21 +263,28 @@ std::string fold_observations(std::span<const Observation> observations, PathMap
 
 // Stamps an existing path and, for a file NVRTC read, fingerprints its content (noting the time
 // macros it uses); a reason when it cannot be stored.
+// (`reason` is kFileModified unless it says otherwise.)
 std::string stamp_path(store::Env& env, PathDependency& p, const std::string& working_directory,
-                       std::int64_t compile_start_realtime_ns, std::int64_t now, TimeMacros& uses) {
+                       std::int64_t compile_start_realtime_ns, std::int64_t now, TimeMacros& uses,
+                       NotRecorded& reason) {
   const std::string& shown = p.path;
   const std::string path = absolute(shown, working_directory);  // as NVRTC resolved it
   struct stat st;
   if (env.stat(path, &st) != 0) return shown + " vanished after the compile";
   p.stamp = stamp_of(st);
   if (!p.content) return {};
+  reason = NotRecorded::kUnwatchable;
   if (resolves_into_pseudo_filesystem(env, path)) return "NVRTC read " + shown;
   if (!S_ISREG(st.st_mode)) return "NVRTC read " + shown + ", not a regular file";
+  reason = NotRecorded::kFileModified;
   if (p.stamp.mtime_ns >= compile_start_realtime_ns || p.stamp.ctime_ns >= compile_start_realtime_ns) {
     return shown + " was modified during the compile";
   }
   std::optional<std::string> content = read_file(env, path);
-  if (!content) return "cannot read " + shown + " to fingerprint it";
+  if (!content) {
+    reason = NotRecorded::kOther;
+    return "cannot read " + shown + " to fingerprint it";
+  }
   struct stat after;
   if (env.stat(path, &after) != 0 || !(stamp_of(after) == p.stamp)) return shown + " changed while being fingerprinted";
   p.fingerprint = fingerprint(*content);
@@ -339,11 +346,11 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
   PathMap paths;
   EnvMap variables;
   if (std::string why_not = fold_observations(observations, paths, variables); !why_not.empty()) {
-    return {std::nullopt, std::move(why_not)};
+    return {std::nullopt, std::move(why_not), NotRecorded::kWroteOrListed};
   }
   if (working_directory_use == keying::WorkingDirectoryUse::kThroughFoundRelativePaths) {
     if (std::string why_not = pin_working_directory(env, working_directory, paths); !why_not.empty()) {
-      return {std::nullopt, std::move(why_not)};
+      return {std::nullopt, std::move(why_not), NotRecorded::kFileModified};
     }
   }
   for (const std::string& name : variables_read_before) {
@@ -359,15 +366,16 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
   for (auto& [path, p] : paths) {
     if (p.must_be_absent && p.must_exist) return {std::nullopt, path + " appeared or vanished during the compile"};
     if (p.must_exist) {
-      if (std::string why_not = stamp_path(env, p, working_directory, compile_start_realtime_ns, now, uses);
+      NotRecorded reason = NotRecorded::kFileModified;
+      if (std::string why_not = stamp_path(env, p, working_directory, compile_start_realtime_ns, now, uses, reason);
           !why_not.empty()) {
-        return {std::nullopt, std::move(why_not)};
+        return {std::nullopt, std::move(why_not), reason};
       }
     }
     set.paths.push_back(std::move(p));
   }
   for (auto& [name, e] : variables) set.env.push_back(std::move(e));
-  if (uses.time) return {std::nullopt, "__TIME__ or __TIMESTAMP__ is used"};
+  if (uses.time) return {std::nullopt, "__TIME__ or __TIMESTAMP__ is used", NotRecorded::kTimeMacro};
   if (uses.date) {
     set.date = date_at_start;
     if (date_macro_today() != date_at_start) return {std::nullopt, "the date changed during the compile"};
@@ -381,17 +389,22 @@ Validation validate_dependencies(DependencySet& set, store::Env& env) {
     const std::optional<std::string> value = env.environment_variable(e.name);
     if (value.has_value() != e.present || (value && e.value != *value)) {
       v.mismatch = "environment variable " + e.name + " changed";
+      v.kind = Mismatch::kEnvironment;
       return v;
     }
   }
   if (!set.date.empty() && date_macro_today() != set.date) {
     v.mismatch = "the date (__DATE__) changed";
+    v.kind = Mismatch::kDate;
     return v;
   }
   const std::int64_t now = env.now_realtime_ns();
   for (PathDependency& p : set.paths) {
     v.mismatch = path_mismatch(env, p, now, v.refreshed);
-    if (!v.mismatch.empty()) return v;
+    if (!v.mismatch.empty()) {
+      v.kind = Mismatch::kPath;
+      return v;
+    }
   }
   v.matches = true;
   return v;

@@ -90,9 +90,22 @@ std::string date_macro_today();
 // it decides whether NVRTC's own cache can hit, and a hit's log lacks ptxas's -v lines.
 bool environment_variable_affects_output(std::string_view name);
 
+// Why a compile's dependencies cannot be recorded, decided where it is found (the statistics'
+// uncacheable reasons).
+enum class NotRecorded : std::uint8_t {
+  kTimeMacro,      // __TIME__ or __TIMESTAMP__ is used
+  kFileModified,   // a file it read changed, appeared or vanished during or right after the compile
+  kWroteOrListed,  // NVRTC wrote (or tried to write) a file, or listed a directory
+  kUnwatchable,    // NVRTC did something its reads cannot be followed through
+  kUnobservable,   // NVRTC's file accesses cannot be observed in this process at all
+  kNvrtcError,     // NVRTC returned an error that is not cached
+  kOther,
+};
+
 struct RecordedDependencies {
   std::optional<DependencySet> set;  // nullopt: the compile must not be stored
-  std::string why_not;
+  std::string why_not;               // for the log
+  NotRecorded reason = NotRecorded::kOther;
 };
 
 // Builds the dependency set of a compile from NVRTC's observations. `compile_start_realtime_ns` is
@@ -111,8 +124,12 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
                                              keying::WorkingDirectoryUse::kAlways,
                                          store::Env& env = *store::Env::system());
 
+// Which kind of dependency no longer holds.
+enum class Mismatch : std::uint8_t { kNone, kPath, kEnvironment, kDate };
+
 struct Validation {
   bool matches = false;
+  Mismatch kind = Mismatch::kNone;
   std::string mismatch;   // why not, for the debug log ("/a/b.h changed", "NVRTC_APPEND_FLAGS changed")
   bool refreshed = false; // stamps were updated after a content match (worth rewriting the manifest)
 };

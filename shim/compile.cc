@@ -181,13 +181,16 @@ class LinuxCompileHost final : public CompileHost {
     direct::RecordedDependencies dependencies;
     if (!result_is_cacheable(rc)) {
       dependencies.why_not = "NVRTC returned " + std::to_string(rc);
+      dependencies.reason = direct::NotRecorded::kNvrtcError;
     } else if (watch.tainted()) {
       dependencies.why_not = watch.why_tainted();
+      dependencies.reason = watch.taint_reason();
     } else if (watch.event_count() == 0) {
       // NVRTC probes the working directory in every compile; seeing nothing means its libc calls do
       // not reach the shim here (e.g. it was loaded in a scope that bypasses the interposers), so
       // its file reads cannot be tracked.
       dependencies.why_not = "NVRTC's file accesses are not observable in this process";
+      dependencies.reason = direct::NotRecorded::kUnobservable;
       core::log_once(core::LogLevel::kWarn, "unobservable",
                      "NVRTC's file accesses are not observable in this process; compiles are not cached");
     } else {

@@ -91,7 +91,7 @@ void keep_result(CompileHost& host, store::Store* store, const interpose::RealNv
     host.flush_stats(false);
   } else if (!dependencies.set) {
     host.stats().add(core::Counter::uncacheable);
-    host.stats().add(core::uncacheable_reason(dependencies.why_not));
+    host.stats().add(uncacheable_counter(dependencies.reason));
     core::log_debug([&] { return "uncacheable compile: " + dependencies.why_not; });
     host.flush_stats(false);
   } else if (store && host.store_read_only()) {
@@ -115,6 +115,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
   const auto keyed = Clock::now();
 
   std::string miss_reason = "the cache is unavailable";
+  core::Counter miss = core::Counter::miss_other;
   Flight flight;  // a held claim makes other compiles of this key wait for our result; released at return
   if (store) {
     Lookup found = look_up(*store, key, real, host.stats(), &log_corrupt_entry);
@@ -133,6 +134,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
       return rc;
     }
     miss_reason = std::move(found.miss_reason);
+    miss = found.miss;
   }
   core::log_debug([&] { return "miss " + keying::to_hex(key) + ": " + miss_reason; });
 
@@ -142,7 +144,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
   try {  // the real compile stands: from here on only the caching can fail
     if (compile.internal_error) throw std::runtime_error("recording the dependencies failed");
     if (compile.dependencies.set) host.compile_recorded(real, record, *compile.dependencies.set);
-    keep_result(host, store, real, prog, record, key, compile, core::miss_reason(miss_reason));
+    keep_result(host, store, real, prog, record, key, compile, miss);
   } catch (...) {
     host.stats().add(core::Counter::errors);
     core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");

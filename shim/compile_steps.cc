@@ -56,6 +56,19 @@ void materialize_served(const interpose::RealNvrtc& real, ProgramRecord& record,
   (void)real.nvrtcCompileProgram(prog, static_cast<int>(options.size()), options.data());
 }
 
+core::Counter uncacheable_counter(direct::NotRecorded reason) {
+  switch (reason) {
+    case direct::NotRecorded::kTimeMacro: return core::Counter::uncacheable_time;
+    case direct::NotRecorded::kFileModified: return core::Counter::uncacheable_file_modified;
+    case direct::NotRecorded::kWroteOrListed: return core::Counter::uncacheable_wrote_file;
+    case direct::NotRecorded::kUnwatchable: return core::Counter::uncacheable_unwatchable;
+    case direct::NotRecorded::kUnobservable: return core::Counter::uncacheable_unobservable;
+    case direct::NotRecorded::kNvrtcError: return core::Counter::uncacheable_nvrtc_error;
+    case direct::NotRecorded::kOther: break;
+  }
+  return core::Counter::uncacheable_other;
+}
+
 bool result_is_cacheable(nvrtcResult rc) {
   return rc == NVRTC_SUCCESS || rc == NVRTC_ERROR_COMPILATION || rc == NVRTC_ERROR_INVALID_OPTION;
 }
@@ -77,6 +90,7 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const in
   std::optional<std::string> bytes = store.get(manifest_key);
   if (!bytes) {
     out.miss_reason = "no manifest";
+    out.miss = core::Counter::miss_new;
     return out;
   }
   std::optional<direct::Manifest> manifest = direct::decode_manifest(*bytes);
@@ -84,6 +98,7 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const in
     stats.add(core::Counter::corrupt);
     (void)store.erase(manifest_key);
     out.miss_reason = "the manifest was corrupt";
+    out.miss = core::Counter::miss_result_gone;
     return out;
   }
   for (direct::ManifestResult& result : manifest->results) {
@@ -91,13 +106,21 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const in
     const direct::Validation v = direct::validate_dependencies(result.dependencies);
     out.validate_ns += nanos_between(validate_start, SteadyClock::now());
     if (!v.matches) {
-      if (out.miss_reason.empty()) out.miss_reason = v.mismatch;
+      if (out.miss_reason.empty()) {
+        out.miss_reason = v.mismatch;
+        out.miss = v.kind == direct::Mismatch::kEnvironment ? core::Counter::miss_environment
+                   : v.kind == direct::Mismatch::kDate      ? core::Counter::miss_date
+                                                            : core::Counter::miss_dependency;
+      }
       continue;
     }
     const std::string key = direct::result_store_key(result.result_key);
     std::optional<std::string> entry_bytes = store.get(key);
     if (!entry_bytes) {
-      if (out.miss_reason.empty()) out.miss_reason = "the result is gone from the store";
+      if (out.miss_reason.empty()) {
+        out.miss_reason = "the result is gone from the store";
+        out.miss = core::Counter::miss_result_gone;
+      }
       continue;
     }
     out.entry = core::decode_entry(*entry_bytes);
@@ -109,7 +132,10 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const in
     }
     if (!covers_outputs_of(*out.entry, real)) {
       out.entry.reset();
-      if (out.miss_reason.empty()) out.miss_reason = "the result lacks an output this NVRTC has";
+      if (out.miss_reason.empty()) {
+        out.miss_reason = "the result lacks an output this NVRTC has";
+        out.miss = core::Counter::miss_outputs;
+      }
       continue;
     }
     if (v.refreshed) (void)store.put(manifest_key, direct::encode_manifest(*manifest));  // touched files
@@ -117,7 +143,10 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const in
     out.miss_reason.clear();
     return out;
   }
-  if (out.miss_reason.empty()) out.miss_reason = "no result in the manifest";
+  if (out.miss_reason.empty()) {
+    out.miss_reason = "no result in the manifest";
+    out.miss = core::Counter::miss_result_gone;
+  }
   return out;
 }
 

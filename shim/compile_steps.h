@@ -53,6 +53,8 @@ std::optional<NotCacheable> reason_not_cacheable(const interpose::RealNvrtc& rea
 // that NVRTC holds the state it would hold without the cache (some outputs survive a later failed
 // compile). The program is no longer served afterwards. The caller keeps its error state.
 void materialize_served(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog);
+// The statistics' reason for a compile whose dependencies could not be recorded.
+core::Counter uncacheable_counter(direct::NotRecorded reason);
 // The return codes whose compile is a result worth keeping (success, a compile error, a bad option).
 bool result_is_cacheable(nvrtcResult rc);
 // Whether the source or a header uses __TIME__ / __DATE__.
@@ -61,7 +63,8 @@ direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs);
 struct Lookup {
   std::optional<core::CompileEntry> entry;
   std::optional<direct::DependencySet> dependencies;  // the served result's
-  std::string miss_reason;
+  std::string miss_reason;                            // for the log
+  core::Counter miss = core::Counter::miss_other;     // for the statistics, decided with it
   std::int64_t validate_ns = 0;
 };
 

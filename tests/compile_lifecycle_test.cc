@@ -191,6 +191,7 @@ class TestHost final : public CompileHost {
     out.error_after = errno;
     if (unobservable) {
       out.dependencies.why_not = "NVRTC's file accesses are not observable in this process";
+      out.dependencies.reason = direct::NotRecorded::kUnobservable;
       return out;
     }
     const direct::Observation read{direct::ObservationKind::kOpen, true, false, header_, {}};
@@ -390,6 +391,10 @@ TEST_F(CompileLifecycle, EveryReasonNotToCacheCompilesForRealAndCountsIt) {
   compile("kernel D");
   EXPECT_EQ(host_->count(core::Counter::uncacheable_unobservable), 4);
   host_->unobservable = false;
+
+  compile("const char* t = __TIME__;");  // decided in direct/dependencies.cc, counted as such
+  compile("const char* t = __TIME__;");
+  EXPECT_EQ(host_->count(core::Counter::uncacheable_time), 2);
 
   g_script.compile_rc = NVRTC_ERROR_OUT_OF_MEMORY;  // not a result worth keeping
   EXPECT_EQ(compile("kernel E").rc, NVRTC_ERROR_OUT_OF_MEMORY);

@@ -37,6 +37,16 @@ TEST(Cli, EvictByAgeAndByPayloadSize) {
   EXPECT_EQ(trimmed.exit_code, 0) << trimmed.err;
   EXPECT_NE(trimmed.out.find("evicted 7 entries (0.67 MiB)"), std::string::npos) << trimmed.out;
   EXPECT_NE(trimmed.out.find("now 3 entries, 0.29 MiB of payload"), std::string::npos) << trimmed.out;
+  {  // the statistics count what every eviction removed
+    store::Status status;
+    auto cache = store::LmdbStore::open({dir.path() + "/store", 64ull << 20}, &status);
+    ASSERT_NE(cache, nullptr) << status.message();
+    const store::Counters counters = cache->counters();
+    EXPECT_EQ(counters.count("evictions") ? counters.at("evictions") : 0, 7);
+    EXPECT_EQ(counters.count("evicted_bytes") ? counters.at("evicted_bytes") : 0, 700000);
+  }
+  const auto stats = run_process({NVRTC_CACHE_CLI_PATH, "stats"}, env);
+  EXPECT_NE(stats.out.find("evictions"), std::string::npos) << stats.out;
 
   const auto automatic = run_process({NVRTC_CACHE_CLI_PATH, "evict"}, env);  // far below 75%: nothing
   EXPECT_EQ(automatic.exit_code, 0) << automatic.err;

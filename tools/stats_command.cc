@@ -129,6 +129,8 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   fmt::print("stores            {}\n", counter(counters, "stores"));
   fmt::print("errors            {}\n", counter(counters, "errors"));
   fmt::print("corrupt dropped   {}\n", counter(counters, "corrupt"));
+  fmt::print("evictions         {} entries, {:.2f} MiB (to stay under max_size)\n", counter(counters, "evictions"),
+             static_cast<double>(counter(counters, "evicted_bytes")) / 1048576.0);
   fmt::print("entries           {}\n", s.entry_count());
   fmt::print("size              {:.2f} MiB of {:.2f} MiB\n", static_cast<double>(s.size_bytes()) / 1048576.0,
              static_cast<double>(config.max_size_bytes) / 1048576.0);

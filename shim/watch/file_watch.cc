@@ -356,6 +356,10 @@ void CompileWatch::stop() {
 
 bool CompileWatch::tainted() const { return buffer_->taint != nullptr; }
 
+direct::NotRecorded CompileWatch::taint_reason() const {
+  return buffer_->taint == kListedDirectory ? direct::NotRecorded::kWroteOrListed : direct::NotRecorded::kUnwatchable;
+}
+
 std::string CompileWatch::why_tainted() const {
   const Buffer& b = *buffer_;
   if (b.taint == nullptr) return {};

@@ -48,7 +48,9 @@ class CompileWatch {
   void stop();
 
   bool tainted() const;
-  std::string why_tainted() const;  // "" when not tainted
+  std::string why_tainted() const;
+  // The statistics' reason for it: NVRTC listed a directory, or something its reads cannot be followed through.
+  direct::NotRecorded taint_reason() const;  // "" when not tainted
   std::size_t event_count() const;
   std::size_t bytes_used() const;  // of the arena
   // Visits the events in the order they happened. Only after stop().

@@ -77,10 +77,12 @@ direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch,
   direct::RecordedDependencies dependencies;
   if (!result_is_cacheable(rc)) {
     dependencies.why_not = "NVRTC returned " + std::to_string(rc);
+    dependencies.reason = direct::NotRecorded::kNvrtcError;
     return dependencies;
   }
   if (watch.tainted()) {
     dependencies.why_not = watch.why_tainted();
+    dependencies.reason = watch.taint_reason();
     return dependencies;
   }
   // No event is no reason to refuse (unlike Linux, where it means the interposers were bypassed): the

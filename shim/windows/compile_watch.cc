@@ -35,7 +35,8 @@ void observe(const ImportEvent& e) {
         return watch->taint("NVRTC searched a path list (SearchPathW)");
       case ImportEventKind::kList:
         if (!e.succeeded) return watch->add(ObservationKind::kStat, false, false, e.subject, nullptr);
-        return watch->taint(std::string("NVRTC listed the directory ") + (e.subject ? e.subject : "?"));
+        return watch->taint(std::string("NVRTC listed the directory ") + (e.subject ? e.subject : "?"),
+                            direct::NotRecorded::kWroteOrListed);
       case ImportEventKind::kEnvironmentBlock:
         return watch->note_environment_block();
       case ImportEventKind::kTempPath:
@@ -95,8 +96,10 @@ void CompileWatch::add(direct::ObservationKind kind, bool succeeded, bool for_wr
   events_.push_back({kind, succeeded, for_writing, subject ? subject : "", value ? value : ""});
 }
 
-void CompileWatch::taint(std::string why) {
-  if (why_tainted_.empty()) why_tainted_ = std::move(why);
+void CompileWatch::taint(std::string why, direct::NotRecorded reason) {
+  if (!why_tainted_.empty()) return;
+  why_tainted_ = std::move(why);
+  taint_reason_ = reason;
 }
 
 std::vector<direct::Observation> CompileWatch::observations() const {

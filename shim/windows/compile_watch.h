@@ -41,11 +41,12 @@ class CompileWatch {
   std::size_t event_count() const { return events_.size(); }
   bool tainted() const { return !why_tainted_.empty(); }
   const std::string& why_tainted() const { return why_tainted_; }
+  direct::NotRecorded taint_reason() const { return taint_reason_; }
   bool environment_block_read() const { return environment_block_read_; }
 
   // For the observer.
   void add(direct::ObservationKind kind, bool succeeded, bool for_writing, const char* subject, const char* value);
-  void taint(std::string why);
+  void taint(std::string why, direct::NotRecorded reason = direct::NotRecorded::kUnwatchable);
   void note_environment_block() { environment_block_read_ = true; }
 
  private:
@@ -58,6 +59,7 @@ class CompileWatch {
   };
   std::vector<Event> events_;
   std::string why_tainted_;
+  direct::NotRecorded taint_reason_ = direct::NotRecorded::kUnwatchable;
   bool environment_block_read_ = false;
   bool active_ = true;
   std::uint64_t foreign_at_start_ = 0;

@@ -28,6 +28,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "store/counter_file.h"
 #include "store/lmdb/lmdb_store.h"
 #include "store/lmdb/store_location.h"
 
@@ -57,6 +58,9 @@ struct SharedEnv {
   std::unordered_set<std::string> pending_touches;  // guarded by touch_mu
   std::int64_t last_touch_flush = 0;                // guarded by touch_mu; clock of the flusher
   bool read_only = false;  // opened MDB_RDONLY: the directory or files are not writable
+  // The statistics file beside data.mdb (store/counter_file.h), opened with the environment when it
+  // is writable; null otherwise or when the file cannot be used (counters then go to `counters`).
+  std::unique_ptr<CounterFile> counter_file;
   // Set when the store was found damaged (and moved aside) or replaced by another process: the
   // environment is never used again, and leaked rather than closed under other threads.
   std::atomic<bool> abandoned{false};

@@ -193,6 +193,10 @@ Status evict_batch(SharedEnv& env, const EvictGoal& goal, const std::vector<Cand
   if (const int rc = txn.commit(); rc != MDB_SUCCESS) return write_failed(env, rc, "commit eviction");
   result->entries += batch.entries;
   result->bytes += batch.bytes;
+  if (env.counter_file) {  // the statistics: every eviction, automatic or asked for, by any process
+    env.counter_file->add("evictions", static_cast<std::int64_t>(batch.entries));
+    env.counter_file->add("evicted_bytes", static_cast<std::int64_t>(batch.bytes));
+  }
   return Status::ok();
 }
 

@@ -66,12 +66,7 @@ std::unique_ptr<LmdbStore> LmdbStore::open(const LmdbOptions& options, Status* s
       return located;
     }
     Status opened;
-    const lmdb::EnvRef ref = impl->acquire(&opened);  // opens eagerly so that failures surface here
-    if (!ref) return opened;
-    if (!ref->read_only) {
-      std::string problem;  // unusable: counters go to the "counters" database as before
-      impl->counter_file = CounterFile::open(options.directory, true, options.group_shared, &problem);
-    }
+    if (!impl->acquire(&opened)) return opened;  // opens eagerly so that failures surface here
     store.reset(new LmdbStore(std::move(impl)));
     return Status::ok();
   });
@@ -113,7 +108,13 @@ Status LmdbStore::add_counters(const Counters& deltas) {
   return guarded("add_counters", [&] { return impl_->add_counters(deltas); });
 }
 
-CounterFile* LmdbStore::counter_file() { return impl_->counter_file.get(); }
+CounterFile* LmdbStore::counter_file() {
+  return guarded("counter_file", [&]() -> CounterFile* {
+    Status ignored;
+    const lmdb::EnvRef ref = impl_->acquire(&ignored);
+    return ref ? ref->counter_file.get() : nullptr;  // lives as long as the environment (never freed under a user)
+  });
+}
 
 Counters LmdbStore::counters() {
   return guarded("counters", [&] { return impl_->counters(); });

@@ -32,9 +32,6 @@ struct LmdbStore::Impl {
   bool closed = false;             // guarded by the registry mutex
   std::atomic<std::uint64_t> corrupt_dropped{0};
   std::atomic<std::uint64_t> quarantined{0};
-  // The statistics (store/counter_file.h); null when the store is read-only or the file unusable:
-  // counters then live in the "counters" database.
-  std::unique_ptr<CounterFile> counter_file;
 
   ~Impl();
   Env& system() const { return *options.env; }

@@ -166,8 +166,8 @@ Counters LmdbStore::Impl::counters() {
       result.emplace(std::string(to_view(key)), static_cast<std::int64_t>(*number));
     }
   }
-  if (counter_file) {
-    for (const auto& [name, count] : counter_file->read()) result[name] += count;
+  if (ref->counter_file) {
+    for (const auto& [name, count] : ref->counter_file->read()) result[name] += count;
   }
   return result;
 }

@@ -155,25 +155,22 @@ Status LmdbStore::Impl::clear() {
   if (rc == MDB_SUCCESS) rc = api().mdb_drop(txn.get(), ref->counters, 0);
   if (rc == MDB_SUCCESS) rc = lmdb::write_totals(txn.get(), ref->meta, lmdb::Totals{});
   if (rc == MDB_SUCCESS) rc = txn.commit();
-  if (rc == MDB_SUCCESS && counter_file) counter_file->zero();
+  if (rc == MDB_SUCCESS && ref->counter_file) ref->counter_file->zero();
   return rc == MDB_SUCCESS ? Status::ok() : lmdb::write_failed(*ref, rc, "clear");
 }
 
 Status LmdbStore::Impl::add_counters(const Counters& deltas) {
-  if (counter_file) {
-    counter_file->add(deltas);
+  Status status;
+  const EnvRef ref = acquire(&status);
+  if (!ref) return status;
+  if (ref->counter_file) {
+    ref->counter_file->add(deltas);
     // The queued touches are written as they would have ridden along (a short-lived process's reads
     // are recorded by its flush at exit), in their own transaction when there are any.
-    Status status;
-    const EnvRef ref = acquire(&status);
-    if (!ref) return status;
     lmdb::flush_touches(*ref, system().now_seconds());
     return Status::ok();
   }
   if (deltas.empty()) return Status::ok();
-  Status status;
-  const EnvRef ref = acquire(&status);
-  if (!ref) return status;
   for (const auto& entry : deltas) {
     if (!lmdb::is_valid_key(*ref, entry.first)) return Status::invalid_argument("bad counter name");
   }
