@@ -93,7 +93,7 @@ void BM_HitCountersInTheFile(benchmark::State& state) {
     return;
   }
   core::StatsDeltas stats;
-  if (state.range(0) != 0) stats.attach(*file);
+  if (state.range(0) != 0) stats.attach([](void* f) { return static_cast<store::CounterFile*>(f); }, file.get());
   for (auto _ : state) {
     stats.add(core::Counter::hits);
     stats.add(core::Counter::hit_keying_ns, 1000);

@@ -1,6 +1,8 @@
 #include "core/settings.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 
 #include "core/config.h"
@@ -41,7 +43,9 @@ std::string show_size(std::uint64_t bytes) {
   return std::to_string(bytes);
 }
 
-std::optional<LogLevel> parse_level(std::string_view v) {
+std::optional<LogLevel> parse_level(std::string_view given) {
+  std::string v(given);  // case-insensitive: DEBUG, Debug and debug are one level
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (v == "off") return LogLevel::kOff;
   if (v == "error") return LogLevel::kError;
   if (v == "warn") return LogLevel::kWarn;

@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "store/counter_file.h"
 
 namespace nvrtc_cache::core {
 
@@ -15,15 +14,28 @@ store::Counters StatsDeltas::take() {
   return out;
 }
 
-void StatsDeltas::attach(store::CounterFile& file) {
-  for (std::size_t i = 0; i < values_.size(); ++i) {
-    std::atomic<std::int64_t>* cell = file.cell(kCounterNames[i]);
-    if (cell == nullptr) continue;
-    cells_[i].store(cell, std::memory_order_release);
-    if (const std::int64_t v = values_[i].exchange(0, std::memory_order_relaxed); v != 0) {
-      cell->fetch_add(v, std::memory_order_relaxed);
+void StatsDeltas::attach(CounterFileSource source, void* context) {
+  context_ = context;
+  source_ = source;
+  reattach();
+}
+
+void StatsDeltas::reattach() {
+  if (reattaching_.exchange(true, std::memory_order_acquire)) return;
+  const std::uint64_t generation = store::counter_file_generation();
+  for (auto& cell : cells_) cell.store(nullptr, std::memory_order_release);  // count here meanwhile
+  if (CounterFile* file = source_(context_)) {
+    for (std::size_t i = 0; i < values_.size(); ++i) {
+      std::atomic<std::int64_t>* cell = file->cell(kCounterNames[i]);
+      if (cell == nullptr) continue;
+      cells_[i].store(cell, std::memory_order_release);
+      if (const std::int64_t v = values_[i].exchange(0, std::memory_order_relaxed); v != 0) {
+        cell->fetch_add(v, std::memory_order_relaxed);
+      }
     }
   }
+  generation_.store(generation, std::memory_order_relaxed);
+  reattaching_.store(false, std::memory_order_release);
 }
 
 }  // namespace nvrtc_cache::core

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "store/counter_file.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::core {
@@ -88,31 +89,43 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(Counter::
 #undef X
 };
 
+using store::CounterFile;
+
 // A process's counts: accumulated here until attach()ed to the store's counters file, then added
 // straight to it (every count survives the process's exit, whatever the exit). Thread-safe.
 class StatsDeltas {
  public:
   void add(Counter c, std::int64_t delta = 1) {
     const auto i = static_cast<std::size_t>(c);
+    if (source_ && generation_.load(std::memory_order_relaxed) != store::counter_file_generation()) reattach();
     if (std::atomic<std::int64_t>* cell = cells_[i].load(std::memory_order_acquire)) {
       cell->fetch_add(delta, std::memory_order_relaxed);
     } else {
       values_[i].fetch_add(delta, std::memory_order_relaxed);
     }
   }
-  // From now on counts go to `file` (cells that cannot be had stay here); what accumulated so far
-  // is moved there. `file` must outlive this object's use.
-  void attach(store::CounterFile& file);
+  // From now on counts go to the counters file `source` answers (cells that cannot be had stay
+  // here), asked again whenever store::counter_file_generation() changes (a damaged store moved
+  // aside: the fresh one counts in its own file); what accumulated so far is moved there. Call once,
+  // before other threads count; `source` must stay callable and its files live while counting.
+  using CounterFileSource = CounterFile* (*)(void* context);
+  void attach(CounterFileSource source, void* context);
   // Moves the accumulated deltas out (non-zero ones only).
   store::Counters take();
   // Drops the accumulated deltas; allocates nothing (a forked child's fork handler).
   void clear() {
     for (auto& v : values_) v.store(0, std::memory_order_relaxed);
+    reattaching_.store(false, std::memory_order_relaxed);  // a thread of the parent may have been at it
   }
 
  private:
   std::array<std::atomic<std::int64_t>, static_cast<std::size_t>(Counter::kCount)> values_{};
   std::array<std::atomic<std::atomic<std::int64_t>*>, static_cast<std::size_t>(Counter::kCount)> cells_{};
+  void reattach();
+  CounterFileSource source_ = nullptr;
+  void* context_ = nullptr;
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<bool> reattaching_{false};  // one thread looks again; the others count here meanwhile
 };
 
 }  // namespace nvrtc_cache::core

@@ -12,9 +12,23 @@ namespace {
 
 using Clock = SteadyClock;
 
+// How a log line names a program: its name, and the key `nvrtc-cache inspect` takes (the program's:
+// the direct key its manifest is stored under; any prefix of 4 digits or more names it there).
+std::string program_label(const ProgramRecord& record, const keying::CacheKey* key) {
+  std::string label = "program '" + record.inputs.name.value_or("(no name)") + "'";
+  if (key != nullptr) label += " (key " + keying::to_hex(*key) + ")";
+  return label;
+}
+
+// One line per compile that is not served (info): what it was and why.
+template <typename MakeMessage>
+void log_info(MakeMessage&& make_message) {
+  if (core::log_enabled(core::LogLevel::kInfo)) core::log_line(core::LogLevel::kInfo, make_message());
+}
+
 // An unknown option is named once (at info: most are options NVRTC itself rejects); a newer NVRTC
 // than this build knows, which stops all caching of it, is said once at the default level.
-void log_not_cacheable(const interpose::RealNvrtc& real, const NotCacheable& why) {
+void log_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& record, const NotCacheable& why) {
   if (why.reason == core::Counter::uncacheable_unknown_option) {
     core::log_once(core::LogLevel::kInfo, "unknown-option:" + why.why,
                    "not caching compiles with an option this build does not know: " + why.why);
@@ -26,7 +40,7 @@ void log_not_cacheable(const interpose::RealNvrtc& real, const NotCacheable& why
                        " exports functions this build does not know (" + names +
                        "); its compiles are passed through uncached");
   }
-  core::log_debug([&] { return "uncacheable compile: " + why.why; });
+  log_info([&] { return "not cached: " + program_label(record, nullptr) + ": " + why.why; });
 }
 
 nvrtcResult compile_uncached(CompileHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
@@ -34,7 +48,7 @@ nvrtcResult compile_uncached(CompileHost& host, const interpose::RealNvrtc& real
                              int* error_after) {
   host.stats().add(core::Counter::uncacheable);
   host.stats().add(why.reason);
-  log_not_cacheable(real, why);
+  log_not_cacheable(real, record, why);
   materialize_served(real, record, prog);
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
   *error_after = host.error_state();
@@ -64,12 +78,12 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
   const std::optional<store::Status> status = store_result(store, real, prog, record, key, std::move(dependencies),
                                                            compile.rc, compile.nanos, miss_reason, host.stats(), &results);
   if (!status) {
-    core::log_line(core::LogLevel::kDebug, "uncacheable compile: an output could not be read back exactly");
+    log_info([&] { return "not cached: " + program_label(record, &key) + ": an output could not be read back exactly"; });
     return;
   }
   if (*status) {
     core::log_debug([&] {
-      return "stored " + keying::to_hex(key) + ": " + summary + " (" + std::to_string(results) +
+      return "stored " + program_label(record, &key) + ": " + summary + " (" + std::to_string(results) +
              " results in its manifest)";
     });
   } else {
@@ -87,12 +101,12 @@ void keep_result(CompileHost& host, store::Store* store, const interpose::RealNv
   if (!result_is_cacheable(compile.rc)) {  // an error NVRTC may not give again (out of memory, ...)
     host.stats().add(core::Counter::uncacheable);
     host.stats().add(core::Counter::uncacheable_nvrtc_error);
-    core::log_debug([&] { return "uncacheable compile: NVRTC returned " + std::to_string(compile.rc); });
+    log_info([&] { return "not cached: " + program_label(record, &key) + ": NVRTC returned " + std::to_string(compile.rc); });
     host.flush_stats(false);
   } else if (!dependencies.set) {
     host.stats().add(core::Counter::uncacheable);
     host.stats().add(uncacheable_counter(dependencies.reason));
-    core::log_debug([&] { return "uncacheable compile: " + dependencies.why_not; });
+    log_info([&] { return "not cached: " + program_label(record, &key) + ": " + dependencies.why_not; });
     host.flush_stats(false);
   } else if (store && host.store_read_only()) {
     host.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
@@ -127,7 +141,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
     if (found.entry) {
       const nvrtcResult rc = serve_hit(record, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns,
                                        flight.wait_ns, host.stats());
-      core::log_debug([&] { return "hit " + keying::to_hex(key); });
+      core::log_debug([&] { return "hit " + program_label(record, &key); });
       host.flush_stats(false);
       if (found.dependencies) host.compile_recorded(real, record, *found.dependencies);
       *error_after = entry_error;
@@ -136,7 +150,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
     miss_reason = std::move(found.miss_reason);
     miss = found.miss;
   }
-  core::log_debug([&] { return "miss " + keying::to_hex(key) + ": " + miss_reason; });
+  log_info([&] { return "miss " + program_label(record, &key) + ": " + miss_reason; });
 
   record.served.reset();
   ObservedCompile compile = host.compile_observed(real, prog, n, options, record);

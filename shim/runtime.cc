@@ -108,7 +108,7 @@ store::Store* Runtime::store() {
       }
       // Every count from now on goes straight to the counters file: none is lost to _exit or a kill.
       if (store::CounterFile* counters = store_->counter_file(); counters != nullptr && !read_only_) {
-        stats_.attach(*counters);
+        stats_.attach([](void* runtime) { return static_cast<Runtime*>(runtime)->store_->counter_file(); }, this);
         if (tiered_ != nullptr) tiered_->count_in(*counters);
       }
       std::atexit(flush_at_exit);

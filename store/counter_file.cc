@@ -10,6 +10,13 @@
 #include "util/errno_guard.h"
 
 namespace nvrtc_cache::store {
+
+namespace {
+std::atomic<std::uint64_t> g_counter_file_generation{1};
+}  // namespace
+
+std::uint64_t counter_file_generation() { return g_counter_file_generation.load(std::memory_order_acquire); }
+void note_counter_file_replaced() { g_counter_file_generation.fetch_add(1, std::memory_order_acq_rel); }
 namespace {
 
 constexpr char kMagic[8] = {'N', 'V', 'R', 'C', 'C', 'T', 'R', '1'};
@@ -60,9 +67,10 @@ std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, boo
     *problem = path + ": " + std::strerror(errno);
     return nullptr;
   }
+  // The directory was checked as the cache's (its owner, or a group sharing it on purpose); the file
+  // must be a regular file, the user's own unless the cache is shared or the reader is root.
   struct stat st {};
-  bool usable = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                (st.st_uid == ::geteuid() || (shared && st.st_gid == ::getegid()));
+  bool usable = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == ::geteuid() || shared || ::geteuid() == 0);
   if (!usable) {
     *problem = path + " is not a regular file of this user's";
   } else if (st.st_size == 0) {
@@ -95,6 +103,7 @@ std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, boo
     *problem = path + " is not a counters file of this version";
     return nullptr;
   }
+  note_counter_file_replaced();
   return std::unique_ptr<CounterFile>(new CounterFile(mapping));
 }
 
@@ -156,6 +165,7 @@ Counters CounterFile::read() const {
     if (length == sizeof s->name || !is_counter_name(name)) continue;  // damaged: skipped
     out[std::string(name)] += s->value.load(std::memory_order_relaxed);
   }
+  std::erase_if(out, [](const auto& entry) { return entry.second == 0; });
   return out;
 }
 

@@ -28,6 +28,11 @@
 
 namespace nvrtc_cache::store {
 
+// Changes whenever the counters file a store counts into may have changed (an environment opened,
+// a damaged store moved aside): holders of cells look again (core/stats.h). One relaxed load.
+std::uint64_t counter_file_generation();
+void note_counter_file_replaced();
+
 class CounterFile {
  public:
   static constexpr std::size_t kSlotCount = 1023;
@@ -47,7 +52,7 @@ class CounterFile {
   std::atomic<std::int64_t>* cell(std::string_view name);
   void add(std::string_view name, std::int64_t delta);
   void add(const Counters& deltas);
-  // Every named counter, duplicates summed.
+  // Every named counter that is not zero, duplicates summed.
   Counters read() const;
   // Sets every counter to zero (counts made meanwhile may be kept or not).
   void zero();

@@ -61,6 +61,15 @@ TEST(Config, BadValuesGetOneMessageNamingTheVariableAndASafeDefault) {
   EXPECT_EQ(c.log_level, LogLevel::kWarn);
 }
 
+TEST(Config, LogLevelsAreCaseInsensitive) {
+  for (const char* spelling : {"debug", "DEBUG", "Debug"}) {
+    const Config c = from({{"HOME", "/h"}, {"NVRTC_CACHE_LOG", spelling}});
+    EXPECT_TRUE(c.problems.empty()) << spelling;
+    EXPECT_EQ(c.log_level, LogLevel::kDebug) << spelling;
+  }
+  EXPECT_EQ(from({{"HOME", "/h"}, {"NVRTC_CACHE_LOG", "Info"}}).log_level, LogLevel::kInfo);
+}
+
 TEST(Config, SharedTiers) {
   const Config unset = from({{"HOME", "/h"}});
   EXPECT_EQ(unset.remote, "");

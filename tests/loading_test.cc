@@ -179,6 +179,7 @@ TEST(Loading, ProxyModeForLinkedAndSonameClients) {
     const Runs r = proxy_cold_and_warm(probe_argv(c.binary, kProxyScenarios),
                                        {{"PROBE_LOAD", c.load}, {"PROBE_LAZY", c.lazy}}, cache.path());
     EXPECT_EQ(r.cold.err.find("not observable"), std::string::npos) << r.cold.err;
+    EXPECT_EQ(r.warm.err.find("no NVRTC compile reached"), std::string::npos) << r.warm.err;
     expect_served_identically(r, 5);
   }
 }
@@ -277,6 +278,11 @@ TEST(Loading, ProxyModeDoesNotReachDlopenByAbsolutePath) {
   EXPECT_TRUE(r.direct.out == r.warm.out) << r.warm.err;
   const auto counters = counters_of(cache.path());
   EXPECT_EQ(get(counters, "hits") + get(counters, "misses") + get(counters, "stores"), 0);
+  // ...and says so at the end of each run, naming preload mode as the fix.
+  for (const ProcessResult* run : {&r.cold, &r.warm}) {
+    EXPECT_NE(run->err.find("no NVRTC compile reached the cache"), std::string::npos) << run->err;
+    EXPECT_NE(run->err.find("nvrtc-cache run -- CMD"), std::string::npos) << run->err;
+  }
 }
 
 TEST(Loading, PythonCtypesBySoname) {

@@ -219,7 +219,9 @@ TEST(Secret, ShortOrPlainSecretsAndFifosAreRefused) {
     problem.clear();
     EXPECT_FALSE(read_secret_file(path, &problem, &warning)) << weak;
     EXPECT_NE(problem.find("head -c 32 /dev/urandom"), std::string::npos) << problem;
-    EXPECT_EQ(problem.find(weak), std::string::npos) << "the secret is in the message";
+    std::string without_path = problem;  // the path's random part may hold the secret's letters
+    for (std::size_t at; (at = without_path.find(path)) != std::string::npos;) without_path.erase(at, path.size());
+    EXPECT_EQ(without_path.find(weak), std::string::npos) << "the secret is in the message: " << problem;
   }
   std::ofstream(path, std::ios::trunc) << "sixteen distinct";
   EXPECT_TRUE(read_secret_file(path, &problem, &warning));

@@ -2,6 +2,7 @@
 // under the shim with a cold cache and under the shim warm. Every return code and every byte of
 // every getter must match the direct run.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -375,6 +376,16 @@ TEST(Shim, DebugLogGoesToTheLogFileNeverStdout) {
   EXPECT_NE(text.find(": no manifest"), std::string::npos) << text;  // the miss says why
   EXPECT_NE(text.find("stored "), std::string::npos) << text;
   EXPECT_NE(text.find("hit "), std::string::npos) << text;
+  // Each line names the program and the key `inspect` takes.
+  std::smatch hit;
+  ASSERT_TRUE(std::regex_search(text, hit, std::regex("hit program '([^']*)' \\(key ([0-9a-f]{64})\\)"))) << text;
+  EXPECT_FALSE(hit[1].str().empty());
+  const EnvVars cli_env = {{"NVRTC_CACHE_DIR", dir.path()}};
+  for (const std::string& key : {hit[2].str(), hit[2].str().substr(0, 8)}) {
+    const ProcessResult inspected = run_process({NVRTC_CACHE_CLI_PATH, "inspect", key}, cli_env);
+    EXPECT_EQ(inspected.exit_code, 0) << key << "\n" << inspected.err;
+    EXPECT_NE(inspected.out.find(hit[1].str()), std::string::npos) << inspected.out;
+  }
 }
 
 TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
@@ -422,6 +433,11 @@ TEST(Cli, RunPreloadsTheShimKeepsLdPreloadAndPassesTheExitCode) {
   EXPECT_EQ(echo.out, std::string(NVRTC_CACHE_SHIM_PATH) + ":libm.so.6\n");
   EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/bin/sh", "-c", "exit 7"}, env).exit_code, 7);
   EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/nonexistent/program"}, env).exit_code, 127);
+  // --proxy runs the command as a child: its exit status and its death by a signal are passed on.
+  EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", "/bin/sh", "-c", "exit 7"}, env).exit_code, 7);
+  EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", "/nonexistent/program"}, env).exit_code, 127);
+  EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", "/bin/sh", "-c", "kill -TERM $$"}, env).exit_code,
+            -SIGTERM);
 }
 
 TEST(Cli, RunReachesGrandchildrenThroughShellScripts) {

@@ -261,7 +261,7 @@ TEST_F(SingleFlight, AWaitThatTimesOutCompilesItselfExactly) {
   ASSERT_EQ(probe({"cub"}, env).exit_code, 0);
   std::smatch miss;
   const std::string first_log = read_file(first.path() + "/log");
-  ASSERT_TRUE(std::regex_search(first_log, miss, std::regex("miss ([0-9a-f]{64})"))) << first_log;
+  ASSERT_TRUE(std::regex_search(first_log, miss, std::regex("miss program .* \\(key ([0-9a-f]{64})\\)"))) << first_log;
 
   // A claim held by this test, which never releases it.
   TempDir dir;

@@ -119,13 +119,28 @@ std::optional<EntryInfo> find_entry(std::vector<EntryInfo> entries, const std::s
     *problem = "'" + prefix + "' is not a key prefix (at least 4 hex digits, as `nvrtc-cache ls` shows)";
     return std::nullopt;
   }
+  // The result key `ls` shows, or the program's key the log names (its manifest's): a program key
+  // names the newest of its results.
   std::vector<EntryInfo> matches;
   for (EntryInfo& e : entries) {
     if (e.key_hex.starts_with(lower)) matches.push_back(std::move(e));
   }
+  if (matches.empty()) {
+    for (EntryInfo& e : entries) {
+      if (!e.manifest_hex.empty() && e.manifest_hex.starts_with(lower)) matches.push_back(std::move(e));
+    }
+    if (matches.size() > 1 && std::all_of(matches.begin(), matches.end(), [&](const EntryInfo& m) {
+          return m.manifest_hex == matches.front().manifest_hex;
+        })) {
+      auto newest = std::max_element(matches.begin(), matches.end(), [](const EntryInfo& a, const EntryInfo& b) {
+        return (a.access ? a.access->created : 0) < (b.access ? b.access->created : 0);
+      });
+      return std::move(*newest);
+    }
+  }
   if (matches.size() == 1) return std::move(matches.front());
   if (matches.empty()) {
-    *problem = "no entry's key starts with " + lower;
+    *problem = "no entry's key (nor program key) starts with " + lower;
   } else {
     *problem = fmt::format("{} entries' keys start with {}; give more digits:", matches.size(), lower);
     for (const auto& m : matches) *problem += "\n  " + m.key_hex;

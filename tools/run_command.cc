@@ -1,6 +1,11 @@
 // nvrtc-cache run [--proxy] [--record FILE] [--] CMD ARGS...: runs CMD with the shim preloaded (replaces this
-// process); --record sets NVRTC_CACHE_RECORD (made absolute) for CMD and its children.
+// process); --record sets NVRTC_CACHE_RECORD (made absolute) for CMD and its children. With --proxy,
+// CMD runs as a child (signals it gets from outside are passed on, its exit status is ours), so
+// that a run in which no compile reached the cache can be said at the end: the proxy stands in only
+// for loads of libnvrtc.so.13 by name.
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,11 +17,81 @@
 #include <filesystem>
 #include <string>
 
+#include "core/config.h"
+#include "core/settings.h"
+#include "store/cache_directory.h"
 #include "tools/commands.h"
 #include "tools/install_paths.h"
 
 namespace nvrtc_cache::tools {
 namespace {
+
+// Compiles the cache has counted (hits, misses, uncacheable), or -1 when it cannot be read.
+std::int64_t compiles_counted() {
+  try {
+    store::CachePolicy policy = core::cache_policy(core::config_from_process_environment());
+    policy.reads_write_touches = false;
+    store::OpenedCache opened = store::open_cache(policy);
+    if (!opened.store) return -1;
+    const store::Counters counters = opened.store->counters();
+    std::int64_t total = 0;
+    for (const char* name : {"hits", "misses", "uncacheable"}) {
+      if (auto it = counters.find(name); it != counters.end()) total += it->second;
+    }
+    return total;
+  } catch (...) {
+    return -1;
+  }
+}
+
+pid_t g_child = -1;
+void pass_on(int signal_number) {
+  if (g_child > 0) ::kill(g_child, signal_number);
+}
+
+// Runs argv as a child (in proxy mode) and says at the end if no compile reached the cache; exits
+// as the child did.
+int run_child_and_report(char** argv) {
+  const std::int64_t before = compiles_counted();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    std::fprintf(stderr, "nvrtc-cache: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    return 126;
+  }
+  if (pid == 0) {
+    execvp(argv[0], argv);
+    std::fprintf(stderr, "nvrtc-cache: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    _exit(errno == ENOENT ? 127 : 126);
+  }
+  g_child = pid;
+  // Ctrl-C and Ctrl-\ reach the child through the terminal's process group; what is sent to this
+  // process alone is passed on.
+  struct sigaction pass {};
+  pass.sa_handler = pass_on;
+  ::sigemptyset(&pass.sa_mask);
+  for (int sig : {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) ::sigaction(sig, &pass, nullptr);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  for (int sig : {SIGINT, SIGQUIT}) ::sigaction(sig, &ignore, nullptr);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::int64_t after = compiles_counted();
+  if (before >= 0 && after == before && WIFEXITED(status) && WEXITSTATUS(status) != 127) {
+    std::fprintf(stderr,
+                 "nvrtc-cache: run --proxy: no NVRTC compile reached the cache. The proxy stands in for "
+                 "libnvrtc.so.13 loaded by name only; a program that loads NVRTC by its full path (cuda.core, "
+                 "CuPy 14, numba-cuda) is not reached: run it with `nvrtc-cache run -- CMD` (preload) instead.\n");
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);  // end as the child did
+    return 128 + sig;
+  }
+  return 1;
+}
 
 void prepend_to(const char* variable, const std::string& value, char separator) {
   std::string combined = value;
@@ -108,6 +183,7 @@ int run_command(int argc, char** argv) {
                  "will not be cached (its children that are not setuid are)\n",
                  program.c_str());
   }
+  if (proxy) return run_child_and_report(argv + first);
   execvp(argv[first], argv + first);
   std::fprintf(stderr, "nvrtc-cache: cannot run %s: %s\n", argv[first], std::strerror(errno));
   return errno == ENOENT ? 127 : 126;

@@ -1,5 +1,7 @@
 #include "store/lmdb/store_impl.h"
 
+#include "store/counter_file.h"
+
 #include <sys/stat.h>
 
 #include <mutex>
@@ -73,6 +75,7 @@ void LmdbStore::Impl::quarantine_damaged(SharedEnv& shared) {
   if (shared.abandoned.exchange(true)) return;
   quarantined.fetch_add(1, std::memory_order_relaxed);
   if (is_open_directory(shared)) quarantine(location.parent, location.leaf, system());
+  note_counter_file_replaced();  // the fresh store that follows counts in a file of its own
 }
 
 Status LmdbStore::Impl::damaged_or(Status status, SharedEnv& shared, int rc) {
