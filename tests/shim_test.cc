@@ -86,14 +86,19 @@ TEST(Shim, UnknownOptionsPassThroughUncachedAndExact) {
   EXPECT_EQ(get(r.after_warm, "hits") + get(r.after_warm, "misses") + get(r.after_warm, "stores"), 0);
   EXPECT_EQ(get(r.after_warm, "uncacheable"), 2);
   EXPECT_EQ(get(r.after_warm, "uncacheable.unknown_option"), 2);
-  // Named once per process in the log, at info level.
+  // Named once per process in the log, at info level, and each such compile is one info line.
   auto env = shim_env(dir.path());
   env["NVRTC_CACHE_LOG"] = "info";
   const ProcessResult logged = probe({"invalid_option", "invalid_option"}, env);
   EXPECT_EQ(logged.out, r.direct.out + r.direct.out);
   EXPECT_NE(logged.err.find("option --definitely-not-an-option is unknown for NVRTC 13.0"), std::string::npos)
       << logged.err;
-  EXPECT_EQ(logged.err.find("unknown for NVRTC"), logged.err.rfind("unknown for NVRTC")) << "said twice";
+  const std::string once = "not caching compiles with an option this build does not know";
+  EXPECT_NE(logged.err.find(once), std::string::npos) << logged.err;
+  EXPECT_EQ(logged.err.find(once), logged.err.rfind(once)) << "said twice";
+  std::size_t per_compile = 0;
+  for (std::size_t at = 0; (at = logged.err.find("not cached: program", at)) != std::string::npos; ++at) ++per_compile;
+  EXPECT_EQ(per_compile, 2u) << logged.err;
 }
 
 TEST(Shim, DependenciesStayOutOfTheHostsGlobalScope) {
