@@ -14,7 +14,7 @@
 #
 # Installs what is missing (dpkg --add-architecture arm64; the cross compiler, qemu-user-static and the
 # arm64 -dev packages), downloads the wheel once into $NVRTC_CACHE_AARCH64_DOWNLOADS (default
-# ~/.cache/nvrtc-cache-aarch64). Test children run behind NVRTC_CACHE_TEST_RUNNER (tests/process.cc):
+# ~/.cache/nvrtc-cache-aarch64). Test children run behind NVRTC_CACHE_TEST_RUNNER (tests/support/process.cc):
 # containers usually have no binfmt_misc entry for aarch64, so the kernel cannot start one directly.
 set -euo pipefail
 cd "$(dirname "$0")/.."

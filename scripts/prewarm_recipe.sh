@@ -6,7 +6,7 @@
 #
 #   scripts/prewarm_recipe.sh [BUILD_DIR]        (default: build; needs the CLI, the shim, nvrtc_probe)
 #
-# The client is tests/nvrtc_probe (source_file scenario: one program per run, its architecture option
+# The client is tests/clients/nvrtc_probe (source_file scenario: one program per run, its architecture option
 # from PROBE_ARCH, headers on disk through -I), which prints every observable result, so the output
 # under the cache can be compared byte for byte with a run against the real NVRTC.
 set -euo pipefail

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config liblmdb-dev liblmdb0 libxxhash-dev libb2-dev libgtest-dev
           libbenchmark-dev python3 python3-venv binutils dpkg-dev file redis-server libhiredis-dev
           libzstd-dev libcli11-dev nlohmann-json3-dev libfmt-dev)
-# Windows under Wine (tests/wine_test.cc): the loader and the mingw-w64 cross compiler, x86-64 hosts only.
+# Windows under Wine (tests/integration/wine_test.cc): the loader and the mingw-w64 cross compiler, x86-64 hosts only.
 if [ "$(uname -m)" = x86_64 ]; then packages+=(wine64 g++-mingw-w64-x86-64-posix binutils-mingw-w64-x86-64); fi
 . scripts/lib/apt.sh
 ensure_packages "${packages[@]}"
