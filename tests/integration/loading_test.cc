@@ -325,8 +325,8 @@ TEST_P(PythonJitStack, ColdThenWarmIsByteIdenticalAndServed) {
   ASSERT_FALSE(python_binary(python).empty());
   expect_startup_dependency_on_nvrtc(python_binary(python), false);
   TempDir cache;
-  const std::vector<std::string> argv = {python, std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/jit_stacks.py",
-                                         GetParam()};
+  const std::vector<std::string> argv = {
+      python, std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/jit_stacks.py", GetParam()};
   const EnvVars env = {{"PYTHONDONTWRITEBYTECODE", "1"}};
   const ProcessResult direct = run_process(argv, env);
   ASSERT_EQ(direct.exit_code, 0) << direct.err;
