@@ -3,8 +3,8 @@
 // first nvrtcCompileProgram, and a second create + compile of the same program, and prints one line
 //   create_ns compile_ns second_compile_ns rc
 // Kernels: "trivial" (a small kernel), "reject" (the same kernel with an option NVRTC rejects:
-// NVRTC_ERROR_INVALID_OPTION). Run it many times in fresh processes (scripts/first_hit_bench.py),
-// directly and under the shim.
+// NVRTC_ERROR_INVALID_OPTION). Run it many times in fresh processes, directly and under the shim: the
+// benchmark suite's first-hit section (scripts/bench_suite.py).
 #include <nvrtc.h>
 
 #include <time.h>

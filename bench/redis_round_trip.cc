@@ -1,6 +1,7 @@
 // GET and SET round trips against a running redis-server, through the Redis tier's own RESP client
 // and, for comparison, through hiredis 0.14 (blocking redisCommand with %b arguments), over TCP and
-// a unix socket, for 1 KiB and 1 MiB values. scripts/bench_redis.sh starts a server and runs it.
+// a unix socket, for 1 KiB and 1 MiB values. scripts/bench_suite.py (its redis section) starts a server and
+// runs it.
 // Usage: redis_round_trip PORT SOCKET_PATH PASSWORD [ITERATIONS]
 #include <hiredis/hiredis.h>
 

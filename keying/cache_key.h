@@ -1,6 +1,6 @@
 // CacheKey: the 32-byte BLAKE2b digest of a program's inputs over labelled, length-framed fields.
 // Contract: pure function of ProgramInputs; stable across processes and hosts for a given schema
-// version (pinned by golden vectors in tests/keying_test.cc); thread-safe; no I/O.
+// version (pinned by golden vectors in tests/unit/keying_test.cc); thread-safe; no I/O.
 #pragma once
 
 #include <array>

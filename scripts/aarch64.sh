@@ -14,7 +14,7 @@
 #
 # Installs what is missing (dpkg --add-architecture arm64; the cross compiler, qemu-user-static and the
 # arm64 -dev packages), downloads the wheel once into $NVRTC_CACHE_AARCH64_DOWNLOADS (default
-# ~/.cache/nvrtc-cache-aarch64). Test children run behind NVRTC_CACHE_TEST_RUNNER (tests/process.cc):
+# ~/.cache/nvrtc-cache-aarch64). Test children run behind NVRTC_CACHE_TEST_RUNNER (tests/support/process.cc):
 # containers usually have no binfmt_misc entry for aarch64, so the kernel cannot start one directly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,18 +36,8 @@ qemu=/usr/bin/qemu-aarch64-static
 # ---- dependencies ----
 packages=(g++-aarch64-linux-gnu qemu-user-static libc6:arm64 libstdc++6:arm64 liblmdb-dev:arm64 libxxhash-dev:arm64 libb2-dev:arm64
           libgtest-dev:arm64 libfmt-dev:arm64 libzstd-dev:arm64 python3-pip)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "aarch64: installing ${missing[*]}" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  dpkg --print-foreign-architectures | grep -qx arm64 || $sudo_cmd dpkg --add-architecture arm64
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. scripts/lib/apt.sh
+ensure_packages --no-install-recommends "${packages[@]}"  # the :arm64 ones add the architecture first
 
 # ---- the aarch64 NVRTC (libnvrtc.so.13 and its builtins) ----
 nvrtc_dir="$downloads/nvidia-cuda-nvrtc-$nvrtc_version/nvidia/cu13/lib"

@@ -18,7 +18,6 @@ usage: scripts/bench_shared_tier.py [--build BUILD_DIR] [--python PYTHON] [--qui
 import argparse
 import datetime
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,34 +29,6 @@ import bench  # noqa: E402  scripts/bench.py
 import bench_suite  # noqa: E402  scripts/bench_suite.py
 
 CLIENTS = 16
-
-
-class RedisServer:
-    """A throw-away redis-server: loopback port, password, no persistence, LRU within 1 GiB."""
-
-    def __init__(self, directory):
-        self.dir = directory
-        self.password = "bench-" + os.urandom(6).hex()
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.proc = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--requirepass", self.password,
-             "--save", "", "--appendonly", "no", "--dir", directory, "--maxmemory", "1gb",
-             "--maxmemory-policy", "allkeys-lru", "--logfile", os.path.join(directory, "redis.log")])
-        for _ in range(200):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.025)
-        raise RuntimeError("redis-server did not start")
-
-    def url(self):
-        return f"redis://:{self.password}@127.0.0.1:{self.port}"
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
 
 
 def shim_env(build, env, cache_dir, remote):
@@ -206,7 +177,7 @@ def main():
         bench_suite.KERNEL_LABELS["headers"] = f"{headers} generated headers"
         kernels.append("headers")
         os.makedirs(os.path.join(work, "redis"))
-        server = RedisServer(os.path.join(work, "redis"))
+        server = bench_suite.RedisServer(os.path.join(work, "redis"))
         try:
             results = []
             for kernel in kernels:

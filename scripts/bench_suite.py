@@ -7,6 +7,9 @@ side by side, as docs/benchmarks.md (Markdown tables) and docs/benchmarks.png (a
   single-flight N processes on one key (scripts/bench_single_flight.sh)
   store         get latency and disk use against the entry count (bench/store_scaling.cc)
   cuda.core     cuda.core's own program caches vs the shim (scripts/bench_cuda_core.py)
+  first-hit     a fresh process's first compiles, real NVRTC vs the shim warm (bench/first_hit_bench.cc)
+  redis         GET/SET round trips of the Redis tier's own client against hiredis, on a throw-away
+                redis-server (bench/redis_round_trip.cc; skipped without hiredis or redis-server)
 
 usage: scripts/bench_suite.py [--quick] [--build BUILD_DIR] [--out DOCS_DIR] [--only SECTION...]
                               [--kernels PROGRAM...]
@@ -19,6 +22,8 @@ import glob
 import math
 import os
 import platform
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -30,7 +35,7 @@ import bench  # noqa: E402  scripts/bench.py
 import bench_cuda_core  # noqa: E402  scripts/bench_cuda_core.py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SECTIONS = ("corpus", "single-flight", "store", "cuda.core")
+SECTIONS = ("corpus", "single-flight", "store", "cuda.core", "first-hit", "redis")
 CCCL = "/usr/local/cuda/include/cccl"
 KERNEL_LABELS = {"trivial": "trivial (axpy)", "names": "templates + 5 name expressions",
                  "cub": "CUB block reduce + radix sort", "cute": "CuTe tensor tile copy",
@@ -127,6 +132,97 @@ def measure_store(args, build):
     if on_tmpfs:
         rows.insert(0, dict(run(None, args.store_counts[:1])[0], where="disk"))
     return rows
+
+
+def measure_first_hit(args, build):
+    """bench/first_hit_bench, each sample a fresh process, directly (real NVRTC) and under the shim with a
+    warm cache, interleaved so that both see the same machine load: per program and mode, the 25th, 50th
+    and 75th percentiles (ns) of the NVRTC program's creation, the first compile, the second compile and
+    the whole process."""
+    binary = os.path.join(build, "bin", "first_hit_bench")
+    shim = os.path.join(build, "lib", "libnvrtc-cache.so")
+
+    def sample(kernel, env):
+        start = time.perf_counter_ns()
+        out = subprocess.run([binary, kernel], env=env, check=True, capture_output=True, text=True).stdout.split()
+        wall = time.perf_counter_ns() - start
+        create, first, second, _ = (int(x) for x in out)
+        return {"create": create, "first": first, "second": second, "process": wall}
+
+    rows = []
+    for kernel in ("trivial", "reject"):  # reject: a compile NVRTC refuses (a bad option)
+        with tempfile.TemporaryDirectory(prefix="nvrtc-cache-first-hit-") as cache_dir:
+            real_env = bench.base_env()
+            shim_env = dict(real_env, LD_PRELOAD=shim, NVRTC_CACHE_DIR=cache_dir)
+            sample(kernel, shim_env)  # fills the cache
+            samples = {"real": [], "shim warm": []}
+            for _ in range(args.first_hit_samples):
+                samples["real"].append(sample(kernel, real_env))
+                samples["shim warm"].append(sample(kernel, shim_env))
+        for mode, values in samples.items():
+            row = {"kernel": kernel, "mode": mode}
+            for field in ("create", "first", "second", "process"):
+                q = statistics.quantiles([v[field] for v in values], n=4)
+                row[field] = (q[0], statistics.median(v[field] for v in values), q[2])
+            rows.append(row)
+    return {"samples": args.first_hit_samples, "rows": rows}
+
+
+class RedisServer:
+    """A throw-away redis-server: loopback port, password, no persistence, LRU within 1 GiB; with
+    `unix_socket`, also a unix socket (socket_path) only its user may open."""
+
+    def __init__(self, directory, unix_socket=False):
+        self.dir = directory
+        self.password = "bench-" + os.urandom(6).hex()
+        self.socket_path = os.path.join(directory, "redis.sock") if unix_socket else None
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        extra = ["--unixsocket", self.socket_path, "--unixsocketperm", "700"] if unix_socket else []
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--requirepass", self.password,
+             "--save", "", "--appendonly", "no", "--dir", directory, "--maxmemory", "1gb",
+             "--maxmemory-policy", "allkeys-lru", "--logfile", os.path.join(directory, "redis.log")] + extra)
+        for _ in range(200):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0 and (not unix_socket or os.path.exists(self.socket_path)):
+                    return
+            time.sleep(0.025)
+        self.stop()
+        raise RuntimeError("redis-server did not start")
+
+    def url(self):
+        return f"redis://:{self.password}@127.0.0.1:{self.port}"
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def measure_redis(args, build):
+    """bench/redis_round_trip against a redis-server of its own: per client (the tier's, hiredis),
+    socket (TCP, unix), value size (1 KiB, 1 MiB) and operation, the minimum, median and 90th
+    percentile (µs) of `args.redis_iterations` round trips. None (with the reason) when the
+    benchmark was not built (no hiredis) or redis-server is missing."""
+    binary = os.path.join(build, "bin", "redis_round_trip")
+    if not os.path.exists(binary):
+        return None, "Redis round trips skipped: bench/redis_round_trip was not built (libhiredis-dev missing)."
+    if shutil.which("redis-server") is None:
+        return None, "Redis round trips skipped: redis-server is not installed."
+    with tempfile.TemporaryDirectory(prefix="nvrtc-cache-redis-bench-") as d:
+        server = RedisServer(d, unix_socket=True)
+        try:
+            out = subprocess.run([binary, str(server.port), server.socket_path, server.password,
+                                  str(args.redis_iterations)], check=True, capture_output=True, text=True).stdout
+        finally:
+            server.stop()
+    rows = []
+    for line in out.splitlines()[1:]:  # the first line names the columns
+        client, sock, value, op, low, median, p90 = line.split()
+        rows.append({"client": client, "socket": sock, "value": value, "op": op, "min": float(low),
+                     "median": float(median), "p90": float(p90)})
+    return {"iterations": args.redis_iterations, "rows": rows}, None
 
 
 def machine():
@@ -310,6 +406,46 @@ def write_markdown(path, m, results, args, png_name):
                 add(f"| | {names[mode]} | {ms(x['cold'][0] * 1e6)} | {first} | {ms(hits * 1e6)} | "
                     f"**{ratio(plain_rep / hits)}** |")
         add("")
+    first_hit = results.get("first-hit")
+    if first_hit:
+        add("## First hit of a fresh process\n")
+        add(f"`bench/first_hit_bench`: one process per sample creates an NVRTC program and compiles it twice "
+            f"(*trivial*: a small kernel; *reject*: a compile NVRTC refuses, a bad option), directly (real NVRTC) "
+            f"and under the shim with a warm cache, {first_hit['samples']} fresh processes per row, the two "
+            f"modes interleaved so that both see the same machine load. Median [25th–75th percentile], ms; "
+            f"*process* is the whole process, start to exit.\n")
+        add("| program | mode | create | 1st compile | 2nd compile | process |")
+        add("|---|---|--:|--:|--:|--:|")
+        for r in first_hit["rows"]:
+            cells = " | ".join(f"{r[f][1] / 1e6:.3f} [{r[f][0] / 1e6:.3f}–{r[f][2] / 1e6:.3f}]"
+                               for f in ("create", "first", "second", "process"))
+            add(f"| {r['kernel']} | {r['mode']} | {cells} |")
+        for kernel in ("trivial", "reject"):
+            real, warm = (next(r for r in first_hit["rows"] if r["kernel"] == kernel and r["mode"] == mode)
+                          for mode in ("real", "shim warm"))
+            add(f"\n{kernel}: first compile, shim warm − real = {(warm['first'][1] - real['first'][1]) / 1e6:+.3f} ms.")
+        add("")
+
+    redis = results.get("redis")
+    if redis:
+        add("## Redis round trips: the tier's client and hiredis\n")
+        add(f"`bench/redis_round_trip` against a redis-server of its own (loopback TCP and a unix socket, a "
+            f"password, no persistence): {redis['iterations']} round trips per row after 5 untimed ones, by the "
+            f"Redis tier's own RESP client and by hiredis (blocking `redisCommand`). µs: minimum, median, "
+            f"90th percentile.\n")
+        add("| value | op | socket | tier min | tier median | tier p90 | hiredis min | hiredis median | hiredis p90 |")
+        add("|---|---|---|--:|--:|--:|--:|--:|--:|")
+        rows = redis["rows"]
+        for r in rows:
+            if r["client"] != "tier":
+                continue
+            h = next((x for x in rows if x["client"] == "hiredis" and
+                      (x["socket"], x["value"], x["op"]) == (r["socket"], r["value"], r["op"])), None)
+            hired = f"{h['min']:.1f} | {h['median']:.1f} | {h['p90']:.1f}" if h else "– | – | –"
+            add(f"| {r['value']} | {r['op']} | {r['socket']} | {r['min']:.1f} | {r['median']:.1f} | "
+                f"{r['p90']:.1f} | {hired} |")
+        add("")
+
     if results.get("notes"):
         add("## Notes\n")
         for note in results["notes"]:
@@ -475,6 +611,8 @@ def main():
     args.entry_kib = (4, 64)
     args.store_gets = 300 if args.quick else 3000
     args.store_counts = [1000, 3000] if args.quick else [1000, 10000, 100000]
+    args.first_hit_samples = 10 if args.quick else 60
+    args.redis_iterations = 100 if args.quick else 500
     args.store_mean_kib = (args.entry_kib[1] - args.entry_kib[0]) / math.log(args.entry_kib[1] / args.entry_kib[0])
     args.store_note = ("10^6 entries are not measured: at these entry sizes (mean "
                        f"{args.store_mean_kib:.1f} KiB) they would take about "
@@ -514,6 +652,14 @@ def main():
             print("cuda.core ...", file=sys.stderr)
             programs = bench_cuda_core.PROGRAMS[:1] if args.quick else bench_cuda_core.PROGRAMS
             results["cuda.core"] = bench_cuda_core.measure(args.python, build, args.repeat, programs)
+        if "first-hit" in args.only:
+            print("first hit ...", file=sys.stderr)
+            results["first-hit"] = measure_first_hit(args, build)
+        if "redis" in args.only:
+            print("redis round trips ...", file=sys.stderr)
+            results["redis"], note = measure_redis(args, build)
+            if note:
+                results["notes"].append(note)
     m["seconds"] = time.time() - started
     m["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     os.makedirs(args.out, exist_ok=True)

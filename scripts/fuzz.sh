@@ -11,13 +11,8 @@ runs="${1:-1000000}"
 build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
 targets=(entry manifest dependency_set envelope access_record lmdb_layout sealed_value archive record resp_reply elf_identity)
 
-if ! command -v clang++ >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed"; then
-  echo "fuzz: installing clang and libclang-rt-14-dev" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq clang libclang-rt-14-dev >/dev/null
-fi
+. scripts/lib/apt.sh
+ensure_packages clang libclang-rt-14-dev
 
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DNVRTC_CACHE_FUZZ=ON -DNVRTC_CACHE_TESTS=OFF -DNVRTC_CACHE_BENCH=OFF >/dev/null

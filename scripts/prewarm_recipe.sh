@@ -6,9 +6,9 @@
 #
 #   scripts/prewarm_recipe.sh [BUILD_DIR]        (default: build; needs the CLI, the shim, nvrtc_probe)
 #
-# The client is tests/nvrtc_probe (source_file scenario: one program per run, its architecture option
-# from PROBE_ARCH, headers on disk through -I), which prints every observable result, so the output
-# under the cache can be compared byte for byte with a run against the real NVRTC.
+# The client is nvrtc_probe (tests/clients/nvrtc_probe.cc; source_file scenario: one program per run,
+# its architecture option from PROBE_ARCH, headers on disk through -I), which prints every observable
+# result, so the output under the cache can be compared byte for byte with a run against the real NVRTC.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"

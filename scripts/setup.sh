@@ -7,19 +7,10 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config liblmdb-dev liblmdb0 libxxhash-dev libb2-dev libgtest-dev
           libbenchmark-dev python3 python3-venv binutils dpkg-dev file redis-server libhiredis-dev
           libzstd-dev libcli11-dev nlohmann-json3-dev libfmt-dev)
-# Windows under Wine (tests/wine_test.cc): the loader and the mingw-w64 cross compiler, x86-64 hosts only.
+# Windows under Wine (tests/integration/wine_test.cc): the loader and the mingw-w64 cross compiler, x86-64 hosts only.
 if [ "$(uname -m)" = x86_64 ]; then packages+=(wine64 g++-mingw-w64-x86-64-posix binutils-mingw-w64-x86-64); fi
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+. scripts/lib/apt.sh
+ensure_packages "${packages[@]}"
 if [ ! -e /usr/local/cuda/include/nvrtc.h ]; then
   echo "setup: the CUDA toolkit (NVRTC) is expected at /usr/local/cuda" >&2
   exit 1

@@ -22,11 +22,9 @@ missing=()
 [ -x "$wine" ] || missing+=(wine64)
 command -v x86_64-w64-mingw32-g++-posix >/dev/null || missing+=(g++-mingw-w64-x86-64-posix)
 command -v x86_64-w64-mingw32-dlltool >/dev/null || missing+=(mingw-w64)
+. scripts/lib/apt.sh
 if ((${#missing[@]})); then
-  echo "windows-nvrtc: installing ${missing[*]}" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  { $sudo_cmd apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"; } >&2 ||
+  install_packages "${missing[@]}" ||
     { echo "windows-nvrtc: cannot install ${missing[*]}; the Wine tests will skip" >&2; exit 0; }
 fi
 

@@ -1,0 +1,355 @@
+// The Windows NVRTC under Wine: the mingw-built clients (tests/clients/windows/nvrtc_client.cc, reached by
+// LoadLibraryA and through an import library) run the portable corpus (tests/support/probe_corpus.h) directly
+// against the real nvrtc64_130_0.dll, then with an nvrtc64_130_0.dll placed beside the .exe (first in
+// the DLL search order) cold and warm: every getter byte-identical to the direct run, the warm run
+// served from the cache, and an edit of a header on disk noticed. The DLL beside the .exe is the
+// proxy from NVRTC_CACHE_WINDOWS_PREFIX/bin (scripts/windows-build.sh PREFIX), which finds the real
+// DLL through NVRTC_CACHE_REAL_NVRTC and keeps its cache in NVRTC_CACHE_DIR; its counters are read
+// with PREFIX/bin/nvrtc-cache.exe stats --json. Without a PREFIX the real DLL itself is placed beside
+// the .exe (the placement and comparison are exercised) and the tests skip, saying so, before the
+// cache assertions. Also: the import watch under Wine (tests/clients/windows/import_watch_check.cc).
+// Preconditions, from scripts/windows-nvrtc.sh DIR: NVRTC_CACHE_WINE_NVRTC_DIR (the Windows NVRTC and
+// DIR/wineprefix), NVRTC_CACHE_WINE (the loader); without them the tests skip (fail where
+// NVRTC_CACHE_REQUIRE_PYPI=1).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/harness.h"
+
+namespace nvrtc_cache::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The functions the import watch patches (shim/windows/watched_kernel32.def).
+constexpr int kWatchedKernel32Count = 0
+#define NVRTC_CACHE_KERNEL32(name, kind) +1
+#include "shim/windows/watched_kernel32.def"
+#undef NVRTC_CACHE_KERNEL32
+    ;
+
+// The scenarios every run compiles.
+const std::vector<std::string> kCorpus = {"trivial", "ptx",      "cubin",    "lto",        "template",
+                                          "headers", "compile_error", "warnings", "invalid_option",
+                                          "include_dir", "null_name", "recompile", "bad_inputs"};
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// Wine maps Z: to the Unix root.
+std::string windows_path(const std::string& unix_path) {
+  std::string out = "Z:" + unix_path;
+  for (char& c : out) c = c == '/' ? '\\' : c;
+  return out;
+}
+
+std::string hex_of(const std::string& text) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    out.push_back(digits[c >> 4]);
+    out.push_back(digits[c & 15]);
+  }
+  return out;
+}
+
+class Wine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    nvrtc_dir_ = env_or_empty("NVRTC_CACHE_WINE_NVRTC_DIR");
+    loader_ = env_or_empty("NVRTC_CACHE_WINE");
+    bin_ = NVRTC_CACHE_WINDOWS_BIN_DIR;
+    if (nvrtc_dir_.empty() || loader_.empty()) {
+      NVRTC_CACHE_SKIP_WITHOUT_PYPI("the Windows NVRTC and Wine are not prepared (eval \"$(scripts/windows-nvrtc.sh DIR)\")");
+    }
+    if (bin_.empty()) NVRTC_CACHE_SKIP_WITHOUT_PYPI("the Windows test programs were not built (no mingw-w64 at configure)");
+    ASSERT_TRUE(fs::exists(nvrtc_dir_ + "/nvrtc64_130_0.dll"));
+    ASSERT_TRUE(fs::exists(loader_));
+    prefix_ = env_or_empty("NVRTC_CACHE_WINDOWS_PREFIX");
+    write_header(42);
+  }
+
+  void write_header(int value) {
+    std::ofstream(include_.path() + "/probe_dep.h") << "#pragma once\n#define PROBE_VALUE " << value << "\n";
+  }
+
+  // Runs a Windows program under Wine; `extra` adds to the environment.
+  ProcessResult run(const std::vector<std::string>& argv, EnvVars extra = {}) {
+    EnvVars env = {{"WINEPREFIX", nvrtc_dir_ + "/wineprefix"},
+                   {"WINEDEBUG", "-all"},
+                   {"WINEDLLOVERRIDES", "mscoree,mshtml="},
+                   {"WINEPATH", windows_path(nvrtc_dir_)},
+                   {"PROBE_INCLUDE_DIR", windows_path(include_.path())}};
+    for (auto& [name, value] : extra) env[name] = value;
+    std::vector<std::string> command = {loader_};
+    command.insert(command.end(), argv.begin(), argv.end());
+    return run_process(command, env);
+  }
+
+  ProcessResult client(const std::string& exe, const std::vector<std::string>& scenarios, EnvVars extra = {}) {
+    std::vector<std::string> argv = {exe};
+    argv.insert(argv.end(), scenarios.begin(), scenarios.end());
+    ProcessResult r = run(argv, std::move(extra));
+    EXPECT_EQ(r.exit_code, 0) << exe << ": " << r.err;
+    return r;
+  }
+
+  std::string direct_client(const std::string& name) { return bin_ + "/" + name + ".exe"; }
+
+  // `name`.exe copied into its own directory, with the DLL under test beside it.
+  std::string client_beside_dll(const std::string& name) {
+    const std::string exe = beside_.path() + "/" + name + ".exe";
+    fs::copy_file(direct_client(name), exe, fs::copy_options::overwrite_existing);
+    const std::string dll = beside_.path() + "/nvrtc64_130_0.dll";
+    if (!fs::exists(dll)) {
+      if (prefix_.empty()) {
+        fs::create_symlink(nvrtc_dir_ + "/nvrtc64_130_0.dll", dll);
+      } else {
+        fs::copy_file(prefix_ + "/bin/nvrtc64_130_0.dll", dll);
+      }
+    }
+    return exe;
+  }
+
+  // What the DLL beside the .exe needs: the real DLL, its cache.
+  EnvVars cache_env() {
+    return {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
+            {"NVRTC_CACHE_DIR", windows_path(cache_.path())}};
+  }
+
+  // The proxy's counters (hits, misses), from its CLI.
+  nlohmann::json stats() {
+    ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, cache_env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  bool with_proxy() const { return !prefix_.empty(); }
+
+  std::string nvrtc_dir_, loader_, bin_, prefix_;
+  TempDir include_, beside_, cache_;
+};
+
+// What every dump must show for the corpus to have run for real.
+void expect_corpus_ran(const std::string& out) {
+  for (const std::string& scenario : kCorpus) EXPECT_NE(out.find("### " + scenario + "\n"), std::string::npos) << scenario;
+  EXPECT_NE(out.find("compile rc=0"), std::string::npos);
+  EXPECT_NE(out.find("compile rc=6"), std::string::npos) << "the compile error (NVRTC_ERROR_COMPILATION)";
+  EXPECT_NE(out.find(hex_of("undefined_function")), std::string::npos) << "the error's log";
+  EXPECT_NE(out.find("lowered[scale<float, 2>] rc=0 name=_Z5scaleIfLi2EEvPT_"), std::string::npos);
+  EXPECT_NE(out.find(hex_of("42;")), std::string::npos) << "the -I header's value in the PTX";
+}
+
+TEST_F(Wine, DirectClientsAgreeAndRepeat) {
+  const ProcessResult loaded = client(direct_client("nvrtc_client_loadlibrary"), kCorpus);
+  const ProcessResult linked = client(direct_client("nvrtc_client_linked"), kCorpus);
+  expect_corpus_ran(loaded.out);
+  EXPECT_TRUE(loaded.out == linked.out) << "LoadLibraryA and import-linked clients differ";
+  EXPECT_TRUE(client(direct_client("nvrtc_client_loadlibrary"), kCorpus).out == loaded.out) << "not deterministic";
+}
+
+class WineThroughDll : public Wine, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(WineThroughDll, ColdAndWarmIdenticalToDirect) {
+  const std::string direct = client(direct_client(GetParam()), kCorpus).out;
+  expect_corpus_ran(direct);
+  const std::string exe = client_beside_dll(GetParam());
+  const std::string cold = client(exe, kCorpus, cache_env()).out;
+  EXPECT_TRUE(cold == direct) << "cold run differs from the real NVRTC";
+  const nlohmann::json after_cold = with_proxy() ? stats() : nlohmann::json();
+  const std::string warm = client(exe, kCorpus, cache_env()).out;
+  EXPECT_TRUE(warm == direct) << "warm run differs from the real NVRTC";
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset): the real DLL beside the .exe matched "
+                                     "the direct run; the cache assertions were not made";
+  const nlohmann::json after_warm = stats();
+  EXPECT_GT(after_cold.value("misses", 0), 0) << after_cold.dump();
+  EXPECT_GT(after_warm.value("hits", 0), after_cold.value("hits", 0)) << "warm run not served from the cache";
+  EXPECT_EQ(after_warm.value("misses", 0), after_cold.value("misses", 0)) << "warm run missed: " << after_warm.dump();
+}
+
+TEST_P(WineThroughDll, HeaderEditNoticed) {
+  const std::string exe = client_beside_dll(GetParam());
+  const std::string first = client(exe, {"include_dir"}, cache_env()).out;
+  ASSERT_NE(first.find(hex_of("42;")), std::string::npos);
+  EXPECT_TRUE(client(exe, {"include_dir"}, cache_env()).out == first);
+  const nlohmann::json before = with_proxy() ? stats() : nlohmann::json();
+  write_header(43);
+  const std::string edited = client(exe, {"include_dir"}, cache_env()).out;
+  EXPECT_EQ(edited.find(hex_of("42;")), std::string::npos) << "stale: the old header's value";
+  EXPECT_NE(edited.find(hex_of("43;")), std::string::npos);
+  EXPECT_TRUE(edited == client(direct_client(GetParam()), {"include_dir"}).out) << "differs from the real NVRTC";
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset): the cache assertions were not made";
+  EXPECT_EQ(stats().value("misses", 0), before.value("misses", 0) + 1) << "the edit was not a miss";
+}
+
+INSTANTIATE_TEST_SUITE_P(Clients, WineThroughDll,
+                         ::testing::Values("nvrtc_client_loadlibrary", "nvrtc_client_linked"));
+
+// The import watch on the real DLL, under Wine: every watched function patched in NVRTC's import table,
+// the header included through -I among what NVRTC was seen opening, the host's own calls unobserved.
+TEST_F(Wine, ImportWatchSeesTheIncludedHeader) {
+  const std::string host_probe = windows_path(include_.path() + "/host_probe.txt");
+  std::ofstream(include_.path() + "/host_probe.txt") << "host\n";
+  const ProcessResult r = run({bin_ + "/import_watch_check.exe", windows_path(include_.path()), host_probe});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string count = std::to_string(kWatchedKernel32Count);
+  EXPECT_NE(r.out.find("patch redirected=" + count + " already=0 left=0 parsed=1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("again redirected=0 already=" + count + " left=0\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("compile rc=0\n"), std::string::npos) << r.out;
+  const std::string header = windows_path(include_.path() + "/probe_dep.h");
+  EXPECT_NE(r.out.find("event CreateFileW kind=0 ok=1 write=0 subject=" + header + " "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host_probe_observed=0\n"), std::string::npos) << r.out;
+  // The builtins DLL imports CreateFileW, FindFirstFileExW and GetEnvironmentStringsW
+  // (tests/integration/windows_import_coverage_test.cc): all three patched, none left.
+  EXPECT_NE(r.out.find("builtins loaded=1 redirected=3 already=0 left=0 parsed=1\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("builtins again redirected=0 already=3 left=0\n"), std::string::npos) << r.out;
+}
+
+// The store's fault guard on Windows (store/windows/fault_guard.cc): an access violation or an
+// in-page error inside a guarded call is a `false` result, never a crash, however often; sound and
+// nested calls run to the end; the last-error value is kept (tests/clients/windows/fault_guard_check.cc).
+TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {
+  const ProcessResult r = run({bin_ + "/fault_guard_check.exe"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::string out = r.out;  // printed in text mode: CR LF
+  std::erase(out, '\r');
+  EXPECT_EQ(out, "unmapped=0\nunmapped_again=0\nin_page=0\nsound=1\nescaped=0\nnested inner=0 outer=1\n"
+                   "last_error=1234\nreached=2\n")
+      << r.err;
+}
+
+// The proxy with no NVRTC_CACHE_DIR keeps its cache in %LOCALAPPDATA%\nvrtc-cache (Wine sets
+// LOCALAPPDATA from its prefix, so that of the scratch prefix is used, and emptied first).
+TEST_F(Wine, ProxyDefaultCacheDirectory) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
+  const EnvVars env = {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")}};
+  const ProcessResult echoed = run({"cmd.exe", "/c", "echo", "%LOCALAPPDATA%"}, env);
+  ASSERT_EQ(echoed.exit_code, 0) << echoed.err;
+  std::string local_app_data = echoed.out;
+  while (!local_app_data.empty() && (local_app_data.back() == '\n' || local_app_data.back() == '\r')) {
+    local_app_data.pop_back();
+  }
+  ASSERT_FALSE(local_app_data.empty());
+  const ProcessResult cleared = run({prefix_ + "/bin/nvrtc-cache.exe", "clear"}, env);
+  ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
+  const std::string cold = client(exe, {"trivial"}, env).out;
+  EXPECT_TRUE(client(exe, {"trivial"}, env).out == cold);
+  const ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_EQ(j.value("directory", ""), local_app_data + "\\nvrtc-cache") << r.out;
+  EXPECT_EQ(j.value("misses", 0), 1) << r.out;
+  EXPECT_EQ(j.value("hits", 0), 1) << r.out;
+}
+
+// A damaged store (garbage over its meta pages, or over the pages after them) never changes what a
+// compile returns: the proxy compiles exactly as the real NVRTC, and the store is moved aside
+// (store.corrupt-*) and rebuilt, as on Linux (store/cache_directory.h).
+TEST_F(Wine, DamagedStoreFailsOpenAndIsMovedAside) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::vector<std::string> scenarios = {"trivial", "ptx", "headers"};
+  const std::string direct = client(direct_client("nvrtc_client_loadlibrary"), scenarios).out;
+  const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
+  for (const std::uint64_t damaged_from : {std::uint64_t{0}, std::uint64_t{8192}}) {
+    SCOPED_TRACE("garbage from byte " + std::to_string(damaged_from));
+    const TempDir cache;
+    const EnvVars env = {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
+                         {"NVRTC_CACHE_DIR", windows_path(cache.path())}};
+    ASSERT_TRUE(client(exe, scenarios, env).out == direct);
+    const std::string data = cache.path() + "/store/data.mdb";
+    ASSERT_TRUE(fs::exists(data));
+    const std::uint64_t size = fs::file_size(data);
+    ASSERT_GT(size, damaged_from);
+    {
+      std::fstream file(data, std::ios::in | std::ios::out | std::ios::binary);
+      file.seekp(static_cast<std::streamoff>(damaged_from));
+      std::string garbage(size - damaged_from, '\0');
+      for (std::size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>(0xA5 ^ (i * 131));
+      file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+    }
+    const ProcessResult damaged = client(exe, scenarios, env);
+    EXPECT_TRUE(damaged.out == direct) << "a damaged store changed a compile's result";
+    // Said once, on stderr (never stdout), like the Linux shim.
+    EXPECT_NE(damaged.err.find("nvrtc-cache["), std::string::npos) << "the proxy said nothing: " << damaged.err;
+    EXPECT_NE(damaged.err.find("moved aside"), std::string::npos) << damaged.err;
+    EXPECT_EQ(damaged.out.find("nvrtc-cache["), std::string::npos);
+    EXPECT_TRUE(client(exe, scenarios, env).out == direct);
+    std::size_t moved_aside = 0;
+    for (const auto& entry : fs::directory_iterator(cache.path())) {
+      moved_aside += entry.path().filename().string().starts_with("store.corrupt-") ? 1 : 0;
+    }
+    EXPECT_GE(moved_aside, 1u) << "the damaged store was not moved aside";
+    const ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_GT(j.value("entries", 0), 0) << "not rebuilt: " << r.out;
+    EXPECT_GT(j.value("hits", 0), 0) << "the rebuilt store served nothing: " << r.out;
+    const ProcessResult verified = run({prefix_ + "/bin/nvrtc-cache.exe", "verify"}, env);
+    EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+    EXPECT_NE(verified.out.find("verdict             ok"), std::string::npos) << verified.out;
+  }
+}
+
+// The settings come from the one table (core/settings.h) with its files: a configuration file named
+// by NVRTC_CACHE_CONFIG sets the cache directory and max_size = 1M, for the proxy and the CLI alike;
+// programs whose PTX is a few hundred KiB each then fill the store past 75% of the cap, and eviction
+// keeps it under the cap (every compile still exact).
+TEST_F(Wine, ConfigFileSetsDirectoryAndMaxSizeIsHonoured) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const TempDir config_dir;
+  const std::string cache_dir = cache_.path() + "/from-config";
+  std::ofstream(config_dir.path() + "/nvrtc-cache.conf") << "# the Wine test's settings\ncache_dir = "
+                                                          << windows_path(cache_dir) << "\nmax_size = 1M\n";
+  const EnvVars env = {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
+                       {"NVRTC_CACHE_CONFIG", windows_path(config_dir.path() + "/nvrtc-cache.conf")}};
+  const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
+  constexpr int kPrograms = 8;
+  for (int value = 1; value <= kPrograms; ++value) {
+    // A header whose initialised device array makes the PTX about 150 KiB.
+    std::ofstream header(include_.path() + "/probe_dep.h");
+    header << "#pragma once\n#define PROBE_VALUE " << value << "\n__device__ int probe_fill[12000] = {";
+    for (int i = 0; i < 12000; ++i) header << (i * 7919 + value) % 100003 << ",";
+    header << "};\n";
+    header.close();
+    const std::string cached = client(exe, {"include_dir"}, env).out;
+    EXPECT_TRUE(cached == client(direct_client("nvrtc_client_loadlibrary"), {"include_dir"}).out) << value;
+  }
+  const ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_EQ(j.value("directory", ""), windows_path(cache_dir)) << r.out;
+  EXPECT_TRUE(fs::exists(cache_dir + "/store/data.mdb"));
+  EXPECT_EQ(j.value("map_bytes", 0), 1 << 20) << r.out;
+  EXPECT_LE(j.value("map_used_bytes", 0), 1 << 20) << r.out;
+  EXPECT_LE(j.value("bytes", 0), 1 << 20) << r.out;
+  EXPECT_EQ(j.value("misses", 0), kPrograms) << r.out;
+  EXPECT_GT(j.value("entries", 0), 0) << r.out;
+  EXPECT_LT(j.value("entries", 0), kPrograms) << "nothing was evicted: " << r.out;
+  EXPECT_LE(fs::file_size(cache_dir + "/store/data.mdb"), std::uintmax_t{1} << 20);
+}
+
+// Without a real NVRTC the proxy fails open: NVRTC's own error code from every function, no crash.
+TEST_F(Wine, ProxyWithoutRealNvrtcFailsOpen) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  for (const std::string name : {"nvrtc_client_loadlibrary", "nvrtc_client_linked"}) {
+    const std::string exe = client_beside_dll(name);
+    const ProcessResult r = run({exe, "trivial", "bad_inputs"},
+                                {{"NVRTC_CACHE_REAL_NVRTC", windows_path(include_.path() + "/missing.dll")},
+                                 {"NVRTC_CACHE_DIR", windows_path(cache_.path())}});
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    EXPECT_NE(r.out.find("### trivial\ncreate rc=11\ncompile rc=11\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("### bad_inputs\n"), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::testing
