@@ -10,7 +10,7 @@
 #include "keying/cache_key.h"
 #include "core/compile_entry.h"
 #include "store/lmdb/lmdb_store.h"
-#include "tests/memory_store.h"
+#include "store/memory_store.h"
 
 namespace {
 

@@ -22,7 +22,7 @@
 #include "store/remote/tier_set.h"
 #include "store/remote/tiered_store.h"
 #include "store/remote/write_behind.h"
-#include "tests/memory_store.h"
+#include "store/memory_store.h"
 #include "util/binary_io.h"
 
 namespace nvrtc_cache::store::remote {

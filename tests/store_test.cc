@@ -24,7 +24,7 @@
 #include "store/env.h"
 #include "store/envelope.h"
 #include "store/lmdb/lmdb_store.h"
-#include "tests/memory_store.h"
+#include "store/memory_store.h"
 #include "tests/store_testing.h"
 #include "util/binary_io.h"
 

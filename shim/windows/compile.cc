@@ -26,13 +26,14 @@
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "keying/working_directory_rule.h"
+#include "platform/windows/last_error.h"
+#include "platform/windows/wide.h"
 #include "shim/capture.h"
 #include "shim/compile_steps.h"
 #include "shim/hooks.h"
 #include "shim/program_table.h"
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/runtime.h"
-#include "store/windows/wide.h"
 
 namespace nvrtc_cache::shim::hooks {
 namespace {
@@ -48,17 +49,7 @@ constexpr const char* kCrtVariables[] = {
 };
 
 // Keeps the thread's last-error value across the proxy's own work.
-class LastErrorGuard {
- public:
-  LastErrorGuard() : saved_(GetLastError()) {}
-  ~LastErrorGuard() { SetLastError(saved_); }
-  void set(DWORD value) { saved_ = value; }
-  LastErrorGuard(const LastErrorGuard&) = delete;
-  LastErrorGuard& operator=(const LastErrorGuard&) = delete;
-
- private:
-  DWORD saved_;
-};
+using LastErrorGuard = platform::windows::LastErrorKept;
 
 std::string current_working_directory() {
   std::wstring dir(MAX_PATH, L'\0');
@@ -67,7 +58,7 @@ std::string current_working_directory() {
     if (n == 0) return "(unknown)";
     if (n < dir.size()) {
       dir.resize(n);
-      return store::windows::to_utf8(dir);
+      return platform::windows::to_utf8(dir);
     }
     dir.resize(n);
   }
@@ -77,7 +68,7 @@ void record_compile_context(ProgramRecord& record, int n, const char* const* opt
   record.inputs.options.assign(options, options + n);
   record.inputs.working_directory = current_working_directory();
   record.inputs.pwd_variable.reset();  // no $PWD convention on Windows
-  const auto append_flags = store::windows::environment_variable(L"NVRTC_APPEND_FLAGS");
+  const auto append_flags = platform::windows::environment_variable(L"NVRTC_APPEND_FLAGS");
   record.inputs.working_directory_use = keying::working_directory_use(
       record.inputs.options, record.inputs.name,
       append_flags ? std::optional<std::string_view>(*append_flags) : std::nullopt);
@@ -103,7 +94,7 @@ direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch,
   if (watch.environment_block_read()) {
     values.reserve(std::size(kCrtVariables));
     for (const char* name : kCrtVariables) {
-      const auto value = store::windows::environment_variable(store::windows::to_wide(name));
+      const auto value = platform::windows::environment_variable(platform::windows::to_wide(name));
       values.push_back(value.value_or(""));
       observations.push_back({direct::ObservationKind::kGetenv, value.has_value(), false, name, values.back()});
     }

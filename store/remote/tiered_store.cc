@@ -5,9 +5,9 @@
 #include <atomic>
 #include <random>
 
+#include "platform/errno_guard.h"
 #include "store/remote/claim_renewer.h"
 #include "store/remote/sealed_value.h"
-#include "util/errno_guard.h"
 
 namespace nvrtc_cache::store::remote {
 
@@ -135,7 +135,7 @@ TieredStore::~TieredStore() = default;
 std::optional<std::string> TieredStore::get(std::string_view key) {
   std::optional<std::string> value = local_->get(key);
   if (value || t_local_only || slots_.empty()) return value;
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   try {
     return get_shared(key);
   } catch (...) {
@@ -184,7 +184,7 @@ std::optional<std::string> TieredStore::get_shared(std::string_view key) {
 Status TieredStore::put(std::string_view key, std::string_view value) {
   Status status = local_->put(key, value);
   if (status && !slots_.empty()) {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     try {
       write_shared(key, value);
     } catch (...) {
@@ -241,7 +241,7 @@ Status TieredStore::add_counters(const Counters& deltas) {
 bool TieredStore::flush(std::chrono::milliseconds budget) { return writer_.flush(Clock::now() + budget); }
 
 RemoteClaim TieredStore::try_claim(std::string_view name, std::chrono::milliseconds lease) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   for (const std::shared_ptr<TierSlot>& slot : slots_) {
     if (!slot->tier->writable() || slot->claims_unsupported.load(std::memory_order_relaxed)) continue;
     const Breaker::Pass pass = slot->breaker.allow(Clock::now());

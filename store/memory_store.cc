@@ -1,4 +1,4 @@
-#include "tests/memory_store.h"
+#include "store/memory_store.h"
 
 #include <new>
 
