@@ -11,7 +11,7 @@
 #include "keying/cache_key.h"
 #include "store/counter_file.h"
 #include "store/lmdb/lmdb_store.h"
-#include "tests/support/memory_store.h"
+#include "store/memory_store.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 # Install layout and packages. The CLI, the shim and the proxy are installed by the rules beside their
-# targets (CMakeLists.txt):
+# targets (shim/CMakeLists.txt, tools/CMakeLists.txt):
 #   bin/nvrtc-cache                        the CLI; finds the two below relative to itself (tools/run_command.cc)
 #   lib/libnvrtc-cache.so                  the shim (preload mode)
 #   lib/nvrtc-cache/proxy/libnvrtc.so.13   the proxy (nvrtc-cache run --proxy)

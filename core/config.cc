@@ -1,49 +1,17 @@
 #include "core/config.h"
 
-#ifndef _WIN32
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#endif
-
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
 #include "core/settings.h"
-#include "util/errno_guard.h"
-#ifndef _WIN32
-#include "util/own_file.h"
-#endif
+#include "platform/env.h"
+#include "platform/own_file.h"
+#include "platform/paths.h"
+#include "platform/user_directories.h"
 
 namespace nvrtc_cache::core {
 namespace {
-
-#ifdef _WIN32
-// Windows: %LOCALAPPDATA%\nvrtc-cache; no node-local fallback (no network filesystem is detected).
-std::string default_cache_dir(const EnvLookup& lookup) {
-  if (auto local = lookup("LOCALAPPDATA"); local && !local->empty()) return *local + "\\nvrtc-cache";
-  if (auto profile = lookup("USERPROFILE"); profile && !profile->empty()) {
-    return *profile + "\\AppData\\Local\\nvrtc-cache";
-  }
-  return {};
-}
-
-std::string default_fallback_dir(const EnvLookup&) { return {}; }
-#else
-std::string default_cache_dir(const EnvLookup& lookup) {
-  if (auto xdg = lookup("XDG_CACHE_HOME"); xdg && !xdg->empty() && (*xdg)[0] == '/') {
-    return *xdg + "/nvrtc-cache";
-  }
-  if (auto home = lookup("HOME"); home && !home->empty()) return *home + "/.cache/nvrtc-cache";
-  return "/tmp/nvrtc-cache-" + std::to_string(getuid());
-}
-
-std::string default_fallback_dir(const EnvLookup& lookup) {
-  if (auto run = lookup("XDG_RUNTIME_DIR"); run && !run->empty() && (*run)[0] == '/') return *run + "/nvrtc-cache";
-  return "/tmp/nvrtc-cache-" + std::to_string(getuid());
-}
-#endif
 
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -53,9 +21,9 @@ std::string_view trimmed(std::string_view s) {
 
 Config defaults(const EnvLookup& lookup) {
   Config c;
-  c.cache_dir = default_cache_dir(lookup);
+  c.cache_dir = platform::default_cache_directory(lookup);
   c.origins.assign(settings().size(), "default");
-  c.fallback_dir = default_fallback_dir(lookup);
+  c.fallback_dir = platform::default_fallback_directory(lookup);
   return c;
 }
 
@@ -181,51 +149,27 @@ Config config_from_environment(const EnvLookup& lookup) {
   return c;
 }
 
-#ifdef _WIN32
-// Windows: the system file is %ProgramData%\nvrtc-cache\nvrtc-cache.conf, the user file
-// %APPDATA%\nvrtc-cache\nvrtc-cache.conf; the same two variables override them.
 ConfigPaths config_paths(const EnvLookup& lookup) {
   ConfigPaths paths;
   if (auto system = lookup("NVRTC_CACHE_SYSTEM_CONFIG"); system && !system->empty()) {
     paths.system = *system;
-  } else if (auto data = lookup("ProgramData"); data && !data->empty()) {
-    paths.system = *data + "\\nvrtc-cache\\nvrtc-cache.conf";
+  } else {
+    paths.system = platform::default_system_config_file(lookup);
   }
   if (auto named = lookup("NVRTC_CACHE_CONFIG"); named && !named->empty()) {
     paths.user = *named;
-  } else if (auto roaming = lookup("APPDATA"); roaming && !roaming->empty()) {
-    paths.user = *roaming + "\\nvrtc-cache\\nvrtc-cache.conf";
+  } else {
+    paths.user = platform::default_user_config_file(lookup);
   }
   return paths;
 }
 
 ConfigFileText read_config_file(const std::string& path) {
-  std::string text;
-  if (store::Env::system()->read_file(path, kMaxConfigFileBytes, &text) != 0) return {};
-  return ConfigFileText(std::move(text));
-}
-#else
-ConfigPaths config_paths(const EnvLookup& lookup) {
-  ConfigPaths paths;
-  auto system = lookup("NVRTC_CACHE_SYSTEM_CONFIG");
-  paths.system = system && !system->empty() ? *system : kSystemConfigPath;
-  if (auto named = lookup("NVRTC_CACHE_CONFIG"); named && !named->empty()) {
-    paths.user = *named;
-  } else if (auto xdg = lookup("XDG_CONFIG_HOME"); xdg && !xdg->empty() && (*xdg)[0] == '/') {
-    paths.user = *xdg + "/nvrtc-cache/nvrtc-cache.conf";
-  } else if (auto home = lookup("HOME"); home && !home->empty()) {
-    paths.user = *home + "/.config/nvrtc-cache/nvrtc-cache.conf";
-  }
-  return paths;
-}
-
-ConfigFileText read_config_file(const std::string& path) {
-  if (path == "/dev/null") return ConfigFileText(std::string());  // the usual way to say "no file"
+  if (path == platform::null_device()) return ConfigFileText(std::string());  // the usual way to say "no file"
   ConfigFileText file;
-  file.text = util::read_regular_file(path, kMaxConfigFileBytes, &file.problem);
+  file.text = platform::read_regular_file(path, kMaxConfigFileBytes, &file.problem);
   return file;
 }
-#endif
 
 Config load_config(const EnvLookup& lookup, const FileReader& read) {
   Config c = defaults(lookup);
@@ -246,14 +190,8 @@ store::CachePolicy cache_policy(const Config& config) {
 }
 
 Config config_from_process_environment() {
-#ifdef _WIN32  // the process's environment block (UTF-16, converted), not the CRT's copy
-  return load_config([](const char* name) { return store::Env::system()->environment_variable(name); });
-#endif
-  return load_config([](const char* name) -> std::optional<std::string> {
-    const char* v = std::getenv(name);
-    if (v == nullptr) return std::nullopt;
-    return std::string(v);
-  });
+  // getenv(3); on Windows the process's environment block (UTF-16, converted), not the CRT's copy.
+  return load_config([](const char* name) { return platform::Env::system()->environment_variable(name); });
 }
 
 }  // namespace nvrtc_cache::core

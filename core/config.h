@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "platform/paths.h"
+#include "platform/user_directories.h"
 #include "store/cache_directory.h"
 
 namespace nvrtc_cache::core {
@@ -43,15 +45,11 @@ struct Config {
   // NVRTC_CACHE_DIR", "/etc/nvrtc-cache.conf:3".
   std::vector<std::string> origins;
 
-#ifdef _WIN32
-  std::string store_dir() const { return cache_dir + "\\store"; }
-#else
-  std::string store_dir() const { return cache_dir + "/store"; }
-#endif
+  std::string store_dir() const { return cache_dir + platform::path_separator() + "store"; }
 };
 
 
-using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
+using EnvLookup = platform::EnvLookup;
 
 // Defaults and the environment only (no files).
 Config config_from_environment(const EnvLookup& lookup);
@@ -61,8 +59,8 @@ Config config_from_process_environment();
 // The configuration files. The user file is $NVRTC_CACHE_CONFIG if set, else
 // $XDG_CONFIG_HOME/nvrtc-cache/nvrtc-cache.conf, else ~/.config/nvrtc-cache/nvrtc-cache.conf; the
 // system file is $NVRTC_CACHE_SYSTEM_CONFIG if set (tests, packagers), else /etc/nvrtc-cache.conf.
-// On Windows: %APPDATA%\nvrtc-cache\nvrtc-cache.conf and %ProgramData%\nvrtc-cache\nvrtc-cache.conf.
-inline constexpr const char* kSystemConfigPath = "/etc/nvrtc-cache.conf";
+// On Windows: %APPDATA%\nvrtc-cache\nvrtc-cache.conf and %ProgramData%\nvrtc-cache\nvrtc-cache.conf
+// (the defaults: platform/user_directories.h).
 struct ConfigPaths {
   std::string system;
   std::string user;  // empty when neither NVRTC_CACHE_CONFIG, XDG_CONFIG_HOME nor HOME is set

@@ -1,6 +1,5 @@
 #include "core/log.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,11 +8,9 @@
 #include <set>
 #include <string>
 
-#include "store/fork_locks.h"
-#include "util/errno_guard.h"
-#ifndef _WIN32
-#include "util/own_file.h"
-#endif
+#include "platform/errno_guard.h"
+#include "platform/fork_locks.h"
+#include "platform/own_file.h"
 
 namespace nvrtc_cache::core {
 namespace {
@@ -32,43 +29,36 @@ const char* level_name(LogLevel level) {
   return "";
 }
 
-// store::ForkRank::kLogTopics. topics() is only reached under it, so no child inherits its
-// creation in progress.
-#ifdef _WIN32
-std::mutex g_topics_mu;  // winpthreads' mutex has no constant initializer (and Windows has no fork)
-#else
-constinit std::mutex g_topics_mu;
-#endif
+// platform::ForkRank::kLogTopics. topics() is only reached under it, so no child inherits its
+// creation in progress. Constant-initialized where std::mutex's constructor is constexpr (glibc:
+// no constructor runs, so a lock taken from another library's constructor is already usable);
+// winpthreads' mutex has no constant initializer, and Windows has no fork.
+std::mutex g_topics_mu;
 std::set<std::string, std::less<>>& topics() {
   static auto* seen = new std::set<std::string, std::less<>>();
   return *seen;
 }
 
 __attribute__((constructor)) void register_fork_locks() {
-  store::join_fork_order(store::ForkRank::kLogTopics, {[] { g_topics_mu.lock(); }, [] { g_topics_mu.unlock(); },
-                                                       [] { store::renew_in_child(g_topics_mu); }});
+  platform::join_fork_order(platform::ForkRank::kLogTopics, {[] { g_topics_mu.lock(); }, [] { g_topics_mu.unlock(); },
+                                                             [] { platform::renew_in_child(g_topics_mu); }});
 }
 
 }  // namespace
 
 void log_configure(LogLevel level, std::string_view file) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   g_level.store(static_cast<int>(level));
   if (!file.empty()) {
     const std::string path(file);
-#ifdef _WIN32
-    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_BINARY | O_NOINHERIT, 0600);
-    if (fd >= 0) g_fd.store(fd);
-#else
     // A regular file of the user's own (or created 0600): never a link, a FIFO, or another user's file.
     std::string why;
-    const int fd = util::open_own_file_for_append(path, &why);
+    const int fd = platform::open_own_file_for_append(path, &why);
     if (fd >= 0) {
       g_fd.store(fd);
-    } else {
+    } else if (!why.empty()) {  // (Windows says nothing: platform/own_file.h)
       log_once(LogLevel::kWarn, "log-file", "log_file " + path + " " + why + "; logging to stderr");
     }
-#endif
   }
 }
 
@@ -78,16 +68,13 @@ bool log_enabled(LogLevel level) {
 
 void log_line(LogLevel level, std::string_view message) {
   if (!log_enabled(level)) return;
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   try {
     std::string line = "nvrtc-cache[" + std::to_string(getpid()) + "] " + level_name(level) + ": ";
     line.append(message);
     line.push_back('\n');
-#ifdef _WIN32
-    const int ignored = ::write(g_fd.load(), line.data(), static_cast<unsigned>(line.size()));  // CRT _write
-#else
-    const ssize_t ignored = ::write(g_fd.load(), line.data(), line.size());
-#endif
+    // (The count as the Windows CRT's write takes it: an unsigned int; a line is far shorter.)
+    const auto ignored = ::write(g_fd.load(), line.data(), static_cast<unsigned>(line.size()));
     (void)ignored;
   } catch (...) {
   }

@@ -2,7 +2,7 @@
 // to stdout.
 // Contract: thread-safe; each line is one write(2) (lines from threads and processes do not
 // interleave); errno is preserved; log_once() prints a given topic at most once per process;
-// nothing here throws or aborts. Fork: log_once()'s lock is store::ForkRank::kLogTopics.
+// nothing here throws or aborts. Fork: log_once()'s lock is platform::ForkRank::kLogTopics.
 #pragma once
 
 #include <string_view>

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "core/config.h"
+#include "platform/paths.h"
 
 namespace nvrtc_cache::core {
 namespace {
@@ -19,18 +20,9 @@ Problem parse_bool(std::string_view v, bool& out) {
   return std::nullopt;
 }
 
-#ifdef _WIN32
-// Absolute: "C:\dir", "C:/dir" or "\\server\share".
-bool is_separator(char c) { return c == '/' || c == '\\'; }
-bool is_root(std::string_view v) { return v.size() == 3 && v[1] == ':'; }  // a drive's root
-bool is_absolute_path(std::string_view v) {
-  return (v.size() >= 3 && v[1] == ':' && is_separator(v[2])) || (v.size() >= 2 && is_separator(v[0]) && is_separator(v[1]));
-}
-#else
-bool is_separator(char c) { return c == '/'; }
-bool is_root(std::string_view) { return false; }  // "/" is kept by the loop's size check
-bool is_absolute_path(std::string_view v) { return v.front() == '/'; }
-#endif
+using platform::is_absolute_path;
+using platform::is_drive_root;
+using platform::is_path_separator;
 
 std::string show_bool(bool v) { return v ? "1" : "0"; }
 
@@ -87,7 +79,7 @@ constexpr SettingSpec kSettings[] = {
      "The cache directory (absolute path); the LMDB store lives in `store/` under it.",
      [](Config& c, std::string_view v) -> Problem {
        if (!is_absolute_path(v)) return "is not an absolute path";
-       while (v.size() > 1 && is_separator(v.back()) && !is_root(v)) v.remove_suffix(1);
+       while (v.size() > 1 && is_path_separator(v.back()) && !is_drive_root(v)) v.remove_suffix(1);
        c.cache_dir = v;
        return std::nullopt;
      },

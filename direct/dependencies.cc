@@ -8,7 +8,8 @@
 #include <ctime>
 #include <map>
 
-#include "util/clock.h"
+#include "platform/c_runtime.h"
+#include "platform/paths.h"
 
 namespace nvrtc_cache::direct {
 namespace {
@@ -17,12 +18,7 @@ constexpr std::int64_t kRacyWindowNs = 1'000'000'000;
 constexpr std::uint64_t kMaxFileBytes = 256ull << 20;
 
 FileStamp stamp_of(const struct stat& st) {
-#ifdef _WIN32  // the CRT's stat has whole seconds (store/windows/env.cc)
-  const std::int64_t mtime_ns = std::int64_t{st.st_mtime} * 1'000'000'000;
-  const std::int64_t ctime_ns = std::int64_t{st.st_ctime} * 1'000'000'000;
-#else
-  const std::int64_t mtime_ns = util::to_ns(st.st_mtim), ctime_ns = util::to_ns(st.st_ctim);
-#endif
+  const std::int64_t mtime_ns = platform::modified_time_ns(st), ctime_ns = platform::changed_time_ns(st);
   return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
           static_cast<std::uint64_t>(st.st_size), mtime_ns, ctime_ns, static_cast<std::uint32_t>(st.st_mode)};
 }
@@ -30,7 +26,7 @@ FileStamp stamp_of(const struct stat& st) {
 bool same_type(std::uint32_t a, std::uint32_t b) { return (a & S_IFMT) == (b & S_IFMT); }
 
 // A whole file through the Env; nullopt if it cannot be read or is implausibly large.
-std::optional<std::string> read_file(store::Env& env, const std::string& path) {
+std::optional<std::string> read_file(platform::Env& env, const std::string& path) {
   std::string content;
   if (env.read_file(path, kMaxFileBytes, &content) != 0) return std::nullopt;
   return content;
@@ -45,13 +41,13 @@ std::array<std::uint8_t, 16> fingerprint(std::string_view content) {
   return out;
 }
 
-std::optional<std::string> realpath_of(store::Env& env, const std::string& path) {
+std::optional<std::string> realpath_of(platform::Env& env, const std::string& path) {
   std::string resolved;
   if (env.real_path(path, &resolved) != 0) return std::nullopt;
   return resolved;
 }
 
-std::optional<std::string> readlink_of(store::Env& env, const std::string& path) {
+std::optional<std::string> readlink_of(platform::Env& env, const std::string& path) {
   std::string target;
   if (env.read_link(path, &target) != 0) return std::nullopt;
   return target;
@@ -61,27 +57,16 @@ bool is_pseudo_filesystem(std::string_view path) {
   return path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/");
 }
 
-#ifdef _WIN32  // C:\x or C:/x, and \\server\share or \\?\ paths
-bool is_separator(char c) { return c == '\\' || c == '/'; }
-bool is_relative(std::string_view path) {
-  const bool drive = path.size() > 2 && path[1] == ':' && is_separator(path[2]);
-  const bool unc = path.size() > 1 && is_separator(path[0]) && is_separator(path[1]);
-  return !drive && !unc;
-}
-constexpr const char* kSeparator = "\\";
-#else
-bool is_relative(std::string_view path) { return path.empty() || path.front() != '/'; }
-constexpr const char* kSeparator = "/";
-#endif
+bool is_relative(std::string_view path) { return !platform::is_absolute_path(path); }
 
 std::string absolute(std::string_view path, const std::string& working_directory) {
   if (!is_relative(path)) return std::string(path);
-  return working_directory + kSeparator + std::string(path);
+  return working_directory + platform::path_separator() + std::string(path);
 }
 
 // Whether reading `path` (relative ones against the current working directory) would read a
 // pseudo filesystem; a path that cannot be resolved counts as one.
-bool resolves_into_pseudo_filesystem(store::Env& env, const std::string& path) {
+bool resolves_into_pseudo_filesystem(platform::Env& env, const std::string& path) {
   if (is_pseudo_filesystem(path)) return true;
   if (!is_relative(path) && path.find("/..") == std::string::npos) return false;
   const std::optional<std::string> resolved = realpath_of(env, path);
@@ -206,12 +191,7 @@ TimeMacros scan_time_macros(std::string_view text) {
 
 std::string date_macro_today() {
   const std::time_t now = std::time(nullptr);
-  std::tm local{};
-#ifdef _WIN32
-  localtime_s(&local, &now);
-#else
-  localtime_r(&now, &local);
-#endif
+  const std::tm local = platform::local_time(now);
   static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
   char buf[32];
@@ -264,7 +244,7 @@ std::string fold_observations(std::span<const Observation> observations, PathMap
 // Stamps an existing path and, for a file NVRTC read, fingerprints its content (noting the time
 // macros it uses); a reason when it cannot be stored.
 // (`reason` is kFileModified unless it says otherwise.)
-std::string stamp_path(store::Env& env, PathDependency& p, const std::string& working_directory,
+std::string stamp_path(platform::Env& env, PathDependency& p, const std::string& working_directory,
                        std::int64_t compile_start_realtime_ns, std::int64_t now, TimeMacros& uses,
                        NotRecorded& reason) {
   const std::string& shown = p.path;
@@ -296,7 +276,7 @@ std::string stamp_path(store::Env& env, PathDependency& p, const std::string& wo
 }
 
 // Why `p` no longer holds ("" when it does); re-fingerprints a touched file and refreshes its stamp.
-std::string path_mismatch(store::Env& env, PathDependency& p, std::int64_t now, bool& refreshed) {
+std::string path_mismatch(platform::Env& env, PathDependency& p, std::int64_t now, bool& refreshed) {
   struct stat st;
   const bool exists = env.stat(p.path, &st) == 0;
   if (p.must_be_absent) return exists ? p.path + " appeared" : "";
@@ -319,7 +299,7 @@ std::string path_mismatch(store::Env& env, PathDependency& p, std::int64_t now, 
 // Line info names a file read through a relative path by its absolute path (other relative paths
 // are not named: NVRTC stats "." for line info in every compile, to the same outputs): such a
 // result is pinned to its directory. A reason when it cannot be.
-std::string pin_working_directory(store::Env& env, const std::string& working_directory, PathMap& paths) {
+std::string pin_working_directory(platform::Env& env, const std::string& working_directory, PathMap& paths) {
   const bool read_relative = std::any_of(paths.begin(), paths.end(), [](const auto& entry) {
     return is_relative(entry.first) && entry.second.content;
   });
@@ -341,7 +321,7 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
                                          const std::string& working_directory,
                                          std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
                                          std::span<const std::string> variables_read_before,
-                                         keying::WorkingDirectoryUse working_directory_use, store::Env& env) {
+                                         keying::WorkingDirectoryUse working_directory_use, platform::Env& env) {
   const std::string date_at_start = date_macro_today();
   PathMap paths;
   EnvMap variables;
@@ -383,7 +363,7 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
   return out;
 }
 
-Validation validate_dependencies(DependencySet& set, store::Env& env) {
+Validation validate_dependencies(DependencySet& set, platform::Env& env) {
   Validation v;
   for (const EnvDependency& e : set.env) {
     const std::optional<std::string> value = env.environment_variable(e.name);

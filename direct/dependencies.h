@@ -4,7 +4,7 @@
 // and environment later (ccache's direct mode, plus failed probes).
 // Contract: record_dependencies() and validate_dependencies() read the filesystem (stat, realpath,
 // readlink, and reading recorded files to fingerprint them), the environment and the clock, all
-// through a store::Env (so faults can be injected there); they never write, never throw, and are
+// through a platform::Env (so faults can be injected there); they never write, never throw, and are
 // thread-safe for distinct sets. A path NVRTC used relative to the working directory is recorded
 // relative (fingerprinted as the compile's directory resolved it) and validated against the working
 // directory of the lookup: a result is served from another directory only if what the path names
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "keying/working_directory_rule.h"
-#include "store/env.h"
+#include "platform/env.h"
 #include "util/binary_io.h"
 
 namespace nvrtc_cache::direct {
@@ -122,7 +122,7 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
                                          std::span<const std::string> variables_read_before = {},
                                          keying::WorkingDirectoryUse working_directory_use =
                                              keying::WorkingDirectoryUse::kAlways,
-                                         store::Env& env = *store::Env::system());
+                                         platform::Env& env = *platform::Env::system());
 
 // Which kind of dependency no longer holds.
 enum class Mismatch : std::uint8_t { kNone, kPath, kEnvironment, kDate };
@@ -133,6 +133,6 @@ struct Validation {
   std::string mismatch;   // why not, for the debug log ("/a/b.h changed", "NVRTC_APPEND_FLAGS changed")
   bool refreshed = false; // stamps were updated after a content match (worth rewriting the manifest)
 };
-Validation validate_dependencies(DependencySet& set, store::Env& env = *store::Env::system());
+Validation validate_dependencies(DependencySet& set, platform::Env& env = *platform::Env::system());
 
 }  // namespace nvrtc_cache::direct

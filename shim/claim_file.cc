@@ -1,7 +1,7 @@
 #include "shim/claim_file.h"
 
-#include "store/fork_locks.h"
-#include "util/errno_guard.h"
+#include "platform/errno_guard.h"
+#include "platform/fork_locks.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -52,9 +52,9 @@ void close_inherited_claims() {
 }
 
 // A child never keeps its parent's claims alive: it closes the descriptors it inherited (lock-free,
-// no allocation). Registered at load, in the one fork order (store/fork_locks.h).
+// no allocation). Registered at load, in the one fork order (platform/fork_locks.h).
 __attribute__((constructor)) void register_fork_step() {
-  store::join_fork_order(store::ForkRank::kClaims, {nullptr, nullptr, close_inherited_claims});
+  platform::join_fork_order(platform::ForkRank::kClaims, {nullptr, nullptr, close_inherited_claims});
 }
 
 void close_claim_fd(int fd) {
@@ -174,7 +174,7 @@ Claim& Claim::operator=(Claim&& other) noexcept {
 
 void Claim::release() {
   if (fd_ < 0) return;
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   // Unlink first: whoever then gets the lock on this file sees it is no longer at the path and
   // knows the holder finished. Only our own file: never one that replaced it.
   if (still_in(fd_, directory_, name_)) unlinkat(directory_, name_.c_str(), 0);
@@ -183,7 +183,7 @@ void Claim::release() {
 }
 
 ClaimDirectory::ClaimDirectory(std::string path, bool shared) : path_(std::move(path)), shared_(shared) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   store::Env& env = *store::Env::system();
   // The directory holding it must exist; it is walked from the root, then the claims directory is
   // opened (created when missing) as one component that is never a link.
@@ -218,13 +218,13 @@ ClaimDirectory::ClaimDirectory(std::string path, bool shared) : path_(std::move(
     problem_ = path_ + " is writable by group or others";
   } else {
     handle_ = std::move(walk.handle);
-    id_ = store::file_id(st);
+    id_ = platform::file_id(st);
   }
 }
 
 bool ClaimDirectory::handle_intact() const {
   struct stat st;
-  return fstat(handle_.fd(), &st) == 0 && S_ISDIR(st.st_mode) && store::file_id(st) == id_;
+  return fstat(handle_.fd(), &st) == 0 && S_ISDIR(st.st_mode) && platform::file_id(st) == id_;
 }
 
 namespace {
@@ -281,7 +281,7 @@ void ClaimDirectory::settle_locked(int fd, const std::string& name, const std::f
 ClaimAttempt ClaimDirectory::claim_or_wait(std::string_view name, nanoseconds timeout,
                                            const std::function<bool()>& result_ready,
                                            const std::function<void()>& on_wait) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   ClaimAttempt out;
   if (!usable()) {
     out.problem = problem_;

@@ -107,7 +107,7 @@ class ClaimDirectory {
   bool shared_;
   std::string problem_;
   store::DirectoryHandle handle_;
-  store::FileId id_;
+  platform::FileId id_;
 };
 
 // The longest time a claim of this process was held (a compile and its store), for the default

@@ -29,15 +29,15 @@
 #include "shim/record_writer.h"
 #include "shim/runtime.h"
 #include "shim/watch/file_watch.h"
-#include "store/fork_locks.h"
+#include "platform/fork_locks.h"
 #include "shim/single_flight.h"
 #include "util/clock.h"
-#include "util/errno_guard.h"
+#include "platform/errno_guard.h"
 
 namespace nvrtc_cache::shim::hooks {
 namespace {
 
-using util::ErrnoGuard;
+using platform::ErrnoGuard;
 
 // Objects whose file accesses during a compile are the driver's own cache, not compile inputs.
 bool is_driver_object(const void* caller) {
@@ -57,12 +57,12 @@ std::vector<direct::Observation> observations_of(const watch::CompileWatch& watc
 }
 
 // Environment variables NVRTC has read in any compile of this process (some it reads only once).
-// Its mutex is store::ForkRank::kVariablesSeen.
+// Its mutex is platform::ForkRank::kVariablesSeen.
 class VariablesSeen {
  public:
   void lock_for_fork() { mu_.lock(); }
   void unlock_in_parent() { mu_.unlock(); }
-  void renew_in_child() { store::renew_in_child(mu_); }
+  void renew_in_child() { platform::renew_in_child(mu_); }
   std::vector<std::string> snapshot() {
     std::lock_guard lock(mu_);
     return {names_.begin(), names_.end()};
@@ -83,7 +83,7 @@ VariablesSeen& variables_seen() {
 }
 
 __attribute__((constructor)) void register_fork_locks() {
-  store::join_fork_order_of<&variables_seen>(store::ForkRank::kVariablesSeen);
+  platform::join_fork_order_of<&variables_seen>(platform::ForkRank::kVariablesSeen);
 }
 
 // The variables recorded as dependencies of every result: those NVRTC has read in any compile of this

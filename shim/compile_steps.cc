@@ -8,9 +8,9 @@
 #include "shim/capture.h"
 #include "shim/hooks.h"
 #ifdef _WIN32
-#include "store/windows/wide.h"
+#include "platform/windows/last_error.h"
 #else
-#include "util/errno_guard.h"
+#include "platform/errno_guard.h"
 #endif
 
 namespace nvrtc_cache::shim {
@@ -237,9 +237,9 @@ namespace {
 // Keeps the caller's error state (errno; on Windows the thread's last-error value) across the
 // recording.
 #ifdef _WIN32
-using ErrorStateGuard = store::windows::LastErrorKept;
+using ErrorStateGuard = platform::windows::LastErrorKept;
 #else
-using ErrorStateGuard = util::ErrnoGuard;
+using ErrorStateGuard = platform::ErrnoGuard;
 #endif
 
 }  // namespace

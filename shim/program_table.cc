@@ -1,6 +1,6 @@
 #include "shim/program_table.h"
 
-#include "store/fork_locks.h"
+#include "platform/fork_locks.h"
 
 namespace nvrtc_cache::shim {
 
@@ -26,7 +26,7 @@ void ProgramTable::erase(nvrtcProgram handle) {
   records_.erase(handle);
 }
 
-void ProgramTable::renew_in_child() { store::renew_in_child(mu_); }
+void ProgramTable::renew_in_child() { platform::renew_in_child(mu_); }
 
 ProgramTable& program_table() {
   static auto* table = new ProgramTable();  // leaked: usable from exit handlers and late threads
@@ -36,7 +36,7 @@ ProgramTable& program_table() {
 namespace {
 
 __attribute__((constructor)) void register_fork_locks() {
-  store::join_fork_order_of<&program_table>(store::ForkRank::kProgramTable);
+  platform::join_fork_order_of<&program_table>(platform::ForkRank::kProgramTable);
 }
 
 }  // namespace

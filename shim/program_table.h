@@ -3,7 +3,7 @@
 // Contract: thread-safe (one shared mutex; lookups take it shared); records are shared_ptr so a
 // concurrent destroy never frees one in use. Like NVRTC, concurrent calls on the SAME program are
 // the host's responsibility; calls on different programs are independent. Fork: the mutex is
-// store::ForkRank::kProgramTable (store/fork_locks.h); a child keeps the parent's records.
+// platform::ForkRank::kProgramTable (platform/fork_locks.h); a child keeps the parent's records.
 #pragma once
 
 #include <nvrtc.h>
@@ -33,7 +33,7 @@ class ProgramTable {
   std::shared_ptr<const core::CompileEntry> served_entry(nvrtcProgram handle) const;
   void erase(nvrtcProgram handle);
 
-  // The fork handlers (store/fork_locks.h).
+  // The fork handlers (platform/fork_locks.h).
   void lock_for_fork() { mu_.lock(); }
   void unlock_in_parent() { mu_.unlock(); }
   void renew_in_child();

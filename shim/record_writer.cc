@@ -13,8 +13,8 @@
 
 #include "core/compile_record.h"
 #include "core/log.h"
-#include "util/errno_guard.h"
-#include "util/own_file.h"
+#include "platform/errno_guard.h"
+#include "platform/own_file.h"
 
 namespace nvrtc_cache::shim {
 namespace {
@@ -56,7 +56,7 @@ int write_frame(int fd, const std::string& frame) {
 // or why it could not.
 std::string append_locked(const std::string& file, const std::string& frame) {
   std::string why;
-  const int fd = util::open_own_file_for_append(file, &why);
+  const int fd = platform::open_own_file_for_append(file, &why);
   if (fd < 0) return why;
   int error = 0;
   while (flock(fd, LOCK_EX) != 0) {
@@ -74,7 +74,7 @@ std::string append_locked(const std::string& file, const std::string& frame) {
 
 void append_compile_record(const std::string& file, const interpose::RealNvrtc& real, const ProgramRecord& record,
                            const direct::DependencySet& dependencies) noexcept {
-  util::ErrnoGuard errno_guard;
+  platform::ErrnoGuard errno_guard;
   try {
     const std::string why = append_locked(file, core::encode_record(library_path_of(real), record.inputs, dependencies));
     if (!why.empty()) {

@@ -6,14 +6,14 @@
 
 #include "core/log.h"
 #include "core/settings.h"
+#include "platform/errno_guard.h"
+#include "platform/fork_locks.h"
 #include "shim/compile_steps.h"
 #include "store/bounded_writes.h"
 #include "store/cache_directory.h"
 #include "store/counter_file.h"
-#include "store/fork_locks.h"
 #include "store/remote/tiered_store.h"
 #include "util/clock.h"
-#include "util/errno_guard.h"
 
 namespace nvrtc_cache::shim {
 namespace {
@@ -22,8 +22,8 @@ std::atomic<Runtime*> g_runtime{nullptr};
 // How long a write to the local store (a result, a manifest, the statistics) may wait for LMDB's
 // write lock before the caller goes on without it (store/bounded_writes.h).
 constexpr std::chrono::milliseconds kWriteBound{1000};
-constinit std::mutex g_creation_mu;    // store::ForkRank::kRuntimeCreation
-constinit std::mutex g_store_open_mu;  // store::ForkRank::kStoreOpen
+constinit std::mutex g_creation_mu;    // platform::ForkRank::kRuntimeCreation
+constinit std::mutex g_store_open_mu;  // platform::ForkRank::kStoreOpen
 
 void flush_at_exit() {
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
@@ -34,15 +34,15 @@ void flush_at_exit() {
 }
 
 __attribute__((constructor)) void register_fork_locks() {
-  using store::ForkRank;
-  store::join_fork_order(ForkRank::kRuntimeCreation,
-                         {[] { g_creation_mu.lock(); }, [] { g_creation_mu.unlock(); }, [] {
-                            store::renew_in_child(g_creation_mu);
-                            // The parent will flush what it accumulated; the child starts from zero.
-                            if (Runtime* runtime = g_runtime.load(std::memory_order_relaxed)) runtime->stats().clear();
-                          }});
-  store::join_fork_order(ForkRank::kStoreOpen, {[] { g_store_open_mu.lock(); }, [] { g_store_open_mu.unlock(); },
-                                                [] { store::renew_in_child(g_store_open_mu); }});
+  using platform::ForkRank;
+  platform::join_fork_order(ForkRank::kRuntimeCreation,
+                            {[] { g_creation_mu.lock(); }, [] { g_creation_mu.unlock(); }, [] {
+                               platform::renew_in_child(g_creation_mu);
+                               // The parent will flush what it accumulated; the child starts from zero.
+                               if (Runtime* runtime = g_runtime.load(std::memory_order_relaxed)) runtime->stats().clear();
+                             }});
+  platform::join_fork_order(ForkRank::kStoreOpen, {[] { g_store_open_mu.lock(); }, [] { g_store_open_mu.unlock(); },
+                                                   [] { platform::renew_in_child(g_store_open_mu); }});
 }
 
 // The local store wrapped in the shared tiers NVRTC_CACHE_REMOTE names (problems logged once).
@@ -83,7 +83,7 @@ store::Store* Runtime::store() {
   if (store_opened_.load(std::memory_order_acquire)) return store_.get();
   std::lock_guard lock(g_store_open_mu);
   if (!store_opened_.load(std::memory_order_relaxed)) {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     store::CachePolicy policy = core::cache_policy(config_);
     policy.reads_write_touches = false;  // every write goes through BoundedWrites, hits included
     store::OpenedCache opened = store::open_cache(policy);
@@ -125,7 +125,7 @@ void Runtime::flush_stats(bool force) {
   if (!last_flush_ns_.compare_exchange_strong(last, now) && !force) return;
   store::Store* s = store_.get();
   if (s == nullptr || read_only_) return;
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   try {
     // Entries the store itself found damaged (envelope checksum) count as corrupt too.
     note_store_damage(*s, stats_, corrupt_reported_);

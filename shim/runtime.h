@@ -2,7 +2,7 @@
 // Contract: created on first use (never in a constructor of the shim), leaked at exit so late
 // threads and exit handlers can still call it; thread-safe. The store is opened on the first
 // compile; if it cannot be opened that is logged once and every compile passes through. Fork:
-// creation and the store's opening are guarded by locks of the fork order (store/fork_locks.h),
+// creation and the store's opening are guarded by locks of the fork order (platform/fork_locks.h),
 // never by a static guard or std::call_once a child could inherit "in progress"; the child drops
 // the parent's unflushed counters and the store reopens itself.
 #pragma once

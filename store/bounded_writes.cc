@@ -4,9 +4,9 @@
 #include <mutex>
 #include <string>
 
-#include "store/fork_locks.h"
+#include "platform/errno_guard.h"
+#include "platform/fork_locks.h"
 #include "store/remote/write_behind.h"
-#include "util/errno_guard.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -18,7 +18,7 @@ remote::WriteBehind& make_local_writer() {
 }
 
 __attribute__((constructor)) void register_local_writer() {
-  join_fork_order_of<&make_local_writer>(ForkRank::kLocalWrites);
+  platform::join_fork_order_of<&make_local_writer>(platform::ForkRank::kLocalWrites);
 }
 
 // One write's outcome, shared by the job and its caller (who may stop waiting first).
@@ -35,7 +35,7 @@ BoundedWrites::BoundedWrites(std::unique_ptr<Store> inner, std::chrono::millisec
     : inner_(std::move(inner)), bound_(bound), overdue_(std::make_shared<std::atomic<int>>(0)) {}
 
 Status BoundedWrites::run(std::function<Status(Store&)> write, std::size_t bytes) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   try {
     auto completion = std::make_shared<Completion>();
     auto job = [inner = inner_, completion, write = std::move(write)] {

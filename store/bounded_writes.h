@@ -7,7 +7,7 @@
 // stored, the counters stay for a later merge) and still completes when the lock frees; while one is
 // that late, later writes are queued without waiting.
 // Contract (threads): thread-safe; jobs run one at a time, in order, on one writer per process
-// (store::remote::WriteBehind, fork rank store::ForkRank::kLocalWrites); a job owns copies of its
+// (store::remote::WriteBehind, fork rank platform::ForkRank::kLocalWrites); a job owns copies of its
 // keys and values. Contract (fork): a child starts its own writer lazily and drops the jobs it
 // inherited (the parent runs them). Never throws; errno is preserved.
 #pragma once

@@ -1,11 +1,6 @@
 #include "store/cache_directory.h"
 
-#ifdef _WIN32
-#include <process.h>
-#else
-#include <linux/magic.h>
 #include <unistd.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
@@ -15,61 +10,26 @@
 #include <optional>
 #include <tuple>
 
+#include "platform/paths.h"
 #include "store/lmdb/page_layout.h"
 
 namespace nvrtc_cache::store {
 namespace {
 
-#ifdef _WIN32
-// Windows: no statfs (the Windows Env fails it with ENOSYS), so no directory is found to be on a
-// network filesystem; and no owner/mode check: the cache directory defaults to one under the user's
-// profile (%LOCALAPPDATA%), whose ACL gives it to that user, and a reparse point (reported as a
-// link) is still refused.
-std::string unsafe_reason(const std::string& path, const struct stat& st, bool) {
-  if (S_ISLNK(st.st_mode)) return path + " is a symbolic link";
-  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) return path + " is not a regular file or directory";
-  return {};
-}
-
-bool is_absolute(const std::string& path) {
-  return (path.size() >= 3 && path[1] == ':' && (path[2] == '\\' || path[2] == '/')) ||
-         (path.size() >= 2 && (path[0] == '\\' || path[0] == '/') && (path[1] == '\\' || path[1] == '/'));
-}
-
-struct timespec changed_time(const struct stat& st) { return {st.st_ctime, 0}; }
-#else
-// statfs f_type values of filesystems LMDB cannot safely share a lock file or mmap on.
-struct NetworkFilesystem {
-  std::int64_t magic;
-  const char* name;
-};
-constexpr NetworkFilesystem kNetworkFilesystems[] = {
-    {NFS_SUPER_MAGIC, "NFS"},      {SMB_SUPER_MAGIC, "SMB"},        {static_cast<std::int64_t>(0xFF534D42), "CIFS"},
-    {static_cast<std::int64_t>(0xFE534D42), "SMB2"}, {FUSE_SUPER_MAGIC, "FUSE"}, {V9FS_MAGIC, "9p"},
-    {0x0BD00BD0, "Lustre"},        {0x47504653, "GPFS"},            {CEPH_SUPER_MAGIC, "Ceph"},
-    {AFS_SUPER_MAGIC, "AFS"},      {CODA_SUPER_MAGIC, "Coda"},
-};
-
-const char* network_filesystem_name(std::int64_t f_type) {
-  for (const auto& fs : kNetworkFilesystems) {
-    if (fs.magic == f_type) return fs.name;
-  }
-  return nullptr;
-}
-
+// A file or directory of the cache another user could have planted or could change. Unless the cache
+// is shared, it must be this user's and writable by no one else; where the system reports no owner
+// (platform::Owner::kUnknown: Windows, where the cache directory defaults to one under the user's
+// profile, whose ACL gives it to that user) only a link is refused.
 std::string unsafe_reason(const std::string& path, const struct stat& st, bool allow_shared) {
   if (S_ISLNK(st.st_mode)) return path + " is a symbolic link";
   if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) return path + " is not a regular file or directory";
   if (allow_shared) return {};
-  if (st.st_uid != geteuid()) return path + " is owned by another user";
+  const platform::Owner owner = platform::owner_of(st);
+  if (owner == platform::Owner::kUnknown) return {};
+  if (owner != platform::Owner::kThisUser) return path + " is owned by another user";
   if (st.st_mode & (S_IWGRP | S_IWOTH)) return path + " is writable by group or others";
   return {};
 }
-
-bool is_absolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
-
-struct timespec changed_time(const struct stat& st) { return st.st_ctim; }
-#endif
 
 constexpr const char* kStoreName = "store";
 constexpr const char* kMovedAsideInfix = ".corrupt-";
@@ -80,7 +40,7 @@ std::atomic<std::uint64_t> g_moved_aside_count{0};
 struct MovedAside {
   std::string name;
   std::int64_t seconds = 0;  // as its name says (the Env's clock when it was moved)
-  struct timespec changed {};  // its ctime: a rename sets it
+  std::int64_t changed_ns = 0;  // its ctime: a rename sets it
 };
 
 // The moved-aside copies of `name` in `parent` (directories only), newest first.
@@ -94,13 +54,12 @@ std::vector<MovedAside> moved_aside_copies(const DirectoryHandle& parent, const 
     if (entry.rfind(prefix, 0) != 0 || env.stat_at(parent.fd(), entry, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
     MovedAside copy;
     copy.seconds = std::strtoll(entry.c_str() + prefix.size(), nullptr, 10);
-    copy.changed = changed_time(st);
+    copy.changed_ns = platform::changed_time_ns(st);
     copy.name = std::move(entry);
     out.push_back(std::move(copy));
   }
   std::sort(out.begin(), out.end(), [](const MovedAside& a, const MovedAside& b) {
-    return std::tie(a.seconds, a.changed.tv_sec, a.changed.tv_nsec, a.name) >
-           std::tie(b.seconds, b.changed.tv_sec, b.changed.tv_nsec, b.name);
+    return std::tie(a.seconds, a.changed_ns, a.name) > std::tie(b.seconds, b.changed_ns, b.name);
   });
   return out;
 }
@@ -129,7 +88,7 @@ std::string joined(const std::string& directory, const std::string& name) {
 }  // namespace
 
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env) {
-  if (!is_absolute(path)) return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}};
+  if (!platform::is_absolute_path(path)) return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}};
   DirectoryWalk walk = open_directory_path(path, /*create=*/true, allow_shared, env,
                                            allow_shared ? kGroupSharedDirectoryMode : mode_t{0700});
   if (!walk.handle.valid()) {
@@ -156,14 +115,9 @@ DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env
       }
     }
   }
-#ifndef _WIN32  // (no statfs on Windows)
-  struct statfs fs;
-  if (env.statfs_at(dir, &fs) == 0) {
-    if (const char* name = network_filesystem_name(static_cast<std::int64_t>(fs.f_type))) {
-      return {DirectoryVerdict::kNetworkFilesystem, path + " is on a network filesystem (" + name + ")", {}};
-    }
+  if (const char* name = platform::network_filesystem_at(env, dir)) {
+    return {DirectoryVerdict::kNetworkFilesystem, path + " is on a network filesystem (" + name + ")", {}};
   }
-#endif
   return {DirectoryVerdict::kUsable, {}, std::move(walk.handle)};
 }
 

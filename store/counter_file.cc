@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "util/errno_guard.h"
+#include "platform/errno_guard.h"
 
 namespace nvrtc_cache::store {
 
@@ -58,7 +58,7 @@ CounterFile::Slot* CounterFile::slot(std::size_t i) const {
 
 std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, bool create, bool shared,
                                                std::string* problem) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   const std::string path = directory + "/counters";
   int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
   if (create) flags |= O_CREAT;

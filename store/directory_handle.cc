@@ -1,10 +1,5 @@
 #include "store/directory_handle.h"
 
-#ifndef _WIN32
-#include <fcntl.h>
-#include <unistd.h>
-#endif
-
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -12,35 +7,24 @@
 #include <utility>
 #include <vector>
 
+#include "platform/paths.h"
+
 namespace nvrtc_cache::store {
 namespace {
 
 constexpr int kMaxLinks = 40;  // as the kernel's path resolution
 constexpr mode_t kCreatedMode = 0700;
 
-#ifdef _WIN32
-constexpr const char* kSeparators = "/\\";
-// The root of an absolute path (C:\ or \\server\share\ with a separator after it), "" for a relative one.
-std::string root_of(const std::string& path) {
-  if (path.size() >= 2 && path[1] == ':') return path.substr(0, 2) + "\\";
-  if (path.size() >= 2 && (path[0] == '\\' || path[0] == '/') && (path[1] == '\\' || path[1] == '/')) {
-    std::size_t end = path.find_first_of(kSeparators, 2);  // after the server
-    if (end != std::string::npos) end = path.find_first_of(kSeparators, end + 1);  // after the share
-    return (end == std::string::npos ? path : path.substr(0, end)) + "\\";
-  }
-  return {};
-}
-#else
-constexpr const char* kSeparators = "/";
-std::string root_of(const std::string& path) { return !path.empty() && path[0] == '/' ? "/" : ""; }
-#endif
+using platform::is_path_separator;
+using platform::path_separators;
+using platform::root_of;
 
 // The components of `path` after its root, "" and "." left out ("..": the parent of the directory
 // reached so far, as the kernel resolves it).
 std::deque<std::string> components_of(const std::string& path) {
   std::deque<std::string> out;
   for (std::size_t begin = root_of(path).size(); begin <= path.size();) {
-    std::size_t end = path.find_first_of(kSeparators, begin);
+    std::size_t end = path.find_first_of(path_separators(), begin);
     if (end == std::string::npos) end = path.size();
     if (std::string name = path.substr(begin, end - begin); !name.empty() && name != ".") out.push_back(std::move(name));
     begin = end + 1;
@@ -50,7 +34,7 @@ std::deque<std::string> components_of(const std::string& path) {
 
 std::string joined(const std::string& base, const std::string& name) {
   if (base.empty()) return name;
-  return std::string_view(kSeparators).find(base.back()) != std::string_view::npos ? base + name : base + "/" + name;
+  return is_path_separator(base.back()) ? base + name : base + "/" + name;
 }
 
 DirectoryWalk failed(int error, bool unsafe, std::string detail) {
@@ -92,18 +76,18 @@ DirectoryWalk cannot_open(int error, bool create, const std::string& shown) {
 
 DirectoryHandle& DirectoryHandle::operator=(DirectoryHandle&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) close_directory_descriptor(fd_);
+    if (fd_ >= 0) platform::close_directory_descriptor(fd_);
     fd_ = other.release();
   }
   return *this;
 }
 
 DirectoryHandle::~DirectoryHandle() {
-  if (fd_ >= 0) close_directory_descriptor(fd_);
+  if (fd_ >= 0) platform::close_directory_descriptor(fd_);
 }
 
 DirectoryHandle DirectoryHandle::duplicate() const {
-  return DirectoryHandle(fd_ < 0 ? -1 : duplicate_directory_descriptor(fd_));
+  return DirectoryHandle(fd_ < 0 ? -1 : platform::duplicate_directory_descriptor(fd_));
 }
 
 DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, Env& env,
@@ -132,13 +116,10 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
     struct stat link {};
     DirectoryWalk refused = not_a_directory(current.fd(), name, here, env, &link);
     if (refused.error != ELOOP || pending.empty()) return refused;  // the last component is never followed
-#ifdef _WIN32  // Windows: no owner check of a reparse point (the walk stays in the user's profile)
-    (void)allow_shared;
-#else
-    if (!allow_shared && link.st_uid != 0 && link.st_uid != ::geteuid()) {
+    // (No owner is reported on Windows: platform::Owner::kUnknown; the walk stays in the user's profile.)
+    if (!allow_shared && platform::owner_of(link) == platform::Owner::kAnotherUser) {
       return failed(ELOOP, true, here + " is a symbolic link owned by another user");
     }
-#endif
     if (++links > kMaxLinks) return failed(ELOOP, false, "too many symbolic links in " + path);
     std::string target;
     if (const int read = env.read_link_at(current.fd(), name, &target); read != 0) return cannot_open(read, false, here);

@@ -1,172 +1,23 @@
 #include "store/env.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/statfs.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <cerrno>
-#include <climits>
-#include <cstdlib>
-#include <ctime>
 
-#include "store/fork_locks.h"
-#include "util/clock.h"
+#include "platform/fork_locks.h"
 
 namespace nvrtc_cache::store {
 namespace {
 
-int result(int rc) { return rc == 0 ? 0 : errno; }
-
 class SystemEnv final : public Env {
  public:
-  std::int64_t now_seconds() override { return static_cast<std::int64_t>(std::time(nullptr)); }
+  std::int64_t now_seconds() override { return platform::Env::system()->now_seconds(); }
 };
 
 }  // namespace
 
-int Env::stat(const std::string& path, struct stat* out) { return result(::stat(path.c_str(), out)); }
-
-int Env::open_directory_at(int dir, const std::string& name, int* fd) {
-  *fd = ::openat(dir, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  return *fd < 0 ? errno : 0;
-}
-
-int Env::change_mode_at(int dir, const std::string& name, mode_t mode) {
-  return result(::fchmodat(dir, name.c_str(), mode, 0));
-}
-
-int Env::make_directory_at(int dir, const std::string& name, mode_t mode) {
-  const int rc = result(::mkdirat(dir, name.c_str(), mode));
-  // The mode asked for, whatever the umask, where it grants more than the owner's bits (a group-
-  // shared cache's 02770: the umask would take the group's write bit and mkdir ignores setgid).
-  if (rc == 0 && (mode & ~mode_t{0700}) != 0) (void)change_mode_at(dir, name, mode & 07777);
-  return rc;
-}
-
-int Env::stat_at(int dir, const std::string& name, struct stat* out) {
-  return result(::fstatat(dir, name.c_str(), out, AT_SYMLINK_NOFOLLOW | (name.empty() ? AT_EMPTY_PATH : 0)));
-}
-
-int Env::statfs_at(int dir, struct statfs* out) { return result(::fstatfs(dir, out)); }
-
-int Env::read_link_at(int dir, const std::string& name, std::string* target) {
-  char buffer[4096];
-  const ssize_t n = ::readlinkat(dir, name.c_str(), buffer, sizeof buffer);
-  if (n < 0) return errno;
-  if (static_cast<std::size_t>(n) == sizeof buffer) return ENAMETOOLONG;
-  target->assign(buffer, static_cast<std::size_t>(n));
-  return 0;
-}
-
-int Env::rename_at(int dir, const std::string& from, const std::string& to) {
-  return result(::renameat(dir, from.c_str(), dir, to.c_str()));
-}
-
-int Env::remove_at(int dir, const std::string& name, bool directory) {
-  return result(::unlinkat(dir, name.c_str(), directory ? AT_REMOVEDIR : 0));
-}
-
-int Env::list_directory(int dir, std::vector<std::string>* names) {
-  const int fd = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  DIR* stream = ::fdopendir(fd);
-  if (stream == nullptr) {
-    const int error = errno;
-    ::close(fd);
-    return error;
-  }
-  errno = 0;
-  while (const dirent* entry = ::readdir(stream)) {
-    const std::string name = entry->d_name;
-    if (name != "." && name != "..") names->push_back(name);
-  }
-  const int error = errno;
-  ::closedir(stream);
-  return error;
-}
-
-int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_t size, off_t offset,
-                      std::size_t* read) {
-  *read = 0;
-  const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return errno;
-  int rc = 0;
-  while (*read < size) {
-    const ssize_t n = ::pread(fd, static_cast<char*>(buffer) + *read, size - *read, offset + static_cast<off_t>(*read));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      rc = errno;
-      break;
-    }
-    if (n == 0) break;
-    *read += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  return rc;
-}
-
-int Env::read_file(const std::string& path, std::size_t max_bytes, std::string* content) {
-  // Non-blocking, and regular files only: a FIFO or device swapped in for a dependency never stalls
-  // the caller (a hit's validation, a replay).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return errno;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return EINVAL;
-  }
-  content->clear();
-  char buffer[1 << 16];
-  int rc = 0;
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 || content->size() > max_bytes) {
-      rc = n < 0 ? errno : EFBIG;
-      break;
-    }
-    if (n == 0) break;
-    content->append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return rc;
-}
-
-int Env::real_path(const std::string& path, std::string* resolved) {
-  char buffer[PATH_MAX];
-  if (::realpath(path.c_str(), buffer) == nullptr) return errno;
-  resolved->assign(buffer);
-  return 0;
-}
-
-int Env::read_link(const std::string& path, std::string* target) {
-  char buffer[PATH_MAX];
-  const ssize_t n = ::readlink(path.c_str(), buffer, sizeof buffer);
-  if (n < 0) return errno;
-  target->assign(buffer, static_cast<std::size_t>(n));
-  return 0;
-}
-
-std::optional<std::string> Env::environment_variable(const std::string& name) {
-  const char* value = std::getenv(name.c_str());
-  if (value == nullptr) return std::nullopt;
-  return std::string(value);
-}
-
-std::int64_t Env::now_realtime_ns() { return util::realtime_ns(); }
-
-int stat_open_file(std::intptr_t file, struct stat* out) { return result(::fstat(static_cast<int>(file), out)); }
-
-void close_directory_descriptor(int fd) { ::close(fd); }
-
-int duplicate_directory_descriptor(int fd) { return ::fcntl(fd, F_DUPFD_CLOEXEC, 0); }
-
 Env* Env::system() {
   // Published lock-free (no static guard a forked child could inherit in progress); leaked.
   static constinit std::atomic<SystemEnv*> env{nullptr};
-  return publish_once(env, [] { return new SystemEnv(); });
+  return platform::publish_once(env, [] { return new SystemEnv(); });
 }
 
 }  // namespace nvrtc_cache::store

@@ -17,10 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "platform/errno_guard.h"
+#include "platform/fork_locks.h"
 #include "shim/interpose/library_identity.h"
 #include "shim/interpose/wrapper_body.h"
-#include "store/fork_locks.h"
-#include "util/errno_guard.h"
 
 namespace nvrtc_cache::shim::interpose {
 namespace {
@@ -231,10 +231,10 @@ class SlotRegistry {
     return by_index_[static_cast<std::size_t>(slot)].load(std::memory_order_acquire);
   }
 
-  // The fork handlers (store/fork_locks.h).
+  // The fork handlers (platform/fork_locks.h).
   void lock_for_fork() { mu_.lock(); }
   void unlock_in_parent() { mu_.unlock(); }
-  void renew_in_child() { store::renew_in_child(mu_); }
+  void renew_in_child() { platform::renew_in_child(mu_); }
 
  private:
   std::array<std::atomic<const RealNvrtc*>, kMaxSlots> by_index_{};
@@ -246,13 +246,13 @@ SlotRegistry& registry() {
 }
 
 __attribute__((constructor)) void register_fork_locks() {
-  store::join_fork_order_of<&registry>(store::ForkRank::kSlotRegistry);
+  platform::join_fork_order_of<&registry>(platform::ForkRank::kSlotRegistry);
 }
 
 }  // namespace
 
 int slot_for_function(const void* function) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   int slot = -1;
   try {
     slot = registry().slot_for_function(function);
@@ -289,7 +289,7 @@ void function_missing_in_real_nvrtc(const char* name, const void* caller, const 
 }
 
 const RealNvrtc* real_nvrtc_for_caller(const void* caller, int node_index) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   const RealNvrtc* slot = nullptr;
   try {
     slot = registry().for_caller(caller, node_index);

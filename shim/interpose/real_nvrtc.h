@@ -3,7 +3,7 @@
 // Contract: thread-safe; slots are created once per real library and never freed (the shim is
 // -z nodelete and NVRTC is never unloaded under a live caller); resolution allocates only on the
 // first call from a given call site; never throws. Fork: the tables' lock is
-// store::ForkRank::kSlotRegistry; no dl* or NVRTC call is made while it is held.
+// platform::ForkRank::kSlotRegistry; no dl* or NVRTC call is made while it is held.
 #pragma once
 
 #include <nvrtc.h>

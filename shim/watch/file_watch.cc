@@ -27,9 +27,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "platform/fork_locks.h"
 #include "shim/watch/import_patch.h"
 #include "shim/watch/recorder.h"
-#include "store/fork_locks.h"
 
 
 namespace nvrtc_cache::shim::watch {
@@ -194,15 +194,15 @@ void foreign_call(const char* function, const void* caller) {
 constexpr int kMaxCodeRanges = 64;
 std::array<std::atomic<std::uintptr_t>, 2 * kMaxCodeRanges> g_code_ranges{};
 std::atomic<int> g_code_range_count{0};
-std::mutex g_register_mutex;  // store::ForkRank::kNvrtcCode
+std::mutex g_register_mutex;  // platform::ForkRank::kNvrtcCode
 std::array<std::uintptr_t, kMaxCodeRanges> g_registered_bases{};
 int g_registered_count = 0;
 ImportRedirection g_redirection;  // under g_register_mutex
 
 __attribute__((constructor)) void join_fork_order() {
-  store::join_fork_order(store::ForkRank::kNvrtcCode, {[] { g_register_mutex.lock(); },
-                                                        [] { g_register_mutex.unlock(); },
-                                                        [] { store::renew_in_child(g_register_mutex); }});
+  platform::join_fork_order(platform::ForkRank::kNvrtcCode, {[] { g_register_mutex.lock(); },
+                                                              [] { g_register_mutex.unlock(); },
+                                                              [] { platform::renew_in_child(g_register_mutex); }});
 }
 
 std::int64_t monotonic_ns() {

@@ -78,7 +78,7 @@ class CompileWatch {
 // watched libc functions to the hooks (shim/watch/import_patch.h), so NVRTC is observed even where
 // the shim's exports do not interpose (a proxy loaded RTLD_LOCAL, NVRTC loaded RTLD_DEEPBIND).
 // Idempotent (each library once); takes the loader lock and the registry's lock
-// (store::ForkRank::kNvrtcCode); never call from a hook. Returns false when no loaded object
+// (platform::ForkRank::kNvrtcCode); never call from a hook. Returns false when no loaded object
 // contains the address.
 bool register_nvrtc_code(const void* address_in_nvrtc);
 

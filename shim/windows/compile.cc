@@ -24,6 +24,8 @@
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "keying/working_directory_rule.h"
+#include "platform/windows/last_error.h"
+#include "platform/windows/wide.h"
 #include "shim/capture.h"
 #include "shim/compile_lifecycle.h"
 #include "shim/compile_steps.h"
@@ -31,7 +33,6 @@
 #include "shim/program_table.h"
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/runtime.h"
-#include "store/windows/wide.h"
 
 namespace nvrtc_cache::shim::hooks {
 namespace {
@@ -46,17 +47,7 @@ constexpr const char* kCrtVariables[] = {
 };
 
 // Keeps the thread's last-error value across the proxy's own work.
-class LastErrorGuard {
- public:
-  LastErrorGuard() : saved_(GetLastError()) {}
-  ~LastErrorGuard() { SetLastError(saved_); }
-  void set(DWORD value) { saved_ = value; }
-  LastErrorGuard(const LastErrorGuard&) = delete;
-  LastErrorGuard& operator=(const LastErrorGuard&) = delete;
-
- private:
-  DWORD saved_;
-};
+using LastErrorGuard = platform::windows::LastErrorKept;
 
 std::string current_working_directory() {
   std::wstring dir(MAX_PATH, L'\0');
@@ -65,7 +56,7 @@ std::string current_working_directory() {
     if (n == 0) return "(unknown)";
     if (n < dir.size()) {
       dir.resize(n);
-      return store::windows::to_utf8(dir);
+      return platform::windows::to_utf8(dir);
     }
     dir.resize(n);
   }
@@ -93,7 +84,7 @@ direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch,
   if (watch.environment_block_read()) {
     values.reserve(std::size(kCrtVariables));
     for (const char* name : kCrtVariables) {
-      const auto value = store::windows::environment_variable(store::windows::to_wide(name));
+      const auto value = platform::windows::environment_variable(platform::windows::to_wide(name));
       values.push_back(value.value_or(""));
       observations.push_back({direct::ObservationKind::kGetenv, value.has_value(), false, name, values.back()});
     }
@@ -118,7 +109,7 @@ class WindowsCompileHost final : public CompileHost {
   std::optional<std::string> append_flags() override { return crt_variable("NVRTC_APPEND_FLAGS"); }
   CompileContext compile_context() override {
     // No $PWD convention on Windows; NVRTC_APPEND_FLAGS from the process environment.
-    return {current_working_directory(), std::nullopt, store::windows::environment_variable(L"NVRTC_APPEND_FLAGS")};
+    return {current_working_directory(), std::nullopt, platform::windows::environment_variable(L"NVRTC_APPEND_FLAGS")};
   }
   std::optional<NotCacheable> platform_reason_not_cacheable() override {
     if (runtime_.watch_installed()) return std::nullopt;

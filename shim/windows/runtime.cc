@@ -9,7 +9,7 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "store/cache_directory.h"
-#include "store/windows/wide.h"
+#include "platform/windows/wide.h"
 
 namespace nvrtc_cache::shim::windows {
 

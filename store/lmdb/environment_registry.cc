@@ -1,14 +1,12 @@
 #include "store/lmdb/environment_registry.h"
 
 #include <sys/stat.h>
-#ifndef _WIN32
 #include <unistd.h>
-#endif
 
 #include <memory>
 #include <utility>
 
-#include "store/fork_locks.h"
+#include "platform/fork_locks.h"
 #include "store/lmdb/databases.h"
 #include "store/lmdb/errors.h"
 #include "store/lmdb/library.h"
@@ -33,12 +31,12 @@ using EnvHandle = std::unique_ptr<MDB_env, EnvCloser>;
 // moves to a new generation: every environment opened before fork is then foreign to it.
 __attribute__((constructor)) void register_fork_locks() {
   (void)Registry::instance();
-  join_fork_order(ForkRank::kStoreRegistry, {[] { Registry::instance().mu.lock(); },
-                                             [] { Registry::instance().mu.unlock(); },
-                                             [] {
-                                               g_fork_generation.fetch_add(1, std::memory_order_acq_rel);
-                                               renew_in_child(Registry::instance().mu);
-                                             }});
+  platform::join_fork_order(platform::ForkRank::kStoreRegistry,
+                            {[] { Registry::instance().mu.lock(); }, [] { Registry::instance().mu.unlock(); },
+                             [] {
+                               g_fork_generation.fetch_add(1, std::memory_order_acq_rel);
+                               platform::renew_in_child(Registry::instance().mu);
+                             }});
 }
 
 // Creates, configures and opens an environment on `path` with `flags`. Directory mode (data.mdb +
@@ -58,17 +56,17 @@ int open_environment(const LmdbOptions& options, const std::string& path, unsign
 }
 
 // A group-shared store's files usable by the group whatever the umask LMDB created them under: the
-// files this user owns are made kGroupSharedFileMode (another member's are theirs to set).
+// files this user owns are made kGroupSharedFileMode (another member's are theirs to set). Where no
+// owner is reported (Windows) there are no modes to set either.
 void share_with_group(const DirectoryHandle& directory, Env& env) {
-#ifndef _WIN32
   for (const char* name : {"data.mdb", "lock.mdb"}) {
     struct stat st {};
-    if (env.stat_at(directory.fd(), name, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    if (env.stat_at(directory.fd(), name, &st) != 0 || !S_ISREG(st.st_mode) ||
+        platform::owner_of(st) != platform::Owner::kThisUser) {
+      continue;
+    }
     if ((st.st_mode & 07777) != kGroupSharedFileMode) (void)env.change_mode_at(directory.fd(), name, kGroupSharedFileMode);
   }
-#else
-  (void)directory, (void)env;
-#endif
 }
 
 // The path LMDB is given for `directory`: /proc/self/fd/N, which resolves to the very directory the
@@ -79,11 +77,11 @@ std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& i
                           Env& env) {
   const std::string by_handle = handle_path(directory);
   struct stat st {};
-  if (env.stat(by_handle, &st) == 0 && file_id(st) == id) return by_handle;
+  if (env.stat(by_handle, &st) == 0 && platform::file_id(st) == id) return by_handle;
   return fallback;
 }
 
-// LMDB's file handle as stat_open_file() takes it (a descriptor; a HANDLE on Windows).
+// LMDB's file handle as platform::stat_open_file() takes it (a descriptor; a HANDLE on Windows).
 [[maybe_unused]] std::intptr_t os_handle(int fd) { return fd; }
 [[maybe_unused]] std::intptr_t os_handle(void* handle) { return reinterpret_cast<std::intptr_t>(handle); }
 
@@ -95,12 +93,12 @@ bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory,
                                  const std::string& path, Env& system) {
   mdb_filehandle_t data_file{};
   struct stat opened {}, expected {}, at_path {};
-  if (api().mdb_env_get_fd(env, &data_file) != MDB_SUCCESS || stat_open_file(os_handle(data_file), &opened) != 0) {
+  if (api().mdb_env_get_fd(env, &data_file) != MDB_SUCCESS || platform::stat_open_file(os_handle(data_file), &opened) != 0) {
     return false;
   }
   if (system.stat_at(directory.fd(), "data.mdb", &expected) != 0 || !same_file(opened, expected)) return false;
   if (path == handle_path(directory)) return true;
-  return system.stat(path, &at_path) == 0 && file_id(at_path) == id;
+  return system.stat(path, &at_path) == 0 && platform::file_id(at_path) == id;
 }
 
 }  // namespace
@@ -135,7 +133,7 @@ SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocat
     *status = to_status(error, "stat " + location.path);
     return nullptr;
   }
-  const DirectoryId id = file_id(st);
+  const DirectoryId id = platform::file_id(st);
   if (const auto found = live_.find(id); found != live_.end() && found->second->belongs_to_this_process()) {
     ++found->second->users;
     return found->second;

@@ -3,7 +3,7 @@
 // Contract:
 //  - Threads: the registry, and each SharedEnv's `users`, are guarded by Registry::mu; the rest of
 //    a SharedEnv is documented per member. Thread-safe.
-//  - fork: Registry::mu is ForkRank::kStoreRegistry of the fork order (store/fork_locks.h), held
+//  - fork: Registry::mu is ForkRank::kStoreRegistry of the fork order (platform/fork_locks.h), held
 //    across fork() so that a child never inherits it locked. A child moves to a new generation:
 //    every environment opened before the fork is then foreign to it (never used, never closed:
 //    leaked, the ancestor still owns its mapping, descriptors and locks); it opens its own.

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "platform/c_runtime.h"
 #include "store/lmdb/library.h"
 
 namespace nvrtc_cache::store::lmdb {
@@ -14,12 +15,7 @@ namespace {
 
 std::string describe(int rc) {
   if (rc >= MDB_KEYEXIST && rc <= MDB_LAST_ERRCODE) return api().mdb_strerror(rc);
-  char buffer[128];
-#ifdef _WIN32
-  return strerror_s(buffer, sizeof buffer, rc) == 0 ? buffer : "error " + std::to_string(rc);
-#else
-  return strerror_r(rc, buffer, sizeof buffer);  // GNU variant: returns the message
-#endif
+  return platform::error_message(rc);
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 #include <type_traits>
 #include <variant>
 
-#include "store/fork_locks.h"
-#include "util/errno_guard.h"
-#include "store/lmdb/fault_guard.h"
+#include "platform/errno_guard.h"
+#include "platform/fault_guard.h"
+#include "platform/fork_locks.h"
 
 namespace nvrtc_cache::store::lmdb {
 namespace {
@@ -61,7 +61,7 @@ Loaded load() {
 }
 #endif
 
-// Both tables are published lock-free (publish_once, store/fork_locks.h): a static guard held
+// Both tables are published lock-free (publish_once, platform/fork_locks.h): a static guard held
 // across dlopen could be inherited "in progress" by a child forked meanwhile.
 std::atomic<Loaded*> g_loaded{nullptr};
 std::atomic<LmdbLibrary*> g_guarded{nullptr};
@@ -69,8 +69,8 @@ std::atomic<LmdbLibrary*> g_guarded{nullptr};
 }  // namespace
 
 const LmdbLibrary* lmdb_library(std::string* error) {
-  const Loaded* loaded = publish_once(g_loaded, [] {
-    const util::ErrnoGuard errno_guard;
+  const Loaded* loaded = platform::publish_once(g_loaded, [] {
+    const platform::ErrnoGuard errno_guard;
     return new Loaded(load());  // leaked: used until exit (RTLD_NODELETE: loading twice is harmless)
   });
   if (!loaded->ok) {
@@ -113,7 +113,7 @@ struct Guarded<Member, R (*)(A...)> {
   static R call(A... args) {
     std::tuple<A...> packed(args...);
     Frame frame{&packed, {}};
-    if (!run_guarded(&Guarded::body, &frame)) {
+    if (!platform::run_guarded(&Guarded::body, &frame)) {
       if constexpr (!std::is_void_v<R>) return fault_result<R>();
       else return;
     }
@@ -121,13 +121,13 @@ struct Guarded<Member, R (*)(A...)> {
   }
 };
 
-void on_lmdb_assert(MDB_env*, const char*) { escape_if_guarded(); }
+void on_lmdb_assert(MDB_env*, const char*) { platform::escape_if_guarded(); }
 
 }  // namespace
 
 const LmdbLibrary* guarded_lmdb_library() {
   if (lmdb_library() == nullptr) return nullptr;
-  return publish_once(g_guarded, [] {
+  return platform::publish_once(g_guarded, [] {
     auto* table = new LmdbLibrary(*lmdb_library());  // leaked: used until exit
     // Only functions that read pages without allocating: leaving LMDB by siglongjmp while it holds
     // malloc's locks or is halfway through changing its own structures (writes) would turn a

@@ -33,7 +33,7 @@ struct LmdbLibrary {
 
 const LmdbLibrary* lmdb_library(std::string* error = nullptr);
 
-// The same functions, each run under the fault guard (store/lmdb/fault_guard.h): a SIGSEGV/SIGBUS or an
+// The same functions, each run under the fault guard (platform/fault_guard.h): a SIGSEGV/SIGBUS or an
 // LMDB assertion while LMDB follows a damaged page makes the call return MDB_CORRUPTED instead of
 // crashing the host (void functions just return). Every environment the store opens routes LMDB's
 // assertion callback to the guard (install_assert_guard). Null when lmdb_library() is.

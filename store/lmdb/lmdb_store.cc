@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "util/errno_guard.h"
+#include "platform/errno_guard.h"
 #include "store/lmdb/errors.h"
 #include "store/lmdb/library.h"
 #include "store/lmdb/store_impl.h"
@@ -29,7 +29,7 @@ Result failure(const char* what, bool out_of_memory) {
 template <typename Body>
 auto guarded(const char* what, Body&& body) -> decltype(body()) {
   using Result = decltype(body());
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   try {
     return body();
   } catch (const std::bad_alloc&) {

@@ -68,7 +68,7 @@ bool LmdbStore::Impl::directory_was_replaced(SharedEnv& shared) {
 bool LmdbStore::Impl::is_open_directory(const SharedEnv& shared) {
   struct stat st {};
   return system().stat_at(location.parent.fd(), location.leaf, &st) == 0 && S_ISDIR(st.st_mode) &&
-         file_id(st) == shared.id;
+         platform::file_id(st) == shared.id;
 }
 
 void LmdbStore::Impl::quarantine_damaged(SharedEnv& shared) {

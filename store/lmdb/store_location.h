@@ -18,7 +18,7 @@
 
 namespace nvrtc_cache::store::lmdb {
 
-using DirectoryId = FileId;  // st_dev, st_ino (store/env.h)
+using DirectoryId = platform::FileId;  // st_dev, st_ino (platform/env.h)
 
 struct StoreLocation {
   DirectoryHandle parent;

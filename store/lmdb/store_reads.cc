@@ -2,10 +2,10 @@
 // counters, the map usage and the walk of every entry.
 #include <xxhash.h>
 
+#include "platform/fault_guard.h"
 #include "store/envelope.h"
 #include "store/lmdb/errors.h"
 #include "store/lmdb/eviction.h"
-#include "store/lmdb/fault_guard.h"
 #include "store/lmdb/library.h"
 #include "store/lmdb/store_impl.h"
 #include "store/lmdb/structure_check.h"
@@ -50,7 +50,7 @@ bool intact_under_guard(const MDB_val& key, const MDB_val& value) {
     MDB_val key, value;
     bool intact;
   } check{key, value, false};
-  const bool readable = lmdb::run_guarded(
+  const bool readable = platform::run_guarded(
       [](void* raw) {
         auto* c = static_cast<Check*>(raw);
         c->intact = unwrap_value(to_view(c->key), to_view(c->value)).has_value();
@@ -67,7 +67,7 @@ std::optional<AccessRecord> access_under_guard(MDB_txn* txn, MDB_dbi access, con
     MDB_val key;
     std::optional<AccessRecord> record;
   } read{txn, access, key, std::nullopt};
-  const bool readable = lmdb::run_guarded(
+  const bool readable = platform::run_guarded(
       [](void* raw) {
         auto* r = static_cast<Read*>(raw);
         MDB_val value;
@@ -94,7 +94,7 @@ std::optional<std::string> LmdbStore::Impl::get(std::string_view key) {
       return std::nullopt;
     }
     GuardedLookup lookup{txn.get(), ref->entries, ref->access, to_val(key), {}, MDB_NOTFOUND, 0, {}, MDB_NOTFOUND};
-    if (!lmdb::run_guarded(&guarded_lookup, &lookup) || lmdb::is_corruption(lookup.rc)) {
+    if (!platform::run_guarded(&guarded_lookup, &lookup) || lmdb::is_corruption(lookup.rc)) {
       quarantine_damaged(*ref);  // the read transaction is abandoned with the environment
       txn.release();
       return std::nullopt;

@@ -3,7 +3,7 @@
 #include <mutex>
 #include <string_view>
 
-#include "store/lmdb/fault_guard.h"
+#include "platform/fault_guard.h"
 #include "store/lmdb/library.h"
 #include "store/lmdb/page_layout.h"
 #include "store/lmdb/transaction.h"
@@ -47,7 +47,7 @@ bool walk_sound(SharedEnv& env, MDB_txn* txn, MDB_dbi dbi, std::uint64_t last_pa
   MDB_cursor* cursor = nullptr;
   if (api().mdb_cursor_open(txn, dbi, &cursor) != MDB_SUCCESS) return false;
   WalkState state{cursor, last_page, env.page_size, dbi == kFreeDbi, dbi == env.entries, true};
-  const bool finished = run_guarded(&walk_tree, &state);
+  const bool finished = platform::run_guarded(&walk_tree, &state);
   api().mdb_cursor_close(cursor);
   return finished && state.sound;
 }
@@ -81,7 +81,7 @@ bool on_intact_overflow_pages(const MDB_val& value, std::uint64_t page_size) {
     std::uint64_t page_size;
     bool sound;
   } check{&value, page_size, false};
-  return run_guarded(
+  return platform::run_guarded(
              [](void* raw) {
                auto* c = static_cast<Check*>(raw);
                c->sound = overflow_header_intact(*c->value, c->page_size);

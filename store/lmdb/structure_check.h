@@ -1,6 +1,6 @@
 // The structure check: what LMDB trusts when it writes, verified once per process and environment
 // before the first write, and the check of one value's overflow pages before it is dropped.
-// Everything here reads mapped pages under the fault guard (store/lmdb/fault_guard.h); the layouts
+// Everything here reads mapped pages under the fault guard (platform/fault_guard.h); the layouts
 // checked are LMDB 0.9's (store/lmdb/page_layout.h).
 // Contract: thread-safe (one verification per environment, under SharedEnv::verify_mu; later calls
 // read the cached verdict); no filesystem access beyond LMDB's own reads; never throws.

@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/fork_locks.h"
+#include "platform/fork_locks.h"
 
 namespace nvrtc_cache::store::remote {
 
@@ -105,7 +105,7 @@ ClaimRenewer::~ClaimRenewer() {
 }
 
 void ClaimRenewer::renew_in_child() {
-  store::renew_in_child(mu_);
+  platform::renew_in_child(mu_);
   std::construct_at(&changed_);
   std::construct_at(&stopped_);
   // The entries are dropped at the child's first add() (owner_pid_ is the parent's).
@@ -117,7 +117,7 @@ ClaimRenewer& make_process_claim_renewer() {
   return *instance;
 }
 __attribute__((constructor)) void register_claim_renewer() {
-  store::join_fork_order_of<&make_process_claim_renewer>(store::ForkRank::kClaimRenewals);
+  platform::join_fork_order_of<&make_process_claim_renewer>(platform::ForkRank::kClaimRenewals);
 }
 }  // namespace
 

@@ -6,7 +6,7 @@
 // Contract (threads): add() and remove() are thread-safe and never block on a tier (renewals run
 // outside the lock, on the renewer thread, started at the first add() and detached). A renewal
 // that answers false (the claim is no longer ours) drops the entry.
-// Contract (fork): the process instance's mutex is store::ForkRank::kClaimRenewals; a child drops
+// Contract (fork): the process instance's mutex is platform::ForkRank::kClaimRenewals; a child drops
 // the entries it inherited (its parent renews them) at its first add() and starts its own thread.
 #pragma once
 

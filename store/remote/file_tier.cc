@@ -10,11 +10,11 @@
 #include <cstring>
 #include <vector>
 
+#include "platform/errno_guard.h"
 #include "store/env.h"
 #include "store/remote/sealed_value.h"
 #include "store/remote/tier_directory.h"
 #include "util/clock.h"
-#include "util/errno_guard.h"
 
 namespace nvrtc_cache::store::remote {
 namespace {
@@ -75,7 +75,7 @@ class FileTier final : public Tier {
   bool writable() const override { return !options_.read_only; }
 
   TierResult get(std::string_view key, Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     if (Clock::now() >= deadline) return result(TierCode::kTimeout, "deadline passed before the read");
     const std::string digits = entry_digits(key);
     const TierDirectoryOpen bucket = open_bucket(digits.substr(0, 2), false);
@@ -92,7 +92,7 @@ class FileTier final : public Tier {
   }
 
   TierResult put(std::string_view key, std::string_view value, Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     if (options_.read_only) return result(TierCode::kRefused, "read-only");
     if (Clock::now() >= deadline) return result(TierCode::kTimeout, "deadline passed before the write");
     const std::string digits = entry_digits(key);
@@ -133,7 +133,7 @@ class FileTier final : public Tier {
   }
 
   TierResult for_each_value(const ValueVisitor& visit, Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     const TierDirectoryOpen root = open_root(false);
     if (!root.ok()) return !root.refused && root.error == ENOENT ? result(TierCode::kOk) : walk_failure(root, false);
     std::vector<std::string> buckets;
@@ -166,7 +166,7 @@ class FileTier final : public Tier {
   }
 
   TierResult check(Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     const TierDirectoryOpen base = open_tier_path(base_, env_);
     if (!base.ok()) {
       if (base.error == ENOTDIR) return result(TierCode::kError, "not a directory");

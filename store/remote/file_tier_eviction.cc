@@ -6,11 +6,11 @@
 #include <cstring>
 #include <vector>
 
+#include "platform/errno_guard.h"
 #include "store/env.h"
 #include "store/remote/file_tier.h"
 #include "store/remote/tier_directory.h"
 #include "util/clock.h"
-#include "util/errno_guard.h"
 
 namespace nvrtc_cache::store::remote {
 namespace {
@@ -27,7 +27,7 @@ struct Entry {
 }  // namespace
 
 FileTierEviction evict_file_tier(std::string_view url_text, std::uint64_t max_bytes) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   Env& env = *Env::system();
   FileTierEviction out;
   std::string problem;

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "util/errno_guard.h"
-#include "util/own_file.h"
+#include "platform/errno_guard.h"
+#include "platform/own_file.h"
 
 namespace nvrtc_cache::store::remote {
 
@@ -38,7 +38,7 @@ bool looks_random(std::string_view bytes) {
 }
 
 std::optional<Secret> read_secret_file(const std::string& path, std::string* problem, std::string* warning) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   auto fail = [&](const std::string& why) -> std::optional<Secret> {
     if (problem) *problem = "NVRTC_CACHE_REMOTE_SECRET_FILE " + path + ": " + why + "; shared tiers are not used";
     return std::nullopt;
@@ -46,7 +46,7 @@ std::optional<Secret> read_secret_file(const std::string& path, std::string* pro
   // Non-blocking: a FIFO named here never stalls the host; it is refused as not a regular file.
   std::string why;
   unsigned mode = 0;
-  std::optional<std::string> read = util::read_regular_file(path, 1 << 20, &why, &mode);
+  std::optional<std::string> read = platform::read_regular_file(path, 1 << 20, &why, &mode);
   if (!read) return fail(why.empty() ? std::string("does not exist") : why);
   std::string bytes = std::move(*read);
   if (bytes.ends_with("\r\n")) bytes.resize(bytes.size() - 2);

@@ -5,10 +5,10 @@
 #include <atomic>
 #include <random>
 
+#include "platform/errno_guard.h"
 #include "store/counter_file.h"
 #include "store/remote/claim_renewer.h"
 #include "store/remote/sealed_value.h"
-#include "util/errno_guard.h"
 
 namespace nvrtc_cache::store::remote {
 
@@ -143,7 +143,7 @@ TieredStore::~TieredStore() = default;
 std::optional<std::string> TieredStore::get(std::string_view key) {
   std::optional<std::string> value = local_->get(key);
   if (value || t_local_only || slots_.empty()) return value;
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   try {
     return get_shared(key);
   } catch (...) {
@@ -192,7 +192,7 @@ std::optional<std::string> TieredStore::get_shared(std::string_view key) {
 Status TieredStore::put(std::string_view key, std::string_view value) {
   Status status = local_->put(key, value);
   if (status && !slots_.empty()) {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     try {
       write_shared(key, value);
     } catch (...) {
@@ -262,7 +262,7 @@ void TieredStore::count_in(CounterFile& file) {
 bool TieredStore::flush(std::chrono::milliseconds budget) { return writer_.flush(Clock::now() + budget); }
 
 RemoteClaim TieredStore::try_claim(std::string_view name, std::chrono::milliseconds lease) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   for (const std::shared_ptr<TierSlot>& slot : slots_) {
     if (!slot->tier->writable() || slot->claims_unsupported.load(std::memory_order_relaxed)) continue;
     const Breaker::Pass pass = slot->breaker.allow(Clock::now());

@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "store/fork_locks.h"
+#include "platform/fork_locks.h"
 
 namespace nvrtc_cache::store::remote {
 
@@ -93,7 +93,7 @@ std::size_t WriteBehind::queued() const {
 }
 
 void WriteBehind::renew_in_child() {
-  store::renew_in_child(mu_);
+  platform::renew_in_child(mu_);
   std::construct_at(&work_);
   std::construct_at(&idle_);
   // The queue itself is dropped at the child's first enqueue (writer_pid_ is the parent's).
@@ -105,7 +105,7 @@ WriteBehind& make_process_write_behind() {
   return *instance;
 }
 __attribute__((constructor)) void register_write_behind() {
-  store::join_fork_order_of<&make_process_write_behind>(store::ForkRank::kWriteBehind);
+  platform::join_fork_order_of<&make_process_write_behind>(platform::ForkRank::kWriteBehind);
 }
 }  // namespace
 

@@ -4,7 +4,7 @@
 // Contract (threads): enqueue() and flush() are thread-safe and never block on a tier; jobs run one
 // at a time, in the order enqueued, on the writer thread, which is started at the first enqueue and
 // detached (a job that hangs past exit does not hold the process: exit does not wait for it).
-// Contract (fork): the process instance's mutex is store::ForkRank::kWriteBehind; a child starts
+// Contract (fork): the process instance's mutex is platform::ForkRank::kWriteBehind; a child starts
 // its own writer lazily at its first enqueue and drops the jobs it inherited (the parent writes
 // them). Jobs must not throw; one that does is abandoned.
 #pragma once

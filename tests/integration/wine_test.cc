@@ -213,7 +213,7 @@ TEST_F(Wine, ImportWatchSeesTheIncludedHeader) {
   EXPECT_NE(r.out.find("builtins again redirected=0 already=3 left=0\n"), std::string::npos) << r.out;
 }
 
-// The store's fault guard on Windows (store/windows/fault_guard.cc): an access violation or an
+// The store's fault guard on Windows (platform/fault_guard_windows.cc): an access violation or an
 // in-page error inside a guarded call is a `false` result, never a crash, however often; sound and
 // nested calls run to the end; the last-error value is kept (tests/clients/windows/fault_guard_check.cc).
 TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {

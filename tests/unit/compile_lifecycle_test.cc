@@ -20,7 +20,7 @@
 #include "core/compile_entry.h"
 #include "direct/manifest.h"
 #include "shim/compile_lifecycle.h"
-#include "tests/support/memory_store.h"
+#include "store/memory_store.h"
 #include "util/clock.h"
 
 namespace nvrtc_cache::shim {

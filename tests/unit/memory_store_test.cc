@@ -1,4 +1,4 @@
-// Tests for MemoryStore (tests/support/memory_store.h), the in-memory Store the remote-tier suites
+// Tests for MemoryStore (store/memory_store.h), the in-memory Store the remote-tier suites
 // and the benchmarks use: LRU eviction, size cap, counters, threads.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/memory_store.h"
+#include "store/memory_store.h"
 
 namespace nvrtc_cache::store {
 namespace {

@@ -20,7 +20,7 @@
 #include "store/remote/tier_set.h"
 #include "store/remote/tiered_store.h"
 #include "store/remote/write_behind.h"
-#include "tests/support/memory_store.h"
+#include "store/memory_store.h"
 
 namespace nvrtc_cache::store::remote {
 namespace {

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <thread>
 
-#include "store/fork_locks.h"
+#include "platform/fork_locks.h"
 
 namespace nvrtc_cache::store::remote::redis {
 
@@ -33,7 +33,7 @@ class ResolverLock {
   void lock_for_fork() { mu.lock(); }
   void unlock_in_parent() { mu.unlock(); }
   void renew_in_child() {
-    store::renew_in_child(mu);
+    platform::renew_in_child(mu);
     std::construct_at(&answered);
   }
 };
@@ -43,7 +43,7 @@ ResolverLock& resolver_lock() {
   return *instance;
 }
 __attribute__((constructor)) void register_resolver_lock() {
-  store::join_fork_order_of<&resolver_lock>(store::ForkRank::kResolvers);
+  platform::join_fork_order_of<&resolver_lock>(platform::ForkRank::kResolvers);
 }
 
 // getaddrinfo's answer: the addresses, or the error (flags: AI_NUMERICHOST for a lookup-free try).

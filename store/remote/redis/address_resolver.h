@@ -6,7 +6,7 @@
 // finds its answer; a failed one is started again by the next operation that asks (the tier's
 // breaker spaces those out). A found address list is kept for the life of the process.
 // Contract (threads): thread-safe; every resolver of the process shares one lock, rank
-// store::ForkRank::kResolvers (held only to read or publish a lookup's state, never during one).
+// platform::ForkRank::kResolvers (held only to read or publish a lookup's state, never during one).
 // Contract (fork): a child whose parent had a lookup in flight starts its own when asked (the
 // helper thread exists only in the parent). Never throws (allocation failure aside); errno is not
 // preserved here (the tier restores it).

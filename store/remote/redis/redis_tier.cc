@@ -11,13 +11,13 @@
 #include <charconv>
 #include <random>
 
+#include "platform/errno_guard.h"
 #include "store/remote/redis/address_resolver.h"
 #include "store/remote/redis/connection_pool.h"
 #include "store/remote/redis/redis_config.h"
 #include "store/remote/redis/resp_connection.h"
 #include "store/remote/redis/shard_choice.h"
 #include "store/remote/tier.h"
-#include "util/errno_guard.h"
 
 namespace nvrtc_cache::store::remote {
 namespace {
@@ -92,7 +92,7 @@ class RedisTier final : public Tier {
   bool writable() const override { return !options_.read_only; }
 
   TierResult get(std::string_view key, Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     const std::string redis_key = data_key(key);
     Server& server = server_for(key);
     TierResult outcome;
@@ -114,7 +114,7 @@ class RedisTier final : public Tier {
   }
 
   TierResult put(std::string_view key, std::string_view value, Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     if (options_.read_only) return result(TierCode::kRefused, display_name_ + " is read-only");
     if (value.size() > options_.max_entry_size) {
       return result(TierCode::kRefused, "value of " + std::to_string(value.size()) + " bytes is larger than max-entry-size (" +
@@ -129,7 +129,7 @@ class RedisTier final : public Tier {
 
   ClaimCode try_claim(std::string_view claim_key, std::string_view token, milliseconds lease, Deadline deadline,
                       TierResult* failure) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     // A read-only tier never publishes a result, so others must not wait for its compile.
     if (options_.read_only) return ClaimCode::kUnsupported;
     const std::string redis_key = claim_redis_key(claim_key);
@@ -155,7 +155,7 @@ class RedisTier final : public Tier {
   }
 
   std::optional<ClaimHolder> claim_holder(std::string_view claim_key, Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     const std::string redis_key = claim_redis_key(claim_key);
     const std::array<std::string_view, 4> args{"EVAL", kHolderScript, "1", redis_key};
     std::optional<ClaimHolder> holder;
@@ -175,7 +175,7 @@ class RedisTier final : public Tier {
   }
 
   bool renew_claim(std::string_view claim_key, std::string_view token, milliseconds lease, Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     if (options_.read_only) return false;
     const std::string redis_key = claim_redis_key(claim_key);
     const std::string lease_ms = std::to_string(std::max<long long>(lease.count(), 1));
@@ -191,7 +191,7 @@ class RedisTier final : public Tier {
   }
 
   void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     if (options_.read_only) return;
     const std::string redis_key = claim_redis_key(claim_key);
     const std::array<std::string_view, 5> args{"EVAL", kReleaseScript, "1", redis_key, token};
@@ -205,7 +205,7 @@ class RedisTier final : public Tier {
   // string (the RESP client reads no arrays); keys are `<prefix>:v1:<hex>`, which hold no newline
   // unless the prefix does (such a key is then skipped as malformed). Claims are skipped.
   TierResult for_each_value(const ValueVisitor& visit, Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     const std::string pattern = options_.prefix + ":v1:*";
     const std::string claims = options_.prefix + ":v1:claim:";
     for (const auto& server : servers_) {
@@ -243,7 +243,7 @@ class RedisTier final : public Tier {
   }
 
   TierResult check(Deadline deadline) override {
-    const util::ErrnoGuard errno_guard;
+    const platform::ErrnoGuard errno_guard;
     std::string detail;
     TierCode worst = TierCode::kOk;
     for (const auto& server : servers_) {
@@ -433,7 +433,7 @@ class RedisTier final : public Tier {
 }  // namespace
 
 std::unique_ptr<Tier> make_redis_tier(const TierUrl& url, const TierOptions& options, std::string* problem) {
-  const util::ErrnoGuard errno_guard;
+  const platform::ErrnoGuard errno_guard;
   std::optional<redis::RedisConfig> config = redis::redis_config(url, problem);
   if (!config) return nullptr;
   return std::make_unique<RedisTier>(std::move(*config), options, redis::redis_display_name(url));

@@ -1,4 +1,4 @@
-// The Windows fault guard (store/windows/fault_guard.cc) under Wine, for tests/integration/wine_test.cc: a
+// The Windows fault guard (platform/fault_guard_windows.cc) under Wine, for tests/integration/wine_test.cc: a
 // guarded call that reads an unmapped address, or that meets an in-page error (raised here as the
 // system raises it for a failed read of a mapped file), returns false and the program goes on; a
 // sound call returns true; calls nest; escape_if_guarded leaves a guarded call as a fault would;
@@ -7,9 +7,9 @@
 
 #include <cstdio>
 
-#include "store/lmdb/fault_guard.h"
+#include "platform/fault_guard.h"
 
-namespace guard = nvrtc_cache::store::lmdb;
+namespace guard = nvrtc_cache::platform;
 
 namespace {
 

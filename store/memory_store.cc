@@ -1,4 +1,4 @@
-#include "tests/support/memory_store.h"
+#include "store/memory_store.h"
 
 #include <new>
 

@@ -1,4 +1,5 @@
-#include "util/own_file.h"
+// Opening the user's own files (platform/own_file.h) on POSIX.
+#include "platform/own_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,9 +9,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "util/errno_guard.h"
+#include "platform/errno_guard.h"
 
-namespace nvrtc_cache::util {
+namespace nvrtc_cache::platform {
 namespace {
 
 void say(std::string* why, std::string text) {
@@ -79,4 +80,4 @@ std::optional<std::string> read_regular_file(const std::string& path, std::size_
   return text;
 }
 
-}  // namespace nvrtc_cache::util
+}  // namespace nvrtc_cache::platform

@@ -1,5 +1,5 @@
 // MemoryStore: an in-process Store with least-recently-used eviction under a byte cap. Test support
-// for the store tests and the benchmarks (library nvrtc_cache_test_support); the shim uses LmdbStore.
+// for the store tests and the benchmarks (library nvrtc_cache_memory_store); the shim uses LmdbStore.
 // Contract: thread-safe (one mutex); nothing touches the filesystem; contents die with the process.
 // A value larger than the cap is not stored. Counters live in memory too.
 // Accounting: size_bytes() and the cap count value bytes only (keys are not counted), matching

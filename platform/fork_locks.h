@@ -9,6 +9,9 @@
 // writer by thread id, and the child's only thread has a new one. Participants are registered
 // from library constructors (single-threaded, before any thread can take their locks); the handler
 // is installed with the first registration, so no lock is held while pthread_atfork runs.
+// Threads: join_fork_order from library constructors only; publish_once from any thread.
+// Implementations: fork_locks_posix.cc (pthread_atfork) and fork_locks_windows.cc (no fork there:
+// participants are accepted and never called), chosen by the build. No filesystem access.
 //
 // Lock order: a thread holding a lock may take only locks of a later rank.
 //   kRuntimeCreation  shim/runtime.cc                creating the Runtime (configuration, log file)
@@ -22,7 +25,7 @@
 //   kNvrtcCode        shim/watch/file_watch.cc       NVRTC's code ranges and import redirection
 //                                                    (takes the loader's lock, no other of the set)
 //   kStoreRegistry    store/lmdb/environment_registry.cc  open LMDB environments (may take kFaultGuard)
-//   kFaultGuard       store/lmdb/fault_guard.cc      installing the SIGSEGV/SIGBUS guard once
+//   kFaultGuard       platform/fault_guard_posix.cc  installing the SIGSEGV/SIGBUS guard once
 //   kLogTopics        core/log.cc                    topics already logged once
 //   kWriteBehind      store/remote/write_behind.cc   the shared tiers' write queue (no other lock is
 //                                                    taken under it; tier I/O runs outside it)
@@ -50,7 +53,7 @@
 #include <atomic>
 #include <memory>
 
-namespace nvrtc_cache::store {
+namespace nvrtc_cache::platform {
 
 enum class ForkRank : int {
   kRuntimeCreation,
@@ -107,4 +110,4 @@ T* publish_once(std::atomic<T*>& slot, Make make) {
   return expected;
 }
 
-}  // namespace nvrtc_cache::store
+}  // namespace nvrtc_cache::platform

@@ -1,4 +1,4 @@
-// The fault guard (store/lmdb/fault_guard.h) on Windows. A read of a mapped page that fails
+// The fault guard (platform/fault_guard.h) on Windows. A read of a mapped page that fails
 // (EXCEPTION_IN_PAGE_ERROR: the disk or network under the file failed) or that LMDB makes through
 // a damaged page number (EXCEPTION_ACCESS_VIOLATION) raises a structured exception; a vectored
 // handler, installed once, sends a thread that is inside a guarded call back to run_guarded()
@@ -10,9 +10,9 @@
 
 #include <atomic>
 
-#include "store/lmdb/fault_guard.h"
+#include "platform/fault_guard.h"
 
-namespace nvrtc_cache::store::lmdb {
+namespace nvrtc_cache::platform {
 namespace {
 
 // The jump buffer of this thread's innermost guarded call (__builtin_setjmp's five words).
@@ -70,4 +70,4 @@ void escape_if_guarded() {
   }
 }
 
-}  // namespace nvrtc_cache::store::lmdb
+}  // namespace nvrtc_cache::platform

@@ -6,7 +6,7 @@
 // handle holds, not the path it was opened by. A reparse point (junction, symbolic link) is never
 // followed by the handle-based calls: it is reported as S_IFLNK, and open_directory_at refuses it
 // with ELOOP. struct stat gets the volume serial number and the 64-bit file index (file_id(),
-// store/env.h), the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times.
+// platform/env.h), the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times; no owner.
 #include <windows.h>
 
 #include <algorithm>
@@ -15,10 +15,11 @@
 #include <mutex>
 #include <vector>
 
-#include "store/env.h"
-#include "store/windows/wide.h"
+#include "platform/env.h"
+#include "platform/windows/last_error.h"
+#include "platform/windows/wide.h"
 
-namespace nvrtc_cache::store {
+namespace nvrtc_cache::platform {
 namespace {
 
 class SystemEnv final : public Env {
@@ -167,6 +168,24 @@ int stat_path(const std::wstring& path, bool follow, struct stat* out) {
 }
 
 }  // namespace
+
+FileId file_id(const struct stat& st) {
+  return {static_cast<std::uint32_t>(st.st_dev),
+          static_cast<std::uint64_t>(st.st_ino) | static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_uid)) << 16 |
+              static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_gid)) << 32 |
+              static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_rdev)) << 48};
+}
+
+// The CRT's struct stat has whole seconds (fill_stat above).
+std::int64_t modified_time_ns(const struct stat& st) { return std::int64_t{st.st_mtime} * 1'000'000'000; }
+std::int64_t changed_time_ns(const struct stat& st) { return std::int64_t{st.st_ctime} * 1'000'000'000; }
+
+// No owner: a directory's ACL says who may use it (the cache directory defaults to one under the
+// user's profile), and st_uid carries bits of the file index.
+Owner owner_of(const struct stat&) { return Owner::kUnknown; }
+
+// No statfs on Windows: no directory is found to be on a network filesystem.
+const char* network_filesystem_at(Env&, int) { return nullptr; }
 
 int stat_open_file(std::intptr_t file, struct stat* out) {
   const LastErrorKept kept;
@@ -403,4 +422,4 @@ Env* Env::system() {
   return env;
 }
 
-}  // namespace nvrtc_cache::store
+}  // namespace nvrtc_cache::platform

@@ -1,11 +1,12 @@
-#include "store/fork_locks.h"
-#include "util/errno_guard.h"
+// The fork order (platform/fork_locks.h) on POSIX: one pthread_atfork handler for every participant.
+#include "platform/fork_locks.h"
+#include "platform/errno_guard.h"
 
 #include <pthread.h>
 
 #include <cerrno>
 
-namespace nvrtc_cache::store {
+namespace nvrtc_cache::platform {
 namespace {
 
 constexpr int kRanks = static_cast<int>(ForkRank::kCount);
@@ -15,21 +16,21 @@ ForkParticipant g_participants[kRanks] = {};
 bool g_installed = false;
 
 void prepare() {
-  const util::ErrnoGuard errno_guard;
+  const ErrnoGuard errno_guard;
   for (const ForkParticipant& p : g_participants) {
     if (p.prepare) p.prepare();
   }
 }
 
 void in_parent() {
-  const util::ErrnoGuard errno_guard;
+  const ErrnoGuard errno_guard;
   for (int rank = kRanks - 1; rank >= 0; --rank) {
     if (const auto fn = g_participants[rank].in_parent) fn();
   }
 }
 
 void in_child() {
-  const util::ErrnoGuard errno_guard;
+  const ErrnoGuard errno_guard;
   for (int rank = kRanks - 1; rank >= 0; --rank) {
     if (const auto fn = g_participants[rank].in_child) fn();
   }
@@ -47,4 +48,4 @@ void join_fork_order(ForkRank rank, ForkParticipant participant) {
   }
 }
 
-}  // namespace nvrtc_cache::store
+}  // namespace nvrtc_cache::platform

@@ -2,14 +2,18 @@
 // secret files — so that no path another user prepared can divert, capture or stall them: never
 // through a symbolic link, never blocking on a FIFO or device (opened non-blocking, then required to
 // be a regular file), and, for files written, never one another user owns.
-// Contract: POSIX only; thread-safe; preserves errno; never throws except std::bad_alloc (read_own_file).
+// Contract: thread-safe; fork: none of its own (descriptors are close-on-exec); preserves errno;
+// never throws except std::bad_alloc (read_regular_file).
+// Implementations, chosen by the build: own_file_posix.cc as above; own_file_windows.cc opens with
+// the CRT (no owner to check: the files live under the user's profile) and reads through the Env,
+// saying nothing about why a file could not be used (`why` stays empty).
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
 
-namespace nvrtc_cache::util {
+namespace nvrtc_cache::platform {
 
 // Opens `path` to append to it: created 0600 if missing, or an existing regular file owned by this
 // user. Returns the descriptor (close-on-exec, blocking writes), or -1 with `why` (if given) saying
@@ -24,4 +28,4 @@ int open_own_file_for_append(const std::string& path, std::string* why = nullptr
 std::optional<std::string> read_regular_file(const std::string& path, std::size_t max_bytes, std::string* why = nullptr,
                                              unsigned* mode = nullptr);
 
-}  // namespace nvrtc_cache::util
+}  // namespace nvrtc_cache::platform

@@ -1,6 +1,8 @@
-// UTF-8 <-> UTF-16 for the Windows port (paths and environment variables), the environment read by
-// name, and LastErrorKept (the thread's last-error value restored when a scope ends). Contract: pure functions apart from reading the environment; thread-safe; an
-// invalid sequence converts to an empty string; may throw std::bad_alloc only.
+// UTF-8 <-> UTF-16 for the Windows port (paths and environment variables) and the environment read
+// by name (the process's environment block, not the CRT's copy). Windows only.
+// Contract: pure functions apart from reading the environment; thread-safe; fork: none on Windows;
+// no filesystem access; an invalid sequence converts to an empty string; the thread's last-error
+// value is kept; may throw std::bad_alloc only.
 #pragma once
 
 #include <windows.h>
@@ -9,19 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace nvrtc_cache::store::windows {
-
-// Restores the thread's last-error value when the scope ends: the port runs inside its host's calls.
-class LastErrorKept {
- public:
-  LastErrorKept() : saved_(GetLastError()) {}
-  ~LastErrorKept() { SetLastError(saved_); }
-  LastErrorKept(const LastErrorKept&) = delete;
-  LastErrorKept& operator=(const LastErrorKept&) = delete;
-
- private:
-  DWORD saved_;
-};
+namespace nvrtc_cache::platform::windows {
 
 inline std::wstring to_wide(std::string_view utf8) {
   if (utf8.empty()) return {};
@@ -63,4 +53,4 @@ inline std::optional<std::string> environment_variable(const std::wstring& name)
   return to_utf8(value);
 }
 
-}  // namespace nvrtc_cache::store::windows
+}  // namespace nvrtc_cache::platform::windows

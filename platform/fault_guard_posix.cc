@@ -1,4 +1,5 @@
-#include "store/lmdb/fault_guard.h"
+// The fault guard (platform/fault_guard.h) on POSIX: SIGSEGV and SIGBUS handlers, sigsetjmp/siglongjmp.
+#include "platform/fault_guard.h"
 
 #include <csetjmp>
 #include <atomic>
@@ -7,9 +8,9 @@
 
 #include <pthread.h>
 
-#include "store/fork_locks.h"
+#include "platform/fork_locks.h"
 
-namespace nvrtc_cache::store::lmdb {
+namespace nvrtc_cache::platform {
 namespace {
 
 thread_local sigjmp_buf* t_jump = nullptr;
@@ -95,4 +96,4 @@ void escape_if_guarded() {
   }
 }
 
-}  // namespace nvrtc_cache::store::lmdb
+}  // namespace nvrtc_cache::platform

@@ -1,0 +1,123 @@
+// Env: the seam to the filesystem, the environment and the clock (leveldb's Env), for the store, for
+// direct mode's dependency checks (direct/dependencies.cc) and for reading configuration. Production
+// code uses Env::system(); tests substitute an Env that fails chosen operations (ENOSPC, EIO, EACCES,
+// short reads) or moves the clock, so failure handling is tested deterministically. The store adds
+// its fault hook for LMDB's operations in store/env.h.
+// Contract: implementations are thread-safe; each call returns 0 or an errno value and never throws;
+// Env::system() lives for the whole process (created lock-free, so a child forked while it is being
+// created makes its own). Filesystem access is by handle (`dir` is a directory descriptor, O_PATH is
+// enough; `name` is one path component, never followed if it is a symbolic link), as the cache
+// directory walk needs (store/directory_handle.h); the defaults are the system calls, so a test Env
+// overrides only those it fails. A descriptor returned by open_directory_at is O_CLOEXEC and belongs
+// to the caller.
+// Implementations: env_posix.cc (the system calls) and env_windows.cc, chosen by the build. On
+// Windows paths are UTF-8, a "descriptor" is an entry of that file's table of directory handles
+// (FILE_FLAG_BACKUP_SEMANTICS, never following a reparse point, which it reports as a symbolic link),
+// struct stat carries the volume serial number and the 64-bit file index (file_id() below), times
+// have whole seconds, no owner is reported (owner_of() below) and statfs_at fails with ENOSYS.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+// What the Env reports where the C library has no name for it (Windows' CRT): a reparse point is a
+// symbolic link, and AT_FDCWD names the working directory.
+#ifndef S_IFLNK
+#define S_IFLNK 0xA000
+#endif
+#ifndef S_ISLNK
+#define S_ISLNK(m) (((m) & S_IFMT) == S_IFLNK)
+#endif
+#ifndef AT_FDCWD
+#define AT_FDCWD (-100)
+#endif
+
+struct statfs;  // <sys/statfs.h> where there is such a call
+
+namespace nvrtc_cache::platform {
+
+// A file's identity: st_dev and st_ino. On Windows struct stat's st_ino has 16 bits, so the Windows
+// Env spreads the 64-bit file index over st_ino, st_uid, st_gid and st_rdev; file_id() reassembles it.
+struct FileId {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  auto operator<=>(const FileId&) const = default;
+};
+FileId file_id(const struct stat& st);
+
+// st_mtim and st_ctim in nanoseconds since the Unix epoch (Windows: whole seconds).
+std::int64_t modified_time_ns(const struct stat& st);
+std::int64_t changed_time_ns(const struct stat& st);
+
+// Who owns a file, by the struct stat an Env filled: st_uid against this process's effective user
+// (kRoot: uid 0 when this process is not root). kUnknown where the Env reports no owner (Windows: a
+// directory's ACL says who may use it, and st_uid carries file-index bits), so neither owners nor
+// POSIX mode bits can be checked.
+enum class Owner { kThisUser, kRoot, kAnotherUser, kUnknown };
+Owner owner_of(const struct stat& st);
+
+// fstat() of an open file (LMDB's data file; on Windows the HANDLE's value); 0 or an errno value.
+int stat_open_file(std::intptr_t file, struct stat* out);
+// Closes, or duplicates (-1 on failure), a descriptor returned by Env::open_directory_at.
+void close_directory_descriptor(int fd);
+int duplicate_directory_descriptor(int fd);
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  // Wall-clock seconds (access times for eviction are this coarse on purpose).
+  virtual std::int64_t now_seconds() = 0;
+
+  // stat() of a path (following links).
+  virtual int stat(const std::string& path, struct stat* out);
+
+  // openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW): ELOOP or ENOTDIR when `name` is a
+  // symbolic link or not a directory. `dir` may be AT_FDCWD (then `name` may be "/" or ".").
+  virtual int open_directory_at(int dir, const std::string& name, int* fd);
+  // mkdirat(dir, name, mode); a mode granting more than the owner's bits is then applied exactly
+  // (fchmodat), whatever the umask.
+  virtual int make_directory_at(int dir, const std::string& name, mode_t mode);
+  // fchmodat(dir, name, mode) (Windows: nothing to do, 0).
+  virtual int change_mode_at(int dir, const std::string& name, mode_t mode);
+  // fstatat(dir, name, AT_SYMLINK_NOFOLLOW); an empty `name` stats `dir` itself.
+  virtual int stat_at(int dir, const std::string& name, struct stat* out);
+  virtual int statfs_at(int dir, struct statfs* out);
+  virtual int read_link_at(int dir, const std::string& name, std::string* target);
+  virtual int rename_at(int dir, const std::string& from, const std::string& to);
+  // unlinkat; `directory` removes an (empty) directory.
+  virtual int remove_at(int dir, const std::string& name, bool directory);
+  // The names in `dir`, "." and ".." left out, in no particular order.
+  virtual int list_directory(int dir, std::vector<std::string>* names);
+  // Reads up to `size` bytes at `offset` of the file `name` in `dir` (opened O_NOFOLLOW, then closed:
+  // never lock.mdb, whose fcntl locks closing would drop); `*read` gets the count (short at end).
+  virtual int read_file_at(int dir, const std::string& name, void* buffer, std::size_t size, off_t offset,
+                           std::size_t* read);
+
+  // Reads by path, for direct mode: the whole regular file at `path` (O_RDONLY | O_NONBLOCK,
+  // following links; EINVAL for anything else, which is never waited on; EFBIG once it passes
+  // `max_bytes`), realpath(3) and readlink(2) of `path`, and an environment variable (nullopt when it
+  // is not set).
+  virtual int read_file(const std::string& path, std::size_t max_bytes, std::string* content);
+  virtual int real_path(const std::string& path, std::string* resolved);
+  virtual int read_link(const std::string& path, std::string* target);
+  virtual std::optional<std::string> environment_variable(const std::string& name);
+  // CLOCK_REALTIME in nanoseconds, the clock file timestamps are compared with.
+  virtual std::int64_t now_realtime_ns();
+
+  static Env* system();
+};
+
+// The network filesystem the directory `dir` is on, by env.statfs_at ("NFS", "SMB", "Lustre", ...:
+// those LMDB cannot safely share a lock file or a map on), or nullptr when it is on none, or when
+// that cannot be told (Windows: never asked).
+const char* network_filesystem_at(Env& env, int dir);
+
+}  // namespace nvrtc_cache::platform
