@@ -7,11 +7,7 @@
 #include "keying/option_table.h"
 #include "shim/capture.h"
 #include "shim/hooks.h"
-#ifdef _WIN32
-#include "platform/windows/last_error.h"
-#else
-#include "platform/errno_guard.h"
-#endif
+#include "platform/error_state.h"
 
 namespace nvrtc_cache::shim {
 
@@ -236,11 +232,7 @@ namespace {
 
 // Keeps the caller's error state (errno; on Windows the thread's last-error value) across the
 // recording.
-#ifdef _WIN32
-using ErrorStateGuard = platform::windows::LastErrorKept;
-#else
-using ErrorStateGuard = platform::ErrnoGuard;
-#endif
+using ErrorStateGuard = platform::ErrorStateKept;
 
 }  // namespace
 
