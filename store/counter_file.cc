@@ -10,13 +10,6 @@
 #include "platform/errno_guard.h"
 
 namespace nvrtc_cache::store {
-
-namespace {
-std::atomic<std::uint64_t> g_counter_file_generation{1};
-}  // namespace
-
-std::uint64_t counter_file_generation() { return g_counter_file_generation.load(std::memory_order_acquire); }
-void note_counter_file_replaced() { g_counter_file_generation.fetch_add(1, std::memory_order_acq_rel); }
 namespace {
 
 constexpr char kMagic[8] = {'N', 'V', 'R', 'C', 'C', 'T', 'R', '1'};

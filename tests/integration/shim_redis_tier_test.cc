@@ -274,36 +274,60 @@ std::string claim_key_of(const std::string& manifest_key) {
   return "nvrtc-cache:v1:claim:" + hex;
 }
 
+// Cross-node claims against one program's claim key: node "a" stores the program through Redis
+// (so its keys are known), then each cold compile runs on a fresh node with the shared values gone,
+// the test having set the claim as it likes.
+class SharedRedisClaims : public SharedRedisTier {
+ protected:
+  void SetUp() override {
+    SharedRedisTier::SetUp();
+    ASSERT_TRUE(server_.ok());
+    direct_trivial_ = probe({"trivial"}, {});
+    const ProcessResult first = probe({"trivial"}, env_of("a"));
+    ASSERT_EQ(first.out, direct_trivial_.out) << first.err;
+    ASSERT_TRUE(wait_for_data_keys(server_, 2));
+    for (const std::string& key : data_keys(server_)) {
+      if (server_.command({"GET", key}).text.find("NVMF") != std::string::npos) manifest_key_ = key;
+    }
+    ASSERT_NE(manifest_key_, "");
+    claim_key_ = claim_key_of(manifest_key_);
+  }
+  EnvVars env_of(const std::string& name) const { return node_env(node(name), server_.url(), secret_file_); }
+  // A cold compile on a new node: exact, and how long it took.
+  std::pair<ProcessResult, std::chrono::steady_clock::duration> cold_compile_on(const std::string& name) {
+    for (const std::string& key : data_keys(server_)) server_.command({"DEL", key});  // nothing shared to serve
+    EnvVars env = env_of(name);
+    env["NVRTC_CACHE_WAIT_TIMEOUT"] = "120";
+    const auto started = std::chrono::steady_clock::now();
+    ProcessResult r = probe({"trivial"}, env);
+    EXPECT_EQ(r.out, direct_trivial_.out) << r.err;
+    return {std::move(r), std::chrono::steady_clock::now() - started};
+  }
+  void set_claim(const std::string& token, const std::string& lease_ms) {
+    ASSERT_EQ(server_.command({"SET", claim_key_, token, "PX", lease_ms}).kind, Reply::Kind::kStatus);
+  }
+
+  RedisServer server_;
+  std::string secret_file_;  // set before SetUp by a test that signs
+  ProcessResult direct_trivial_;
+  std::string manifest_key_, claim_key_;
+};
+
+class SignedRedisClaims : public SharedRedisClaims {
+ protected:
+  void SetUp() override {
+    secret_file_ = root_.path() + "/secret";
+    std::ofstream(secret_file_) << "a shared secret of the fleet\n";
+    ASSERT_EQ(::chmod(secret_file_.c_str(), 0600), 0);
+    SharedRedisClaims::SetUp();
+  }
+};
+
 // With a secret, a cross-node claim carries its holder's MAC. A claim anyone could set without it
 // (one SET ..., with a lease as short as a holder's) is not waited for: the cold compile runs at
 // once, exact, said once; a signed claim is still waited for (until its holder's lease ends).
-TEST_F(SharedRedisTier, AForeignUnsignedClaimDelaysNoCompileWithASecret) {
-  RedisServer server;
-  ASSERT_TRUE(server.ok());
-  const std::string secret_file = root_.path() + "/secret";
-  std::ofstream(secret_file) << "a shared secret of the fleet\n";
-  ASSERT_EQ(::chmod(secret_file.c_str(), 0600), 0);
-  const ProcessResult direct = probe({"trivial"}, {});
-  const ProcessResult first = probe({"trivial"}, node_env(node("a"), server.url(), secret_file));
-  ASSERT_EQ(first.out, direct.out) << first.err;
-  ASSERT_TRUE(wait_for_data_keys(server, 2));
-  std::string manifest_key;
-  for (const std::string& key : data_keys(server)) {
-    if (server.command({"GET", key}).text.find("NVMF") != std::string::npos) manifest_key = key;
-  }
-  ASSERT_NE(manifest_key, "");
-  const std::string claim_key = claim_key_of(manifest_key);
-  auto cold_compile_on = [&](const std::string& name) {
-    for (const std::string& key : data_keys(server)) server.command({"DEL", key});  // nothing shared to serve
-    EnvVars env = node_env(node(name), server.url(), secret_file);
-    env["NVRTC_CACHE_WAIT_TIMEOUT"] = "60";
-    const auto started = std::chrono::steady_clock::now();
-    ProcessResult r = probe({"trivial"}, env);
-    EXPECT_EQ(r.out, direct.out) << r.err;
-    return std::pair{std::move(r), std::chrono::steady_clock::now() - started};
-  };
-
-  ASSERT_EQ(server.command({"SET", claim_key, "anyone", "PX", "4000"}).kind, Reply::Kind::kStatus);
+TEST_F(SignedRedisClaims, AForeignUnsignedClaimDelaysNoCompile) {
+  set_claim("anyone", "4000");
   const auto [foreign, foreign_took] = cold_compile_on("b");
   EXPECT_LT(foreign_took, std::chrono::milliseconds(3500)) << "the compile waited for a claim anyone could set";
   EXPECT_NE(foreign.err.find("a claim not signed with the secret is not waited for"), std::string::npos)
@@ -313,11 +337,10 @@ TEST_F(SharedRedisTier, AForeignUnsignedClaimDelaysNoCompileWithASecret) {
   // Control: a claim signed with the secret (a genuine holder on another node, whose lease ends in 3 s)
   // is waited for.
   std::string problem;
-  const std::optional<store::remote::Secret> secret = store::remote::read_secret_file(secret_file, &problem, nullptr);
+  const std::optional<store::remote::Secret> secret = store::remote::read_secret_file(secret_file_, &problem, nullptr);
   ASSERT_TRUE(secret) << problem;
-  const std::string tier_key = "nvrtc-cache:claim:" + manifest_key.substr(std::string("nvrtc-cache:v1:4d").size());
-  const std::string signed_token = store::remote::seal_value(tier_key, "a genuine holder", &*secret);
-  ASSERT_EQ(server.command({"SET", claim_key, signed_token, "PX", "3000"}).kind, Reply::Kind::kStatus);
+  const std::string tier_key = "nvrtc-cache:claim:" + manifest_key_.substr(std::string("nvrtc-cache:v1:4d").size());
+  set_claim(store::remote::seal_value(tier_key, "a genuine holder", &*secret), "3000");
   const auto [waited, waited_took] = cold_compile_on("c");
   EXPECT_GE(waited_took, std::chrono::milliseconds(2500)) << "a signed claim was not waited for";
   EXPECT_EQ(waited.err.find("not signed"), std::string::npos) << waited.err;
@@ -327,30 +350,8 @@ TEST_F(SharedRedisTier, AForeignUnsignedClaimDelaysNoCompileWithASecret) {
 // longer lease (one `SET ... PX 3600000` by any client) is not one a holder set: not waited for,
 // said once. A claim whose holder stopped renewing it (killed, stopped, cut off) lapses within its
 // lease, so the cold compile waits for it at most that long.
-TEST_F(SharedRedisTier, AForeignOrStaleClaimDelaysACompileByOneLeaseAtMost) {
-  RedisServer server;
-  ASSERT_TRUE(server.ok());
-  const ProcessResult direct = probe({"trivial"}, {});
-  const ProcessResult first = probe({"trivial"}, node_env(node("a"), server.url()));
-  ASSERT_EQ(first.out, direct.out) << first.err;
-  ASSERT_TRUE(wait_for_data_keys(server, 2));
-  std::string manifest_key;
-  for (const std::string& key : data_keys(server)) {
-    if (server.command({"GET", key}).text.find("NVMF") != std::string::npos) manifest_key = key;
-  }
-  ASSERT_NE(manifest_key, "");
-  const std::string claim_key = claim_key_of(manifest_key);
-  auto cold_compile_on = [&](const std::string& name) {
-    for (const std::string& key : data_keys(server)) server.command({"DEL", key});
-    EnvVars env = node_env(node(name), server.url());
-    env["NVRTC_CACHE_WAIT_TIMEOUT"] = "120";
-    const auto started = std::chrono::steady_clock::now();
-    ProcessResult r = probe({"trivial"}, env);
-    EXPECT_EQ(r.out, direct.out) << r.err;
-    return std::pair{std::move(r), std::chrono::steady_clock::now() - started};
-  };
-
-  ASSERT_EQ(server.command({"SET", claim_key, "anyone", "PX", "3600000"}).kind, Reply::Kind::kStatus);
+TEST_F(SharedRedisClaims, AForeignOrStaleClaimDelaysACompileByOneLeaseAtMost) {
+  set_claim("anyone", "3600000");
   const auto [foreign, foreign_took] = cold_compile_on("b");
   EXPECT_LT(foreign_took, std::chrono::seconds(3)) << "the compile waited for a claim no holder set";
   EXPECT_NE(foreign.err.find("a claim with a longer lease than a holder takes is not waited for"), std::string::npos)
@@ -359,7 +360,7 @@ TEST_F(SharedRedisTier, AForeignOrStaleClaimDelaysACompileByOneLeaseAtMost) {
   EXPECT_EQ(get(counters_of(node("b")), "waited"), 0);
 
   // A holder's claim, no longer renewed: waited for until it lapses (4 s), then compiled here.
-  ASSERT_EQ(server.command({"SET", claim_key, "a holder that died", "PX", "4000"}).kind, Reply::Kind::kStatus);
+  set_claim("a holder that died", "4000");
   const auto [stale, stale_took] = cold_compile_on("c");
   EXPECT_GE(stale_took, std::chrono::milliseconds(3500)) << "a holder's claim was not waited for";
   EXPECT_LT(stale_took, std::chrono::seconds(30)) << "a stale claim delayed the compile past its lease";
