@@ -95,7 +95,11 @@ TEST(Config, WaitTimeout) {
 }
 
 TEST(Config, ParseSize) {
-  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("4096B"), 4096u);
+  EXPECT_EQ(parse_size("10"), 10ull << 30) << "no unit: GiB, as ccache";
+  EXPECT_EQ(parse_size("0.5"), 1ull << 29);
+  EXPECT_EQ(parse_size("10Gi"), 10ull << 30);
+  EXPECT_EQ(parse_size("500M"), 500ull << 20);
   EXPECT_EQ(parse_size("512M"), 512ull << 20);
   EXPECT_EQ(parse_size("10G"), 10ull << 30);
   EXPECT_EQ(parse_size("1.5GiB"), 3ull << 29);
