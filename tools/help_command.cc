@@ -312,8 +312,8 @@ std::string command_overview(const CLI::App& app) {
                                       option->get_description())) +
            "\n";
   }
-  out += "\n`nvrtc-cache help COMMAND` or `nvrtc-cache COMMAND --help` shows a command's help,\n"
-         "`nvrtc-cache help --man` the manual page.\n";
+  out += "\n`nvrtc-cache help COMMAND` (or `nvrtc-cache COMMAND --help`) shows a command's\n"
+         "help, `nvrtc-cache help --man` the manual page.\n";
   return out;
 }
 
