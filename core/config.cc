@@ -27,10 +27,18 @@ Config defaults(const EnvLookup& lookup) {
   return c;
 }
 
-// Applies one value from `origin`; a bad one keeps the value before it and says which.
-void apply(Config& c, const SettingSpec& spec, std::string_view value, std::string origin, std::string_view named) {
+// Applies one value from `origin`; a bad one keeps the value before it and says which. A path's
+// `~` and `$VAR` / `${VAR}` are expanded first (expand_path).
+void apply(Config& c, const SettingSpec& spec, std::string_view value, std::string origin, std::string_view named,
+           const EnvLookup& lookup) {
   const std::size_t index = setting_index(spec);
-  if (std::optional<std::string> problem = spec.apply(c, value)) {
+  std::optional<std::string> problem;
+  std::string expanded(value);
+  if (spec.type == SettingType::kPath) {
+    if (std::optional<std::string> path = expand_path(value, lookup, &problem)) expanded = std::move(*path);
+  }
+  if (!problem) problem = spec.apply(c, expanded);
+  if (problem) {
     std::string shown = spec.show(c);
     if (shown.empty()) shown = spec.default_text;
     std::string where = origin.starts_with("environment ") ? "" : origin + ": ";
@@ -44,7 +52,7 @@ void apply(Config& c, const SettingSpec& spec, std::string_view value, std::stri
 void apply_environment(Config& c, const EnvLookup& lookup) {
   for (const SettingSpec& spec : settings()) {
     const std::string env(spec.env);
-    if (auto v = lookup(env.c_str()); v && !v->empty()) apply(c, spec, *v, "environment " + env, spec.env);
+    if (auto v = lookup(env.c_str()); v && !v->empty()) apply(c, spec, *v, "environment " + env, spec.env, lookup);
   }
 }
 
@@ -60,7 +68,7 @@ std::string shown(std::string_view line) {
 // At most this many messages about the lines of one file; then one that counts the rest.
 constexpr std::size_t kMaxLineProblemsPerFile = 3;
 
-void apply_file(Config& c, const std::string& path, const FileReader& read) {
+void apply_file(Config& c, const std::string& path, const FileReader& read, const EnvLookup& lookup) {
   if (path.empty()) return;
   const ConfigFileText file = read(path);
   if (!file.text) {
@@ -88,10 +96,13 @@ void apply_file(Config& c, const std::string& path, const FileReader& read) {
     }
     const SettingSpec* spec = find_setting(parsed->key);
     if (spec == nullptr || spec->key != parsed->key) {
-      line_problem(origin + ": unknown setting '" + shown(parsed->key) + "' (`nvrtc-cache config` lists them); ignored");
+      const std::string suggestion = suggest_key(parsed->key);
+      line_problem(origin + ": unknown setting '" + shown(parsed->key) + "'" +
+                   (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?") +
+                   " (`nvrtc-cache config` lists them); ignored");
       continue;
     }
-    if (!parsed->value.empty()) apply(c, *spec, parsed->value, origin, spec->key);
+    if (!parsed->value.empty()) apply(c, *spec, parsed->value, origin, spec->key, lookup);
   }
   if (line_problems > kMaxLineProblemsPerFile) {
     c.problems.push_back(path + ": " + std::to_string(line_problems - kMaxLineProblemsPerFile) +
@@ -111,6 +122,59 @@ std::optional<ConfigLine> parse_config_line(std::string_view line) {
   return out;
 }
 
+std::optional<std::string> expand_path(std::string_view value, const EnvLookup& lookup, std::optional<std::string>* problem) {
+  auto variable = [&](const std::string& name) -> std::optional<std::string> {
+    std::optional<std::string> v = lookup(name.c_str());
+    if (!v || v->empty()) {
+      *problem = "names $" + name + ", which is not set";
+      return std::nullopt;
+    }
+    return v;
+  };
+  std::string out;
+  std::size_t i = 0;
+  if (value.starts_with("~") && (value.size() == 1 || value[1] == '/' || value[1] == '\\')) {
+    std::optional<std::string> home = lookup("HOME");
+    if (!home || home->empty()) home = lookup("USERPROFILE");  // Windows
+    if (!home || home->empty()) {
+      *problem = "starts with ~, but $HOME is not set";
+      return std::nullopt;
+    }
+    out = *home;
+    i = 1;
+  }
+  auto name_char = [](char ch, bool first) {
+    return ch == '_' || std::isalpha(static_cast<unsigned char>(ch)) || (!first && std::isdigit(static_cast<unsigned char>(ch)));
+  };
+  while (i < value.size()) {
+    if (value[i] != '$' || i + 1 >= value.size()) {
+      out += value[i++];
+      continue;
+    }
+    if (value[i + 1] == '{') {
+      const std::size_t close = value.find('}', i + 2);
+      if (close == std::string_view::npos || close == i + 2) {
+        *problem = "has a ${ without a variable name and }";
+        return std::nullopt;
+      }
+      const std::optional<std::string> v = variable(std::string(value.substr(i + 2, close - i - 2)));
+      if (!v) return std::nullopt;
+      out += *v;
+      i = close + 1;
+    } else if (name_char(value[i + 1], true)) {
+      std::size_t end = i + 1;
+      while (end < value.size() && name_char(value[end], false)) ++end;
+      const std::optional<std::string> v = variable(std::string(value.substr(i + 1, end - i - 1)));
+      if (!v) return std::nullopt;
+      out += *v;
+      i = end;
+    } else {
+      out += value[i++];  // a '$' not followed by a name is itself
+    }
+  }
+  return out;
+}
+
 std::optional<std::uint64_t> parse_size(const std::string& text) {
   std::size_t pos = 0;
   while (pos < text.size() && (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.')) ++pos;
@@ -123,8 +187,10 @@ std::optional<std::uint64_t> parse_size(const std::string& text) {
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (unit.ends_with("IB")) unit.resize(unit.size() - 2);
   else if (unit.size() > 1 && unit.ends_with("B")) unit.resize(unit.size() - 1);
+  else if (unit.size() == 2 && unit.ends_with("I")) unit.resize(1);  // "10Gi"
   double scale = 1;
-  if (unit.empty() || unit == "B") scale = 1;
+  if (unit.empty()) scale = 0x1p30;  // no unit: GiB, as ccache's max_size
+  else if (unit == "B") scale = 1;
   else if (unit == "K") scale = 0x1p10;
   else if (unit == "M") scale = 0x1p20;
   else if (unit == "G") scale = 0x1p30;
@@ -174,8 +240,8 @@ ConfigFileText read_config_file(const std::string& path) {
 Config load_config(const EnvLookup& lookup, const FileReader& read) {
   Config c = defaults(lookup);
   const ConfigPaths paths = config_paths(lookup);
-  apply_file(c, paths.system, read);
-  apply_file(c, paths.user, read);
+  apply_file(c, paths.system, read, lookup);
+  apply_file(c, paths.user, read, lookup);
   apply_environment(c, lookup);
   return c;
 }

@@ -92,10 +92,16 @@ std::optional<ConfigLine> parse_config_line(std::string_view line);
 // Where and how the store is opened (store/cache_directory.h), from the configuration.
 store::CachePolicy cache_policy(const Config& config);
 
+// A path value as the configuration gives it, with a leading `~` (followed by a separator or
+// nothing) replaced by $HOME and each `$VAR` / `${VAR}` by that variable, as ccache does; nullopt,
+// with *problem saying why, when a variable it names is not set.
+std::optional<std::string> expand_path(std::string_view value, const EnvLookup& lookup, std::optional<std::string>* problem);
+
 // "30", "0.5" -> that many seconds (0 to 86400); nullopt when malformed or out of range.
 std::optional<std::chrono::milliseconds> parse_seconds(const std::string& text);
 
-// "10G", "512M", "4096", "1.5GiB" -> bytes (binary units); nullopt when malformed or zero.
+// "10G", "512M", "1.5GiB", "10Gi", "4096B" -> bytes (binary units); a number without a unit is GiB
+// ("10" is 10G, as ccache's max_size); nullopt when malformed or zero.
 std::optional<std::uint64_t> parse_size(const std::string& text);
 
 }  // namespace nvrtc_cache::core

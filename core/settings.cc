@@ -4,9 +4,12 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "platform/paths.h"
+#include "util/spelling.h"
 
 namespace nvrtc_cache::core {
 namespace {
@@ -85,8 +88,9 @@ constexpr SettingSpec kSettings[] = {
      },
      [](const Config& c) { return c.cache_dir; }},
     {"max_size", "NVRTC_CACHE_MAX_SIZE", SettingType::kSize, "5G",
-     "The store's cap (its LMDB map size), e.g. `10G`, `512M`; at least `1M`. Least-recently-used entries are "
-     "evicted from 75% of the map down to 60%.",
+     "The store's cap (its LMDB map size), e.g. `10G`, `512M`, `1.5G`; a number without a unit is GiB (`10` "
+     "is `10G`, as in ccache); at least `1M`. Least-recently-used entries are evicted from 75% of the map down "
+     "to 60%.",
      [](Config& c, std::string_view v) -> Problem {
        const auto bytes = parse_size(std::string(v));
        if (!bytes || *bytes < (1u << 20)) return "is not a size of at least 1M (e.g. 10G, 512M)";
@@ -160,7 +164,53 @@ constexpr SettingSpec kSettings[] = {
      [](const Config& c) { return c.record_file; }},
 };
 
+constexpr OtherVariable kOtherVariables[] = {
+    {"NVRTC_CACHE_CONFIG", "The user configuration file, instead of ~/.config/nvrtc-cache/nvrtc-cache.conf "
+                           "(/dev/null: none)."},
+    {"NVRTC_CACHE_SYSTEM_CONFIG", "The system configuration file, instead of /etc/nvrtc-cache.conf (for "
+                                  "packagers and tests)."},
+    {"NVRTC_CACHE_SHIM", "The shim library nvrtc-cache run preloads, instead of the installed one."},
+    {"NVRTC_CACHE_REAL_NVRTC", "In proxy mode (nvrtc-cache run --proxy), the real NVRTC library the stand-in "
+                               "libnvrtc.so.13 loads, instead of the toolkit's."},
+};
+
+constexpr std::string_view kVariablePrefix = "NVRTC_CACHE_";
+
 }  // namespace
+
+std::span<const OtherVariable> other_variables() { return kOtherVariables; }
+
+bool is_known_variable(std::string_view name) {
+  for (const SettingSpec& s : kSettings) {
+    if (s.env == name) return true;
+  }
+  for (const OtherVariable& v : kOtherVariables) {
+    if (v.name == name) return true;
+  }
+  return false;
+}
+
+std::string suggest_variable(std::string_view name) {
+  if (!name.starts_with(kVariablePrefix) || is_known_variable(name)) return "";
+  // Compared without the prefix, so the limit on edits scales with the part that differs.
+  std::vector<std::string> suffixes;
+  for (const SettingSpec& s : kSettings) suffixes.emplace_back(s.env.substr(kVariablePrefix.size()));
+  for (const OtherVariable& v : kOtherVariables) suffixes.emplace_back(v.name.substr(kVariablePrefix.size()));
+  const std::string best = util::closest(name.substr(kVariablePrefix.size()), suffixes);
+  return best.empty() ? "" : std::string(kVariablePrefix) + best;
+}
+
+std::string suggest_key(std::string_view key) {
+  if (const SettingSpec* spec = find_setting(key)) return spec->key == key ? "" : std::string(spec->key);
+  std::vector<std::string> keys;
+  for (const SettingSpec& s : kSettings) keys.emplace_back(s.key);
+  std::string best = util::closest(key, keys);
+  if (best.empty()) {  // a misspelled variable in a file: its setting's key
+    const std::string variable = suggest_variable(key);
+    if (const SettingSpec* spec = variable.empty() ? nullptr : find_setting(variable)) best = spec->key;
+  }
+  return best;
+}
 
 std::span<const SettingSpec> settings() { return kSettings; }
 

@@ -39,4 +39,20 @@ std::size_t setting_index(const SettingSpec& spec);
 // "bool", "path", "size", ...
 std::string_view type_name(SettingType type);
 
+// The NVRTC_CACHE_* variables read outside the settings table (which file is the configuration,
+// where the shim and the real NVRTC are), for the man page and the unknown-variable check.
+struct OtherVariable {
+  std::string_view name;
+  std::string_view help;
+};
+std::span<const OtherVariable> other_variables();
+// Whether nvrtc-cache reads the environment variable `name` (a setting's or another above).
+bool is_known_variable(std::string_view name);
+// The known NVRTC_CACHE_* variable `name` is likely a misspelling of ("NVRTC_CACHE_MAX_SIZE" for
+// "NVRTC_CACHE_MAXSIZE"); "" when none is close.
+std::string suggest_variable(std::string_view name);
+// The setting file key `key` is likely a misspelling of ("max_size" for "max_sise" or for
+// "NVRTC_CACHE_MAX_SIZE"); "" when none is close.
+std::string suggest_key(std::string_view key);
+
 }  // namespace nvrtc_cache::core

@@ -38,6 +38,7 @@
 #include "store/remote/secret.h"
 #include "tools/commands.h"
 #include "tools/entries.h"
+#include "tools/open_cache.h"
 #include "tools/progress.h"
 #include "tools/transfer.h"
 
@@ -63,7 +64,7 @@ std::uint64_t now_ns() {
 
 // The secret of NVRTC_CACHE_REMOTE_SECRET_FILE; false (reported) when it is set and unreadable.
 bool load_secret(std::optional<store::remote::Secret>* secret) {
-  const core::Config config = core::config_from_process_environment();
+  const core::Config config = load_settings();
   if (config.remote_secret_file.empty()) return true;
   std::string problem, warning;
   *secret = store::remote::read_secret_file(config.remote_secret_file, &problem, &warning);
@@ -260,10 +261,10 @@ int run_export(const Arguments& a, const CLI::App& command) {
   Selection selection;
   selection.match = a.match;
   if (!a.older_than.empty() && !(selection.older_than = parse_duration(a.older_than))) {
-    return usage_error(command, "not an age (e.g. 30d, 12h, 90m, 3600s): '" + a.older_than + "'");
+    return usage_error(command, "'" + a.older_than + "' is not an age: a number and its unit (" + kAgeUnits + ")");
   }
   if (!a.newer_than.empty() && !(selection.newer_than = parse_duration(a.newer_than))) {
-    return usage_error(command, "not an age (e.g. 30d, 12h, 90m, 3600s): '" + a.newer_than + "'");
+    return usage_error(command, "'" + a.newer_than + "' is not an age: a number and its unit (" + kAgeUnits + ")");
   }
   std::optional<store::remote::Secret> secret;
   if (!load_secret(&secret)) return 1;
@@ -401,7 +402,8 @@ int run_copy(const Arguments& a) {
 void add_archive_commands(CLI::App& app, Outcome& outcome) {
   auto args = std::make_shared<Arguments>();
   CLI::App* exp = app.add_subcommand(
-      "export", "Write the cache (or a selection of it) to one compressed, checksummed archive FILE ('-': stdout).");
+      "export", "Write the cache to an archive FILE ('-': stdout), compressed and checksummed; --match, "
+                "--older-than and --newer-than select a part of it.");
   exp->add_option("FILE", args->file, "the archive to write (replaced atomically when complete)")->required();
   exp->add_option("--from", args->from, "read this tier URL (file:///DIR, redis://...) instead of the local store");
   exp->add_option("--older-than", args->older_than, "only entries last used at least AGE ago (30d, 12h, 90m, 3600s)");

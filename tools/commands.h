@@ -6,9 +6,20 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
+#include <memory>
 #include <string>
 
+// The version CMake's project() declares (CMakeLists.txt), passed in as a definition.
+#ifndef NVRTC_CACHE_VERSION
+#define NVRTC_CACHE_VERSION "unknown"
+#endif
+
 namespace nvrtc_cache::tools {
+
+inline constexpr const char* kVersion = NVRTC_CACHE_VERSION;
+// Every line of help this command prints is at most this wide.
+inline constexpr std::size_t kHelpColumns = 80;
 
 struct Outcome {
   int exit_code = 0;
@@ -36,7 +47,20 @@ void add_sample_compile_command(CLI::App& app, Outcome& outcome);
 // `nvrtc-cache run` takes another program's arguments verbatim; main() dispatches it before CLI11.
 int run_command(int argc, char** argv);
 
-// Prints "nvrtc-cache <command>: <message>" and the command's usage to stderr; returns 2.
+// Prints "nvrtc-cache <command>: <message>", the command's usage line and where its help is to
+// stderr; returns 2.
 int usage_error(const CLI::App& command, const std::string& message);
+
+// The subcommand of `app` named `name` (hidden ones too), or nullptr.
+const CLI::App* find_subcommand(const CLI::App& app, const std::string& name);
+// "nvrtc-cache stats", "nvrtc-cache config set": the command as typed.
+std::string command_path(const CLI::App& command);
+// `text` with every line longer than `columns` wrapped at spaces, continuation lines indented like
+// the text of the line they continue (an option's or a command's description column).
+std::string fit_to_columns(const std::string& text, std::size_t columns = kHelpColumns);
+// The help formatter of every command: CLI11's, fitted to kHelpColumns.
+std::shared_ptr<CLI::FormatterBase> help_formatter();
+// "nvrtc-cache help": every visible command, one line each.
+std::string command_overview(const CLI::App& app);
 
 }  // namespace nvrtc_cache::tools

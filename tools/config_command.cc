@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "core/settings.h"
 #include "tools/commands.h"
+#include "tools/open_cache.h"
 
 namespace nvrtc_cache::tools {
 namespace {
@@ -42,8 +43,10 @@ int list(bool markdown) {
         "(`$NVRTC_CACHE_CONFIG` if set, else `$XDG_CONFIG_HOME/nvrtc-cache/nvrtc-cache.conf`, else "
         "`~/.config/nvrtc-cache/nvrtc-cache.conf`); the system file (`/etc/nvrtc-cache.conf`; "
         "`$NVRTC_CACHE_SYSTEM_CONFIG` names another, for packagers and tests); its default. Files hold "
-        "`key = value` lines; lines starting with `#` are comments. A bad value gets one message naming the "
-        "setting (and the file and line) and the value used instead. `nvrtc-cache config` shows every "
+        "`key = value` lines; lines starting with `#` are comments. In a path, a leading `~` is `$HOME` and `$VAR` "
+        "or `${{VAR}}` is that variable, as in ccache. A bad value gets one message naming the setting (and the file "
+        "and line) and the value used instead; an unknown key or a misspelled `NVRTC_CACHE_` variable gets a "
+        "\"did you mean\". `nvrtc-cache config` shows every "
         "effective value and where it came from; `nvrtc-cache config set KEY VALUE` writes the user file.\n\n");
     fmt::print("| key (file) | variable | type | default | meaning |\n|---|---|---|---|---|\n");
     for (const core::SettingSpec& s : core::settings()) {
@@ -54,8 +57,7 @@ int list(bool markdown) {
     }
     return 0;
   }
-  const core::Config config = core::config_from_process_environment();
-  for (const std::string& problem : config.problems) fmt::print(stderr, "nvrtc-cache: {}\n", problem);
+  const core::Config config = load_settings();
   const core::ConfigPaths paths = core::config_paths(process_environment());
   fmt::print("# system file: {}\n# user file:   {}\n", paths.system, paths.user.empty() ? "(none)" : paths.user);
   for (const core::SettingSpec& s : core::settings()) {
@@ -64,10 +66,16 @@ int list(bool markdown) {
   return 0;
 }
 
+// "unknown setting 'max_sise'; did you mean 'max_size'?"
+std::string unknown_setting(const std::string& key) {
+  const std::string suggestion = core::suggest_key(key);
+  return "unknown setting '" + key + "'" + (suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?");
+}
+
 int get(const CLI::App& command, const std::string& key) {
   const core::SettingSpec* spec = core::find_setting(key);
-  if (spec == nullptr) return usage_error(command, "unknown setting '" + key + "'");
-  const core::Config config = core::config_from_process_environment();
+  if (spec == nullptr) return usage_error(command, unknown_setting(key));
+  const core::Config config = load_settings();
   fmt::print("{}\n", spec->show(config));
   return 0;
 }
@@ -76,10 +84,17 @@ int get(const CLI::App& command, const std::string& key) {
 // are dropped), or the line is appended; every other line is kept as it was.
 int set(const CLI::App& command, const std::string& key, const std::string& value) {
   const core::SettingSpec* spec = core::find_setting(key);
-  if (spec == nullptr) return usage_error(command, "unknown setting '" + key + "'");
+  if (spec == nullptr) return usage_error(command, unknown_setting(key));
   if (!value.empty()) {
     core::Config scratch;
-    if (auto problem = spec->apply(scratch, value)) {
+    // A path is checked as it will be read ($VAR and ~ expanded) and written as given.
+    std::optional<std::string> problem;
+    std::string checked = value;
+    if (spec->type == core::SettingType::kPath) {
+      if (auto expanded = core::expand_path(value, process_environment(), &problem)) checked = *expanded;
+    }
+    if (!problem) problem = spec->apply(scratch, checked);
+    if (problem) {
       return usage_error(command, fmt::format("{} = {} {}", spec->key, value, *problem));
     }
   }
@@ -152,7 +167,7 @@ struct ConfigArguments {
 void add_config_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand(
       "config",
-      "Show every setting with its effective value and where it came from (environment, user file, system "
+      "Show every setting, its effective value and where it came from (environment, user file, system "
       "file, default). Precedence: environment > user file > system file > default.");
   auto arguments = std::make_shared<ConfigArguments>();
   command->add_flag("--markdown", arguments->markdown, "print the settings table as Markdown (the README's)");

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -31,6 +32,7 @@
 #include "tools/commands.h"
 #include "tools/doctor.h"
 #include "tools/install_paths.h"
+#include "tools/open_cache.h"
 
 extern char** environ;
 
@@ -50,8 +52,10 @@ struct Captured {
   std::string out;
 };
 
-// Runs argv with this environment minus LD_PRELOAD and NVRTC_CACHE_*, plus `env`; captures stdout.
-Captured run_capturing(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+// Runs argv with this environment minus LD_PRELOAD and NVRTC_CACHE_*, plus `env`; captures stdout,
+// and stderr into `stderr_path` ("": discarded).
+Captured run_capturing(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                       const std::string& stderr_path = "") {
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view entry = *e;
@@ -70,8 +74,9 @@ Captured run_capturing(const std::vector<std::string>& argv, const std::map<std:
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(pipe_fds[1], STDOUT_FILENO);
-    const int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) dup2(null, STDERR_FILENO);
+    const int err = stderr_path.empty() ? open("/dev/null", O_WRONLY)
+                                        : open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (err >= 0) dup2(err, STDERR_FILENO);
     execve(args[0], args.data(), envp.data());
     _exit(127);
   }
@@ -98,33 +103,80 @@ std::string filesystem_name(long type) {
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / 1048576.0); }
 
-// The NVRTC the dynamic loader finds by soname: path, version, build-id. Returns its path.
-std::optional<std::string> check_nvrtc(DoctorReport& report, const char* soname) {
+// The file named `soname` in the first directory of LD_LIBRARY_PATH that has one ("" if none): what
+// the loader tried first.
+std::string first_on_library_path(const char* soname) {
+  const char* path = std::getenv("LD_LIBRARY_PATH");
+  if (path == nullptr) return "";
+  std::string_view rest = path;
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    if (dir.empty()) dir = ".";
+    const std::string candidate = dir + "/" + soname;
+    struct stat st;
+    if (::stat(candidate.c_str(), &st) == 0) return candidate;
+  }
+  return "";
+}
+
+struct NvrtcFound {
+  std::optional<std::string> path;  // the library loaded
+  bool broken = false;              // a library of that name exists but cannot be loaded
+};
+
+// The NVRTC the dynamic loader finds by soname: path, version, build-id; one line, the check's
+// verdict. `required`: a library that cannot be loaded fails (else warns).
+NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required) {
+  NvrtcFound found;
   void* handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
-  if (handle == nullptr) return std::nullopt;
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    const std::string why = error ? error : "unknown error";
+    const std::string first = first_on_library_path(soname);
+    if (first.empty() && why.starts_with(std::string(soname) + ": cannot open shared object file")) return found;
+    found.broken = true;
+    report.add(required ? Severity::kFail : Severity::kWarn, "NVRTC",
+               fmt::format("{} cannot be loaded: {}{}. Replace or remove it, or put the directory of a working "
+                           "{} first on LD_LIBRARY_PATH (e.g. {}); for run --proxy, NVRTC_CACHE_REAL_NVRTC names "
+                           "the library",
+                           soname, why, first.empty() ? "" : " (the loader found " + first + " first)", soname,
+                           std::filesystem::path(NVRTC_CACHE_TOOLKIT_NVRTC).parent_path().string()));
+    return found;
+  }
   std::string path = soname;
   if (link_map* map = nullptr; dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) path = map->l_name;
   auto version = reinterpret_cast<decltype(&nvrtcVersion)>(dlsym(handle, "nvrtcVersion"));
   int major = 0, minor = 0;
-  if (version) version(&major, &minor);
+  if (version == nullptr || version(&major, &minor) != NVRTC_SUCCESS) {
+    found.broken = true;
+    report.add(required ? Severity::kFail : Severity::kWarn, "NVRTC",
+               fmt::format("{} -> {} is not a working NVRTC (nvrtcVersion {}). Put the directory of a working {} "
+                           "first on LD_LIBRARY_PATH, or remove this one",
+                           soname, path, version ? "fails" : "is missing", soname));
+    return found;
+  }
+  found.path = path;
   std::string build_id;
   for (const unsigned char c : shim::interpose::build_id_of_object_containing(reinterpret_cast<void*>(version))) {
     build_id += fmt::format("{:02x}", c);
   }
-  report.add(Severity::kOk, "NVRTC", fmt::format("{} -> {} (NVRTC {}.{}, build-id {})", soname, path, major, minor,
-                                                 build_id.empty() ? "unknown" : build_id.substr(0, 16)));
   // A newer NVRTC than this build knows: its compiles pass through uncached (shim/interpose/real_nvrtc.h).
-  link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr) {
-    const std::vector<std::string> unknown = shim::interpose::unknown_nvrtc_functions(map);
-    if (!unknown.empty()) {
-      report.add(Severity::kWarn, "NVRTC",
-                 fmt::format("NVRTC {}.{} ({}) exports functions this nvrtc-cache does not know ({}): its compiles "
-                             "pass through uncached. A newer nvrtc-cache knows them",
-                             major, minor, path, fmt::join(unknown, ", ")));
-    }
+  std::vector<std::string> unknown;
+  if (link_map* map = nullptr; dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr) {
+    unknown = shim::interpose::unknown_nvrtc_functions(map);
   }
-  return path;
+  if (!unknown.empty()) {
+    report.add(Severity::kWarn, "NVRTC",
+               fmt::format("NVRTC {}.{} ({}) exports functions this nvrtc-cache does not know ({}): its compiles "
+                           "pass through uncached. A newer nvrtc-cache knows them",
+                           major, minor, path, fmt::join(unknown, ", ")));
+  } else {
+    report.add(Severity::kOk, "NVRTC", fmt::format("{} -> {} (NVRTC {}.{}, build-id {})", soname, path, major, minor,
+                                                   build_id.empty() ? "unknown" : build_id.substr(0, 16)));
+  }
+  return found;
 }
 
 void check_cache_directory(DoctorReport& report, const core::Config& config) {
@@ -132,21 +184,24 @@ void check_cache_directory(DoctorReport& report, const core::Config& config) {
   for (const auto& message : opened.messages) report.add(Severity::kWarn, "cache directory", message);
   struct stat st;
   struct statfs fs;
+  std::string described = opened.directory;
   if (::stat(opened.directory.c_str(), &st) == 0 && ::statfs(opened.directory.c_str(), &fs) == 0) {
-    report.add(Severity::kOk, "cache directory",
-               fmt::format("{} (owner uid {}{}, mode {:04o}, {})", opened.directory, st.st_uid,
-                           st.st_uid == getuid() ? " = you" : "", st.st_mode & 07777, filesystem_name(fs.f_type)));
+    described = fmt::format("{} (owner uid {}{}, mode {:04o}, {})", opened.directory, st.st_uid,
+                            st.st_uid == getuid() ? " = you" : "", st.st_mode & 07777, filesystem_name(fs.f_type));
   }
   if (!opened.store) {
     report.add(Severity::kFail, "cache directory",
                fmt::format("cannot be used: {}. Every compile goes to NVRTC uncached. Fix the directory, choose "
-                           "another (cache_dir / NVRTC_CACHE_DIR), or share it on purpose (shared = 1)",
-                           opened.status.message()));
+                           "another (cache_dir / NVRTC_CACHE_DIR), or share it on purpose (shared = 1): {}",
+                           opened.status.message(), described));
     return;
   }
   if (opened.read_only) {
     report.add(Severity::kFail, "cache directory",
-               "is read-only: hits are served but nothing new is stored. Make it writable or choose another");
+               "is read-only: hits are served but nothing new is stored. Make it writable or choose another: " +
+                   described);
+  } else {
+    report.add(Severity::kOk, "cache directory", described);
   }
   struct statvfs vfs;
   struct stat data;
@@ -176,6 +231,18 @@ void check_cache_directory(DoctorReport& report, const core::Config& config) {
   }
 }
 
+// The first line of a file (a child's stderr), at most 200 characters; "" if none.
+std::string first_line_of(const std::string& path) {
+  std::string text;
+  if (FILE* f = std::fopen(path.c_str(), "r")) {
+    char buffer[256];
+    if (std::fgets(buffer, sizeof buffer, f)) text = buffer;
+    std::fclose(f);
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text.substr(0, 200);
+}
+
 // The sample compile: directly, then twice through the shim in a scratch cache.
 void check_sample_compile(DoctorReport& report, const std::string& shim, const std::string& nvrtc) {
   const std::string self = self_path();
@@ -185,7 +252,8 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
     return;
   }
   const std::string scratch = pattern;
-  const Captured direct = run_capturing({self, "__sample-compile", nvrtc}, {});
+  const Captured direct = run_capturing({self, "__sample-compile", nvrtc}, {}, scratch + "/direct.err");
+  const std::string direct_error = first_line_of(scratch + "/direct.err");
   const std::map<std::string, std::string> env = {{"LD_PRELOAD", shim}, {"NVRTC_CACHE_DIR", scratch + "/cache"}};
   const Captured cold = run_capturing({self, "__sample-compile", nvrtc}, env);
   const Captured warm = run_capturing({self, "__sample-compile", nvrtc}, env);
@@ -204,7 +272,13 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
   std::error_code ignored;
   std::filesystem::remove_all(scratch, ignored);
   if (direct.exit_code != 0) {
-    report.add(Severity::kWarn, "sample compile", "NVRTC itself could not compile the sample (" + nvrtc + ")");
+    // Nothing can be cached when NVRTC itself does not compile.
+    report.add(Severity::kFail, "sample compile",
+               fmt::format("NVRTC itself could not compile the sample ({}{}). Put the directory of a working "
+                           "libnvrtc.so.13 first on LD_LIBRARY_PATH (e.g. {}), or set NVRTC_CACHE_REAL_NVRTC for "
+                           "run --proxy",
+                           nvrtc, direct_error.empty() ? "" : ": " + direct_error,
+                           std::filesystem::path(NVRTC_CACHE_TOOLKIT_NVRTC).parent_path().string()));
   } else if (cold.exit_code != 0 || warm.exit_code != 0) {
     report.add(Severity::kFail, "sample compile", "failed under the shim (it should behave exactly like NVRTC)");
   } else if (stores < 1) {
@@ -223,12 +297,22 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
 
 int doctor(bool skip_sample) {
   DoctorReport report;
+  report.add(Severity::kNote, "version", fmt::format("nvrtc-cache {}", kVersion));
   const core::Config config = core::config_from_process_environment();
+  bool configuration_ok = config.problems.empty();
   for (const auto& problem : config.problems) report.add(Severity::kWarn, "configuration", problem);
-  if (config.problems.empty()) report.add(Severity::kOk, "configuration", "no bad values (`nvrtc-cache config` lists them)");
+  for (const UnknownVariable& variable : unknown_variables()) {
+    // A likely misspelling is a warning (its setting is not applied); any other NVRTC_CACHE_*
+    // variable may be another tool's.
+    configuration_ok = configuration_ok && variable.suggestion.empty();
+    report.add(variable.suggestion.empty() ? Severity::kNote : Severity::kWarn, "configuration",
+               unknown_variable_message(variable));
+  }
   if (config.disabled) {
+    configuration_ok = false;
     report.add(Severity::kFail, "configuration", "caching is disabled (disable = 1, from " + config.origins[core::setting_index(*core::find_setting("disable"))] + ")");
   }
+  if (configuration_ok) report.add(Severity::kOk, "configuration", "no bad values (`nvrtc-cache config` lists them)");
   const std::string shim = shim_path(false);
   struct stat st;
   const bool shim_found = ::stat(shim.c_str(), &st) == 0;
@@ -238,18 +322,34 @@ int doctor(bool skip_sample) {
   const bool proxy_found = ::stat(proxy.c_str(), &st) == 0;
   report.add(proxy_found ? Severity::kOk : Severity::kWarn, "proxy",
              proxy_found ? proxy : proxy + " is missing: `nvrtc-cache run --proxy` will not work");
-  std::optional<std::string> nvrtc = check_nvrtc(report, "libnvrtc.so.13");
-  if (!nvrtc) {
-    report.add(Severity::kNote, "NVRTC", "libnvrtc.so.13 is not on the library path (programs that bring their own, "
-                                         "like pip wheels, are still served)");
+  const NvrtcFound nvrtc = check_nvrtc(report, "libnvrtc.so.13", true);
+  std::string sample_library = nvrtc.path.value_or("");
+  if (!nvrtc.path && !nvrtc.broken) {
+    if (::stat(NVRTC_CACHE_TOOLKIT_NVRTC, &st) == 0) {
+      sample_library = NVRTC_CACHE_TOOLKIT_NVRTC;
+      report.add(Severity::kNote, "NVRTC",
+                 fmt::format("libnvrtc.so.13 is not on the library path (programs that bring their own, like pip "
+                             "wheels, are still served; the sample compile uses {})",
+                             sample_library));
+    } else {
+      report.add(Severity::kFail, "NVRTC",
+                 fmt::format("no libnvrtc.so.13 on the library path, nor at {}: nothing can compile. Put the "
+                             "directory of libnvrtc.so.13 on LD_LIBRARY_PATH (or NVRTC_CACHE_REAL_NVRTC for run "
+                             "--proxy)",
+                             NVRTC_CACHE_TOOLKIT_NVRTC));
+    }
   }
-  check_nvrtc(report, "libnvrtc.so.12");
+  check_nvrtc(report, "libnvrtc.so.12", false);
   check_cache_directory(report, config);
   check_tiers(config, report);
   if (skip_sample) {
     report.add(Severity::kNote, "sample compile", "skipped (--no-compile)");
-  } else if (shim_found) {
-    check_sample_compile(report, shim, nvrtc.value_or(NVRTC_CACHE_TOOLKIT_NVRTC));
+  } else if (!shim_found) {
+    report.add(Severity::kNote, "sample compile", "not run: no shim");
+  } else if (sample_library.empty()) {
+    report.add(Severity::kNote, "sample compile", "not run: no NVRTC that loads");
+  } else {
+    check_sample_compile(report, shim, sample_library);
   }
   if (report.failures() > 0) {
     fmt::print("verdict: {} problem(s) above block caching\n", report.failures());

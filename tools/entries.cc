@@ -81,7 +81,7 @@ std::optional<std::int64_t> parse_duration(const std::string& text) {
   const std::int64_t number = std::stoll(text.substr(0, digits));
   const std::string unit = text.substr(digits);
   std::int64_t scale = 0;
-  if (unit.empty() || unit == "s") scale = 1;
+  if (unit == "s") scale = 1;
   else if (unit == "m") scale = 60;
   else if (unit == "h") scale = 3600;
   else if (unit == "d") scale = 86400;
@@ -97,9 +97,18 @@ std::string human_duration(std::uint64_t nanos) {
 }
 
 std::string human_bytes(std::uint64_t bytes) {
-  if (bytes >= (1u << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / 1048576.0);
-  if (bytes >= (1u << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / 1024.0);
-  return fmt::format("{} B", bytes);
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes) / 1024.0;
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  // Three significant digits: "1.23 MiB", "12.3 MiB", "123 MiB" (rounding may carry: "1024 KiB").
+  if (value < 10) return fmt::format("{:.2f} {}", value, kUnits[unit]);
+  if (value < 100) return fmt::format("{:.1f} {}", value, kUnits[unit]);
+  return fmt::format("{:.0f} {}", value, kUnits[unit]);
 }
 
 std::string human_time(std::int64_t unix_seconds) {

@@ -27,9 +27,11 @@ std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walk
 
 // "sm_80" from -arch=sm_80 / --gpu-architecture sm_80 / -arch compute_90; "" when not given.
 std::string architecture_of(const std::vector<std::string>& options);
-// "30d", "12h", "90m", "3600s", "2w" or plain seconds -> seconds; nullopt when malformed.
+// "30d", "12h", "90m", "3600s", "2w" -> seconds; nullopt when malformed or without a unit (a bare
+// "30" is ambiguous: kAgeUnits says which units there are).
 std::optional<std::int64_t> parse_duration(const std::string& text);
-// "1.23 s", "45.6 ms"; "12.3 KiB".
+inline constexpr const char* kAgeUnits = "s, m, h, d or w: 30d, 12h, 90m, 3600s, 2w";
+// "1.23 s", "45.6 ms"; "317 KiB", "10.0 GiB" (binary units, three significant digits).
 std::string human_duration(std::uint64_t nanos);
 std::string human_bytes(std::uint64_t bytes);
 // Local time of a Unix time, "2026-11-22 05:40"; "-" for 0.

@@ -28,17 +28,17 @@ int evict(const CLI::App& command, const EvictArguments& arguments) {
   store::EvictOptions options;
   if (!arguments.max_size.empty()) {
     const auto bytes = core::parse_size(arguments.max_size);
-    if (!bytes) return usage_error(command, "not a size (e.g. 2G, 500M): '" + arguments.max_size + "'");
+    if (!bytes) return usage_error(command, "'" + arguments.max_size + "' is not a size (e.g. 2G, 500M; no unit: GiB)");
     options.max_bytes = *bytes;
   }
   if (!arguments.older_than.empty()) {
     const auto seconds = parse_duration(arguments.older_than);
     if (!seconds) {
-      return usage_error(command, "not an age (e.g. 30d, 12h, 90m, 3600s): '" + arguments.older_than + "'");
+      return usage_error(command, "'" + arguments.older_than + "' is not an age: a number and its unit (" + kAgeUnits + ")");
     }
     options.older_than_seconds = *seconds;
   }
-  const core::Config config = core::config_from_process_environment();
+  const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   store::LmdbStore& cache = *opened.store;
@@ -68,8 +68,8 @@ void add_evict_command(CLI::App& app, Outcome& outcome) {
       "Remove least-recently-used entries now: down to SIZE payload bytes, and/or every entry unused for AGE. "
       "With neither, trim to 60% of the cap (max_size) if above 75%. Shows a progress bar on a terminal.");
   auto arguments = std::make_shared<EvictArguments>();
-  command->add_option("--max-size", arguments->max_size, "keep at most SIZE payload bytes (e.g. 2G, 500M)");
-  command->add_option("--older-than", arguments->older_than, "evict entries unused for AGE (30d, 12h, 90m, 3600s)");
+  command->add_option("--max-size", arguments->max_size, "keep at most SIZE payload bytes (e.g. 2G, 500M; no unit: GiB)");
+  command->add_option("--older-than", arguments->older_than, "evict entries unused for AGE (30d, 12h, 90m, 3600s, 2w)");
   command->callback([&outcome, command, arguments] { outcome.exit_code = evict(*command, *arguments); });
 }
 

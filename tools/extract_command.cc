@@ -31,7 +31,7 @@ int extract(const CLI::App& command, const ExtractArguments& a) {
                      : a.tileir  ? "Tile IR"
                      : a.nvvm    ? "NVVM IR"
                                  : "log";
-  const core::Config config = core::config_from_process_environment();
+  const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   std::string problem;
@@ -74,7 +74,7 @@ int extract(const CLI::App& command, const ExtractArguments& a) {
 void add_extract_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand(
       "extract",
-      "Write one output of an entry to FILE, byte for byte what NVRTC returned (PTX and the log include "
+      "Write one output of an entry to FILE: byte for byte what NVRTC returned (PTX and the log include "
       "NVRTC's terminating NUL).");
   auto a = std::make_shared<ExtractArguments>();
   command->add_option("KEY-PREFIX", a->prefix, "the start of the key `nvrtc-cache ls` shows")->required();

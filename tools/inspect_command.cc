@@ -41,7 +41,7 @@ void print_output(const char* label, const core::RecordedOutput& o) {
 }
 
 int inspect(const CLI::App& command, const std::string& prefix, bool json) {
-  const core::Config config = core::config_from_process_environment();
+  const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   std::string problem;
@@ -140,8 +140,8 @@ struct InspectArguments {
 void add_inspect_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand(
       "inspect",
-      "Show everything an entry records (program, options, outputs, lowered names, timings, the dependency set) "
-      "and whether a lookup would be served from it now, or why it would miss.");
+      "Show an entry and whether a lookup would hit it now: everything it records (program, options, outputs, "
+      "lowered names, timings, the dependency set), and why a lookup would miss.");
   auto arguments = std::make_shared<InspectArguments>();
   command->add_option("KEY-PREFIX", arguments->prefix, "the start of the key `nvrtc-cache ls` shows")->required();
   command->add_flag("--json", arguments->json, "machine-readable output (schema_version 1)");

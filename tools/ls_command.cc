@@ -65,7 +65,7 @@ struct LsArguments {
 };
 
 int ls(const LsArguments& arguments) {
-  const core::Config config = core::config_from_process_environment();
+  const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   store::Status walked;

@@ -1,8 +1,46 @@
 #include "tools/open_cache.h"
 
 #include <cstdio>
+#include <string_view>
+
+#include "core/settings.h"
+
+extern char** environ;
 
 namespace nvrtc_cache::tools {
+
+std::vector<UnknownVariable> unknown_variables() {
+  std::vector<UnknownVariable> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry = *e;
+    if (!entry.starts_with("NVRTC_CACHE_")) continue;
+    const std::string name(entry.substr(0, entry.find('=')));
+    if (core::is_known_variable(name)) continue;
+    out.push_back({name, core::suggest_variable(name)});
+  }
+  return out;
+}
+
+std::string unknown_variable_message(const UnknownVariable& variable) {
+  return variable.name + " is not a variable nvrtc-cache reads" +
+         (variable.suggestion.empty() ? std::string(" (`nvrtc-cache config` lists the settings)")
+                                      : "; did you mean " + variable.suggestion + "?");
+}
+
+core::Config load_settings() {
+  core::Config config = core::config_from_process_environment();
+  static bool reported = false;
+  if (!reported) {
+    reported = true;
+    for (const std::string& problem : config.problems) std::fprintf(stderr, "nvrtc-cache: %s\n", problem.c_str());
+    // Only the likely misspellings: other NVRTC_CACHE_* variables may be another tool's (`doctor`
+    // lists them all).
+    for (const UnknownVariable& v : unknown_variables()) {
+      if (!v.suggestion.empty()) std::fprintf(stderr, "nvrtc-cache: %s\n", unknown_variable_message(v).c_str());
+    }
+  }
+  return config;
+}
 
 store::OpenedCache open_cache_reporting(const core::Config& config) {
   store::OpenedCache opened = store::open_cache(core::cache_policy(config));

@@ -17,6 +17,7 @@
 #include "store/remote/file_tier.h"
 #include "store/remote/tier_set.h"
 #include "tools/commands.h"
+#include "tools/open_cache.h"
 
 namespace nvrtc_cache::tools {
 namespace {
@@ -27,7 +28,7 @@ bool healthy(const store::remote::TierCheck& check) {
 }
 
 int remote_check(bool json) {
-  const core::Config config = core::config_from_process_environment();
+  const core::Config config = load_settings();
   std::vector<std::string> problems;
   const std::vector<store::remote::TierCheck> checks =
       store::remote::check_tiers(config.remote, config.remote_secret_file, &problems);
@@ -73,7 +74,7 @@ int remote_check(bool json) {
 
 int remote_evict(const CLI::App& command, const std::string& url, const std::string& max_size) {
   const auto bytes = core::parse_size(max_size);
-  if (!bytes) return usage_error(command, "not a size (e.g. 2G, 500M): '" + max_size + "'");
+  if (!bytes) return usage_error(command, "'" + max_size + "' is not a size (e.g. 2G, 500M, 4096B; no unit: GiB)");
   const store::remote::FileTierEviction result = store::remote::evict_file_tier(url, *bytes);
   if (!result.problem.empty()) {
     fmt::print(stderr, "nvrtc-cache: remote evict: {}\n", result.problem);
@@ -109,7 +110,7 @@ void add_remote_command(CLI::App& app, Outcome& outcome) {
   auto url = std::make_shared<std::string>();
   auto max_size = std::make_shared<std::string>();
   evict->add_option("URL", *url, "the tier, file:///DIR")->required();
-  evict->add_option("--max-size", *max_size, "keep at most SIZE bytes of entries (e.g. 20G, 500M)")->required();
+  evict->add_option("--max-size", *max_size, "keep at most SIZE bytes of entries (e.g. 20G, 500M; no unit: GiB)")->required();
   evict->callback([&outcome, evict, url, max_size] { outcome.exit_code = remote_evict(*evict, *url, *max_size); });
 }
 

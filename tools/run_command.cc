@@ -192,7 +192,7 @@ int run_command(int argc, char** argv) {
 void add_run_command(CLI::App& app, Outcome&) {
   CLI::App* run = app.add_subcommand(
       "run",
-      "nvrtc-cache run [--proxy] [--record FILE] [--] CMD [ARGS...]: run CMD with NVRTC calls served from the cache (the shim is preloaded; an existing LD_PRELOAD is kept "
+      "Run CMD with its NVRTC calls served from the cache: the shim is preloaded (an existing LD_PRELOAD is kept "
       "after it). CMD's exit code is passed through. Everything after CMD is CMD's own arguments.");
   static bool proxy_for_help = false;
   run->add_flag("--proxy", proxy_for_help,
@@ -201,8 +201,9 @@ void add_run_command(CLI::App& app, Outcome&) {
   static std::string record_for_help;
   run->add_option("--record", record_for_help,
                   "Append a record of every compile CMD and its children make (hit or miss) to FILE, for "
-                  "`nvrtc-cache replay` (sets NVRTC_CACHE_RECORD)");
-  run->add_option("CMD", "the program to run, and its arguments");
+                  "`nvrtc-cache replay` (sets NVRTC_CACHE_RECORD)")
+      ->type_name("FILE");
+  run->add_option("CMD")->description("the program to run, and its arguments");
   // The real parsing is run_command()'s (main() dispatches `run` before CLI11); this is for --help.
 }
 

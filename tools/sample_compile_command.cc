@@ -28,6 +28,9 @@ int sample_compile(const std::string& library) {
   NVRTC_CACHE_RESOLVE(nvrtcGetPTXSize);
   NVRTC_CACHE_RESOLVE(nvrtcGetPTX);
   NVRTC_CACHE_RESOLVE(nvrtcDestroyProgram);
+  NVRTC_CACHE_RESOLVE(nvrtcGetErrorString);
+  NVRTC_CACHE_RESOLVE(nvrtcGetProgramLogSize);
+  NVRTC_CACHE_RESOLVE(nvrtcGetProgramLog);
 #undef NVRTC_CACHE_RESOLVE
   if (!nvrtcCreateProgram || !nvrtcCompileProgram || !nvrtcGetPTXSize || !nvrtcGetPTX || !nvrtcDestroyProgram) {
     fmt::print(stderr, "{} lacks NVRTC's functions\n", library);
@@ -42,6 +45,17 @@ int sample_compile(const std::string& library) {
   if (rc == NVRTC_SUCCESS && nvrtcGetPTXSize(program, &size) == NVRTC_SUCCESS) {
     ptx.resize(size);
     nvrtcGetPTX(program, ptx.data());
+  } else if (rc != NVRTC_SUCCESS) {  // why, on stderr (doctor shows its first line)
+    std::string log;
+    if (std::size_t log_size = 0; nvrtcGetProgramLogSize && nvrtcGetProgramLog &&
+                                  nvrtcGetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+      log.resize(log_size);
+      if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) log.clear();
+      log.resize(log.find_first_of(std::string("\n\0", 2)) == std::string::npos ? log.size()
+                                                                              : log.find_first_of(std::string("\n\0", 2)));
+    }
+    fmt::print(stderr, "nvrtcCompileProgram returned {} ({}){}\n", static_cast<int>(rc),
+               nvrtcGetErrorString ? nvrtcGetErrorString(rc) : "?", log.empty() ? "" : ": " + log);
   }
   nvrtcDestroyProgram(&program);
   fmt::print("compile rc {}, ptx {} bytes, digest {:016x}\n", static_cast<int>(rc), ptx.size(),

@@ -4,6 +4,7 @@
 // "schema_version" 2.
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <string_view>
@@ -67,23 +68,67 @@ std::vector<EntryInfo> costliest(std::vector<EntryInfo> entries) {
   return entries;
 }
 
+// What the store holds, by kind: results ('R' keys) and manifests ('M' keys, the direct-mode index
+// naming results), with their stored bytes.
+struct Composition {
+  std::uint64_t results = 0, manifests = 0, other = 0;
+  std::uint64_t result_bytes = 0, manifest_bytes = 0;
+};
+
+Composition composition(store::LmdbStore& s) {
+  Composition c;
+  (void)s.for_each([&c](std::string_view key, std::optional<std::string_view> payload) {
+    const std::uint64_t bytes = payload ? payload->size() : 0;
+    if (key.size() == 33 && key[0] == 'R') {
+      ++c.results;
+      c.result_bytes += bytes;
+    } else if (key.size() == 33 && key[0] == 'M') {
+      ++c.manifests;
+      c.manifest_bytes += bytes;
+    } else {
+      ++c.other;
+    }
+  });
+  return c;
+}
+
+// "3%", "0.4%": the part of the cap `bytes` is.
+std::string percent_of(std::uint64_t bytes, std::uint64_t cap) {
+  const double percent = cap ? 100.0 * static_cast<double>(bytes) / static_cast<double>(cap) : 0.0;
+  return percent < 10 ? fmt::format("{:.1f}%", percent) : fmt::format("{:.0f}%", percent);
+}
+
 std::string program_name(const EntryInfo& e) {
   if (!e.entry->description) return "(recorded before names were kept)";
   return e.entry->description->program_name.empty() ? "(unnamed)" : e.entry->description->program_name;
 }
 
 void print_json(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
-                const std::vector<EntryInfo>& top, std::size_t moved_aside) {
+                const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held) {
   store::LmdbStore& s = *opened.store;
   nlohmann::ordered_json j;
   j["schema_version"] = kStatsSchemaVersion;
+  j["version"] = kVersion;
   j["directory"] = opened.directory;
   for (std::string_view name : core::kCounterNames) {
     if (name.find('.') == std::string_view::npos) j[std::string(name)] = counter(counters, name);
   }
   j["entries"] = s.entry_count();
+  j["results"] = held.results;
+  j["manifests"] = held.manifests;
+  j["result_bytes"] = held.result_bytes;
+  j["manifest_bytes"] = held.manifest_bytes;
   j["bytes"] = s.size_bytes();
   j["max_bytes"] = config.max_size_bytes;
+  j["used_fraction"] = config.max_size_bytes
+                           ? static_cast<double>(s.size_bytes()) / static_cast<double>(config.max_size_bytes)
+                           : 0.0;
+  const store::MapUsage usage = s.map_usage();
+  j["map_used_bytes"] = usage.used_bytes;
+  j["map_bytes"] = usage.map_bytes;
+  // Unix seconds of the last `stats -z` (or clear); null: never.
+  if (const std::int64_t zeroed = counter(counters, "zeroed_at"); zeroed > 0) j["zeroed_at"] = zeroed;
+  else j["zeroed_at"] = nullptr;
   const std::int64_t hits = counter(counters, "hits");
   const std::int64_t lookups = hits + counter(counters, "misses");
   j["hit_rate"] = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
@@ -116,11 +161,13 @@ void print_reasons(const char* title, const std::vector<std::pair<std::string, s
 }
 
 void print_human(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
-                 const std::vector<EntryInfo>& top, std::size_t moved_aside) {
+                 const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held) {
   store::LmdbStore& s = *opened.store;
   const std::int64_t hits = counter(counters, "hits");
   const std::int64_t lookups = hits + counter(counters, "misses");
   fmt::print("cache directory   {}\n", opened.directory);
+  const std::int64_t zeroed = counter(counters, "zeroed_at");
+  fmt::print("counting since    {}\n", zeroed > 0 ? human_time(zeroed) + " (stats -z)" : "never zeroed");
   fmt::print("hits              {}\n", hits);
   fmt::print("misses            {}\n", counter(counters, "misses"));
   fmt::print("hit rate          {:.1f}%\n",
@@ -129,11 +176,17 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   fmt::print("stores            {}\n", counter(counters, "stores"));
   fmt::print("errors            {}\n", counter(counters, "errors"));
   fmt::print("corrupt dropped   {}\n", counter(counters, "corrupt"));
-  fmt::print("evictions         {} entries, {:.2f} MiB (to stay under max_size)\n", counter(counters, "evictions"),
-             static_cast<double>(counter(counters, "evicted_bytes")) / 1048576.0);
-  fmt::print("entries           {}\n", s.entry_count());
-  fmt::print("size              {:.2f} MiB of {:.2f} MiB\n", static_cast<double>(s.size_bytes()) / 1048576.0,
-             static_cast<double>(config.max_size_bytes) / 1048576.0);
+  fmt::print("evictions         {} entries, {} (to stay under max_size)\n", counter(counters, "evictions"),
+             human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(0, counter(counters, "evicted_bytes")))));
+  fmt::print("results           {} ({})\n", held.results, human_bytes(held.result_bytes));
+  fmt::print("manifests         {} ({}; the index of direct-mode lookups)\n", held.manifests,
+             human_bytes(held.manifest_bytes));
+  if (held.other > 0) fmt::print("other entries     {}\n", held.other);
+  fmt::print("size              {} of {} ({})\n", human_bytes(s.size_bytes()), human_bytes(config.max_size_bytes),
+             percent_of(s.size_bytes(), config.max_size_bytes));
+  const store::MapUsage usage = s.map_usage();
+  fmt::print("store file        {} in use ({} of the cap; eviction starts at 75%)\n", human_bytes(usage.used_bytes),
+             percent_of(usage.used_bytes, config.max_size_bytes));
   fmt::print("time saved        {:.3f} s\n", static_cast<double>(counter(counters, "saved_ns")) / 1e9);
   fmt::print("moved aside       {} damaged stores (the newest {} are kept)\n", moved_aside, store::kMovedAsideKept);
   fmt::print("waited            {} compiles, {:.3f} s (for another compile of the same program)\n",
@@ -159,13 +212,15 @@ struct StatsArguments {
 };
 
 int stats(const StatsArguments& arguments) {
-  const core::Config config = core::config_from_process_environment();
+  const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   if (arguments.zero) {
-    // Subtracts what was read: counts merged meanwhile by other processes are kept.
+    // Subtracts what was read: counts merged meanwhile by other processes are kept. zeroed_at
+    // becomes now.
     store::Counters negated = opened.store->counters();
     for (auto& [name, value] : negated) value = -value;
+    negated["zeroed_at"] += static_cast<std::int64_t>(std::time(nullptr));
     if (const store::Status status = opened.store->add_counters(negated); !status) {
       fmt::print(stderr, "nvrtc-cache: stats -z failed: {}\n", status.message());
       return 1;
@@ -176,13 +231,14 @@ int stats(const StatsArguments& arguments) {
   const std::size_t moved_aside = store::moved_aside_stores(opened.directory);
   const store::Counters counters = opened.store->counters();
   const std::vector<EntryInfo> top = costliest(read_entries(*opened.store));
-  if (arguments.json) print_json(config, opened, counters, top, moved_aside);
-  else print_human(config, opened, counters, top, moved_aside);
+  const Composition held = composition(*opened.store);
+  if (arguments.json) print_json(config, opened, counters, top, moved_aside, held);
+  else print_human(config, opened, counters, top, moved_aside, held);
   return 0;
 }
 
 int clear() {
-  const core::Config config = core::config_from_process_environment();
+  const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   const store::Status status = opened.store->clear();
@@ -190,6 +246,7 @@ int clear() {
     fmt::print(stderr, "nvrtc-cache: clear failed: {}\n", status.message());
     return 1;
   }
+  (void)opened.store->add_counters({{"zeroed_at", static_cast<std::int64_t>(std::time(nullptr))}});
   fmt::print("cleared {}\n", config.cache_dir);
   return 0;
 }
@@ -199,8 +256,9 @@ int clear() {
 void add_stats_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand(
       "stats",
-      "Show hits, misses, hit rate, time saved, why compiles missed or were not cacheable, per-tier counts and "
-      "the costliest compiles cached, summed over every process that used the cache.");
+      "Show the statistics: hits, misses, hit rate, time saved, why compiles missed or were not cacheable, "
+      "per-tier counts, results and manifests held, the size against the cap, and the costliest compiles cached, "
+      "summed over every process that used the cache since the last `stats -z`.");
   auto arguments = std::make_shared<StatsArguments>();
   command->add_flag("--json", arguments->json, "machine-readable output (schema_version 2)");
   command->add_flag("-z,--zero", arguments->zero, "zero the statistics; entries are kept");

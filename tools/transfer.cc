@@ -30,7 +30,7 @@ std::unique_ptr<Endpoint> Endpoint::open(const std::string& url, const store::re
   auto endpoint = std::unique_ptr<Endpoint>(new Endpoint());
   endpoint->secret_ = secret;
   if (url.empty()) {
-    const core::Config config = core::config_from_process_environment();
+    const core::Config config = load_settings();
     store::OpenedCache opened = open_cache_reporting(config);
     if (!opened.store) {
       *problem = "cannot open the local cache";

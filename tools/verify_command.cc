@@ -12,7 +12,7 @@ namespace nvrtc_cache::tools {
 namespace {
 
 int verify() {
-  const core::Config config = core::config_from_process_environment();
+  const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
   Progress progress("verifying", opened.store->entry_count());
@@ -26,7 +26,7 @@ int verify() {
 void add_verify_command(CLI::App& app, Outcome& outcome) {
   CLI::App* verify_app = app.add_subcommand(
       "verify",
-      "Read every entry and check its envelope, its format (manifests, compile results) and that the results "
+      "Check every entry for damage: its envelope, its format (manifests, compile results) and that the results "
       "manifests name are present. Changes nothing; exit status 1 if anything is damaged. Shows a progress bar "
       "on a terminal.");
   verify_app->callback([&outcome] { outcome.exit_code = verify(); });

@@ -123,7 +123,7 @@ TEST(CliRemote, EvictTrimsAFileTierOldestFirst) {
     const struct timeval times[2] = {{1'000'000 + i * 1000, 0}, {1'000'000 + i * 1000, 0}};  // file i is older than i+1
     ASSERT_EQ(utimes(files.back().c_str(), times), 0);
   }
-  const auto evicted = cli({"remote", "evict", "file://" + tier, "--max-size", "2500"}, remote_env(home, ""));
+  const auto evicted = cli({"remote", "evict", "file://" + tier, "--max-size", "2500B"}, remote_env(home, ""));
   EXPECT_EQ(evicted.exit_code, 0) << evicted.out << evicted.err;
   EXPECT_NE(evicted.out.find("removed 2 of 4 files"), std::string::npos) << evicted.out;
   EXPECT_FALSE(fs::exists(files[0]));
@@ -147,7 +147,7 @@ TEST(CliRemote, EvictTrimsAFileTierOldestFirst) {
 }
 
 // Entries of the tier's own names, in real buckets and in a bucket that is a link to the victim's
-// directory: `remote evict --max-size 1` empties the real buckets, says once that it skipped the
+// directory: `remote evict --max-size 1B` empties the real buckets, says once that it skipped the
 // link, and deletes nothing in the victim's directory, nor a file of another name in a real bucket.
 TEST(CliRemote, EvictNeverFollowsALinkedBucketNorRemovesForeignFiles) {
   TempDir home;
@@ -166,7 +166,7 @@ TEST(CliRemote, EvictNeverFollowsALinkedBucketNorRemovesForeignFiles) {
   std::ofstream(foreign) << "not an entry";
   fs::create_directory_symlink(victim, tier + "/nvrtc-cache/ab");
 
-  const auto evicted = cli({"remote", "evict", "file://" + tier, "--max-size", "1"}, remote_env(home, ""));
+  const auto evicted = cli({"remote", "evict", "file://" + tier, "--max-size", "1B"}, remote_env(home, ""));
   EXPECT_EQ(evicted.exit_code, 0) << evicted.out << evicted.err;
   EXPECT_NE(evicted.out.find("removed 3 of 3 files"), std::string::npos) << evicted.out;
   for (const std::string& entry : entries) EXPECT_FALSE(fs::exists(entry)) << entry;

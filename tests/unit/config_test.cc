@@ -95,7 +95,11 @@ TEST(Config, WaitTimeout) {
 }
 
 TEST(Config, ParseSize) {
-  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("4096B"), 4096u);
+  EXPECT_EQ(parse_size("10"), 10ull << 30) << "no unit: GiB, as ccache";
+  EXPECT_EQ(parse_size("0.5"), 1ull << 29);
+  EXPECT_EQ(parse_size("10Gi"), 10ull << 30);
+  EXPECT_EQ(parse_size("500M"), 500ull << 20);
   EXPECT_EQ(parse_size("512M"), 512ull << 20);
   EXPECT_EQ(parse_size("10G"), 10ull << 30);
   EXPECT_EQ(parse_size("1.5GiB"), 3ull << 29);
@@ -261,6 +265,92 @@ TEST(ConfigFile, GarbageCostsAFewLinesAtMost) {
     for (char ch : p) EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20) << p;
   }
   EXPECT_EQ(c.max_size_bytes, 64ull << 20);
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::core
+
+namespace nvrtc_cache::core {
+namespace {
+
+EnvLookup lookup_of(std::map<std::string, std::string> vars) {
+  return [vars](const char* name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(Config, PathsExpandTildeAndVariablesAsCcacheDoes) {
+  const EnvLookup env = lookup_of({{"HOME", "/home/u"}, {"TEAM", "gpu"}, {"EMPTY", ""}});
+  std::optional<std::string> problem;
+  EXPECT_EQ(expand_path("~", env, &problem), "/home/u");
+  EXPECT_EQ(expand_path("~/c", env, &problem), "/home/u/c");
+  EXPECT_EQ(expand_path("/a/~/b", env, &problem), "/a/~/b") << "only a leading ~";
+  EXPECT_EQ(expand_path("~other/x", env, &problem), "~other/x");
+  EXPECT_EQ(expand_path("/c/$TEAM/x", env, &problem), "/c/gpu/x");
+  EXPECT_EQ(expand_path("/c/${TEAM}x", env, &problem), "/c/gpux");
+  EXPECT_EQ(expand_path("/c/$TEAM_x", env, &problem), std::nullopt) << "the name runs to the first non-name character";
+  EXPECT_EQ(expand_path("/price$", env, &problem), "/price$");
+  EXPECT_EQ(expand_path("/a$/b", env, &problem), "/a$/b");
+  problem.reset();
+  EXPECT_EQ(expand_path("/c/$NOPE", env, &problem), std::nullopt);
+  EXPECT_EQ(problem, "names $NOPE, which is not set");
+  problem.reset();
+  EXPECT_EQ(expand_path("/c/$EMPTY", env, &problem), std::nullopt) << "an empty variable is not a path";
+  problem.reset();
+  EXPECT_EQ(expand_path("/c/${TEAM", env, &problem), std::nullopt);
+  EXPECT_TRUE(problem);
+  problem.reset();
+  EXPECT_EQ(expand_path("~/x", lookup_of({}), &problem), std::nullopt);
+  EXPECT_TRUE(problem);
+
+  const Config c = config_from_environment(lookup_of({{"HOME", "/home/u"}, {"TEAM", "gpu"},
+                                                      {"NVRTC_CACHE_DIR", "~/caches/${TEAM}"},
+                                                      {"NVRTC_CACHE_RECORD", "$HOME/r.rec"}}));
+  EXPECT_TRUE(c.problems.empty());
+  EXPECT_EQ(c.cache_dir, "/home/u/caches/gpu");
+  EXPECT_EQ(c.record_file, "/home/u/r.rec");
+  const Config bad = config_from_environment(lookup_of({{"HOME", "/home/u"}, {"NVRTC_CACHE_DIR", "$NOPE/c"}}));
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_EQ(bad.problems[0],
+            "NVRTC_CACHE_DIR='$NOPE/c' names $NOPE, which is not set; using /home/u/.cache/nvrtc-cache (default)");
+}
+
+TEST(Config, MisspelledVariablesAndKeysHaveASuggestion) {
+  EXPECT_EQ(suggest_variable("NVRTC_CACHE_MAXSIZE"), "NVRTC_CACHE_MAX_SIZE");
+  EXPECT_EQ(suggest_variable("NVRTC_CACHE_DIRECTORY"), "");
+  EXPECT_EQ(suggest_variable("NVRTC_CACHE_DIRR"), "NVRTC_CACHE_DIR");
+  EXPECT_EQ(suggest_variable("NVRTC_CACHE_LOGFILE"), "NVRTC_CACHE_LOG_FILE");
+  EXPECT_EQ(suggest_variable("NVRTC_CACHE_REMOTE_SECRET"), "NVRTC_CACHE_REMOTE_SECRET_FILE");
+  EXPECT_EQ(suggest_variable("NVRTC_CACHE_REAL_NVTRC"), "NVRTC_CACHE_REAL_NVRTC");
+  EXPECT_EQ(suggest_variable("NVRTC_CACHE_DISABLED"), "NVRTC_CACHE_DISABLE");
+  EXPECT_EQ(suggest_variable("NVRTC_CACHE_MAX_SIZE"), "") << "known";
+  // The test suite's own variables are not taken for misspellings.
+  for (const char* other : {"NVRTC_CACHE_TEST_PYTHON", "NVRTC_CACHE_TEST_NVRTC12", "NVRTC_CACHE_TEST_NVRTC13",
+                            "NVRTC_CACHE_REQUIRE_PYPI", "NVRTC_CACHE_TEST_RUNNER", "NVRTC_CACHE_SEED_VAR"}) {
+    EXPECT_EQ(suggest_variable(other), "") << other;
+  }
+  EXPECT_TRUE(is_known_variable("NVRTC_CACHE_CONFIG"));
+  EXPECT_TRUE(is_known_variable("NVRTC_CACHE_SHIM"));
+  EXPECT_FALSE(is_known_variable("NVRTC_CACHE_MAXSIZE"));
+  EXPECT_EQ(suggest_key("max_sise"), "max_size");
+  EXPECT_EQ(suggest_key("maxsize"), "max_size");
+  EXPECT_EQ(suggest_key("NVRTC_CACHE_LOG"), "log");
+  EXPECT_EQ(suggest_key("NVRTC_CACHE_MAXSIZE"), "max_size");
+  EXPECT_EQ(suggest_key("colour"), "");
+}
+
+TEST(Config, AnUnknownKeyInAFileGetsDidYouMean) {
+  const Config c = load_config(lookup_of({{"HOME", "/h"}, {"NVRTC_CACHE_SYSTEM_CONFIG", "/sys.conf"}}),
+                               [](const std::string& path) -> ConfigFileText {
+                                 if (path == "/sys.conf") return std::optional<std::string>("cache_dri = /x\n");
+                                 return {};
+                               });
+  ASSERT_EQ(c.problems.size(), 1u);
+  EXPECT_EQ(c.problems[0],
+            "/sys.conf:1: unknown setting 'cache_dri'; did you mean 'cache_dir'? (`nvrtc-cache config` lists them); "
+            "ignored");
 }
 
 }  // namespace

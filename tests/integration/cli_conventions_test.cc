@@ -1,0 +1,466 @@
+// The nvrtc-cache command's conventions, as ccache has them, run as processes: --version / -V and
+// the version wherever it is shown; ccache's short options; a misspelled command; help, the man page
+// and the completion; sizes without a unit (GiB) and in human units; ages that need a unit; `~` and
+// $VAR in paths; every command's warnings about its settings, with "did you mean"; doctor's verdicts
+// on a broken NVRTC and a misspelled variable.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/settings.h"
+#include "tests/support/harness.h"
+#include "tests/support/process.h"
+
+namespace nvrtc_cache {
+namespace {
+
+using testing::EnvVars;
+using testing::read_file;
+using testing::run_process;
+using testing::TempDir;
+
+void write_file(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+testing::ProcessResult cli(std::vector<std::string> args, const EnvVars& env) {
+  args.insert(args.begin(), NVRTC_CACHE_CLI_PATH);
+  return run_process(args, env);
+}
+
+// A user whose configuration lives under `home`, with no system file and no setting in the
+// environment.
+EnvVars user_env(const TempDir& home) {
+  EnvVars env = {{"HOME", home.path()},
+                 {"XDG_CONFIG_HOME", std::nullopt},
+                 {"XDG_CACHE_HOME", std::nullopt},
+                 {"NVRTC_CACHE_CONFIG", std::nullopt},
+                 {"NVRTC_CACHE_SYSTEM_CONFIG", home.path() + "/system.conf"},
+                 {"COLUMNS", std::nullopt}};
+  for (const core::SettingSpec& s : core::settings()) env[std::string(s.env)] = std::nullopt;
+  return env;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The version CMakeLists.txt's project() declares.
+std::string project_version() {
+  const std::string cmake = read_file(std::string(NVRTC_CACHE_SOURCE_DIR) + "/CMakeLists.txt");
+  std::smatch match;
+  EXPECT_TRUE(std::regex_search(cmake, match, std::regex(R"(project\(nvrtc_cache VERSION ([0-9]+\.[0-9]+\.[0-9]+))")));
+  return match.size() > 1 ? match[1].str() : "?";
+}
+
+// Every visible command path: "stats", "config get", ...
+std::vector<std::vector<std::string>> command_paths() {
+  return {{},          {"run"},    {"stats"},   {"clear"},  {"evict"},           {"verify"},          {"config"},
+          {"config", "get"},       {"config", "set"},     {"ls"},     {"inspect"}, {"extract"},       {"doctor"},
+          {"remote"},  {"remote", "check"},     {"remote", "evict"},  {"export"},  {"import"},        {"copy"},
+          {"replay"},  {"help"},   {"version"}};
+}
+
+TEST(CliVersion, FlagsCommandStatsDoctorAndManPageShowTheProjectVersion) {
+  TempDir home;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  const std::string version = project_version();
+  for (const char* spelling : {"--version", "-V", "version"}) {
+    const auto shown = cli({spelling}, env);
+    EXPECT_EQ(shown.exit_code, 0) << spelling << shown.err;
+    EXPECT_EQ(shown.out, "nvrtc-cache " + version + "\n") << spelling;
+  }
+  const auto stats = cli({"stats", "--json"}, env);
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_EQ(nlohmann::json::parse(stats.out)["version"], version);
+  const auto doctor = cli({"doctor", "--no-compile"}, env);
+  EXPECT_NE(doctor.out.find("nvrtc-cache " + version), std::string::npos) << doctor.out;
+  const auto man = cli({"help", "--man"}, env);
+  EXPECT_NE(man.out.find(".TH NVRTC-CACHE 1 \"\" \"nvrtc-cache " + version + "\""), std::string::npos);
+}
+
+TEST(CliShortcuts, CcachesShortOptionsAreTheCommandsTheyStandFor) {
+  TempDir home;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  const std::string user = home.path() + "/.config/nvrtc-cache/nvrtc-cache.conf";
+
+  const auto set = cli({"-M", "10"}, env);  // no unit: GiB
+  EXPECT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_EQ(read_file(user), "max_size = 10\n");
+  EXPECT_EQ(cli({"config", "get", "max_size"}, env).out, "10G\n");
+  EXPECT_EQ(cli({"-M1.5G"}, env).exit_code, 0);
+  EXPECT_EQ(cli({"config", "get", "max_size"}, env).out, "1536M\n");
+  EXPECT_EQ(cli({"--max-size=500M"}, env).exit_code, 0);
+  EXPECT_EQ(read_file(user), "max_size = 500M\n");
+  const auto missing = cli({"-M"}, env);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("-M needs a SIZE"), std::string::npos) << missing.err;
+  EXPECT_EQ(cli({"-M", "lots"}, env).exit_code, 2);
+
+  EXPECT_EQ(cli({"-p"}, env).out, cli({"config"}, env).out);
+  const auto shown = cli({"-s"}, env);
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(shown.out, cli({"stats"}, env).out);
+  EXPECT_NE(shown.out.find("counting since    never zeroed"), std::string::npos) << shown.out;
+  EXPECT_TRUE(nlohmann::json::parse(cli({"-s", "--json"}, env).out)["zeroed_at"].is_null());
+
+  const auto zeroed = cli({"-z"}, env);
+  EXPECT_EQ(zeroed.exit_code, 0) << zeroed.err;
+  EXPECT_NE(zeroed.out.find("statistics zeroed"), std::string::npos) << zeroed.out;
+  const nlohmann::json after = nlohmann::json::parse(cli({"stats", "--json"}, env).out);
+  ASSERT_TRUE(after["zeroed_at"].is_number()) << after;
+  EXPECT_NEAR(after["zeroed_at"].get<double>(), static_cast<double>(std::time(nullptr)), 60);
+  EXPECT_NE(cli({"stats"}, env).out.find("(stats -z)"), std::string::npos);
+  const auto cleared = cli({"-C"}, env);
+  EXPECT_EQ(cleared.exit_code, 0) << cleared.err;
+  EXPECT_NE(cleared.out.find("cleared "), std::string::npos) << cleared.out;
+
+  const auto help = cli({"--help"}, env);
+  for (const char* option : {"-s,--show-stats", "-z,--zero-stats", "-C,--clear", "-M,--max-size", "-p,--show-config",
+                             "-V,--version"}) {
+    EXPECT_NE(help.out.find(option), std::string::npos) << option << " in " << help.out;
+  }
+}
+
+TEST(CliHelp, AMisspelledCommandGetsDidYouMeanAndOneUsageLine) {
+  const auto typo = cli({"statz"}, {});
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_EQ(typo.out, "");
+  const std::vector<std::string> lines = lines_of(typo.err);
+  ASSERT_EQ(lines.size(), 2u) << typo.err;
+  EXPECT_EQ(lines[0], "nvrtc-cache: unknown command 'statz'; did you mean 'stats'?");
+  EXPECT_TRUE(lines[1].starts_with("usage: nvrtc-cache COMMAND")) << lines[1];
+  EXPECT_NE(cli({"evcit"}, {}).err.find("did you mean 'evict'?"), std::string::npos);
+  EXPECT_NE(cli({"docter"}, {}).err.find("did you mean 'doctor'?"), std::string::npos);
+  const auto unrelated = cli({"frobnicate"}, {});
+  EXPECT_EQ(unrelated.exit_code, 2);
+  EXPECT_EQ(unrelated.err.find("did you mean"), std::string::npos) << unrelated.err;
+  EXPECT_EQ(lines_of(unrelated.err).size(), 2u) << unrelated.err;
+  // A bad option is the command's usage line, not its whole help.
+  const auto bad = cli({"ls", "--bogus"}, {});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("usage: nvrtc-cache ls [OPTIONS]"), std::string::npos) << bad.err;
+  EXPECT_LE(lines_of(bad.err).size(), 3u) << bad.err;
+}
+
+TEST(CliHelp, HelpListsEveryCommandOnceOnOneLineAndHelpCommandShowsItsHelp) {
+  const auto overview = cli({"help"}, {});
+  EXPECT_EQ(overview.exit_code, 0) << overview.err;
+  for (const auto& path : command_paths()) {
+    if (path.size() != 1) continue;
+    std::size_t found = 0;
+    for (const std::string& line : lines_of(overview.out)) {
+      found += line.starts_with("  " + path[0] + " ") ? 1 : 0;
+    }
+    EXPECT_EQ(found, 1u) << path[0] << " in " << overview.out;
+  }
+  EXPECT_EQ(overview.out.find("__"), std::string::npos) << "hidden commands stay hidden";
+  for (const auto& path : command_paths()) {
+    if (path.empty()) continue;
+    std::vector<std::string> help_args = {"help"};
+    help_args.insert(help_args.end(), path.begin(), path.end());
+    std::vector<std::string> flag_args = path;
+    flag_args.push_back("--help");
+    const auto by_help = cli(help_args, {});
+    EXPECT_EQ(by_help.exit_code, 0) << path[0];
+    EXPECT_EQ(by_help.out, cli(flag_args, {}).out) << path[0];
+  }
+  EXPECT_NE(cli({"help", "stats"}, {}).out.find("Usage: nvrtc-cache stats"), std::string::npos);
+  EXPECT_EQ(cli({"help", "nope"}, {}).exit_code, 2);
+}
+
+TEST(CliHelp, EveryLineOfEveryHelpFitsEightyColumns) {
+  std::vector<std::vector<std::string>> invocations = {{"help"}};
+  for (const auto& path : command_paths()) {
+    std::vector<std::string> args = path;
+    args.push_back("--help");
+    invocations.push_back(args);
+  }
+  for (const auto& args : invocations) {
+    const auto help = cli(args, {});
+    EXPECT_EQ(help.exit_code, 0) << args.front();
+    for (const std::string& line : lines_of(help.out)) {
+      EXPECT_LE(line.size(), 80u) << (args.size() > 1 ? args[0] : "") << ": " << line;
+    }
+  }
+}
+
+TEST(CliHelp, TheManPageHasItsReferenceSectionsAndNoMarkdown) {
+  const auto man = cli({"help", "--man"}, {});
+  ASSERT_EQ(man.exit_code, 0);
+  for (const char* section : {".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", ".SH COMMANDS", ".SH CONFIGURATION",
+                              ".SH ENVIRONMENT", ".SH FILES", ".SH EXIT STATUS", ".SH EXAMPLES", ".SH SEE ALSO"}) {
+    EXPECT_NE(man.out.find(section), std::string::npos) << section;
+  }
+  const std::string environment = man.out.substr(man.out.find(".SH ENVIRONMENT"));
+  auto roff = [](std::string_view name) {
+    std::string out;
+    for (const char c : name) out += c == '-' ? std::string("\\-") : std::string(1, c);
+    return out;
+  };
+  for (const core::SettingSpec& s : core::settings()) {
+    EXPECT_NE(environment.find(".B " + roff(s.env) + "\n"), std::string::npos) << s.env;
+  }
+  for (const char* variable : {"NVRTC_CACHE_CONFIG", "NVRTC_CACHE_SYSTEM_CONFIG", "NVRTC_CACHE_SHIM",
+                               "NVRTC_CACHE_REAL_NVRTC"}) {
+    EXPECT_NE(environment.find(".B " + std::string(variable) + "\n"), std::string::npos) << variable;
+  }
+  const std::string files = man.out.substr(man.out.find(".SH FILES"));
+  for (const char* file : {"nvrtc\\-cache.conf", "/etc/nvrtc\\-cache.conf", "data.mdb", "counters", ".cache/nvrtc\\-cache"}) {
+    EXPECT_NE(files.find(file), std::string::npos) << file;
+  }
+  EXPECT_EQ(man.out.find('`'), std::string::npos) << "Markdown's backticks are bold in roff";
+  // The page renders without warnings where man(1) is installed.
+  if (std::filesystem::exists("/usr/bin/groff")) {
+    TempDir dir;
+    write_file(dir.path() + "/nvrtc-cache.1", man.out);
+    const auto rendered = run_process({"/bin/sh", "-c", "groff -man -Tutf8 -ww " + dir.path() + "/nvrtc-cache.1"});
+    EXPECT_EQ(rendered.exit_code, 0) << rendered.err;
+    EXPECT_EQ(rendered.err, "") << "groff's warnings";
+  }
+}
+
+// Completes `words` (the line as bash splits it, the cursor on the last word) with the generated script.
+std::set<std::string> complete(const std::vector<std::string>& words, const std::string& cwd = "") {
+  const std::string script = cli({"help", "--bash-completion"}, {}).out;
+  std::string array;
+  for (const std::string& w : words) array += " '" + w + "'";
+  const std::string program = script + "\nCOMP_WORDS=(" + array + ")\nCOMP_CWORD=" +
+                              std::to_string(words.size() - 1) + "\n_nvrtc_cache\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
+  const auto run = run_process({"/bin/bash", "-c", program}, {}, cwd);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  std::set<std::string> out;
+  for (const std::string& line : lines_of(run.out)) {
+    if (!line.empty()) out.insert(line);
+  }
+  return out;
+}
+
+TEST(CliHelp, CompletionListsEachCommandOnceAndCompletesRunsOptions) {
+  const std::string script = cli({"help", "--bash-completion"}, {}).out;
+  EXPECT_EQ(run_process({"/bin/bash", "-n", "-c", script}).exit_code, 0);
+  // Each command once in the script's list of commands (a set would hide a duplicate).
+  const std::string program = script + "\nCOMP_WORDS=(nvrtc-cache '')\nCOMP_CWORD=1\n_nvrtc_cache\n"
+                                       "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
+  const std::vector<std::string> commands = lines_of(run_process({"/bin/bash", "-c", program}).out);
+  const std::set<std::string> unique(commands.begin(), commands.end());
+  EXPECT_EQ(unique.size(), commands.size()) << script;
+  EXPECT_EQ(unique.count("run"), 1u);
+  EXPECT_EQ(unique.count("version"), 1u);
+  std::size_t run_cases = 0;
+  for (const std::string& line : lines_of(script)) run_cases += line.find(" run)") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(run_cases, 1u) << "one case for run";
+
+  EXPECT_EQ(complete({"nvrtc-cache", "run", "--pr"}), std::set<std::string>{"--proxy"});
+  EXPECT_EQ(complete({"nvrtc-cache", "run", "--rec"}), std::set<std::string>{"--record"});
+  EXPECT_EQ(complete({"nvrtc-cache", "sta"}), std::set<std::string>{"stats"});
+  EXPECT_EQ(complete({"nvrtc-cache", "-"}).count("--show-stats"), 1u);
+  EXPECT_EQ(complete({"nvrtc-cache", "config", "get", "max_s"}), std::set<std::string>{"max_size"});
+  EXPECT_EQ(complete({"nvrtc-cache", "help", "doc"}), std::set<std::string>{"doctor"});
+  TempDir dir;
+  write_file(dir.path() + "/train.py", "");
+  // After run's command: that command's arguments (files), not run's options.
+  EXPECT_EQ(complete({"nvrtc-cache", "run", "python", "tra"}, dir.path()), std::set<std::string>{"train.py"});
+  EXPECT_EQ(complete({"nvrtc-cache", "run", "--proxy", "--", "python", "tra"}, dir.path()),
+            std::set<std::string>{"train.py"});
+}
+
+TEST(CliSizes, AUnitlessSizeIsGibAndSizesAreShownInHumanUnits) {
+  TempDir home;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  write_file(home.path() + "/.config/nvrtc-cache/nvrtc-cache.conf", "max_size = 10\n");
+  EXPECT_EQ(cli({"config", "get", "max_size"}, env).out, "10G\n");
+  const auto human = cli({"stats"}, env);
+  EXPECT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("size              0 B of 10.0 GiB (0.0%)"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("results           0 (0 B)"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("manifests         0 (0 B;"), std::string::npos) << human.out;
+  env["NVRTC_CACHE_MAX_SIZE"] = "1.5";
+  EXPECT_EQ(cli({"config", "get", "max_size"}, env).out, "1536M\n");
+  for (const char* size : {"10G", "500M", "1.5G", "64MiB"}) {
+    env["NVRTC_CACHE_MAX_SIZE"] = size;
+    const auto shown = cli({"config", "get", "max_size"}, env);
+    EXPECT_EQ(shown.err, "") << size;
+  }
+  // An age needs its unit.
+  const auto no_unit = cli({"evict", "--older-than", "30"}, env);
+  EXPECT_EQ(no_unit.exit_code, 2);
+  EXPECT_NE(no_unit.err.find("'30' is not an age"), std::string::npos) << no_unit.err;
+  EXPECT_NE(no_unit.err.find("s, m, h, d or w"), std::string::npos) << no_unit.err;
+  EXPECT_EQ(cli({"evict", "--older-than", "30d"}, env).exit_code, 0);
+  EXPECT_EQ(cli({"export", home.path() + "/x.nvrc", "--newer-than", "7"}, env).exit_code, 2);
+}
+
+TEST(CliSettings, PathsExpandTildeAndVariablesInFilesAndEnvironment) {
+  TempDir home;
+  EnvVars env = user_env(home);
+  env["TEAM"] = "gpu";
+  const std::string user = home.path() + "/.config/nvrtc-cache/nvrtc-cache.conf";
+  write_file(user, "cache_dir = ~/caches/$TEAM\nrecord = ${HOME}/records/${TEAM}.rec\n");
+  EXPECT_EQ(cli({"config", "get", "cache_dir"}, env).out, home.path() + "/caches/gpu\n");
+  EXPECT_EQ(cli({"config", "get", "record"}, env).out, home.path() + "/records/gpu.rec\n");
+  const auto stats = cli({"stats", "--json"}, env);
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_EQ(nlohmann::json::parse(stats.out)["directory"], home.path() + "/caches/gpu");
+  env["NVRTC_CACHE_DIR"] = "~/elsewhere";
+  EXPECT_EQ(cli({"config", "get", "cache_dir"}, env).out, home.path() + "/elsewhere\n");
+  env["NVRTC_CACHE_DIR"] = "$NO_SUCH_VARIABLE_HERE/x";
+  const auto unset = cli({"config", "get", "cache_dir"}, env);
+  EXPECT_EQ(unset.out, home.path() + "/caches/gpu\n") << "the file's value is kept";
+  EXPECT_NE(unset.err.find("NVRTC_CACHE_DIR='$NO_SUCH_VARIABLE_HERE/x' names $NO_SUCH_VARIABLE_HERE, which is not set"),
+            std::string::npos)
+      << unset.err;
+  // config set keeps the text as given, and checks it expanded.
+  env.erase("NVRTC_CACHE_DIR");
+  EXPECT_EQ(cli({"config", "set", "cache_dir", "$HOME/c"}, env).exit_code, 0);
+  EXPECT_NE(read_file(user).find("cache_dir = $HOME/c\n"), std::string::npos) << read_file(user);
+  EXPECT_EQ(cli({"config", "get", "cache_dir"}, env).out, home.path() + "/c\n");
+}
+
+TEST(CliSettings, EveryCommandWarnsAboutABadSettingOnceAsTheShimDoes) {
+  TempDir home, cache;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = "relative";
+  const std::string warning = "NVRTC_CACHE_DIR='relative' is not an absolute path; using " + home.path() +
+                              "/.cache/nvrtc-cache (default)";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"stats"}, {"ls"}, {"verify"}, {"evict"}, {"config"}, {"config", "get", "max_size"}, {"inspect", "0000"},
+           {"export", home.path() + "/a.nvrc"}}) {
+    const auto run = cli(args, env);
+    std::size_t count = 0;
+    for (std::size_t at = run.err.find(warning); at != std::string::npos; at = run.err.find(warning, at + 1)) ++count;
+    EXPECT_EQ(count, 1u) << args[0] << ": " << run.err;
+    EXPECT_NE(run.err.find("nvrtc-cache: " + warning + "\n"), std::string::npos) << args[0] << ": " << run.err;
+  }
+  // The shim's words.
+  EnvVars shimmed = testing::shim_env(cache.path());
+  shimmed.insert(env.begin(), env.end());
+  shimmed["NVRTC_CACHE_DIR"] = "relative";
+  const auto probed = testing::probe({"trivial"}, shimmed);
+  EXPECT_NE(probed.err.find(warning), std::string::npos) << probed.err;
+}
+
+TEST(CliSettings, MisspelledVariablesAndKeysGetDidYouMean) {
+  TempDir home;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  env["NVRTC_CACHE_MAXSIZE"] = "3";
+  env["NVRTC_CACHE_LOGFILE"] = "/tmp/x";
+  env["NVRTC_CACHE_SOME_OTHER_TOOLS_SETTING"] = "1";
+  write_file(home.path() + "/.config/nvrtc-cache/nvrtc-cache.conf", "max_sise = 3\nNVRTC_CACHE_LOG = debug\n");
+  const auto stats = cli({"stats"}, env);
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  for (const std::string expected :
+       {"nvrtc-cache: NVRTC_CACHE_MAXSIZE is not a variable nvrtc-cache reads; did you mean NVRTC_CACHE_MAX_SIZE?\n",
+        "nvrtc-cache: NVRTC_CACHE_LOGFILE is not a variable nvrtc-cache reads; did you mean NVRTC_CACHE_LOG_FILE?\n",
+        "nvrtc-cache.conf:1: unknown setting 'max_sise'; did you mean 'max_size'?",
+        "nvrtc-cache.conf:2: unknown setting 'NVRTC_CACHE_LOG'; did you mean 'log'?"}) {
+    EXPECT_NE(stats.err.find(expected), std::string::npos) << expected << " in " << stats.err;
+  }
+  EXPECT_EQ(stats.err.find("SOME_OTHER_TOOLS"), std::string::npos) << "another tool's variable is doctor's to list";
+  EXPECT_EQ(lines_of(stats.err).size(), 4u) << stats.err;
+  const auto get = cli({"config", "get", "max_sise"}, env);
+  EXPECT_EQ(get.exit_code, 2);
+  EXPECT_NE(get.err.find("unknown setting 'max_sise'; did you mean 'max_size'?"), std::string::npos) << get.err;
+
+  const auto doctor = cli({"doctor", "--no-compile"}, env);
+  EXPECT_NE(doctor.out.find("WARN  configuration    NVRTC_CACHE_MAXSIZE is not a variable nvrtc-cache reads; did "
+                            "you mean NVRTC_CACHE_MAX_SIZE?"),
+            std::string::npos)
+      << doctor.out;
+  EXPECT_NE(doctor.out.find("note  configuration    NVRTC_CACHE_SOME_OTHER_TOOLS_SETTING is not a variable"),
+            std::string::npos)
+      << doctor.out;
+  EXPECT_EQ(doctor.out.find("ok    configuration"), std::string::npos) << doctor.out;
+}
+
+// Each check's lines: never "ok" and "FAIL" for the same one.
+void expect_one_verdict_per_check(const std::string& report) {
+  std::map<std::string, std::set<std::string>> verdicts;
+  for (const std::string& line : lines_of(report)) {
+    if (line.size() < 23 || line.starts_with("verdict")) continue;
+    verdicts[line.substr(6, 16)].insert(line.substr(0, 4));
+  }
+  for (const auto& [topic, seen] : verdicts) {
+    EXPECT_FALSE(seen.count("ok  ") && seen.count("FAIL")) << topic << " in " << report;
+  }
+}
+
+TEST(CliDoctor, AnEmptyOrBrokenNvrtcFirstOnTheLibraryPathFails) {
+  TempDir home, libraries;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  const std::string empty = libraries.path() + "/libnvrtc.so.13";
+  write_file(empty, "");
+  env["LD_LIBRARY_PATH"] = libraries.path();
+  for (const bool compile : {false, true}) {
+    std::vector<std::string> args = {"doctor"};
+    if (!compile) args.push_back("--no-compile");
+    const auto report = cli(args, env);
+    EXPECT_EQ(report.exit_code, 1) << report.out << report.err;
+    EXPECT_NE(report.out.find("FAIL  NVRTC            libnvrtc.so.13 cannot be loaded: "), std::string::npos)
+        << report.out;
+    EXPECT_NE(report.out.find("the loader found " + empty + " first"), std::string::npos) << report.out;
+    EXPECT_NE(report.out.find("LD_LIBRARY_PATH"), std::string::npos) << report.out;
+    EXPECT_EQ(report.out.find("not on the library path"), std::string::npos) << report.out;
+    EXPECT_EQ(report.out.find("caching works"), std::string::npos) << report.out;
+    expect_one_verdict_per_check(report.out);
+  }
+}
+
+// NVRTC loads, but its builtins library does not (an empty one first on the library path): every
+// compile fails in NVRTC itself, so nothing can be cached.
+TEST(CliDoctor, ASampleCompileThatNvrtcItselfFailsIsAFailure) {
+  TempDir home, libraries;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  write_file(libraries.path() + "/libnvrtc-builtins.so.13.0", "");
+  env["LD_LIBRARY_PATH"] = libraries.path();
+  const auto report = cli({"doctor"}, env);
+  EXPECT_EQ(report.exit_code, 1) << report.out;
+  EXPECT_NE(report.out.find("FAIL  sample compile   NVRTC itself could not compile the sample"), std::string::npos)
+      << report.out;
+  EXPECT_NE(report.out.find("nvrtcCompileProgram returned 7 (NVRTC_ERROR_BUILTIN_OPERATION_FAILURE)"),
+            std::string::npos)
+      << report.out;
+  EXPECT_NE(report.out.find("LD_LIBRARY_PATH"), std::string::npos) << report.out;
+  EXPECT_EQ(report.out.find("caching works"), std::string::npos) << report.out;
+  expect_one_verdict_per_check(report.out);
+}
+
+TEST(CliDoctor, AHealthySetupHasOneVerdictPerCheck) {
+  TempDir home;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  const auto healthy = cli({"doctor", "--no-compile"}, env);
+  EXPECT_EQ(healthy.exit_code, 0) << healthy.out;
+  expect_one_verdict_per_check(healthy.out);
+  ASSERT_EQ(::chmod((home.path() + "/cache").c_str(), 0777), 0);
+  const auto refused = cli({"doctor", "--no-compile"}, env);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_EQ(refused.out.find("ok    cache directory"), std::string::npos) << refused.out;
+  expect_one_verdict_per_check(refused.out);
+}
+
+}  // namespace
+}  // namespace nvrtc_cache
