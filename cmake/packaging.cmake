@@ -20,6 +20,9 @@ endif()
 # Documentation (not in the wheel: its metadata carries the README).
 if(NOT SKBUILD)
   install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION share/doc/nvrtc-cache)
+  # The pages the README links (docs/...), beside it.
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION share/doc/nvrtc-cache/docs
+          FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
   install(FILES ${CMAKE_SOURCE_DIR}/LICENSE DESTINATION share/doc/nvrtc-cache RENAME copyright)
   # The man page and bash completion are installed beside the CLI's rule (CMakeLists.txt).
 endif()

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# The demo: builds and installs nvrtc-cache, then compiles real kernels through `nvrtc-cache run`
-# with an empty cache (cold) and again (warm), printing the times and the cache statistics.
+# The demo: installs only what the cache needs (scripts/setup.sh --minimal: no test framework, Wine or
+# mingw-w64), builds only the shim, the CLI and the demo client (bench/nvrtc_demo.cc) into build-demo/
+# (or $BUILD_DIR), then compiles real kernels without the cache, through `nvrtc-cache run` with an
+# empty cache (cold) and again (warm), printing the times and the cache statistics. The CLI runs from
+# the build directory, whose bin/ and lib/ are laid out as an installation's. Exit status 1 when the
+# warm run was not served from the cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-prefix="$PWD/build/install"
-cmake --install build --prefix "$prefix" >/dev/null
+build_dir="${BUILD_DIR:-build-demo}"
+start=$SECONDS
+BUILD_DIR="$build_dir" scripts/setup.sh --minimal
+built=$((SECONDS - start))
 export NVRTC_CACHE_DIR="${NVRTC_CACHE_DIR:-$(mktemp -d /tmp/nvrtc-cache-demo-XXXXXX)}"
-cli="$prefix/bin/nvrtc-cache"
-app="build/bin/nvrtc_demo"
+cli="$build_dir/bin/nvrtc-cache"
+app="$build_dir/bin/nvrtc_demo"
 
-echo "nvrtc-cache demo: installed to $prefix, cache in $NVRTC_CACHE_DIR"
+echo "nvrtc-cache demo: set up and built in $built s ($build_dir), cache in $NVRTC_CACHE_DIR"
 echo
 "$cli" clear >/dev/null
 echo "== without the cache (plain NVRTC)"
@@ -20,7 +25,14 @@ echo "== nvrtc-cache run, cold cache"
 "$cli" run -- "$app"
 echo
 echo "== nvrtc-cache run, warm cache"
-"$cli" run -- "$app"
+warm=$("$cli" run -- "$app")
+echo "$warm"
 echo
 echo "== nvrtc-cache stats"
 "$cli" stats
+kernels=$(grep -c ' ok ' <<<"$warm" || true)
+hits=$("$cli" stats --json | sed -n 's/^ *"hits": *\([0-9]*\),*$/\1/p')
+if [ "$kernels" -eq 0 ] || [ "$hits" != "$kernels" ]; then
+  echo "demo: the warm run was not served from the cache ($hits hits for $kernels kernels compiled)" >&2
+  exit 1
+fi

@@ -109,7 +109,8 @@ done
 apt-get install --simulate --no-install-recommends "$deb" >"$work/apt.log" 2>&1 ||
   { cat "$work/apt.log" >&2; fail "deb: apt cannot satisfy its Depends"; }
 dpkg -x "$deb" "$work/root"
-for f in usr/bin/nvrtc-cache usr/lib/libnvrtc-cache.so usr/lib/nvrtc-cache/proxy/libnvrtc.so.13 usr/share/doc/nvrtc-cache/README.md; do
+for f in usr/bin/nvrtc-cache usr/lib/libnvrtc-cache.so usr/lib/nvrtc-cache/proxy/libnvrtc.so.13 usr/share/doc/nvrtc-cache/README.md \
+         usr/share/doc/nvrtc-cache/docs/configuration.md; do
   [ -f "$work/root/$f" ] || fail "deb: /$f missing"
 done
 cli="$work/root/usr/bin/nvrtc-cache"

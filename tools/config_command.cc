@@ -37,7 +37,7 @@ std::string shown(const core::SettingSpec& spec, const core::Config& config) {
 
 int list(bool markdown) {
   if (markdown) {
-    // The README's configuration section.
+    // The settings table of docs/configuration.md.
     fmt::print(
         "Every setting comes from, in this order of precedence: its environment variable; the user file "
         "(`$NVRTC_CACHE_CONFIG` if set, else `$XDG_CONFIG_HOME/nvrtc-cache/nvrtc-cache.conf`, else "
@@ -170,7 +170,7 @@ void add_config_command(CLI::App& app, Outcome& outcome) {
       "Show every setting, its effective value and where it came from (environment, user file, system "
       "file, default). Precedence: environment > user file > system file > default.");
   auto arguments = std::make_shared<ConfigArguments>();
-  command->add_flag("--markdown", arguments->markdown, "print the settings table as Markdown (the README's)");
+  command->add_flag("--markdown", arguments->markdown, "print the settings table as Markdown (docs/configuration.md's)");
   CLI::App* get_command = command->add_subcommand("get", "Print one setting's effective value.");
   get_command->add_option("KEY", arguments->key, "the setting (file key or variable)")->required();
   CLI::App* set_command = command->add_subcommand(

@@ -1,6 +1,6 @@
 // nvrtc-cache stats [--json] [-z]: the counters every process merged into the store, what they mean
 // for a person (hit rate, time saved, why compiles missed or were not cacheable, per tier), and the
-// programs that cost the most compile time. JSON schema: docs in README ("stats --json"),
+// programs that cost the most compile time. JSON schema: docs/cli.md ("stats --json"),
 // "schema_version" 2.
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,6 @@
 // Every way real clients load NVRTC, each cold then warm under the shim, compared byte for byte with
 // the same client without the shim, and the warm run served from the cache. This file backs the
-// coverage table in the README. Each test first checks its client's dynamic section: a client that
+// coverage table in docs/coverage.md. Each test first checks its client's dynamic section: a client that
 // dlopens NVRTC has no DT_NEEDED on it (nvrtc_probe_unlinked: tests/clients/nvrtc_probe.cc built
 // unlinked), so no startup dependency can put NVRTC, or the proxy standing in for it, in the global
 // scope behind the test's back.
