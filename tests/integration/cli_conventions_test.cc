@@ -394,6 +394,67 @@ TEST(CliSettings, MisspelledVariablesAndKeysGetDidYouMean) {
   EXPECT_EQ(doctor.out.find("ok    configuration"), std::string::npos) << doctor.out;
 }
 
+// ls fits the width it is given ($COLUMNS, else 80 when not a terminal), says each compile's status
+// (a cached compile error is not listed as a success), and labels a program named default_program
+// (as cuda.core names every program) or nothing by its first name expression, its first kernel, or
+// its options.
+TEST(CliLs, FitsTheWidthShowsEachStatusAndABetterLabelThanDefaultProgram) {
+  TempDir dir;
+  const std::string cache = dir.path() + "/cache";
+  ASSERT_EQ(testing::probe({"cubin", "compile_error", "template", "null_name"}, testing::shim_env(cache)).exit_code, 0);
+  EnvVars named = testing::shim_env(cache);
+  write_file(dir.path() + "/k.cu", "__global__ void saxpy_kernel(float* x) { x[0] *= 2; }\n");
+  named["PROBE_SOURCE_FILE"] = dir.path() + "/k.cu";
+  named["PROBE_PROGRAM_NAME"] = "default_program";
+  named["PROBE_ARCH"] = "-arch=compute_80";
+  ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
+  write_file(dir.path() + "/k.cu", "template <typename T> __global__ void scaled(T* x) { x[0] *= 3; }\n"
+                                    "template __global__ void scaled<double>(double*);\n");
+  named["PROBE_OPTIONS"] = "-lineinfo";
+  ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
+
+  EnvVars env = {{"NVRTC_CACHE_DIR", cache}, {"COLUMNS", std::nullopt}};
+  const nlohmann::json listed = nlohmann::json::parse(cli({"ls", "--json"}, env).out);
+  std::map<std::string, nlohmann::json> by_label;
+  for (const auto& e : listed["entries"]) by_label[e["label"].get<std::string>()] = e;
+  ASSERT_EQ(by_label.size(), 6u) << listed.dump(2);
+  EXPECT_EQ(by_label["cubin.cu"]["status"], "ok");
+  EXPECT_EQ(by_label["error.cu"]["status"], "compile error");
+  EXPECT_EQ(by_label["template.cu"]["program_name"], "template.cu") << "a real name is kept";
+  EXPECT_EQ(by_label["axpy"]["program_name"], "(unnamed)") << "no name: the PTX's kernel";
+  EXPECT_EQ(by_label["saxpy_kernel"]["program_name"], "default_program") << "demangled";
+  EXPECT_EQ(by_label["scaled<double>"]["program_name"], "default_program");
+
+  const auto table = cli({"ls"}, env);
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  const std::vector<std::string> rows = lines_of(table.out);
+  ASSERT_EQ(rows.size(), 7u) << table.out;
+  for (const std::string& row : rows) EXPECT_LE(row.size(), 80u) << row;
+  for (const std::string& row : rows) {
+    if (row.find("error.cu") != std::string::npos) {
+      EXPECT_NE(row.find(" compile error "), std::string::npos) << row;
+    }
+    if (row.find("cubin.cu") != std::string::npos) {
+      EXPECT_NE(row.find(" ok "), std::string::npos) << row;
+    }
+  }
+  EXPECT_NE(table.out.find("  saxpy_kernel "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("  scaled<double> "), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("default_program"), std::string::npos) << table.out;
+  for (const char* columns : {"50", "120", "200"}) {
+    env["COLUMNS"] = columns;
+    const auto fitted = cli({"ls"}, env);
+    for (const std::string& row : lines_of(fitted.out)) {
+      EXPECT_LE(row.size(), std::stoul(columns)) << columns << ": " << row;
+      EXPECT_TRUE(row.find("status") != std::string::npos || row.find(" ok") != std::string::npos ||
+                  row.find(" compile error") != std::string::npos)
+          << "the status is always shown: " << row;
+    }
+  }
+  const auto wide = cli({"ls"}, env);
+  EXPECT_NE(wide.out.find(" -arch=sm_80 -lineinfo\n"), std::string::npos) << "options when there is room: " << wide.out;
+}
+
 // Each check's lines: never "ok" and "FAIL" for the same one.
 void expect_one_verdict_per_check(const std::string& report) {
   std::map<std::string, std::set<std::string>> verdicts;
