@@ -455,6 +455,32 @@ TEST(CliLs, FitsTheWidthShowsEachStatusAndABetterLabelThanDefaultProgram) {
   EXPECT_NE(wide.out.find(" -arch=sm_80 -lineinfo\n"), std::string::npos) << "options when there is room: " << wide.out;
 }
 
+// stats tells results ('R' keys) and manifests ('M' keys) apart, shows the size as a part of the cap,
+// and when the counters were last zeroed.
+TEST(CliStats, ResultsAndManifestsApartAPartOfTheCapAndWhenZeroed) {
+  TempDir dir;
+  const std::string cache = dir.path() + "/cache";
+  ASSERT_EQ(testing::probe({"cubin", "template"}, testing::shim_env(cache)).exit_code, 0);
+  const EnvVars env = {{"NVRTC_CACHE_DIR", cache}, {"NVRTC_CACHE_MAX_SIZE", "64M"}};
+  const nlohmann::json s = nlohmann::json::parse(cli({"stats", "--json"}, env).out);
+  EXPECT_EQ(s["results"], 2);
+  EXPECT_EQ(s["manifests"], 2);
+  EXPECT_EQ(s["entries"], 4);
+  EXPECT_GT(s["result_bytes"].get<std::uint64_t>(), s["manifest_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(s["max_bytes"], 64ull << 20);
+  EXPECT_NEAR(s["used_fraction"].get<double>(), s["bytes"].get<double>() / (64 << 20), 1e-9);
+  EXPECT_TRUE(s["zeroed_at"].is_null());
+  const std::string human = cli({"stats"}, env).out;
+  EXPECT_NE(human.find("results           2 ("), std::string::npos) << human;
+  EXPECT_NE(human.find("manifests         2 ("), std::string::npos) << human;
+  EXPECT_TRUE(std::regex_search(human, std::regex(R"(size +[0-9.]+ KiB of 64\.0 MiB \([0-9.]+%\))"))) << human;
+  EXPECT_NE(human.find("counting since    never zeroed"), std::string::npos) << human;
+  ASSERT_EQ(cli({"stats", "-z"}, env).exit_code, 0);
+  const std::string zeroed = cli({"stats"}, env).out;
+  EXPECT_TRUE(std::regex_search(zeroed, std::regex(R"(counting since    20[0-9-]+ [0-9:]+ \(stats -z\))"))) << zeroed;
+  EXPECT_NE(zeroed.find("results           2 ("), std::string::npos) << "entries are kept";
+}
+
 // Each check's lines: never "ok" and "FAIL" for the same one.
 void expect_one_verdict_per_check(const std::string& report) {
   std::map<std::string, std::set<std::string>> verdicts;
