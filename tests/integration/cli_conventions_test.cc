@@ -5,6 +5,7 @@
 // on a broken NVRTC and a misspelled variable.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/settings.h"
+#include "store/lmdb/lmdb_store.h"
 #include "tests/support/harness.h"
 #include "tests/support/process.h"
 
@@ -479,6 +481,70 @@ TEST(CliStats, ResultsAndManifestsApartAPartOfTheCapAndWhenZeroed) {
   const std::string zeroed = cli({"stats"}, env).out;
   EXPECT_TRUE(std::regex_search(zeroed, std::regex(R"(counting since    20[0-9-]+ [0-9:]+ \(stats -z\))"))) << zeroed;
   EXPECT_NE(zeroed.find("results           2 ("), std::string::npos) << "entries are kept";
+}
+
+// clear --compact and evict --compact rewrite data.mdb without its free pages, so that it shrinks; while
+// another process (here: this test) has the cache open, compaction is refused, naming it, and nothing
+// is replaced. The compacted store works as before.
+TEST(CliCompact, ClearAndEvictCompactShrinkTheDataFileAndRefuseWhileTheCacheIsInUse) {
+  TempDir dir;
+  const std::string data = dir.path() + "/store/data.mdb";
+  auto fill = [&](int count) {
+    store::Status status;
+    auto cache = store::LmdbStore::open({dir.path() + "/store", 64ull << 20}, &status);
+    ASSERT_TRUE(cache) << status.message();
+    for (int i = 0; i < count; ++i) ASSERT_TRUE(cache->put("k" + std::to_string(i), std::string(50000, static_cast<char>('a' + i % 26))));
+  };
+  fill(300);
+  const auto filled = std::filesystem::file_size(data);
+  ASSERT_GT(filled, 10u << 20);
+  auto inode = [&] {
+    struct stat st {};
+    return ::stat(data.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  const auto original = inode();
+  const EnvVars env = {{"NVRTC_CACHE_DIR", dir.path()}, {"NVRTC_CACHE_MAX_SIZE", "64M"}};
+  {
+    store::Status status;
+    auto held = store::LmdbStore::open({dir.path() + "/store", 64ull << 20}, &status);  // another user of the cache
+    ASSERT_TRUE(held) << status.message();
+    const auto refused = cli({"clear", "--compact"}, env);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+    EXPECT_NE(refused.out.find("cleared "), std::string::npos) << "the clear itself is done";
+    EXPECT_NE(refused.err.find(data + " is in use by another process (process " + std::to_string(::getpid()) +
+                               " has it open); compaction needs the cache to itself"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(inode(), original) << "nothing replaced";
+    EXPECT_GE(std::filesystem::file_size(data), filled);
+    EXPECT_FALSE(held->get("k1")) << "cleared";
+  }
+  const auto compacted = cli({"clear", "--compact"}, env);
+  EXPECT_EQ(compacted.exit_code, 0) << compacted.err;
+  EXPECT_NE(compacted.out.find("compacted the store's file from "), std::string::npos) << compacted.out;
+  EXPECT_LT(std::filesystem::file_size(data), filled / 20);
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/store")) {
+    EXPECT_FALSE(e.path().filename().string().starts_with("data.mdb.compact")) << "no temporary left";
+  }
+  EXPECT_EQ(std::filesystem::status(data).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+
+  // The store works after compaction: filled again, trimmed by evict --compact, read and written.
+  fill(300);
+  const auto refilled = std::filesystem::file_size(data);
+  const auto trimmed = cli({"evict", "--max-size", "1M", "--compact"}, env);
+  EXPECT_EQ(trimmed.exit_code, 0) << trimmed.err;
+  EXPECT_NE(trimmed.out.find("compacted the store's file from "), std::string::npos) << trimmed.out;
+  EXPECT_LT(std::filesystem::file_size(data), refilled / 5);
+  const auto stats = cli({"stats", "--json"}, env);
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_EQ(nlohmann::json::parse(stats.out)["entries"], 20);
+  store::Status status;
+  auto reopened = store::LmdbStore::open({dir.path() + "/store", 64ull << 20}, &status);
+  ASSERT_TRUE(reopened) << status.message();
+  EXPECT_EQ(reopened->get("k299"), std::string(50000, static_cast<char>('a' + 299 % 26))) << "the most recent entries are kept";
+  EXPECT_TRUE(reopened->put("new", "value").is_ok());
+  EXPECT_EQ(reopened->get("new"), "value");
 }
 
 // Each check's lines: never "ok" and "FAIL" for the same one.
