@@ -315,9 +315,35 @@ int run_export(const Arguments& a, const CLI::App& command) {
   return ok && report.ok() ? 0 : 1;
 }
 
+// A file:// destination's directory, made where missing (mkdir -p): mode 0700, or 02770 for a cache
+// shared on purpose (shared = 1), whatever the umask. Other URLs are left alone. False (reported)
+// when it cannot be made.
+bool make_file_tier_directory(const std::string& verb, const std::string& url) {
+  if (!url.starts_with("file://")) return true;
+  std::string problem;
+  const auto parsed = store::remote::parse_tier_url(url, &problem);
+  if (!parsed || parsed->path.empty()) return true;  // Endpoint::open says what is wrong
+  struct stat st {};
+  if (::stat(parsed->path.c_str(), &st) == 0) return true;
+  const mode_t mode = load_settings().shared ? 02770 : 0700;
+  std::string path;
+  for (std::size_t slash = parsed->path.find('/', 1);; slash = parsed->path.find('/', slash + 1)) {
+    path = parsed->path.substr(0, slash);
+    if (!path.empty() && ::mkdir(path.c_str(), mode) == 0) {
+      ::chmod(path.c_str(), mode);  // not narrowed by the umask
+    } else if (!path.empty() && errno != EEXIST) {
+      fmt::print(stderr, "nvrtc-cache {}: cannot create {}: {}\n", verb, path, std::strerror(errno));
+      return false;
+    }
+    if (slash == std::string::npos) break;
+  }
+  return true;
+}
+
 int run_import(const Arguments& a) {
   std::optional<store::remote::Secret> secret;
   if (!load_secret(&secret)) return 1;
+  if (!make_file_tier_directory("import", a.to)) return 1;
   std::string problem;
   auto destination = Endpoint::open(a.to, secret ? &*secret : nullptr, &problem);
   if (!destination) {
@@ -370,6 +396,10 @@ int run_import(const Arguments& a) {
   report.nanos = now_ns() - start;
   report.archive_bytes = reader.compressed_bytes();
   report.uncompressed_bytes = reader.uncompressed_bytes();
+  if (!a.json && report.records == 0 && report.problem.starts_with("not an nvrtc-cache archive")) {
+    fmt::print(stderr, "nvrtc-cache import: {} is {}\n", from_stdin ? "stdin" : a.file, report.problem);
+    return 1;
+  }
   print_report("import", report, a.json);
   return report.ok() ? 0 : 1;
 }
@@ -378,6 +408,7 @@ int run_copy(const Arguments& a) {
   std::optional<store::remote::Secret> secret;
   if (!load_secret(&secret)) return 1;
   const std::string from = a.from == "local" ? "" : a.from, to = a.to == "local" ? "" : a.to;
+  if (!make_file_tier_directory("copy", to)) return 1;
   std::string problem;
   auto source = Endpoint::open(from, secret ? &*secret : nullptr, &problem);
   auto destination = source ? Endpoint::open(to, secret ? &*secret : nullptr, &problem) : nullptr;
@@ -416,7 +447,8 @@ void add_archive_commands(CLI::App& app, Outcome& outcome) {
       "import", "Merge an archive FILE ('-': stdin) into the cache: entries already present are kept, damaged or "
                 "unsigned ones are skipped and reported.");
   imp->add_option("FILE", args->file, "the archive to read")->required();
-  imp->add_option("--to", args->to, "write into this tier URL (file:///DIR, redis://...) instead of the local store");
+  imp->add_option("--to", args->to,
+                  "write into this tier URL (file:///DIR, made if missing; redis://...) instead of the local store");
   imp->add_flag("--json", args->json, "print the report as JSON");
   imp->callback([&outcome, args] { outcome.exit_code = run_import(*args); });
 

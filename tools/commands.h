@@ -47,6 +47,14 @@ void add_sample_compile_command(CLI::App& app, Outcome& outcome);
 // `nvrtc-cache run` takes another program's arguments verbatim; main() dispatches it before CLI11.
 int run_command(int argc, char** argv);
 
+// --compact's help (clear, evict), and what a compaction did or why not (stdout/stderr); the exit
+// status: 0 when the file was compacted (or there was none), 1 when it was not.
+inline constexpr const char* kCompactHelp =
+    "then rewrite the store's file without its free pages, so that it shrinks; refused while another process "
+    "has the cache open";
+struct Compaction;
+int report_compaction(const Compaction& compaction);
+
 // Prints "nvrtc-cache <command>: <message>", the command's usage line and where its help is to
 // stderr; returns 2.
 int usage_error(const CLI::App& command, const std::string& message);

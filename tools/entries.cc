@@ -1,6 +1,11 @@
 #include "tools/entries.h"
 
+#include <cxxabi.h>
+#include <nvrtc.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 
@@ -59,6 +64,71 @@ std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walk
   }
   if (walked) *walked = status;
   return results;
+}
+
+std::string compile_status(const EntryInfo& e) {
+  if (!e.entry) return "damaged";
+  switch (e.entry->compile_rc) {
+    case NVRTC_SUCCESS: return "ok";
+    case NVRTC_ERROR_COMPILATION: return "compile error";
+    case NVRTC_ERROR_INVALID_OPTION: return "bad option";
+    default: return fmt::format("error {}", e.entry->compile_rc);
+  }
+}
+
+namespace {
+
+// The first kernel (".entry NAME(") a PTX text defines, demangled; "" when none.
+std::string first_ptx_kernel(std::string_view ptx) {
+  for (std::size_t at = ptx.find(".entry "); at != std::string_view::npos; at = ptx.find(".entry ", at + 1)) {
+    std::size_t start = at + 7;
+    while (start < ptx.size() && (ptx[start] == ' ' || ptx[start] == '\t')) ++start;
+    std::size_t end = start;
+    while (end < ptx.size() && (std::isalnum(static_cast<unsigned char>(ptx[end])) || ptx[end] == '_' || ptx[end] == '$')) {
+      ++end;
+    }
+    if (end == start) continue;
+    const std::string name(ptx.substr(start, end - start));
+    int status = -1;
+    char* demangled = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+    std::string out = status == 0 && demangled ? demangled : name;
+    std::free(demangled);
+    // The kernel's name: "void scale<float, 2>(float*)" -> "scale<float, 2>".
+    int depth = 0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (out[i] == '<') ++depth;
+      else if (out[i] == '>') --depth;
+      else if (out[i] == '(' && depth == 0) {
+        out.resize(i);
+        break;
+      }
+    }
+    if (out.starts_with("void ")) out.erase(0, 5);
+    return out;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string program_label(const EntryInfo& e) {
+  if (!e.entry) return "(damaged)";
+  if (!e.entry->description) return "(unrecorded)";
+  const core::EntryDescription& d = *e.entry->description;
+  if (!d.program_name.empty() && d.program_name != "default_program") return d.program_name;
+  std::string better;
+  for (const core::RecordedLoweredName& n : e.entry->lowered_names) {
+    if (!n.expression.empty()) {
+      better = n.expression;
+      break;
+    }
+  }
+  if (better.empty()) better = first_ptx_kernel(e.entry->ptx.bytes);
+  if (better.empty()) {
+    for (const std::string& o : d.options) better += (better.empty() ? "" : " ") + o;
+  }
+  if (!better.empty()) return better;
+  return d.program_name.empty() ? "(unnamed)" : d.program_name;
 }
 
 std::string architecture_of(const std::vector<std::string>& options) {

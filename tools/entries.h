@@ -25,6 +25,16 @@ struct EntryInfo {
 // Every compile result in the store, in key order; `*walked` (optional) gets the walk's status.
 std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walked = nullptr);
 
+// The cached compile's result as people say it: "ok", "compile error", "bad option", "error N"
+// (another nvrtcResult), "damaged" (the entry does not decode). A cached failure is served as the
+// failure it was.
+std::string compile_status(const EntryInfo& e);
+// What to call the program in a listing: its name, unless the name says nothing (empty, or the
+// "default_program" cuda.core and others give every program): then its first name expression
+// ("scale<float, 2>"), else the first kernel its PTX defines (demangled, without its parameters),
+// else its options.
+std::string program_label(const EntryInfo& e);
+
 // "sm_80" from -arch=sm_80 / --gpu-architecture sm_80 / -arch compute_90; "" when not given.
 std::string architecture_of(const std::vector<std::string>& options);
 // "30d", "12h", "90m", "3600s", "2w" -> seconds; nullopt when malformed or without a unit (a bare

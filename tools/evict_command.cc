@@ -1,6 +1,7 @@
 // nvrtc-cache evict [--max-size S] [--older-than D]: removes least recently used entries now.
 // --max-size applies to the payload bytes the cache holds (the "size" `nvrtc-cache stats` shows),
-// not to the data file: LMDB files never shrink, their freed pages are reused by later entries.
+// not to the data file: LMDB files never shrink, their freed pages are reused by later entries
+// (--compact rewrites the file without them: tools/compact.h).
 // With neither option the automatic policy runs: down to 60% map usage if above 75% of the cap.
 #include <cstdio>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "core/config.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
+#include "tools/compact.h"
 #include "tools/entries.h"
 #include "tools/open_cache.h"
 #include "tools/progress.h"
@@ -22,6 +24,7 @@ double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0;
 
 struct EvictArguments {
   std::string max_size, older_than;
+  bool compact = false;
 };
 
 int evict(const CLI::App& command, const EvictArguments& arguments) {
@@ -57,7 +60,9 @@ int evict(const CLI::App& command, const EvictArguments& arguments) {
     fmt::print(stderr, "nvrtc-cache: evict failed: {}\n", status.message());
     return 1;
   }
-  return 0;
+  if (!arguments.compact) return 0;
+  opened.store.reset();  // compaction needs the store closed in this process (tools/compact.h)
+  return report_compaction(compact_store(opened.directory + "/store"));
 }
 
 }  // namespace
@@ -70,6 +75,7 @@ void add_evict_command(CLI::App& app, Outcome& outcome) {
   auto arguments = std::make_shared<EvictArguments>();
   command->add_option("--max-size", arguments->max_size, "keep at most SIZE payload bytes (e.g. 2G, 500M; no unit: GiB)");
   command->add_option("--older-than", arguments->older_than, "evict entries unused for AGE (30d, 12h, 90m, 3600s, 2w)");
+  command->add_flag("--compact", arguments->compact, kCompactHelp);
   command->callback([&outcome, command, arguments] { outcome.exit_code = evict(*command, *arguments); });
 }
 

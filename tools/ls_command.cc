@@ -1,7 +1,15 @@
-// nvrtc-cache ls [--sort FIELD] [--reverse] [--json]: one line per compile result the cache holds.
+// nvrtc-cache ls [--sort FIELD] [--reverse] [--json]: one line per compile result the cache holds,
+// fitted to the terminal's width ($COLUMNS, else the terminal's, else 80), with each compile's status
+// (a cached failure is listed as the failure it was) and a label better than "default_program".
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -40,6 +48,8 @@ nlohmann::ordered_json to_json(const EntryInfo& e) {
   nlohmann::ordered_json j;
   j["key"] = e.key_hex;
   j["program_name"] = name_of(e);
+  j["label"] = program_label(e);
+  j["status"] = compile_status(e);
   j["options"] = e.entry && e.entry->description ? e.entry->description->options : std::vector<std::string>{};
   j["architecture"] = e.entry && e.entry->description ? architecture_of(e.entry->description->options) : "";
   j["compile_rc"] = e.entry ? e.entry->compile_rc : -1;
@@ -56,6 +66,88 @@ nlohmann::ordered_json to_json(const EntryInfo& e) {
   j["last_use"] = last_use(e);
   j["dependencies"] = dependency_count(e);
   return j;
+}
+
+// The width to fit: $COLUMNS, else the terminal's (stdout), else 80.
+std::size_t terminal_columns() {
+  if (const char* columns = std::getenv("COLUMNS"); columns && *columns) {
+    char* end = nullptr;
+    const long n = std::strtol(columns, &end, 10);
+    if (*end == '\0' && n >= 20 && n <= 10000) return static_cast<std::size_t>(n);
+  }
+  struct winsize size {};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20) {
+    return size.ws_col;
+  }
+  return 80;
+}
+
+// `text` cut to `width` characters, "..." marking the cut.
+std::string cut(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  if (width <= 3) return text.substr(0, width);
+  return text.substr(0, width - 3) + "...";
+}
+
+struct Column {
+  const char* title;
+  std::size_t width;  // 0: elastic (program, options)
+  bool right;         // aligned right
+  std::function<std::string(const EntryInfo&)> cell;
+};
+
+// One line per entry, fitted to `columns`: the key, the program and the status always; the other
+// columns, least useful first, are left out until the line fits with the program's name (up to 24
+// characters of it); the program's name and the options share what is left (the options only when at
+// least 12 columns remain).
+void print_table(const std::vector<EntryInfo>& entries, std::size_t columns) {
+  const Column key{"key", 16, false, [](const EntryInfo& e) { return e.key_hex.substr(0, 16); }};
+  const Column program{"program", 0, false, program_label};
+  const Column status{"status", 13, false, compile_status};
+  std::vector<Column> optional = {
+      {"output", 9, true, [](const EntryInfo& e) { return human_bytes(output_bytes(e)); }},
+      {"arch", 11, false,
+       [](const EntryInfo& e) {
+         const std::string arch =
+             e.entry && e.entry->description ? architecture_of(e.entry->description->options) : "";
+         return arch.empty() ? std::string("-") : arch;
+       }},
+      {"compile", 9, true, [](const EntryInfo& e) { return human_duration(compile_nanos(e)); }},
+      {"last use", 16, false, [](const EntryInfo& e) { return human_time(last_use(e)); }},
+      {"deps", 4, true, [](const EntryInfo& e) { return std::to_string(dependency_count(e)); }},
+  };
+  constexpr std::size_t kMinProgram = 12, kMinOptions = 12, kMaxProgram = 40, kWantedProgram = 24;
+  std::size_t widest_program = std::string_view(program.title).size();
+  for (const EntryInfo& e : entries) widest_program = std::max(widest_program, program_label(e).size());
+  auto fixed_width = [&] {
+    std::size_t w = key.width + 2 + status.width;  // "key  program status ..."
+    for (const Column& c : optional) w += 1 + c.width;
+    return w + 1;  // the space after the program
+  };
+  // The program's name matters more than the last optional columns: up to kWantedProgram of it.
+  while (!optional.empty() && fixed_width() + std::min(widest_program, kWantedProgram) > columns) optional.pop_back();
+  std::size_t room = columns > fixed_width() ? columns - fixed_width() : kMinProgram;
+  const std::size_t program_width = std::max(kMinProgram, std::min({widest_program, kMaxProgram, room}));
+  room = room > program_width ? room - program_width : 0;
+  const bool show_options = room >= kMinOptions + 1;
+  std::string header = fmt::format("{:<16}  {:<{}} {:<13}", key.title, program.title, program_width, status.title);
+  for (const Column& c : optional) {
+    header += c.right ? fmt::format(" {:>{}}", c.title, c.width) : fmt::format(" {:<{}}", c.title, c.width);
+  }
+  if (show_options) header += " options";
+  while (!header.empty() && header.back() == ' ') header.pop_back();
+  fmt::print("{}\n", header);
+  for (const EntryInfo& e : entries) {
+    std::string out = fmt::format("{:<16}  {:<{}} {:<13}", key.cell(e), cut(program.cell(e), program_width),
+                                  program_width, status.cell(e));
+    for (const Column& c : optional) {
+      out += c.right ? fmt::format(" {:>{}}", cut(c.cell(e), c.width), c.width)
+                     : fmt::format(" {:<{}}", cut(c.cell(e), c.width), c.width);
+    }
+    if (show_options) out += " " + cut(options_of(e), room - 1);
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    fmt::print("{}\n", out);
+  }
 }
 
 struct LsArguments {
@@ -90,14 +182,7 @@ int ls(const LsArguments& arguments) {
     for (const EntryInfo& e : entries) j["entries"].push_back(to_json(e));
     fmt::print("{}\n", j.dump(2));
   } else {
-    fmt::print("{:<16}  {:<24} {:<8} {:>10} {:>10} {:>16} {:>5}  {}\n", "key", "program", "arch", "output",
-               "compile", "last use", "deps", "options");
-    for (const EntryInfo& e : entries) {
-      const std::string arch = e.entry && e.entry->description ? architecture_of(e.entry->description->options) : "";
-      fmt::print("{:<16}  {:<24} {:<8} {:>10} {:>10} {:>16} {:>5}  {}\n", e.key_hex.substr(0, 16), name_of(e),
-                 arch.empty() ? "-" : arch, human_bytes(output_bytes(e)), human_duration(compile_nanos(e)),
-                 human_time(last_use(e)), dependency_count(e), options_of(e));
-    }
+    print_table(entries, terminal_columns());
   }
   if (!walked) {
     fmt::print(stderr, "nvrtc-cache: the store could not be read to the end: {}\n", walked.message());
@@ -111,8 +196,10 @@ int ls(const LsArguments& arguments) {
 void add_ls_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand(
       "ls",
-      "List the compile results the cache holds: key, program name, architecture, output size, compile time, "
-      "last use, dependency count and options.");
+      "List the compile results the cache holds: key, program, status (ok, compile error, bad option), output "
+      "size, architecture, compile time, last use, dependency count and options, as many as fit the width "
+      "($COLUMNS, else the terminal's, else 80). A program named default_program is shown by its first name "
+      "expression or kernel.");
   auto arguments = std::make_shared<LsArguments>();
   command->add_option("--sort", arguments->sort, "used (default), name, size, time (compile time) or deps")
       ->check(CLI::IsMember({"used", "name", "size", "time", "deps"}));

@@ -17,6 +17,7 @@
 #include "core/stats.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
+#include "tools/compact.h"
 #include "tools/entries.h"
 #include "tools/open_cache.h"
 
@@ -237,7 +238,7 @@ int stats(const StatsArguments& arguments) {
   return 0;
 }
 
-int clear() {
+int clear(bool compact) {
   const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
@@ -248,7 +249,9 @@ int clear() {
   }
   (void)opened.store->add_counters({{"zeroed_at", static_cast<std::int64_t>(std::time(nullptr))}});
   fmt::print("cleared {}\n", config.cache_dir);
-  return 0;
+  if (!compact) return 0;
+  opened.store.reset();  // compaction needs the store closed in this process (tools/compact.h)
+  return report_compaction(compact_store(opened.directory + "/store"));
 }
 
 }  // namespace
@@ -267,7 +270,9 @@ void add_stats_command(CLI::App& app, Outcome& outcome) {
 
 void add_clear_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand("clear", "Remove every entry and reset the statistics.");
-  command->callback([&outcome] { outcome.exit_code = clear(); });
+  auto compact = std::make_shared<bool>(false);
+  command->add_flag("--compact", *compact, kCompactHelp);
+  command->callback([&outcome, compact] { outcome.exit_code = clear(*compact); });
 }
 
 }  // namespace nvrtc_cache::tools

@@ -3,6 +3,7 @@
 #define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack
 #include <xxhash.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <cstring>
@@ -87,7 +88,11 @@ bool ArchiveReader::fill() {
     const std::size_t r = ZSTD_decompressStream(z.stream, &out, &in);
     z.in_pos = in.pos;
     if (ZSTD_isError(r)) {
-      problem_ = std::string("the compressed data is damaged (") + ZSTD_getErrorName(r) + ")";
+      // The first bytes are not a zstd frame's magic number: not an archive at all (a text file, a
+      // tarball), rather than a damaged one.
+      problem_ = !header_read_ && uncompressed_ == 0 && ZSTD_getErrorCode(r) == ZSTD_error_prefix_unknown
+                     ? "not an nvrtc-cache archive (not zstd-compressed)"
+                     : std::string("the compressed data is damaged (") + ZSTD_getErrorName(r) + ")";
       return false;
     }
     z.last_return = r;

@@ -110,6 +110,32 @@ TEST_F(CliArchive, ExportThenImportIntoAFreshCacheServesOnlyHits) {
   EXPECT_EQ(nlohmann::json::parse(piped.out)["added"], 2 * stores);
 }
 
+// import --to file://DIR makes DIR (mode 0700) when it is missing, parents included; a file that is
+// not an archive is named as such, not reported as damaged compressed data.
+TEST_F(CliArchive, ImportMakesAMissingTierDirectoryAndNamesAFileThatIsNoArchive) {
+  const std::int64_t stores = fill(dir("a"));
+  cli_json({"export", dir("1.nvrc")}, dir("a"));
+  const std::string tier = dir("new/deeper/tier");
+  ASSERT_FALSE(fs::exists(dir("new")));
+  const nlohmann::json imported = cli_json({"import", dir("1.nvrc"), "--to", "file://" + tier}, dir("unused"));
+  EXPECT_EQ(imported["added"], 2 * stores);
+  ASSERT_TRUE(fs::is_directory(tier));
+  EXPECT_EQ(fs::status(tier).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_EQ(fs::status(dir("new")).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_EQ(cli_json({"copy", "file://" + tier, "file://" + dir("copied")}, dir("unused"))["added"], 2 * stores);
+  EXPECT_EQ(cli_json({"import", dir("1.nvrc")}, dir("b"))["added"], 2 * stores);
+
+  for (const std::string& text : {std::string("just some text\n"), std::string(), std::string("PK\x03\x04zipped")}) {
+    std::ofstream(dir("notes.txt"), std::ios::binary | std::ios::trunc) << text;
+    const ProcessResult refused = cli({"import", dir("notes.txt")}, dir("c"));
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_NE(refused.err.find("nvrtc-cache import: " + dir("notes.txt") + " is not an nvrtc-cache archive"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(refused.err.find("damaged"), std::string::npos) << refused.err;
+  }
+}
+
 TEST_F(CliArchive, AcrossTiersLocalFileRedisAndBack) {
   const std::int64_t stores = fill(dir("a"));
   const std::string tier = dir("tier");

@@ -5,6 +5,7 @@
 // on a broken NVRTC and a misspelled variable.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/settings.h"
+#include "store/lmdb/lmdb_store.h"
 #include "tests/support/harness.h"
 #include "tests/support/process.h"
 
@@ -392,6 +394,157 @@ TEST(CliSettings, MisspelledVariablesAndKeysGetDidYouMean) {
             std::string::npos)
       << doctor.out;
   EXPECT_EQ(doctor.out.find("ok    configuration"), std::string::npos) << doctor.out;
+}
+
+// ls fits the width it is given ($COLUMNS, else 80 when not a terminal), says each compile's status
+// (a cached compile error is not listed as a success), and labels a program named default_program
+// (as cuda.core names every program) or nothing by its first name expression, its first kernel, or
+// its options.
+TEST(CliLs, FitsTheWidthShowsEachStatusAndABetterLabelThanDefaultProgram) {
+  TempDir dir;
+  const std::string cache = dir.path() + "/cache";
+  ASSERT_EQ(testing::probe({"cubin", "compile_error", "template", "null_name"}, testing::shim_env(cache)).exit_code, 0);
+  EnvVars named = testing::shim_env(cache);
+  write_file(dir.path() + "/k.cu", "__global__ void saxpy_kernel(float* x) { x[0] *= 2; }\n");
+  named["PROBE_SOURCE_FILE"] = dir.path() + "/k.cu";
+  named["PROBE_PROGRAM_NAME"] = "default_program";
+  named["PROBE_ARCH"] = "-arch=compute_80";
+  ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
+  write_file(dir.path() + "/k.cu", "template <typename T> __global__ void scaled(T* x) { x[0] *= 3; }\n"
+                                    "template __global__ void scaled<double>(double*);\n");
+  named["PROBE_OPTIONS"] = "-lineinfo";
+  ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
+
+  EnvVars env = {{"NVRTC_CACHE_DIR", cache}, {"COLUMNS", std::nullopt}};
+  const nlohmann::json listed = nlohmann::json::parse(cli({"ls", "--json"}, env).out);
+  std::map<std::string, nlohmann::json> by_label;
+  for (const auto& e : listed["entries"]) by_label[e["label"].get<std::string>()] = e;
+  ASSERT_EQ(by_label.size(), 6u) << listed.dump(2);
+  EXPECT_EQ(by_label["cubin.cu"]["status"], "ok");
+  EXPECT_EQ(by_label["error.cu"]["status"], "compile error");
+  EXPECT_EQ(by_label["template.cu"]["program_name"], "template.cu") << "a real name is kept";
+  EXPECT_EQ(by_label["axpy"]["program_name"], "(unnamed)") << "no name: the PTX's kernel";
+  EXPECT_EQ(by_label["saxpy_kernel"]["program_name"], "default_program") << "demangled";
+  EXPECT_EQ(by_label["scaled<double>"]["program_name"], "default_program");
+
+  const auto table = cli({"ls"}, env);
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  const std::vector<std::string> rows = lines_of(table.out);
+  ASSERT_EQ(rows.size(), 7u) << table.out;
+  for (const std::string& row : rows) EXPECT_LE(row.size(), 80u) << row;
+  for (const std::string& row : rows) {
+    if (row.find("error.cu") != std::string::npos) {
+      EXPECT_NE(row.find(" compile error "), std::string::npos) << row;
+    }
+    if (row.find("cubin.cu") != std::string::npos) {
+      EXPECT_NE(row.find(" ok "), std::string::npos) << row;
+    }
+  }
+  EXPECT_NE(table.out.find("  saxpy_kernel "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("  scaled<double> "), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find("default_program"), std::string::npos) << table.out;
+  for (const char* columns : {"50", "120", "200"}) {
+    env["COLUMNS"] = columns;
+    const auto fitted = cli({"ls"}, env);
+    for (const std::string& row : lines_of(fitted.out)) {
+      EXPECT_LE(row.size(), std::stoul(columns)) << columns << ": " << row;
+      EXPECT_TRUE(row.find("status") != std::string::npos || row.find(" ok") != std::string::npos ||
+                  row.find(" compile error") != std::string::npos)
+          << "the status is always shown: " << row;
+    }
+  }
+  const auto wide = cli({"ls"}, env);
+  EXPECT_NE(wide.out.find(" -arch=sm_80 -lineinfo\n"), std::string::npos) << "options when there is room: " << wide.out;
+}
+
+// stats tells results ('R' keys) and manifests ('M' keys) apart, shows the size as a part of the cap,
+// and when the counters were last zeroed.
+TEST(CliStats, ResultsAndManifestsApartAPartOfTheCapAndWhenZeroed) {
+  TempDir dir;
+  const std::string cache = dir.path() + "/cache";
+  ASSERT_EQ(testing::probe({"cubin", "template"}, testing::shim_env(cache)).exit_code, 0);
+  const EnvVars env = {{"NVRTC_CACHE_DIR", cache}, {"NVRTC_CACHE_MAX_SIZE", "64M"}};
+  const nlohmann::json s = nlohmann::json::parse(cli({"stats", "--json"}, env).out);
+  EXPECT_EQ(s["results"], 2);
+  EXPECT_EQ(s["manifests"], 2);
+  EXPECT_EQ(s["entries"], 4);
+  EXPECT_GT(s["result_bytes"].get<std::uint64_t>(), s["manifest_bytes"].get<std::uint64_t>());
+  EXPECT_EQ(s["max_bytes"], 64ull << 20);
+  EXPECT_NEAR(s["used_fraction"].get<double>(), s["bytes"].get<double>() / (64 << 20), 1e-9);
+  EXPECT_TRUE(s["zeroed_at"].is_null());
+  const std::string human = cli({"stats"}, env).out;
+  EXPECT_NE(human.find("results           2 ("), std::string::npos) << human;
+  EXPECT_NE(human.find("manifests         2 ("), std::string::npos) << human;
+  EXPECT_TRUE(std::regex_search(human, std::regex(R"(size +[0-9.]+ KiB of 64\.0 MiB \([0-9.]+%\))"))) << human;
+  EXPECT_NE(human.find("counting since    never zeroed"), std::string::npos) << human;
+  ASSERT_EQ(cli({"stats", "-z"}, env).exit_code, 0);
+  const std::string zeroed = cli({"stats"}, env).out;
+  EXPECT_TRUE(std::regex_search(zeroed, std::regex(R"(counting since    20[0-9-]+ [0-9:]+ \(stats -z\))"))) << zeroed;
+  EXPECT_NE(zeroed.find("results           2 ("), std::string::npos) << "entries are kept";
+}
+
+// clear --compact and evict --compact rewrite data.mdb without its free pages, so that it shrinks; while
+// another process (here: this test) has the cache open, compaction is refused, naming it, and nothing
+// is replaced. The compacted store works as before.
+TEST(CliCompact, ClearAndEvictCompactShrinkTheDataFileAndRefuseWhileTheCacheIsInUse) {
+  TempDir dir;
+  const std::string data = dir.path() + "/store/data.mdb";
+  auto fill = [&](int count) {
+    store::Status status;
+    auto cache = store::LmdbStore::open({dir.path() + "/store", 64ull << 20}, &status);
+    ASSERT_TRUE(cache) << status.message();
+    for (int i = 0; i < count; ++i) ASSERT_TRUE(cache->put("k" + std::to_string(i), std::string(50000, static_cast<char>('a' + i % 26))));
+  };
+  fill(300);
+  const auto filled = std::filesystem::file_size(data);
+  ASSERT_GT(filled, 10u << 20);
+  auto inode = [&] {
+    struct stat st {};
+    return ::stat(data.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  const auto original = inode();
+  const EnvVars env = {{"NVRTC_CACHE_DIR", dir.path()}, {"NVRTC_CACHE_MAX_SIZE", "64M"}};
+  {
+    store::Status status;
+    auto held = store::LmdbStore::open({dir.path() + "/store", 64ull << 20}, &status);  // another user of the cache
+    ASSERT_TRUE(held) << status.message();
+    const auto refused = cli({"clear", "--compact"}, env);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+    EXPECT_NE(refused.out.find("cleared "), std::string::npos) << "the clear itself is done";
+    EXPECT_NE(refused.err.find(data + " is in use by another process (process " + std::to_string(::getpid()) +
+                               " has it open); compaction needs the cache to itself"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(inode(), original) << "nothing replaced";
+    EXPECT_GE(std::filesystem::file_size(data), filled);
+    EXPECT_FALSE(held->get("k1")) << "cleared";
+  }
+  const auto compacted = cli({"clear", "--compact"}, env);
+  EXPECT_EQ(compacted.exit_code, 0) << compacted.err;
+  EXPECT_NE(compacted.out.find("compacted the store's file from "), std::string::npos) << compacted.out;
+  EXPECT_LT(std::filesystem::file_size(data), filled / 20);
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/store")) {
+    EXPECT_FALSE(e.path().filename().string().starts_with("data.mdb.compact")) << "no temporary left";
+  }
+  EXPECT_EQ(std::filesystem::status(data).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+
+  // The store works after compaction: filled again, trimmed by evict --compact, read and written.
+  fill(300);
+  const auto refilled = std::filesystem::file_size(data);
+  const auto trimmed = cli({"evict", "--max-size", "1M", "--compact"}, env);
+  EXPECT_EQ(trimmed.exit_code, 0) << trimmed.err;
+  EXPECT_NE(trimmed.out.find("compacted the store's file from "), std::string::npos) << trimmed.out;
+  EXPECT_LT(std::filesystem::file_size(data), refilled / 5);
+  const auto stats = cli({"stats", "--json"}, env);
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_EQ(nlohmann::json::parse(stats.out)["entries"], 20);
+  store::Status status;
+  auto reopened = store::LmdbStore::open({dir.path() + "/store", 64ull << 20}, &status);
+  ASSERT_TRUE(reopened) << status.message();
+  EXPECT_EQ(reopened->get("k299"), std::string(50000, static_cast<char>('a' + 299 % 26))) << "the most recent entries are kept";
+  EXPECT_TRUE(reopened->put("new", "value").is_ok());
+  EXPECT_EQ(reopened->get("new"), "value");
 }
 
 // Each check's lines: never "ok" and "FAIL" for the same one.
