@@ -178,7 +178,7 @@ void print_man(const CLI::App& app) {
     fmt::print(".TP\n.B {}\n{}\n", roff(v.name), roff(v.help));
   }
   fmt::print(".TP\n.B LD_PRELOAD\nnvrtc\\-cache run puts the shim first on it (the rest is kept).\n"
-             ".TP\n.B COLUMNS\nThe width ls fits its table to, when not a terminal's (default 80).\n");
+             ".TP\n.B COLUMNS\nThe width ls fits its table to (else the terminal's, else 80).\n");
   fmt::print(".SH FILES\n"
              ".TP\n.I ~/.config/nvrtc\\-cache/nvrtc\\-cache.conf\nThe user configuration file "
              "($XDG_CONFIG_HOME/nvrtc\\-cache/nvrtc\\-cache.conf when XDG_CONFIG_HOME is set; "
