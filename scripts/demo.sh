@@ -31,7 +31,7 @@ echo
 echo "== nvrtc-cache stats"
 "$cli" stats
 kernels=$(grep -c ' ok ' <<<"$warm" || true)
-hits=$("$cli" stats --json | sed -n 's/^ *"hits": *\([0-9]*\),*$/\1/p')
+hits=$("$cli" stats --json | sed -n 's/^  "hits": \([0-9]*\),*$/\1/p')  # the top level's
 if [ "$kernels" -eq 0 ] || [ "$hits" != "$kernels" ]; then
   echo "demo: the warm run was not served from the cache ($hits hits for $kernels kernels compiled)" >&2
   exit 1
