@@ -1,7 +1,7 @@
 // Settings: the one table of every setting nvrtc-cache reads — its key in the configuration files,
 // its environment variable, its type, its default, how a value is checked and applied, how it is
 // shown, and its help text. Parsing (core/config.cc), validation, `nvrtc-cache config` (display,
-// get, set), the man page and the README's configuration section are all driven by it.
+// get, set), the man page and docs/configuration.md are all driven by it.
 // Contract: a constant table; apply() and show() are pure (no I/O), thread-safe, never throw
 // except std::bad_alloc.
 #pragma once

@@ -6,7 +6,7 @@
 // A directory below the tier's path is the tier's own when it is a directory owned by the caller,
 // root or the owner of the directory holding it, or by anyone when the directory holding it admits
 // other writers (group- or other-writable: a tier shared on purpose, whose writers are all trusted;
-// README, "Shared tiers"). Tier directories are created 0777 less the umask (the umask decides who
+// docs/shared-tiers.md). Tier directories are created 0777 less the umask (the umask decides who
 // else may write).
 // Names: an entry is <32 hex>, in the bucket named by its first two digits; a temporary file is
 // ".tmp-<32 hex>-<16 random hex>" (earlier versions: ".tmp-<32 hex>-<pid>-<n>-<n>"). Nothing else
