@@ -19,7 +19,8 @@ struct Kernel {
 std::string polynomial_kernels() {
   // Deep template instantiation: a realistic front-end-heavy program with no on-disk headers.
   std::string s =
-      "template <int N> struct Poly { __device__ static float eval(float x) { return x * Poly<N - 1>::eval(x) + N; } };\n"
+      "template <int N> struct Poly { __device__ static float eval(float x) { return x * Poly<N - 1>::eval(x) + N; } "
+      "};\n"
       "template <> struct Poly<0> { __device__ static float eval(float) { return 1.0f; } };\n"
       "template <int N> __global__ void poly(float* x) { x[threadIdx.x] = Poly<N>::eval(x[threadIdx.x]); }\n";
   return s;
@@ -27,16 +28,22 @@ std::string polynomial_kernels() {
 
 std::vector<Kernel> kernels() {
   return {
-      {"axpy", "extern \"C\" __global__ void axpy(float a, const float* x, float* y, int n) {\n"
-               "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }\n",
-       {"-arch=sm_80"}, {}},
-      {"templates", polynomial_kernels(), {"-arch=sm_90", "-std=c++17"},
+      {"axpy",
+       "extern \"C\" __global__ void axpy(float a, const float* x, float* y, int n) {\n"
+       "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = a * x[i] + y[i]; }\n",
+       {"-arch=sm_80"},
+       {}},
+      {"templates",
+       polynomial_kernels(),
+       {"-arch=sm_90", "-std=c++17"},
        {"poly<64>", "poly<128>", "poly<256>", "poly<400>"}},
-      {"cub_reduce", "#include <cub/block/block_reduce.cuh>\n"
-                     "extern \"C\" __global__ void block_sum(const int* in, int* out) {\n"
-                     "  using R = cub::BlockReduce<int, 128>; __shared__ typename R::TempStorage t;\n"
-                     "  int s = R(t).Sum(in[blockIdx.x * 128 + threadIdx.x]); if (threadIdx.x == 0) out[blockIdx.x] = s; }\n",
-       {"-arch=sm_80", "-std=c++17", "-I/usr/local/cuda/include/cccl", "-I/usr/local/cuda/include"}, {}},
+      {"cub_reduce",
+       "#include <cub/block/block_reduce.cuh>\n"
+       "extern \"C\" __global__ void block_sum(const int* in, int* out) {\n"
+       "  using R = cub::BlockReduce<int, 128>; __shared__ typename R::TempStorage t;\n"
+       "  int s = R(t).Sum(in[blockIdx.x * 128 + threadIdx.x]); if (threadIdx.x == 0) out[blockIdx.x] = s; }\n",
+       {"-arch=sm_80", "-std=c++17", "-I/usr/local/cuda/include/cccl", "-I/usr/local/cuda/include"},
+       {}},
   };
 }
 

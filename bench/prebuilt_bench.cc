@@ -40,8 +40,8 @@ void report(const char* what, std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
   double sum = 0;
   for (double m : ms) sum += m;
-  std::printf("%-44s median %.4f ms  mean %.4f ms  (n=%zu)\n", what, ms[ms.size() / 2], sum / static_cast<double>(ms.size()),
-              ms.size());
+  std::printf("%-44s median %.4f ms  mean %.4f ms  (n=%zu)\n", what, ms[ms.size() / 2],
+              sum / static_cast<double>(ms.size()), ms.size());
 }
 
 std::string key_of(int i) {
@@ -82,8 +82,8 @@ double spawn_first_hit(const std::string& kind, const std::string& dir, int inde
   const std::string self = fs::read_symlink("/proc/self/exe");
   const std::string i = std::to_string(index);
   std::vector<char*> argv = {const_cast<char*>(self.c_str()), const_cast<char*>("--first-hit"),
-                             const_cast<char*>(kind.c_str()), const_cast<char*>(dir.c_str()), const_cast<char*>(i.c_str()),
-                             nullptr};
+                             const_cast<char*>(kind.c_str()), const_cast<char*>(dir.c_str()),
+                             const_cast<char*>(i.c_str()),    nullptr};
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) std::exit(1);
   posix_spawn_file_actions_t actions;
@@ -140,7 +140,10 @@ int main(int argc, char** argv) {
       for (auto& c : value) c = static_cast<char>(random() & 0x3f);
       const std::string key = key_of(i);
       if (!s->put(key, value).is_ok()) return 1;
-      if (!tier->put(key, store::remote::seal_value(key, value, nullptr), store::remote::Clock::now() + std::chrono::seconds(10)).ok()) return 1;
+      if (!tier->put(key, store::remote::seal_value(key, value, nullptr),
+                     store::remote::Clock::now() + std::chrono::seconds(10))
+               .ok())
+        return 1;
     }
   }
   make_read_only(lmdb_dir);

@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
   const std::string password = argv[3];
   const int iterations = argc > 4 ? std::atoi(argv[4]) : 200;
 
-  std::printf("%-10s %-8s %-8s %-4s %10s %10s %10s\n", "client", "socket", "value", "op", "min_us", "median_us", "p90_us");
+  std::printf("%-10s %-8s %-8s %-4s %10s %10s %10s\n", "client", "socket", "value", "op", "min_us", "median_us",
+              "p90_us");
   for (const bool over_unix : {false, true}) {
     nvrtc_cache::store::remote::TierUrl url;
     url.password = password;
@@ -97,14 +98,15 @@ int main(int argc, char** argv) {
                return got.code == TierCode::kOk && got.value.size() == size;
              }));
       report("hiredis", "SET", measure(iterations, [&] {
-               auto* reply = static_cast<redisReply*>(redisCommand(context, "SET %b %b", hiredis_key.data(), hiredis_key.size(),
-                                                                   value.data(), value.size()));
+               auto* reply = static_cast<redisReply*>(redisCommand(context, "SET %b %b", hiredis_key.data(),
+                                                                   hiredis_key.size(), value.data(), value.size()));
                const bool ok = reply != nullptr && reply->type == REDIS_REPLY_STATUS;
                if (reply) freeReplyObject(reply);
                return ok;
              }));
       report("hiredis", "GET", measure(iterations, [&] {
-               auto* reply = static_cast<redisReply*>(redisCommand(context, "GET %b", hiredis_key.data(), hiredis_key.size()));
+               auto* reply =
+                   static_cast<redisReply*>(redisCommand(context, "GET %b", hiredis_key.data(), hiredis_key.size()));
                bool ok = reply != nullptr && reply->type == REDIS_REPLY_STRING && reply->len == size;
                if (ok) {  // what a caller does with the bytes: keep them in its own string
                  std::string copy(reply->str, reply->len);

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
 
   // Log-uniform mean, for the map size: (max - min) / ln(max / min).
   const double mean = max_bytes > min_bytes ? (max_bytes - min_bytes) / std::log(max_bytes / min_bytes) : min_bytes;
-  const auto map_size = static_cast<std::uint64_t>(std::max(1.0 * (1ull << 30), 3.0 * mean * static_cast<double>(counts.back())));
+  const auto map_size =
+      static_cast<std::uint64_t>(std::max(1.0 * (1ull << 30), 3.0 * mean * static_cast<double>(counts.back())));
   store::Status status;
   auto s = store::LmdbStore::open({dir.string(), map_size}, &status);
   if (!s) {
@@ -104,7 +105,8 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    const double put_mean_us = stored > before ? static_cast<double>(ns_since(fill_start)) / 1e3 / static_cast<double>(stored - before) : 0.0;
+    const double put_mean_us =
+        stored > before ? static_cast<double>(ns_since(fill_start)) / 1e3 / static_cast<double>(stored - before) : 0.0;
 
     std::uniform_int_distribution<std::uint64_t> pick(0, stored - 1);
     std::vector<long long> hit_ns, miss_ns;
@@ -126,7 +128,8 @@ int main(int argc, char** argv) {
     }
     std::printf("%llu %.1f %lld %lld %lld %llu %llu\n", static_cast<unsigned long long>(stored), put_mean_us,
                 percentile(hit_ns, 0.5), percentile(hit_ns, 0.99), percentile(miss_ns, 0.5),
-                static_cast<unsigned long long>(allocated_bytes(dir)), static_cast<unsigned long long>(s->size_bytes()));
+                static_cast<unsigned long long>(allocated_bytes(dir)),
+                static_cast<unsigned long long>(s->size_bytes()));
     std::fflush(stdout);
     if (sink == 1) std::fputc('\n', stderr);  // keeps the reads observable
   }

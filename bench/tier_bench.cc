@@ -52,10 +52,9 @@ std::unique_ptr<store::remote::TieredStore> node(const std::string& local_dir, c
     std::fprintf(stderr, "cannot open %s: %s\n", local_dir.c_str(), status.message().c_str());
     std::exit(1);
   }
-  return std::make_unique<store::remote::TieredStore>(std::move(local), std::move(tiers(url).tiers), std::nullopt,
-                                                      [](std::string_view, std::string_view m) {
-                                                        std::fprintf(stderr, "%.*s\n", int(m.size()), m.data());
-                                                      });
+  return std::make_unique<store::remote::TieredStore>(
+      std::move(local), std::move(tiers(url).tiers), std::nullopt,
+      [](std::string_view, std::string_view m) { std::fprintf(stderr, "%.*s\n", int(m.size()), m.data()); });
 }
 
 void report(const char* what, std::vector<double> ms) {

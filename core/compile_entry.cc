@@ -92,13 +92,20 @@ bool has_newer_outputs(const CompileEntry& e) { return e.tileir.available || e.n
 
 const char* output_name(OutputKind kind) {
   switch (kind) {
-    case OutputKind::log: return "log";
-    case OutputKind::ptx: return "ptx";
-    case OutputKind::cubin: return "cubin";
-    case OutputKind::ltoir: return "ltoir";
-    case OutputKind::optixir: return "optixir";
-    case OutputKind::tileir: return "tileir";
-    case OutputKind::nvvm: return "nvvm";
+    case OutputKind::log:
+      return "log";
+    case OutputKind::ptx:
+      return "ptx";
+    case OutputKind::cubin:
+      return "cubin";
+    case OutputKind::ltoir:
+      return "ltoir";
+    case OutputKind::optixir:
+      return "optixir";
+    case OutputKind::tileir:
+      return "tileir";
+    case OutputKind::nvvm:
+      return "nvvm";
   }
   return "?";
 }
@@ -109,13 +116,20 @@ RecordedOutput& CompileEntry::output(OutputKind kind) {
 
 const RecordedOutput& CompileEntry::output(OutputKind kind) const {
   switch (kind) {
-    case OutputKind::log: return log;
-    case OutputKind::ptx: return ptx;
-    case OutputKind::cubin: return cubin;
-    case OutputKind::ltoir: return ltoir;
-    case OutputKind::optixir: return optixir;
-    case OutputKind::tileir: return tileir;
-    case OutputKind::nvvm: return nvvm;
+    case OutputKind::log:
+      return log;
+    case OutputKind::ptx:
+      return ptx;
+    case OutputKind::cubin:
+      return cubin;
+    case OutputKind::ltoir:
+      return ltoir;
+    case OutputKind::optixir:
+      return optixir;
+    case OutputKind::tileir:
+      return tileir;
+    case OutputKind::nvvm:
+      return nvvm;
   }
   return log;
 }
@@ -172,8 +186,8 @@ std::string encode_entry(const CompileEntry& e) {
 std::optional<CompileEntry> decode_entry(std::string_view bytes) {
   std::uint32_t version = kEntryFormatVersion;
   std::optional<util::ByteReader> frame;
-  for (std::uint32_t v : {kEntryFormatVersion, kEntryFormatVersionWithoutNewerOutputs,
-                          kEntryFormatVersionWithoutDescription}) {
+  for (std::uint32_t v :
+       {kEntryFormatVersion, kEntryFormatVersionWithoutNewerOutputs, kEntryFormatVersionWithoutDescription}) {
     if ((frame = util::open_frame(bytes, kMagic, v))) {
       version = v;
       break;

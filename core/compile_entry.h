@@ -38,7 +38,7 @@ struct RecordedOutput {
   bool size_written = false;  // whether the size getter wrote *size
   std::uint64_t size = 0;
   std::int32_t data_rc = 0;
-  std::string bytes;  // what the data getter wrote (empty if it failed)
+  std::string bytes;      // what the data getter wrote (empty if it failed)
   bool available = true;  // the library has this output's getters (otherwise every field above is 0)
 };
 
@@ -52,9 +52,9 @@ inline RecordedOutput unavailable_output() {
 struct RecordedLoweredName {
   std::string expression;
   std::int32_t rc = 0;
-  bool written = false;    // whether NVRTC wrote *lowered_name
-  bool is_null = true;     // it wrote NULL
-  std::string lowered;     // otherwise this string
+  bool written = false;  // whether NVRTC wrote *lowered_name
+  bool is_null = true;   // it wrote NULL
+  std::string lowered;   // otherwise this string
 };
 
 // What the program was, for people (`nvrtc-cache ls`, `inspect`): never used to serve a hit.
@@ -77,15 +77,15 @@ const char* output_name(OutputKind kind);
 struct CompileEntry {
   std::int32_t compile_rc = 0;
   RecordedOutput log, ptx, cubin, ltoir, optixir;
-  RecordedOutput tileir = unavailable_output();  // NVRTC 13.5 on
-  RecordedOutput nvvm = unavailable_output();    // NVRTC 12.x
+  RecordedOutput tileir = unavailable_output();    // NVRTC 13.5 on
+  RecordedOutput nvvm = unavailable_output();      // NVRTC 12.x
   std::vector<RecordedLoweredName> lowered_names;  // one per name expression, in order of addition
-  RecordedLoweredName unknown_name;  // how NVRTC answered a name expression it was never given
+  RecordedLoweredName unknown_name;                // how NVRTC answered a name expression it was never given
   std::int32_t pch_create_status = 0;
   std::int32_t pch_heap_required_rc = 0;
   bool pch_heap_required_written = false;
   std::uint64_t pch_heap_required = 0;
-  std::uint64_t compile_nanos = 0;  // wall time of the real compile, for "saved time"
+  std::uint64_t compile_nanos = 0;              // wall time of the real compile, for "saved time"
   std::optional<EntryDescription> description;  // absent in version 1 entries
 
   std::uint64_t payload_bytes() const;
@@ -93,14 +93,14 @@ struct CompileEntry {
   const RecordedOutput& output(OutputKind kind) const;
 };
 
-inline constexpr OutputKind kOutputKinds[kOutputCount] = {OutputKind::log,     OutputKind::ptx,    OutputKind::cubin,
-                                                          OutputKind::ltoir,   OutputKind::optixir, OutputKind::tileir,
+inline constexpr OutputKind kOutputKinds[kOutputCount] = {OutputKind::log,   OutputKind::ptx,     OutputKind::cubin,
+                                                          OutputKind::ltoir, OutputKind::optixir, OutputKind::tileir,
                                                           OutputKind::nvvm};
 
 // The entries capture_outputs() produces that the shim stores (store_result() stores no other):
-// every return code a known nvrtcResult; an output whose getters the library lacks is all zero; every size getter succeeded and wrote its size; a data
-// getter that succeeded wrote exactly `size` bytes, and one that failed wrote none after a size of 0
-// (every size replayed is backed by bytes: a host allocates what it is told); a lowered name left
+// every return code a known nvrtcResult; an output whose getters the library lacks is all zero; every size getter
+// succeeded and wrote its size; a data getter that succeeded wrote exactly `size` bytes, and one that failed wrote none
+// after a size of 0 (every size replayed is backed by bytes: a host allocates what it is told); a lowered name left
 // unwritten is not NULL, and a NULL one has no text; names hold no NUL (they were C strings); the
 // unknown name's expression is empty; an unwritten PCH heap size is 0. Replay relies on it.
 bool is_well_formed(const CompileEntry& entry);

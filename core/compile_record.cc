@@ -22,9 +22,12 @@ bool read_optional(ByteReader& r, std::optional<std::string>& s) {
   bool present = false;
   std::string value;
   if (!r.flag(present) || !r.bytes(value)) return false;
-  if (present) s = std::move(value);
-  else if (!value.empty()) return false;
-  else s.reset();
+  if (present)
+    s = std::move(value);
+  else if (!value.empty())
+    return false;
+  else
+    s.reset();
   return true;
 }
 
@@ -141,9 +144,12 @@ RecordScan scan_records(std::string_view file) {
       }
       std::string_view body;
       const std::uint32_t version = static_cast<std::uint32_t>(util::load_le(rest.data() + 4, 4));
-      if (!util::verify_checksummed(frame, body)) what = "checksum mismatch";
-      else if (version != kRecordFormatVersion) what = "a record of format version " + std::to_string(version);
-      else what = "a malformed record";
+      if (!util::verify_checksummed(frame, body))
+        what = "checksum mismatch";
+      else if (version != kRecordFormatVersion)
+        what = "a record of format version " + std::to_string(version);
+      else
+        what = "a malformed record";
       if (!what.starts_with("checksum")) {  // intact frame, unusable content: skip exactly it
         scan.damage.push_back({pos, *length, what});
         pos += *length;

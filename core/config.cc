@@ -42,8 +42,8 @@ void apply(Config& c, const SettingSpec& spec, std::string_view value, std::stri
     std::string shown = spec.show(c);
     if (shown.empty()) shown = spec.default_text;
     std::string where = origin.starts_with("environment ") ? "" : origin + ": ";
-    c.problems.push_back(where + std::string(named) + "='" + std::string(value) + "' " + *problem + "; using " +
-                         shown + " (" + c.origins[index] + ")");
+    c.problems.push_back(where + std::string(named) + "='" + std::string(value) + "' " + *problem + "; using " + shown +
+                         " (" + c.origins[index] + ")");
     return;
   }
   c.origins[index] = std::move(origin);
@@ -122,7 +122,8 @@ std::optional<ConfigLine> parse_config_line(std::string_view line) {
   return out;
 }
 
-std::optional<std::string> expand_path(std::string_view value, const EnvLookup& lookup, std::optional<std::string>* problem) {
+std::optional<std::string> expand_path(std::string_view value, const EnvLookup& lookup,
+                                       std::optional<std::string>* problem) {
   auto variable = [&](const std::string& name) -> std::optional<std::string> {
     std::optional<std::string> v = lookup(name.c_str());
     if (!v || v->empty()) {
@@ -144,7 +145,8 @@ std::optional<std::string> expand_path(std::string_view value, const EnvLookup& 
     i = 1;
   }
   auto name_char = [](char ch, bool first) {
-    return ch == '_' || std::isalpha(static_cast<unsigned char>(ch)) || (!first && std::isdigit(static_cast<unsigned char>(ch)));
+    return ch == '_' || std::isalpha(static_cast<unsigned char>(ch)) ||
+           (!first && std::isdigit(static_cast<unsigned char>(ch)));
   };
   while (i < value.size()) {
     if (value[i] != '$' || i + 1 >= value.size()) {
@@ -185,17 +187,27 @@ std::optional<std::uint64_t> parse_size(const std::string& text) {
   if (end != number.c_str() + number.size() || !(value > 0)) return std::nullopt;
   std::string unit = text.substr(pos);
   for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.ends_with("IB")) unit.resize(unit.size() - 2);
-  else if (unit.size() > 1 && unit.ends_with("B")) unit.resize(unit.size() - 1);
-  else if (unit.size() == 2 && unit.ends_with("I")) unit.resize(1);  // "10Gi"
+  if (unit.ends_with("IB"))
+    unit.resize(unit.size() - 2);
+  else if (unit.size() > 1 && unit.ends_with("B"))
+    unit.resize(unit.size() - 1);
+  else if (unit.size() == 2 && unit.ends_with("I"))
+    unit.resize(1);  // "10Gi"
   double scale = 1;
-  if (unit.empty()) scale = 0x1p30;  // no unit: GiB, as ccache's max_size
-  else if (unit == "B") scale = 1;
-  else if (unit == "K") scale = 0x1p10;
-  else if (unit == "M") scale = 0x1p20;
-  else if (unit == "G") scale = 0x1p30;
-  else if (unit == "T") scale = 0x1p40;
-  else return std::nullopt;
+  if (unit.empty())
+    scale = 0x1p30;  // no unit: GiB, as ccache's max_size
+  else if (unit == "B")
+    scale = 1;
+  else if (unit == "K")
+    scale = 0x1p10;
+  else if (unit == "M")
+    scale = 0x1p20;
+  else if (unit == "G")
+    scale = 0x1p30;
+  else if (unit == "T")
+    scale = 0x1p40;
+  else
+    return std::nullopt;
   const double bytes = std::floor(value * scale);
   if (bytes < 1 || bytes > 0x1p62) return std::nullopt;
   return static_cast<std::uint64_t>(bytes);

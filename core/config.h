@@ -28,8 +28,8 @@ struct Config {
   std::string cache_dir;
   std::uint64_t max_size_bytes = 5ull << 30;
   LogLevel log_level = LogLevel::kWarn;
-  std::string log_file;  // empty: stderr
-  bool shared = false;   // NVRTC_CACHE_SHARED=1: accept a cache directory shared between users
+  std::string log_file;      // empty: stderr
+  bool shared = false;       // NVRTC_CACHE_SHARED=1: accept a cache directory shared between users
   std::string fallback_dir;  // node-local directory used when cache_dir is on a network filesystem
   // NVRTC_CACHE_WAIT_TIMEOUT: how long a compile waits for another compile of the same program
   // (shim/single_flight.h); 0 turns waiting off; unset: the adaptive default.
@@ -47,7 +47,6 @@ struct Config {
 
   std::string store_dir() const { return cache_dir + platform::path_separator() + "store"; }
 };
-
 
 using EnvLookup = platform::EnvLookup;
 
@@ -95,7 +94,8 @@ store::CachePolicy cache_policy(const Config& config);
 // A path value as the configuration gives it, with a leading `~` (followed by a separator or
 // nothing) replaced by $HOME and each `$VAR` / `${VAR}` by that variable, as ccache does; nullopt,
 // with *problem saying why, when a variable it names is not set.
-std::optional<std::string> expand_path(std::string_view value, const EnvLookup& lookup, std::optional<std::string>* problem);
+std::optional<std::string> expand_path(std::string_view value, const EnvLookup& lookup,
+                                       std::optional<std::string>* problem);
 
 // "30", "0.5" -> that many seconds (0 to 86400); nullopt when malformed or out of range.
 std::optional<std::chrono::milliseconds> parse_seconds(const std::string& text);

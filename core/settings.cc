@@ -17,9 +17,12 @@ namespace {
 using Problem = std::optional<std::string>;
 
 Problem parse_bool(std::string_view v, bool& out) {
-  if (v == "1" || v == "true" || v == "yes" || v == "on") out = true;
-  else if (v == "0" || v == "false" || v == "no" || v == "off") out = false;
-  else return "is not 0/1 (true/false, yes/no)";
+  if (v == "1" || v == "true" || v == "yes" || v == "on")
+    out = true;
+  else if (v == "0" || v == "false" || v == "no" || v == "off")
+    out = false;
+  else
+    return "is not 0/1 (true/false, yes/no)";
   return std::nullopt;
 }
 
@@ -77,8 +80,7 @@ constexpr SettingSpec kSettings[] = {
     {"disable", "NVRTC_CACHE_DISABLE", SettingType::kBool, "0", "`1` passes every call straight to NVRTC.",
      [](Config& c, std::string_view v) { return parse_bool(v, c.disabled); },
      [](const Config& c) { return show_bool(c.disabled); }},
-    {"cache_dir", "NVRTC_CACHE_DIR", SettingType::kPath,
-     "`$XDG_CACHE_HOME/nvrtc-cache`, else `~/.cache/nvrtc-cache`",
+    {"cache_dir", "NVRTC_CACHE_DIR", SettingType::kPath, "`$XDG_CACHE_HOME/nvrtc-cache`, else `~/.cache/nvrtc-cache`",
      "The cache directory (absolute path); the LMDB store lives in `store/` under it.",
      [](Config& c, std::string_view v) -> Problem {
        if (!is_absolute_path(v)) return "is not an absolute path";
@@ -165,13 +167,16 @@ constexpr SettingSpec kSettings[] = {
 };
 
 constexpr OtherVariable kOtherVariables[] = {
-    {"NVRTC_CACHE_CONFIG", "The user configuration file, instead of ~/.config/nvrtc-cache/nvrtc-cache.conf "
-                           "(/dev/null: none)."},
-    {"NVRTC_CACHE_SYSTEM_CONFIG", "The system configuration file, instead of /etc/nvrtc-cache.conf (for "
-                                  "packagers and tests)."},
+    {"NVRTC_CACHE_CONFIG",
+     "The user configuration file, instead of ~/.config/nvrtc-cache/nvrtc-cache.conf "
+     "(/dev/null: none)."},
+    {"NVRTC_CACHE_SYSTEM_CONFIG",
+     "The system configuration file, instead of /etc/nvrtc-cache.conf (for "
+     "packagers and tests)."},
     {"NVRTC_CACHE_SHIM", "The shim library nvrtc-cache run preloads, instead of the installed one."},
-    {"NVRTC_CACHE_REAL_NVRTC", "In proxy mode (nvrtc-cache run --proxy), the real NVRTC library the stand-in "
-                               "libnvrtc.so.13 loads, instead of the toolkit's."},
+    {"NVRTC_CACHE_REAL_NVRTC",
+     "In proxy mode (nvrtc-cache run --proxy), the real NVRTC library the stand-in "
+     "libnvrtc.so.13 loads, instead of the toolkit's."},
 };
 
 constexpr std::string_view kVariablePrefix = "NVRTC_CACHE_";
@@ -225,12 +230,18 @@ std::size_t setting_index(const SettingSpec& spec) { return static_cast<std::siz
 
 std::string_view type_name(SettingType type) {
   switch (type) {
-    case SettingType::kBool: return "bool";
-    case SettingType::kPath: return "path";
-    case SettingType::kSize: return "size";
-    case SettingType::kLogLevel: return "level";
-    case SettingType::kText: return "text";
-    case SettingType::kSeconds: return "seconds";
+    case SettingType::kBool:
+      return "bool";
+    case SettingType::kPath:
+      return "path";
+    case SettingType::kSize:
+      return "size";
+    case SettingType::kLogLevel:
+      return "level";
+    case SettingType::kText:
+      return "text";
+    case SettingType::kSeconds:
+      return "seconds";
   }
   return "text";
 }

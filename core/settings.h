@@ -18,8 +18,8 @@ struct Config;
 enum class SettingType { kBool, kPath, kSize, kLogLevel, kText, kSeconds };
 
 struct SettingSpec {
-  std::string_view key;           // in a configuration file: "max_size = 10G"
-  std::string_view env;           // "NVRTC_CACHE_MAX_SIZE"
+  std::string_view key;  // in a configuration file: "max_size = 10G"
+  std::string_view env;  // "NVRTC_CACHE_MAX_SIZE"
   SettingType type;
   std::string_view default_text;  // the default, as documentation shows it
   std::string_view help;          // one sentence or two, plain words

@@ -2,7 +2,6 @@
 
 #include <string>
 
-
 namespace nvrtc_cache::core {
 
 store::Counters StatsDeltas::take() {

@@ -14,50 +14,50 @@
 
 namespace nvrtc_cache::core {
 
-#define NVRTC_CACHE_COUNTERS(X)                                                   \
-  X(hits, "compiles served from the cache")                                       \
-  X(misses, "compiles looked up, not found, compiled and stored")                 \
-  X(uncacheable, "compiles passed to NVRTC without caching (files, env, options)") \
-  X(stores, "entries written")                                                    \
-  X(errors, "internal errors that fell back to NVRTC")                            \
-  X(corrupt, "entries that failed verification and were dropped")                 \
-  X(saved_ns, "compile time saved by hits (recorded compile time - hit time)")    \
-  X(compile_ns, "time spent in real compiles on misses")                          \
-  X(hit_keying_ns, "time spent deriving keys on hits")                            \
-  X(hit_lookup_ns, "time spent in store lookups on hits")                         \
-  X(hit_validate_ns, "time spent re-validating dependencies on hits")            \
-  X(hit_replay_ns, "time spent decoding entries on hits")                         \
-  X(waited, "compiles that waited for another compile of the same program")      \
-  X(wait_ns, "time spent waiting for another compile of the same program")                   \
-  X(evictions, "entries evicted to stay under max_size, least recently used first")       \
+#define NVRTC_CACHE_COUNTERS(X)                                                     \
+  X(hits, "compiles served from the cache")                                         \
+  X(misses, "compiles looked up, not found, compiled and stored")                   \
+  X(uncacheable, "compiles passed to NVRTC without caching (files, env, options)")  \
+  X(stores, "entries written")                                                      \
+  X(errors, "internal errors that fell back to NVRTC")                              \
+  X(corrupt, "entries that failed verification and were dropped")                   \
+  X(saved_ns, "compile time saved by hits (recorded compile time - hit time)")      \
+  X(compile_ns, "time spent in real compiles on misses")                            \
+  X(hit_keying_ns, "time spent deriving keys on hits")                              \
+  X(hit_lookup_ns, "time spent in store lookups on hits")                           \
+  X(hit_validate_ns, "time spent re-validating dependencies on hits")               \
+  X(hit_replay_ns, "time spent decoding entries on hits")                           \
+  X(waited, "compiles that waited for another compile of the same program")         \
+  X(wait_ns, "time spent waiting for another compile of the same program")          \
+  X(evictions, "entries evicted to stay under max_size, least recently used first") \
   X(evicted_bytes, "payload bytes of the evicted entries")
 
 // Why a compile was uncacheable or missed, counted beside `uncacheable` and `misses` (each such
 // compile adds one to exactly one reason). Stored as "uncacheable.<reason>" / "miss.<reason>".
-#define NVRTC_CACHE_REASON_COUNTERS(X)                                                                        \
-  X(uncacheable_time, "uncacheable.time", "__TIME__ or __TIMESTAMP__ is used")                              \
-  X(uncacheable_side_effect_option, "uncacheable.side_effect_option",                                       \
-    "an option with side effects (--time, --fdevice-time-trace, PCH options)")                             \
-  X(uncacheable_unknown_option, "uncacheable.unknown_option",                                              \
-    "an option this build does not know for that NVRTC (it could add an output or a side effect)")          \
-  X(uncacheable_unknown_function, "uncacheable.unknown_function",                                          \
-    "the NVRTC exports a function this build does not know (a newer NVRTC)")                               \
-  X(uncacheable_flow_callback, "uncacheable.flow_callback", "the program has a flow callback")              \
-  X(uncacheable_inputs, "uncacheable.inputs_not_captured",                                                  \
-    "inputs that could not be captured (NULL headers or options, __nvrtcCPEx)")                            \
-  X(uncacheable_file_modified, "uncacheable.file_modified", "a file it read was modified during the compile") \
-  X(uncacheable_wrote_file, "uncacheable.wrote_or_listed", "NVRTC wrote a file or listed a directory")       \
-  X(uncacheable_unwatchable, "uncacheable.unwatchable",                                                     \
-    "NVRTC did something the watch cannot follow (capture bound, started a program, another thread...)")    \
-  X(uncacheable_unobservable, "uncacheable.no_file_access", "no observable file access in this process")    \
-  X(uncacheable_nvrtc_error, "uncacheable.nvrtc_error", "NVRTC returned an error that is not cached")        \
-  X(uncacheable_output, "uncacheable.output_unreadable", "an output could not be read back exactly")        \
-  X(uncacheable_other, "uncacheable.other", "another reason (the debug log names it)")                     \
-  X(miss_new, "miss.new_program", "first compile of these inputs (no manifest)")                            \
-  X(miss_dependency, "miss.dependency_changed", "a file it depends on changed, appeared or vanished")       \
-  X(miss_environment, "miss.environment_changed", "an environment variable NVRTC read changed")             \
-  X(miss_date, "miss.date_changed", "__DATE__ is used and the date changed")                                \
-  X(miss_result_gone, "miss.result_gone", "the result was evicted or damaged")                              \
+#define NVRTC_CACHE_REASON_COUNTERS(X)                                                                           \
+  X(uncacheable_time, "uncacheable.time", "__TIME__ or __TIMESTAMP__ is used")                                   \
+  X(uncacheable_side_effect_option, "uncacheable.side_effect_option",                                            \
+    "an option with side effects (--time, --fdevice-time-trace, PCH options)")                                   \
+  X(uncacheable_unknown_option, "uncacheable.unknown_option",                                                    \
+    "an option this build does not know for that NVRTC (it could add an output or a side effect)")               \
+  X(uncacheable_unknown_function, "uncacheable.unknown_function",                                                \
+    "the NVRTC exports a function this build does not know (a newer NVRTC)")                                     \
+  X(uncacheable_flow_callback, "uncacheable.flow_callback", "the program has a flow callback")                   \
+  X(uncacheable_inputs, "uncacheable.inputs_not_captured",                                                       \
+    "inputs that could not be captured (NULL headers or options, __nvrtcCPEx)")                                  \
+  X(uncacheable_file_modified, "uncacheable.file_modified", "a file it read was modified during the compile")    \
+  X(uncacheable_wrote_file, "uncacheable.wrote_or_listed", "NVRTC wrote a file or listed a directory")           \
+  X(uncacheable_unwatchable, "uncacheable.unwatchable",                                                          \
+    "NVRTC did something the watch cannot follow (capture bound, started a program, another thread...)")         \
+  X(uncacheable_unobservable, "uncacheable.no_file_access", "no observable file access in this process")         \
+  X(uncacheable_nvrtc_error, "uncacheable.nvrtc_error", "NVRTC returned an error that is not cached")            \
+  X(uncacheable_output, "uncacheable.output_unreadable", "an output could not be read back exactly")             \
+  X(uncacheable_other, "uncacheable.other", "another reason (the debug log names it)")                           \
+  X(miss_new, "miss.new_program", "first compile of these inputs (no manifest)")                                 \
+  X(miss_dependency, "miss.dependency_changed", "a file it depends on changed, appeared or vanished")            \
+  X(miss_environment, "miss.environment_changed", "an environment variable NVRTC read changed")                  \
+  X(miss_date, "miss.date_changed", "__DATE__ is used and the date changed")                                     \
+  X(miss_result_gone, "miss.result_gone", "the result was evicted or damaged")                                   \
   X(miss_outputs, "miss.outputs_missing", "the stored result lacks an output this NVRTC has (an older build's)") \
   X(miss_other, "miss.other", "another reason (the debug log names it)")
 
@@ -66,9 +66,9 @@ enum class Counter {
   NVRTC_CACHE_COUNTERS(X)
 #undef X
 #define X(id, name, help) id,
-  NVRTC_CACHE_REASON_COUNTERS(X)
+      NVRTC_CACHE_REASON_COUNTERS(X)
 #undef X
-  kCount
+          kCount
 };
 
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(Counter::kCount)> kCounterNames = {
@@ -76,7 +76,7 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(Counter::
     NVRTC_CACHE_COUNTERS(X)
 #undef X
 #define X(id, name, help) name,
-    NVRTC_CACHE_REASON_COUNTERS(X)
+        NVRTC_CACHE_REASON_COUNTERS(X)
 #undef X
 };
 
@@ -85,7 +85,7 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(Counter::
     NVRTC_CACHE_COUNTERS(X)
 #undef X
 #define X(id, name, help) help,
-    NVRTC_CACHE_REASON_COUNTERS(X)
+        NVRTC_CACHE_REASON_COUNTERS(X)
 #undef X
 };
 

@@ -19,8 +19,12 @@ constexpr std::uint64_t kMaxFileBytes = 256ull << 20;
 
 FileStamp stamp_of(const struct stat& st) {
   const std::int64_t mtime_ns = platform::modified_time_ns(st), ctime_ns = platform::changed_time_ns(st);
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-          static_cast<std::uint64_t>(st.st_size), mtime_ns, ctime_ns, static_cast<std::uint32_t>(st.st_mode)};
+  return {static_cast<std::uint64_t>(st.st_dev),
+          static_cast<std::uint64_t>(st.st_ino),
+          static_cast<std::uint64_t>(st.st_size),
+          mtime_ns,
+          ctime_ns,
+          static_cast<std::uint32_t>(st.st_mode)};
 }
 
 bool same_type(std::uint32_t a, std::uint32_t b) { return (a & S_IFMT) == (b & S_IFMT); }
@@ -182,8 +186,8 @@ bool DependencySet::decode(util::ByteReader& r) {
 TimeMacros scan_time_macros(std::string_view text) {
   TimeMacros found;
   if (text.find("__TIME") != std::string_view::npos) {  // __TIME__ and __TIMESTAMP__
-    found.time = text.find("__TIME__") != std::string_view::npos ||
-                 text.find("__TIMESTAMP__") != std::string_view::npos;
+    found.time =
+        text.find("__TIME__") != std::string_view::npos || text.find("__TIMESTAMP__") != std::string_view::npos;
   }
   found.date = text.find("__DATE__") != std::string_view::npos;
   return found;
@@ -215,7 +219,8 @@ std::string fold_observations(std::span<const Observation> observations, PathMap
   for (const Observation& o : observations) {
     if (o.kind == ObservationKind::kGetenv) {
       if (environment_variable_affects_output(o.subject)) {
-        env.try_emplace(std::string(o.subject), EnvDependency{std::string(o.subject), o.succeeded, std::string(o.value)});
+        env.try_emplace(std::string(o.subject),
+                        EnvDependency{std::string(o.subject), o.succeeded, std::string(o.value)});
       }
       continue;
     }
@@ -284,7 +289,8 @@ std::string path_mismatch(platform::Env& env, PathDependency& p, std::int64_t no
   const FileStamp stamp = stamp_of(st);
   if (!same_type(stamp.mode, p.stamp.mode)) return p.path + " changed type";
   if (p.content && (p.racy || !(stamp == p.stamp))) {
-    if (is_relative(p.path) && resolves_into_pseudo_filesystem(env, p.path)) return p.path + " is not a file to read here";
+    if (is_relative(p.path) && resolves_into_pseudo_filesystem(env, p.path))
+      return p.path + " is not a file to read here";
     std::optional<std::string> content = read_file(env, p.path);
     if (!content || fingerprint(*content) != p.fingerprint) return p.path + " changed";
     p.stamp = stamp;  // touched, not changed: remember the new stamp
@@ -300,9 +306,8 @@ std::string path_mismatch(platform::Env& env, PathDependency& p, std::int64_t no
 // are not named: NVRTC stats "." for line info in every compile, to the same outputs): such a
 // result is pinned to its directory. A reason when it cannot be.
 std::string pin_working_directory(platform::Env& env, const std::string& working_directory, PathMap& paths) {
-  const bool read_relative = std::any_of(paths.begin(), paths.end(), [](const auto& entry) {
-    return is_relative(entry.first) && entry.second.content;
-  });
+  const bool read_relative = std::any_of(
+      paths.begin(), paths.end(), [](const auto& entry) { return is_relative(entry.first) && entry.second.content; });
   if (!read_relative) return {};
   std::optional<std::string> here = realpath_of(env, working_directory);
   if (!here) return "the working directory " + working_directory + " does not resolve";
@@ -318,9 +323,8 @@ std::string pin_working_directory(platform::Env& env, const std::string& working
 }  // namespace
 
 RecordedDependencies record_dependencies(std::span<const Observation> observations,
-                                         const std::string& working_directory,
-                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
-                                         std::span<const std::string> variables_read_before,
+                                         const std::string& working_directory, std::int64_t compile_start_realtime_ns,
+                                         TimeMacros texts_use, std::span<const std::string> variables_read_before,
                                          keying::WorkingDirectoryUse working_directory_use, platform::Env& env) {
   const std::string date_at_start = date_macro_today();
   PathMap paths;

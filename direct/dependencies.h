@@ -30,8 +30,8 @@ enum class ObservationKind : std::uint8_t { kOpen, kStat, kAccess, kRealpath, kO
 // One libc call NVRTC made during a compile.
 struct Observation {
   ObservationKind kind;
-  bool succeeded;        // the path existed / the variable was set
-  bool for_writing;      // kOpen: opened for writing
+  bool succeeded;            // the path existed / the variable was set
+  bool for_writing;          // kOpen: opened for writing
   std::string_view subject;  // path or variable name
   std::string_view value;    // kGetenv: value; kRealpath/kReadlink: the resolved path
 };
@@ -47,9 +47,9 @@ struct PathDependency {
   std::string path;  // absolute, or relative to the working directory (validated against the current one)
   bool must_be_absent = false;
   bool must_exist = false;
-  bool content = false;         // must_exist, and its bytes must fingerprint the same
-  bool racy = false;            // modified within a second of recording: always rehash
-  FileStamp stamp;              // when must_exist: at recording (type and, for content, quick check)
+  bool content = false;                        // must_exist, and its bytes must fingerprint the same
+  bool racy = false;                           // modified within a second of recording: always rehash
+  FileStamp stamp;                             // when must_exist: at recording (type and, for content, quick check)
   std::array<std::uint8_t, 16> fingerprint{};  // XXH3-128 of the content
   std::optional<std::string> realpath_target;  // realpath() must still give this
   std::optional<std::string> readlink_target;  // readlink() must still give this
@@ -116,13 +116,12 @@ struct RecordedDependencies {
 // `working_directory` is the compile's (what relative paths were resolved against). With
 // kThroughFoundRelativePaths, a compile that read a file through a relative path is pinned to it:
 // the set then requires "." to resolve to the same directory.
-RecordedDependencies record_dependencies(std::span<const Observation> observations,
-                                         const std::string& working_directory,
-                                         std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
-                                         std::span<const std::string> variables_read_before = {},
-                                         keying::WorkingDirectoryUse working_directory_use =
-                                             keying::WorkingDirectoryUse::kAlways,
-                                         platform::Env& env = *platform::Env::system());
+RecordedDependencies record_dependencies(
+    std::span<const Observation> observations, const std::string& working_directory,
+    std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
+    std::span<const std::string> variables_read_before = {},
+    keying::WorkingDirectoryUse working_directory_use = keying::WorkingDirectoryUse::kAlways,
+    platform::Env& env = *platform::Env::system());
 
 // Which kind of dependency no longer holds.
 enum class Mismatch : std::uint8_t { kNone, kPath, kEnvironment, kDate };
@@ -130,8 +129,8 @@ enum class Mismatch : std::uint8_t { kNone, kPath, kEnvironment, kDate };
 struct Validation {
   bool matches = false;
   Mismatch kind = Mismatch::kNone;
-  std::string mismatch;   // why not, for the debug log ("/a/b.h changed", "NVRTC_APPEND_FLAGS changed")
-  bool refreshed = false; // stamps were updated after a content match (worth rewriting the manifest)
+  std::string mismatch;    // why not, for the debug log ("/a/b.h changed", "NVRTC_APPEND_FLAGS changed")
+  bool refreshed = false;  // stamps were updated after a content match (worth rewriting the manifest)
 };
 Validation validate_dependencies(DependencySet& set, platform::Env& env = *platform::Env::system());
 

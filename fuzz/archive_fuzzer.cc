@@ -18,8 +18,8 @@ using namespace nvrtc_cache::store::archive;
 
 constexpr std::uint64_t kLimit = 1u << 20;
 
-std::vector<ArchiveRecord> read_all(std::string_view bytes, std::size_t piece, const nvrtc_cache::store::remote::Secret* secret,
-                                    bool* complete) {
+std::vector<ArchiveRecord> read_all(std::string_view bytes, std::size_t piece,
+                                    const nvrtc_cache::store::remote::Secret* secret, bool* complete) {
   ArchiveReader reader(memory_source(bytes, piece), secret, kLimit);
   std::vector<ArchiveRecord> records;
   for (int steps = 0;; ++steps) {
@@ -45,7 +45,8 @@ std::vector<ArchiveRecord> read_all(std::string_view bytes, std::size_t piece, c
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  static const nvrtc_cache::store::remote::Secret kSecret = nvrtc_cache::store::remote::secret_from_bytes("fuzzing secret");
+  static const nvrtc_cache::store::remote::Secret kSecret =
+      nvrtc_cache::store::remote::secret_from_bytes("fuzzing secret");
   const nvrtc_cache::store::remote::Secret* secret = (data[0] & 2) != 0 ? &kSecret : nullptr;
   const std::size_t piece = (data[0] >> 2) == 0 ? 65536 : (data[0] >> 2);
   std::string archive(nvrtc_cache::fuzz::as_view(data + 1, size - 1));

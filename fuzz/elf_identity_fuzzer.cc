@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   NVRTC_CACHE_FUZZ_CHECK(id.has_value() == why.empty());
   if (id) {
     NVRTC_CACHE_FUZZ_CHECK(id->build_id.size() <= tools::kMaxElfBuildIdBytes);
-    NVRTC_CACHE_FUZZ_CHECK(!id->soname ||
-                           (id->soname->size() <= tools::kMaxElfSonameBytes && id->soname->find('\0') == std::string::npos));
+    NVRTC_CACHE_FUZZ_CHECK(!id->soname || (id->soname->size() <= tools::kMaxElfSonameBytes &&
+                                           id->soname->find('\0') == std::string::npos));
   }
   std::string again_why;
   const std::optional<tools::ElfIdentity> again = tools::read_elf_identity(file, again_why);

@@ -26,12 +26,12 @@ inline std::string checksummed(std::string_view body) {
   return std::move(w.str());
 }
 
-#define NVRTC_CACHE_FUZZ_CHECK(condition)                                              \
-  do {                                                                                 \
-    if (!(condition)) {                                                                \
+#define NVRTC_CACHE_FUZZ_CHECK(condition)                                                          \
+  do {                                                                                             \
+    if (!(condition)) {                                                                            \
       std::fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #condition, __FILE__, __LINE__); \
-      std::abort();                                                                    \
-    }                                                                                  \
+      std::abort();                                                                                \
+    }                                                                                              \
   } while (0)
 
 }  // namespace nvrtc_cache::fuzz

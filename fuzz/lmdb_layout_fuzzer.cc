@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     util::ByteReader sizes(input.substr(store::kLmdbPageHeaderSize));
     std::uint64_t value_size = 0, page_size = 0;
     if (sizes.u64(value_size) && sizes.u64(page_size)) {
-      const bool sound = store::overflow_header_sound(input.substr(0, store::kLmdbPageHeaderSize), value_size, page_size);
+      const bool sound =
+          store::overflow_header_sound(input.substr(0, store::kLmdbPageHeaderSize), value_size, page_size);
       if (sound) NVRTC_CACHE_FUZZ_CHECK(store::overflow_pages(value_size, page_size).has_value());
     }
   }

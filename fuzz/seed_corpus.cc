@@ -89,7 +89,8 @@ direct::DependencySet recorded_set(const std::string& dir) {
   std::ofstream(header) << "#define DEP 1\n";
   const std::string missing = dir + "/missing.h";
   setenv("NVRTC_CACHE_SEED_VAR", "1", 1);
-  const std::vector<direct::Observation> observed = {  // views: the strings above outlive them
+  const std::vector<direct::Observation> observed = {
+      // views: the strings above outlive them
       {direct::ObservationKind::kStat, false, false, missing, {}},
       {direct::ObservationKind::kOpen, true, false, header, {}},
       {direct::ObservationKind::kRealpath, true, false, dir, dir},
@@ -160,15 +161,15 @@ int main(int argc, char** argv) {
     const std::string encoded = core::encode_entry(e);
     corpus.add_framed("entry", "entry-" + std::to_string(i), encoded);
     const std::string key = "R" + std::string(32, static_cast<char>('a' + i));
-    corpus.add("envelope", "entry-" + std::to_string(i), std::string(1, static_cast<char>(key.size())) + key +
-                                                            store::wrap_value(key, encoded));
+    corpus.add("envelope", "entry-" + std::to_string(i),
+               std::string(1, static_cast<char>(key.size())) + key + store::wrap_value(key, encoded));
     // Sealed for a shared tier, unsigned and signed (bit 7 of the first byte: a secret is configured).
     const store::remote::Secret secret = store::remote::secret_from_bytes("fuzzing secret");
     corpus.add("sealed_value", "unsigned-" + std::to_string(i),
                std::string(1, static_cast<char>(key.size())) + key + store::remote::seal_value(key, encoded, nullptr));
-    corpus.add("sealed_value", "signed-" + std::to_string(i++),
-               std::string(1, static_cast<char>(0x80 | key.size())) + key +
-                   store::remote::seal_value(key, encoded, &secret));
+    corpus.add(
+        "sealed_value", "signed-" + std::to_string(i++),
+        std::string(1, static_cast<char>(0x80 | key.size())) + key + store::remote::seal_value(key, encoded, &secret));
   }
 
   // Archives of those entries, unsigned and signed: compressed as written (mode byte 0 / 2), and
@@ -194,8 +195,10 @@ int main(int argc, char** argv) {
     plain.resize(ZSTD_isError(size) ? 0 : size);
     const char mode = static_cast<char>(signed_archive ? 2 : 0);
     corpus.add("archive", "compressed-" + std::to_string(signed_archive), std::string(1, mode) + archive);
-    corpus.add("archive", "plain-" + std::to_string(signed_archive), std::string(1, static_cast<char>(mode | 1)) + plain);
-    corpus.add("archive", "pieces-" + std::to_string(signed_archive), std::string(1, static_cast<char>(mode | 1 | (7 << 2))) + plain);
+    corpus.add("archive", "plain-" + std::to_string(signed_archive),
+               std::string(1, static_cast<char>(mode | 1)) + plain);
+    corpus.add("archive", "pieces-" + std::to_string(signed_archive),
+               std::string(1, static_cast<char>(mode | 1 | (7 << 2))) + plain);
   }
 
   const direct::DependencySet set = recorded_set(dir);
@@ -223,8 +226,9 @@ int main(int argc, char** argv) {
   corpus.add("record", "two-records", record_bytes + record_bytes);
   corpus.add("record", "torn", record_bytes + record_bytes.substr(0, record_bytes.size() / 2));
   const std::string manifest_key = "M" + std::string(32, 'm');
-  corpus.add("envelope", "manifest", std::string(1, static_cast<char>(manifest_key.size())) + manifest_key +
-                                         store::wrap_value(manifest_key, manifest_bytes));
+  corpus.add("envelope", "manifest",
+             std::string(1, static_cast<char>(manifest_key.size())) + manifest_key +
+                 store::wrap_value(manifest_key, manifest_bytes));
 
   char access[store::kAccessRecordSize];
   store::encode_access({4096, 1'700'000'000, 1'700'000'060}, access);
@@ -258,7 +262,8 @@ int main(int argc, char** argv) {
   corpus.add("resp_reply", "set-ok", std::string("\x10+OK\r\n"));
   corpus.add("resp_reply", "get-hit", std::string("\x10$5\r\nhello\r\n:1\r\n"));
   corpus.add("resp_reply", "get-nil", std::string("\x10$-1\r\n"));
-  corpus.add("resp_reply", "errors", std::string("\x10-NOAUTH Authentication required.\r\n-OOM command not allowed\r\n"));
+  corpus.add("resp_reply", "errors",
+             std::string("\x10-NOAUTH Authentication required.\r\n-OOM command not allowed\r\n"));
   corpus.add("resp_reply", "over-cap", std::string("\x04$4096\r\n") + std::string(4096, 'v') + "\r\n");
   corpus.add("resp_reply", "array", std::string("\x10*2\r\n$1\r\nx\r\n:7\r\n"));
 

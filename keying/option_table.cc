@@ -48,7 +48,7 @@ constexpr std::array kOptions = {
     KnownOption{"frandom-seed", "", kRequired, kPlain, k12},
     KnownOption{"define-macro", "D", kAttached, kPlain, k12},
     KnownOption{"undefine-macro", "U", kAttached, kPlain, k12},
-    KnownOption{"include-path", "I", kAttached, kPlain, k12},  // the files read are dependencies
+    KnownOption{"include-path", "I", kAttached, kPlain, k12},              // the files read are dependencies
     KnownOption{"use-bundled-headers", "", kRequired, kSideEffect, k135},  // installs headers into a directory
     KnownOption{"pre-include", "include", kRequired, kPlain, k12},
     KnownOption{"no-source-include", "", kNone, kPlain, k12},

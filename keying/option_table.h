@@ -21,10 +21,10 @@
 namespace nvrtc_cache::keying {
 
 enum class OptionEffect : std::uint8_t {
-  kPlain,       // changes only the outputs (keyed with every option)
-  kPaths,       // embeds the working directory or file paths in outputs (keying/working_directory_rule.h)
-  kExtraOutput, // adds an output kind the shim captures (LTO-IR, OptiX-IR, Tile IR)
-  kSideEffect,  // reads or writes files beyond the compile's inputs (PCH, time traces, header installs)
+  kPlain,        // changes only the outputs (keyed with every option)
+  kPaths,        // embeds the working directory or file paths in outputs (keying/working_directory_rule.h)
+  kExtraOutput,  // adds an output kind the shim captures (LTO-IR, OptiX-IR, Tile IR)
+  kSideEffect,   // reads or writes files beyond the compile's inputs (PCH, time traces, header installs)
 };
 
 enum class OptionValue : std::uint8_t {

@@ -94,9 +94,12 @@ class OptionReader {
   bool read_all(bool& embeds, bool& line_info) {
     for (std::size_t i = 0; i < options_.size(); ++i) {
       std::string_view body = options_[i];
-      if (body.starts_with("--")) body.remove_prefix(2);
-      else if (body.starts_with("-")) body.remove_prefix(1);
-      else return false;
+      if (body.starts_with("--"))
+        body.remove_prefix(2);
+      else if (body.starts_with("-"))
+        body.remove_prefix(1);
+      else
+        return false;
       std::string_view name = body;
       std::optional<std::string_view> value;
       if (const std::size_t eq = body.find('='); eq != std::string_view::npos) {

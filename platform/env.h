@@ -33,7 +33,7 @@
 #define S_IFLNK 0xA000
 #endif
 #ifndef S_ISLNK
-#define S_ISLNK(m) (((m) & S_IFMT) == S_IFLNK)
+#define S_ISLNK(m) (((m)&S_IFMT) == S_IFLNK)
 #endif
 #ifndef AT_FDCWD
 #define AT_FDCWD (-100)

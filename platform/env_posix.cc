@@ -27,10 +27,17 @@ struct NetworkFilesystem {
   const char* name;
 };
 constexpr NetworkFilesystem kNetworkFilesystems[] = {
-    {NFS_SUPER_MAGIC, "NFS"},      {SMB_SUPER_MAGIC, "SMB"},        {static_cast<std::int64_t>(0xFF534D42), "CIFS"},
-    {static_cast<std::int64_t>(0xFE534D42), "SMB2"}, {FUSE_SUPER_MAGIC, "FUSE"}, {V9FS_MAGIC, "9p"},
-    {0x0BD00BD0, "Lustre"},        {0x47504653, "GPFS"},            {CEPH_SUPER_MAGIC, "Ceph"},
-    {AFS_SUPER_MAGIC, "AFS"},      {CODA_SUPER_MAGIC, "Coda"},
+    {NFS_SUPER_MAGIC, "NFS"},
+    {SMB_SUPER_MAGIC, "SMB"},
+    {static_cast<std::int64_t>(0xFF534D42), "CIFS"},
+    {static_cast<std::int64_t>(0xFE534D42), "SMB2"},
+    {FUSE_SUPER_MAGIC, "FUSE"},
+    {V9FS_MAGIC, "9p"},
+    {0x0BD00BD0, "Lustre"},
+    {0x47504653, "GPFS"},
+    {CEPH_SUPER_MAGIC, "Ceph"},
+    {AFS_SUPER_MAGIC, "AFS"},
+    {CODA_SUPER_MAGIC, "Coda"},
 };
 
 class SystemEnv final : public Env {

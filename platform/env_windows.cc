@@ -129,16 +129,16 @@ void fill_stat(const BY_HANDLE_FILE_INFORMATION& info, struct stat* out) {
   out->st_rdev = static_cast<decltype(out->st_rdev)>(index >> 48);
   const bool directory = (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
   const bool read_only = (info.dwFileAttributes & FILE_ATTRIBUTE_READONLY) != 0;
-  out->st_mode = static_cast<decltype(out->st_mode)>(
-      (info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0 ? S_IFLNK
-      : directory                                                  ? S_IFDIR | 0700
-                                                                   : S_IFREG | (read_only ? 0400 : 0600));
+  out->st_mode =
+      static_cast<decltype(out->st_mode)>((info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0 ? S_IFLNK
+                                          : directory                                                 ? S_IFDIR | 0700
+                                                      : S_IFREG | (read_only ? 0400 : 0600));
   out->st_nlink = static_cast<decltype(out->st_nlink)>(info.nNumberOfLinks);
-  out->st_size = static_cast<decltype(out->st_size)>(static_cast<std::uint64_t>(info.nFileSizeHigh) << 32 |
-                                                      info.nFileSizeLow);
+  out->st_size =
+      static_cast<decltype(out->st_size)>(static_cast<std::uint64_t>(info.nFileSizeHigh) << 32 | info.nFileSizeLow);
   const auto seconds = [](const FILETIME& t) {
-    const std::int64_t ticks = static_cast<std::int64_t>(static_cast<std::uint64_t>(t.dwHighDateTime) << 32 |
-                                                          t.dwLowDateTime);
+    const std::int64_t ticks =
+        static_cast<std::int64_t>(static_cast<std::uint64_t>(t.dwHighDateTime) << 32 | t.dwLowDateTime);
     return static_cast<std::int64_t>((ticks - 116444736000000000) / 10000000);  // since 1601, in 100 ns
   };
   out->st_atime = static_cast<decltype(out->st_atime)>(seconds(info.ftLastAccessTime));
@@ -171,7 +171,8 @@ int stat_path(const std::wstring& path, bool follow, struct stat* out) {
 
 FileId file_id(const struct stat& st) {
   return {static_cast<std::uint32_t>(st.st_dev),
-          static_cast<std::uint64_t>(st.st_ino) | static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_uid)) << 16 |
+          static_cast<std::uint64_t>(st.st_ino) |
+              static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_uid)) << 16 |
               static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_gid)) << 32 |
               static_cast<std::uint64_t>(static_cast<std::uint16_t>(st.st_rdev)) << 48};
 }
@@ -288,8 +289,10 @@ int Env::read_link_at(int dir, const std::string& name, std::string* target) {
   std::wstring resolved = path_of_handle(handle);
   CloseHandle(handle);
   if (resolved.empty()) return EINVAL;
-  if (resolved.starts_with(L"\\\\?\\UNC\\")) resolved = L"\\\\" + resolved.substr(8);
-  else if (resolved.starts_with(L"\\\\?\\")) resolved = resolved.substr(4);
+  if (resolved.starts_with(L"\\\\?\\UNC\\"))
+    resolved = L"\\\\" + resolved.substr(8);
+  else if (resolved.starts_with(L"\\\\?\\"))
+    resolved = resolved.substr(4);
   *target = windows::to_utf8(resolved);
   return 0;
 }
@@ -338,8 +341,8 @@ int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_
   int error = 0;
   const std::wstring path = path_at(dir, name, &error);
   if (error != 0) return error;
-  const HANDLE file = CreateFileW(path.c_str(), GENERIC_READ, kShareAll, nullptr, OPEN_EXISTING,
-                                  FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+  const HANDLE file =
+      CreateFileW(path.c_str(), GENERIC_READ, kShareAll, nullptr, OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
   if (file == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
   while (*read < size) {
     OVERLAPPED at = {};
@@ -360,9 +363,9 @@ int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_
 }
 
 int Env::read_file(const std::string& path, std::size_t max_bytes, std::string* content) {
-  const HANDLE file = CreateFileW(windows::to_wide(path).c_str(), GENERIC_READ,
-                                  FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
-                                  FILE_ATTRIBUTE_NORMAL, nullptr);
+  const HANDLE file =
+      CreateFileW(windows::to_wide(path).c_str(), GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                  nullptr, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, nullptr);
   if (file == INVALID_HANDLE_VALUE) return ENOENT;
   content->clear();
   int error = 0;

@@ -62,8 +62,8 @@ void install_once() {
 }
 
 __attribute__((constructor)) void register_fork_locks() {
-  join_fork_order(ForkRank::kFaultGuard, {[] { g_install_mu.lock(); }, [] { g_install_mu.unlock(); },
-                                          [] { renew_in_child(g_install_mu); }});
+  join_fork_order(ForkRank::kFaultGuard,
+                  {[] { g_install_mu.lock(); }, [] { g_install_mu.unlock(); }, [] { renew_in_child(g_install_mu); }});
 }
 
 }  // namespace

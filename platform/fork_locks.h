@@ -74,9 +74,9 @@ enum class ForkRank : int {
 };
 
 struct ForkParticipant {
-  void (*prepare)() = nullptr;         // takes the lock
-  void (*in_parent)() = nullptr;       // releases it
-  void (*in_child)() = nullptr;        // re-creates it unlocked, resets state; must not allocate
+  void (*prepare)() = nullptr;    // takes the lock
+  void (*in_parent)() = nullptr;  // releases it
+  void (*in_child)() = nullptr;   // re-creates it unlocked, resets state; must not allocate
 };
 
 // Registers the participant for `rank` (one per rank); call from a library constructor only.

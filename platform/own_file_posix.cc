@@ -22,8 +22,8 @@ void say(std::string* why, std::string text) {
 
 int open_own_file_for_append(const std::string& path, std::string* why) {
   const ErrnoGuard errno_guard;
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
-                        0600);
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
   if (fd < 0) {
     // ELOOP: O_NOFOLLOW met a link; ENXIO: a FIFO with no reader (or a device), opened non-blocking.
     say(why, errno == ELOOP ? "is a symbolic link" : errno == ENXIO ? "is not a regular file" : std::strerror(errno));

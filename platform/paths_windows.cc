@@ -18,7 +18,7 @@ std::string root_of(const std::string& path) {
   if (path.size() >= 2 && path[1] == ':') return path.substr(0, 2) + "\\";
   if (path.size() >= 2 && is_path_separator(path[0]) && is_path_separator(path[1])) {
     const std::string_view separators = path_separators();
-    std::size_t end = path.find_first_of(separators, 2);                    // after the server
+    std::size_t end = path.find_first_of(separators, 2);                          // after the server
     if (end != std::string::npos) end = path.find_first_of(separators, end + 1);  // after the share
     return (end == std::string::npos ? path : path.substr(0, end)) + "\\";
   }

@@ -11,7 +11,6 @@ const char* const kUnwrittenName = reinterpret_cast<const char*>(std::uintptr_t{
 // A name expression no program can have added (not valid C++), to learn how NVRTC answers unknowns.
 constexpr const char* kNeverAddedName = "\x01nvrtc-cache: never added";
 
-
 // Fills the buffer with two different patterns: if NVRTC leaves any byte unwritten the two reads
 // differ, and replaying would not reproduce the host's buffer exactly.
 std::optional<core::RecordedOutput> capture_output(SizeGetter size_getter, DataGetter data_getter, nvrtcProgram prog) {
@@ -49,13 +48,20 @@ core::RecordedLoweredName capture_lowered_name(const interpose::RealNvrtc& real,
 
 OutputGetters output_getters(const interpose::RealNvrtc& real, core::OutputKind kind) {
   switch (kind) {
-    case core::OutputKind::log: return {real.nvrtcGetProgramLogSize, real.nvrtcGetProgramLog};
-    case core::OutputKind::ptx: return {real.nvrtcGetPTXSize, real.nvrtcGetPTX};
-    case core::OutputKind::cubin: return {real.nvrtcGetCUBINSize, real.nvrtcGetCUBIN};
-    case core::OutputKind::ltoir: return {real.nvrtcGetLTOIRSize, real.nvrtcGetLTOIR};
-    case core::OutputKind::optixir: return {real.nvrtcGetOptiXIRSize, real.nvrtcGetOptiXIR};
-    case core::OutputKind::tileir: return {real.nvrtcGetTileIRSize, real.nvrtcGetTileIR};
-    case core::OutputKind::nvvm: return {real.nvrtcGetNVVMSize, real.nvrtcGetNVVM};
+    case core::OutputKind::log:
+      return {real.nvrtcGetProgramLogSize, real.nvrtcGetProgramLog};
+    case core::OutputKind::ptx:
+      return {real.nvrtcGetPTXSize, real.nvrtcGetPTX};
+    case core::OutputKind::cubin:
+      return {real.nvrtcGetCUBINSize, real.nvrtcGetCUBIN};
+    case core::OutputKind::ltoir:
+      return {real.nvrtcGetLTOIRSize, real.nvrtcGetLTOIR};
+    case core::OutputKind::optixir:
+      return {real.nvrtcGetOptiXIRSize, real.nvrtcGetOptiXIR};
+    case core::OutputKind::tileir:
+      return {real.nvrtcGetTileIRSize, real.nvrtcGetTileIR};
+    case core::OutputKind::nvvm:
+      return {real.nvrtcGetNVVMSize, real.nvrtcGetNVVM};
   }
   return {};
 }

@@ -143,7 +143,8 @@ bool still_in(int fd, int directory, const std::string& name) {
 }
 
 void sleep_for(nanoseconds duration) {
-  timespec ts{static_cast<time_t>(duration.count() / 1'000'000'000), static_cast<long>(duration.count() % 1'000'000'000)};
+  timespec ts{static_cast<time_t>(duration.count() / 1'000'000'000),
+              static_cast<long>(duration.count() % 1'000'000'000)};
   nanosleep(&ts, nullptr);  // an interrupted sleep only polls sooner
 }
 
@@ -158,7 +159,9 @@ Claim::Claim(int fd, int directory, std::string name)
     : fd_(fd), directory_(directory), name_(std::move(name)), acquired_(Clock::now()) {}
 
 Claim::Claim(Claim&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), directory_(other.directory_), name_(std::move(other.name_)),
+    : fd_(std::exchange(other.fd_, -1)),
+      directory_(other.directory_),
+      name_(std::move(other.name_)),
       acquired_(other.acquired_) {}
 
 Claim& Claim::operator=(Claim&& other) noexcept {
@@ -202,7 +205,7 @@ ClaimDirectory::ClaimDirectory(std::string path, bool shared) : path_(std::move(
     return;
   }
   store::DirectoryWalk walk = store::open_subdirectory(holder.handle, leaf, path_, /*create=*/true, env,
-                                                     shared_ ? store::kGroupSharedDirectoryMode : mode_t{0700});
+                                                       shared_ ? store::kGroupSharedDirectoryMode : mode_t{0700});
   if (!walk.handle.valid()) {
     problem_ = walk.detail;
     return;
@@ -240,8 +243,7 @@ constexpr std::chrono::seconds kStoppedHolderGrace{10};
 
 std::optional<ClaimOutcome> wait_ended(int fd, int directory, const std::string& name,
                                        const std::function<bool()>& result_ready, Clock::time_point first_refused,
-                                       nanoseconds timeout, nanoseconds& waited,
-                                       Clock::time_point& stopped_since) {
+                                       nanoseconds timeout, nanoseconds& waited, Clock::time_point& stopped_since) {
   const bool holder_gone = !still_in(fd, directory, name);
   if (result_ready()) return ClaimOutcome::kReady;
   if (holder_gone) return ClaimOutcome::kHolderFinished;

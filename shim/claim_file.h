@@ -73,10 +73,10 @@ enum class ClaimOutcome {
 
 struct ClaimAttempt {
   ClaimOutcome outcome = ClaimOutcome::kUnavailable;
-  Claim claim;              // held exactly when outcome is kClaimed
-  bool waited = false;      // another caller held the claim at the first try
-  std::int64_t wait_ns = 0; // time from the first refused try to the outcome
-  std::string problem;      // kUnavailable: why
+  Claim claim;                        // held exactly when outcome is kClaimed
+  bool waited = false;                // another caller held the claim at the first try
+  std::int64_t wait_ns = 0;           // time from the first refused try to the outcome
+  std::string problem;                // kUnavailable: why
   store::remote::RemoteClaim remote;  // kClaimed: the cross-node claim on a shared tier, if one was taken
 };
 

@@ -194,10 +194,9 @@ class LinuxCompileHost final : public CompileHost {
       core::log_once(core::LogLevel::kWarn, "unobservable",
                      "NVRTC's file accesses are not observable in this process; compiles are not cached");
     } else {
-      dependencies = direct::record_dependencies(observations_of(watch), record.inputs.working_directory,
-                                                 start_realtime_ns, time_macros_in(record.inputs),
-                                                 variables_always_recorded(record.inputs.library),
-                                                 record.inputs.working_directory_use);
+      dependencies = direct::record_dependencies(
+          observations_of(watch), record.inputs.working_directory, start_realtime_ns, time_macros_in(record.inputs),
+          variables_always_recorded(record.inputs.library), record.inputs.working_directory_use);
       if (dependencies.set) variables_seen().add(*dependencies.set);
     }
     return dependencies;
@@ -211,8 +210,9 @@ class LinuxCompileHost final : public CompileHost {
 nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog, const char* src, const char* name,
                                int num_headers, const char* const* headers, const char* const* include_names) {
   const nvrtcResult rc = real.nvrtcCreateProgram(prog, src, name, num_headers, headers, include_names);
-  return record_created_program<ErrnoGuard>(rc, prog, Runtime::instance().enabled(), [&] { return real.identity; }, src,
-                                            name, num_headers, headers, include_names);
+  return record_created_program<ErrnoGuard>(
+      rc, prog, Runtime::instance().enabled(), [&] { return real.identity; }, src, name, num_headers, headers,
+      include_names);
 }
 
 nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,

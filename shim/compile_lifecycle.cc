@@ -75,10 +75,12 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
                    const ObservedCompile& compile, core::Counter miss_reason) {
   const std::string summary = summary_of(dependencies);
   std::size_t results = 0;
-  const std::optional<store::Status> status = store_result(store, real, prog, record, key, std::move(dependencies),
-                                                           compile.rc, compile.nanos, miss_reason, host.stats(), &results);
+  const std::optional<store::Status> status =
+      store_result(store, real, prog, record, key, std::move(dependencies), compile.rc, compile.nanos, miss_reason,
+                   host.stats(), &results);
   if (!status) {
-    log_info([&] { return "not cached: " + program_label(record, &key) + ": an output could not be read back exactly"; });
+    log_info(
+        [&] { return "not cached: " + program_label(record, &key) + ": an output could not be read back exactly"; });
     return;
   }
   if (*status) {
@@ -101,7 +103,9 @@ void keep_result(CompileHost& host, store::Store* store, const interpose::RealNv
   if (!result_is_cacheable(compile.rc)) {  // an error NVRTC may not give again (out of memory, ...)
     host.stats().add(core::Counter::uncacheable);
     host.stats().add(core::Counter::uncacheable_nvrtc_error);
-    log_info([&] { return "not cached: " + program_label(record, &key) + ": NVRTC returned " + std::to_string(compile.rc); });
+    log_info([&] {
+      return "not cached: " + program_label(record, &key) + ": NVRTC returned " + std::to_string(compile.rc);
+    });
     host.flush_stats(false);
   } else if (!dependencies.set) {
     host.stats().add(core::Counter::uncacheable);

@@ -33,17 +33,17 @@ namespace nvrtc_cache::shim {
 // The inputs of a compile only known when it runs.
 struct CompileContext {
   std::string working_directory;
-  std::optional<std::string> pwd_variable;           // $PWD (Linux), none on Windows
-  std::optional<std::string> append_flags;           // NVRTC_APPEND_FLAGS as NVRTC reads it
+  std::optional<std::string> pwd_variable;  // $PWD (Linux), none on Windows
+  std::optional<std::string> append_flags;  // NVRTC_APPEND_FLAGS as NVRTC reads it
 };
 
 // The real compile, run by the host under its watch of NVRTC's file and environment accesses.
 struct ObservedCompile {
   nvrtcResult rc = NVRTC_SUCCESS;
-  int error_after = 0;                       // the caller's error state after NVRTC returned
-  std::int64_t nanos = 0;                    // the compile's duration
-  direct::RecordedDependencies dependencies; // what it depended on; no set: not to be stored
-  bool internal_error = false;               // recording the dependencies failed: not stored, an error
+  int error_after = 0;                        // the caller's error state after NVRTC returned
+  std::int64_t nanos = 0;                     // the compile's duration
+  direct::RecordedDependencies dependencies;  // what it depended on; no set: not to be stored
+  bool internal_error = false;                // recording the dependencies failed: not stored, an error
 };
 
 // A claim on a program held while this compile runs and stores its result; released when destroyed.

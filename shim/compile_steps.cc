@@ -54,13 +54,20 @@ void materialize_served(const interpose::RealNvrtc& real, ProgramRecord& record,
 
 core::Counter uncacheable_counter(direct::NotRecorded reason) {
   switch (reason) {
-    case direct::NotRecorded::kTimeMacro: return core::Counter::uncacheable_time;
-    case direct::NotRecorded::kFileModified: return core::Counter::uncacheable_file_modified;
-    case direct::NotRecorded::kWroteOrListed: return core::Counter::uncacheable_wrote_file;
-    case direct::NotRecorded::kUnwatchable: return core::Counter::uncacheable_unwatchable;
-    case direct::NotRecorded::kUnobservable: return core::Counter::uncacheable_unobservable;
-    case direct::NotRecorded::kNvrtcError: return core::Counter::uncacheable_nvrtc_error;
-    case direct::NotRecorded::kOther: break;
+    case direct::NotRecorded::kTimeMacro:
+      return core::Counter::uncacheable_time;
+    case direct::NotRecorded::kFileModified:
+      return core::Counter::uncacheable_file_modified;
+    case direct::NotRecorded::kWroteOrListed:
+      return core::Counter::uncacheable_wrote_file;
+    case direct::NotRecorded::kUnwatchable:
+      return core::Counter::uncacheable_unwatchable;
+    case direct::NotRecorded::kUnobservable:
+      return core::Counter::uncacheable_unobservable;
+    case direct::NotRecorded::kNvrtcError:
+      return core::Counter::uncacheable_nvrtc_error;
+    case direct::NotRecorded::kOther:
+      break;
   }
   return core::Counter::uncacheable_other;
 }
@@ -202,7 +209,8 @@ void note_store_damage(const store::Store& store, core::StatsDeltas& stats, std:
   const std::uint64_t counted = reported.exchange(dropped);
   if (dropped > counted) {
     stats.add(core::Counter::corrupt, static_cast<std::int64_t>(dropped - counted));
-    core::log_once(core::LogLevel::kWarn, "corrupt-envelope", "a cache entry failed its checksum; dropped and recompiled");
+    core::log_once(core::LogLevel::kWarn, "corrupt-envelope",
+                   "a cache entry failed its checksum; dropped and recompiled");
   }
   if (store.stores_quarantined() > 0) {
     core::log_once(core::LogLevel::kWarn, "store-quarantined",

@@ -6,8 +6,8 @@
 // hooks nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (shim/hooks.h) are
 // defined once, in compile_steps.cc, for both.
 // Contract: no OS calls of their own beyond the store and NVRTC; counters go to the StatsDeltas
-// given; no logging (the callers log), but note_store_damage; may throw std::bad_alloc (the callers fail open), except the
-// recording hooks, which never throw: a program that cannot be recorded passes through.
+// given; no logging (the callers log), but note_store_damage; may throw std::bad_alloc (the callers fail open), except
+// the recording hooks, which never throw: a program that cannot be recorded passes through.
 #pragma once
 
 #include <atomic>

@@ -20,8 +20,8 @@ namespace nvrtc_cache::shim {
 
 struct ProgramRecord {
   keying::ProgramInputs inputs;
-  bool capturable = true;        // false: some input could not be captured (e.g. a NULL header)
-  bool has_flow_callback = false;  // the host wants callbacks during compile: never served
+  bool capturable = true;                            // false: some input could not be captured (e.g. a NULL header)
+  bool has_flow_callback = false;                    // the host wants callbacks during compile: never served
   std::shared_ptr<const core::CompileEntry> served;  // set while the last compile was served from cache
 };
 

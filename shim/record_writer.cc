@@ -76,7 +76,8 @@ void append_compile_record(const std::string& file, const interpose::RealNvrtc& 
                            const direct::DependencySet& dependencies) noexcept {
   platform::ErrnoGuard errno_guard;
   try {
-    const std::string why = append_locked(file, core::encode_record(library_path_of(real), record.inputs, dependencies));
+    const std::string why =
+        append_locked(file, core::encode_record(library_path_of(real), record.inputs, dependencies));
     if (!why.empty()) {
       core::log_once(core::LogLevel::kWarn, "record-write",
                      "cannot append to the record file " + file + " (" + why + "); compiles are not recorded");

@@ -29,17 +29,20 @@ void flush_at_exit() {
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
   if (runtime == nullptr) return;
   // The shared tiers' queued writes first (at most 1 s), so that their counters are merged too.
-  if (store::remote::TieredStore* tiered = runtime->tiered_store()) (void)tiered->flush(std::chrono::milliseconds(1000));
+  if (store::remote::TieredStore* tiered = runtime->tiered_store())
+    (void)tiered->flush(std::chrono::milliseconds(1000));
   runtime->flush_stats(true);
 }
 
 __attribute__((constructor)) void register_fork_locks() {
   using platform::ForkRank;
   platform::join_fork_order(ForkRank::kRuntimeCreation,
-                            {[] { g_creation_mu.lock(); }, [] { g_creation_mu.unlock(); }, [] {
+                            {[] { g_creation_mu.lock(); }, [] { g_creation_mu.unlock(); },
+                             [] {
                                platform::renew_in_child(g_creation_mu);
                                // The parent will flush what it accumulated; the child starts from zero.
-                               if (Runtime* runtime = g_runtime.load(std::memory_order_relaxed)) runtime->stats().clear();
+                               if (Runtime* runtime = g_runtime.load(std::memory_order_relaxed))
+                                 runtime->stats().clear();
                              }});
   platform::join_fork_order(ForkRank::kStoreOpen, {[] { g_store_open_mu.lock(); }, [] { g_store_open_mu.unlock(); },
                                                    [] { platform::renew_in_child(g_store_open_mu); }});
@@ -54,8 +57,8 @@ std::unique_ptr<store::Store> with_shared_tiers(std::unique_ptr<store::Store> lo
   auto log = [](std::string_view topic, std::string_view message) {
     core::log_once(core::LogLevel::kWarn, topic, message);
   };
-  auto wrapped = std::make_unique<store::remote::TieredStore>(std::move(local), std::move(set.tiers),
-                                                              std::move(set.secret), log);
+  auto wrapped =
+      std::make_unique<store::remote::TieredStore>(std::move(local), std::move(set.tiers), std::move(set.secret), log);
   *tiered = wrapped.get();
   return wrapped;
 }
@@ -75,7 +78,8 @@ Runtime::Runtime() : config_(core::config_from_process_environment()), last_flus
   core::log_configure(config_.log_level, config_.log_file);
   for (const auto& problem : config_.problems) core::log_line(core::LogLevel::kWarn, problem);
   if (config_.disabled)
-    core::log_line(core::LogLevel::kInfo, "disabled (NVRTC_CACHE_DISABLE, " + config_.origins[core::setting_index(*core::find_setting("disable"))] +
+    core::log_line(core::LogLevel::kInfo, "disabled (NVRTC_CACHE_DISABLE, " +
+                                              config_.origins[core::setting_index(*core::find_setting("disable"))] +
                                               "); every call goes to NVRTC");
 }
 

@@ -51,7 +51,7 @@ class Runtime {
   std::atomic<bool> store_opened_{false};  // store_ and read_only_ are set (under the open lock)
   std::unique_ptr<store::Store> store_;
   store::remote::TieredStore* tiered_ = nullptr;  // store_ itself when shared tiers are configured
-  bool read_only_ = false;  // a read-only cache: hits only, no statistics written
+  bool read_only_ = false;                        // a read-only cache: hits only, no statistics written
   std::string cache_directory_;
   std::atomic<std::int64_t> last_flush_ns_;
   std::atomic<std::uint64_t> corrupt_reported_{0};

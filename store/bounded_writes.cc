@@ -56,8 +56,8 @@ Status BoundedWrites::run(std::function<Status(Store&)> write, std::size_t bytes
     late_.fetch_add(1, std::memory_order_relaxed);
     // Counted overdue until it completes (a second job clears the mark when this one is done).
     overdue_->fetch_add(1, std::memory_order_acq_rel);
-    (void)make_local_writer().enqueue(
-        [overdue = overdue_] { overdue->fetch_sub(1, std::memory_order_acq_rel); }, 0, /*always=*/true);
+    (void)make_local_writer().enqueue([overdue = overdue_] { overdue->fetch_sub(1, std::memory_order_acq_rel); }, 0,
+                                      /*always=*/true);
     return Status::io_error("another process has held the cache's write lock for over " +
                             std::to_string(bound_.count()) + " ms; not written now (it will be when the lock frees)");
   } catch (...) {

@@ -39,7 +39,7 @@ std::atomic<std::uint64_t> g_moved_aside_count{0};
 
 struct MovedAside {
   std::string name;
-  std::int64_t seconds = 0;  // as its name says (the Env's clock when it was moved)
+  std::int64_t seconds = 0;     // as its name says (the Env's clock when it was moved)
   std::int64_t changed_ns = 0;  // its ctime: a rename sets it
 };
 
@@ -88,7 +88,8 @@ std::string joined(const std::string& directory, const std::string& name) {
 }  // namespace
 
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env) {
-  if (!platform::is_absolute_path(path)) return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}};
+  if (!platform::is_absolute_path(path))
+    return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}};
   DirectoryWalk walk = open_directory_path(path, /*create=*/true, allow_shared, env,
                                            allow_shared ? kGroupSharedDirectoryMode : mode_t{0700});
   if (!walk.handle.valid()) {
@@ -99,14 +100,16 @@ DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env
   if (const int rc = env.stat_at(dir, "", &st); rc != 0) {
     return {DirectoryVerdict::kCannotCreate, "cannot stat " + path + ": " + std::strerror(rc), {}};
   }
-  if (std::string why = unsafe_reason(path, st, allow_shared); !why.empty()) return {DirectoryVerdict::kUnsafe, why, {}};
+  if (std::string why = unsafe_reason(path, st, allow_shared); !why.empty())
+    return {DirectoryVerdict::kUnsafe, why, {}};
   // The store's own directory and files must not be links planted by someone else either.
   const std::string store_path = joined(path, kStoreName);
   if (env.stat_at(dir, kStoreName, &st) == 0) {
     if (std::string why = unsafe_reason(store_path, st, allow_shared); !why.empty()) {
       return {DirectoryVerdict::kUnsafe, why, {}};
     }
-    if (const DirectoryWalk store = open_subdirectory(walk.handle, kStoreName, store_path, false, env); store.handle.valid()) {
+    if (const DirectoryWalk store = open_subdirectory(walk.handle, kStoreName, store_path, false, env);
+        store.handle.valid()) {
       for (const char* name : {"data.mdb", "lock.mdb"}) {
         if (env.stat_at(store.handle.fd(), name, &st) != 0) continue;
         if (std::string why = unsafe_reason(joined(store_path, name), st, allow_shared); !why.empty()) {
@@ -138,8 +141,8 @@ Status check_data_file(const DirectoryHandle& store, const std::string& shown, E
     if (got > kUsualPage) metas[1] = parse_lmdb_meta({first + kUsualPage, got - kUsualPage});
   } else if (metas[0]) {
     std::vector<char> second(metas[0]->page_size);
-    if (env.read_file_at(store.fd(), "data.mdb", second.data(), second.size(),
-                         static_cast<off_t>(metas[0]->page_size), &got) == 0) {
+    if (env.read_file_at(store.fd(), "data.mdb", second.data(), second.size(), static_cast<off_t>(metas[0]->page_size),
+                         &got) == 0) {
       metas[1] = parse_lmdb_meta({second.data(), got});
     }
   }
@@ -191,12 +194,12 @@ OpenedCache open_cache(const CachePolicy& policy) {
   DirectoryCheck check = prepare_directory(out.directory, policy.allow_shared, env);
   if (check.verdict == DirectoryVerdict::kNetworkFilesystem && !policy.fallback_directory.empty()) {
     DirectoryCheck fallback = prepare_directory(policy.fallback_directory, false, env);
-    out.messages.push_back("NVRTC_CACHE_DIR: " + check.detail + ", where LMDB is unsafe; " +
-                           (fallback.verdict == DirectoryVerdict::kUsable
-                                ? "using the node-local " + policy.fallback_directory + " instead"
-                                : "and the node-local fallback is unusable (" + fallback.detail +
-                                      "); compiling without the cache") +
-                           " (set NVRTC_CACHE_DIR to a local directory)");
+    out.messages.push_back(
+        "NVRTC_CACHE_DIR: " + check.detail + ", where LMDB is unsafe; " +
+        (fallback.verdict == DirectoryVerdict::kUsable
+             ? "using the node-local " + policy.fallback_directory + " instead"
+             : "and the node-local fallback is unusable (" + fallback.detail + "); compiling without the cache") +
+        " (set NVRTC_CACHE_DIR to a local directory)");
     check = std::move(fallback);
     out.directory = policy.fallback_directory;
   }
@@ -216,7 +219,8 @@ OpenedCache open_cache(const CachePolicy& policy) {
                                                                    " and starting afresh"));
     return !aside.empty();
   };
-  if (const DirectoryWalk store = open_subdirectory(check.handle, kStoreName, store_dir, false, env); store.handle.valid()) {
+  if (const DirectoryWalk store = open_subdirectory(check.handle, kStoreName, store_dir, false, env);
+      store.handle.valid()) {
     if (Status data = check_data_file(store.handle, store_dir, env);
         data.code() == Status::Code::kCorruption && !move_aside(data)) {
       out.status = data;

@@ -40,9 +40,9 @@ struct CachePolicy {
 struct OpenedCache {
   std::unique_ptr<LmdbStore> store;  // null: run without the cache (status says why)
   Status status;
-  std::string directory;             // the cache directory in use
-  bool read_only = false;            // hits are served, nothing is stored
-  std::vector<std::string> messages; // things the user should hear about once (fallbacks, quarantine)
+  std::string directory;              // the cache directory in use
+  bool read_only = false;             // hits are served, nothing is stored
+  std::vector<std::string> messages;  // things the user should hear about once (fallbacks, quarantine)
 };
 
 OpenedCache open_cache(const CachePolicy& policy);

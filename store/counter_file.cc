@@ -48,7 +48,6 @@ CounterFile::Slot* CounterFile::slot(std::size_t i) const {
   return reinterpret_cast<Slot*>(static_cast<char*>(mapping_) + sizeof(Header) + i * sizeof(Slot));
 }
 
-
 std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, bool create, bool shared,
                                                std::string* problem) {
   const platform::ErrnoGuard errno_guard;
@@ -63,13 +62,16 @@ std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, boo
   // The directory was checked as the cache's (its owner, or a group sharing it on purpose); the file
   // must be a regular file, the user's own unless the cache is shared or the reader is root.
   struct stat st {};
-  bool usable = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == ::geteuid() || shared || ::geteuid() == 0);
+  bool usable =
+      ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == ::geteuid() || shared || ::geteuid() == 0);
   if (!usable) {
     *problem = path + " is not a regular file of this user's";
   } else if (st.st_size == 0) {
     usable = ::ftruncate(fd, static_cast<off_t>(kFileSize)) == 0;  // idempotent if two processes race
-    if (!usable) *problem = path + ": " + std::strerror(errno);
-    else if (shared) (void)::fchmod(fd, 0660);
+    if (!usable)
+      *problem = path + ": " + std::strerror(errno);
+    else if (shared)
+      (void)::fchmod(fd, 0660);
   } else if (st.st_size != static_cast<off_t>(kFileSize)) {
     usable = false;
     *problem = path + " has a size no counters file has";

@@ -26,7 +26,8 @@ std::deque<std::string> components_of(const std::string& path) {
   for (std::size_t begin = root_of(path).size(); begin <= path.size();) {
     std::size_t end = path.find_first_of(path_separators(), begin);
     if (end == std::string::npos) end = path.size();
-    if (std::string name = path.substr(begin, end - begin); !name.empty() && name != ".") out.push_back(std::move(name));
+    if (std::string name = path.substr(begin, end - begin); !name.empty() && name != ".")
+      out.push_back(std::move(name));
     begin = end + 1;
   }
   return out;
@@ -69,7 +70,8 @@ DirectoryWalk not_a_directory(int dir, const std::string& name, const std::strin
 }
 
 DirectoryWalk cannot_open(int error, bool create, const std::string& shown) {
-  return failed(error, false, std::string(create ? "cannot create " : "cannot open ") + shown + ": " + std::strerror(error));
+  return failed(error, false,
+                std::string(create ? "cannot create " : "cannot open ") + shown + ": " + std::strerror(error));
 }
 
 }  // namespace
@@ -122,7 +124,8 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
     }
     if (++links > kMaxLinks) return failed(ELOOP, false, "too many symbolic links in " + path);
     std::string target;
-    if (const int read = env.read_link_at(current.fd(), name, &target); read != 0) return cannot_open(read, false, here);
+    if (const int read = env.read_link_at(current.fd(), name, &target); read != 0)
+      return cannot_open(read, false, here);
     if (target.empty()) return cannot_open(ENOENT, false, here);
     std::deque<std::string> more = components_of(target);
     pending.insert(pending.begin(), more.begin(), more.end());

@@ -68,6 +68,8 @@ inline constexpr mode_t kGroupSharedDirectoryMode = 02770;
 inline constexpr mode_t kGroupSharedFileMode = 0660;
 
 // st_dev/st_ino equality (platform::file_id(), platform/env.h).
-inline bool same_file(const struct stat& a, const struct stat& b) { return platform::file_id(a) == platform::file_id(b); }
+inline bool same_file(const struct stat& a, const struct stat& b) {
+  return platform::file_id(a) == platform::file_id(b);
+}
 
 }  // namespace nvrtc_cache::store

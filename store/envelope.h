@@ -29,9 +29,7 @@ inline constexpr std::size_t kEnvelopeTrailerSize = 8;
 inline constexpr std::size_t kEnvelopeOverhead = kEnvelopeHeaderSize + kEnvelopeTrailerSize;
 
 // Size of the envelope around a payload of `payload_size` bytes.
-constexpr std::size_t wrapped_size(std::size_t payload_size) {
-  return payload_size + kEnvelopeOverhead;
-}
+constexpr std::size_t wrapped_size(std::size_t payload_size) { return payload_size + kEnvelopeOverhead; }
 
 // Payload size implied by the stored size alone (0 when too short to be an envelope). Useful for
 // accounting when the envelope itself may be damaged: byte flips never change the stored size.

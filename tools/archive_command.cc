@@ -59,7 +59,8 @@ struct Arguments {
 std::int64_t now_seconds() { return static_cast<std::int64_t>(std::time(nullptr)); }
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 // The secret of NVRTC_CACHE_REMOTE_SECRET_FILE; false (reported) when it is set and unreadable.
@@ -130,7 +131,8 @@ void print_report(const std::string& verb, const Report& r, bool json, std::FILE
       out["present"] = r.present;
       out["failed"] = r.failed;
       nlohmann::json skipped = nlohmann::json::object();
-      for (std::size_t i = 0; i < std::size(r.skipped); ++i) skipped[std::string(store::archive::kSkipReasonNames[i])] = r.skipped[i];
+      for (std::size_t i = 0; i < std::size(r.skipped); ++i)
+        skipped[std::string(store::archive::kSkipReasonNames[i])] = r.skipped[i];
       out["skipped"] = skipped;
     }
     out["source_damaged"] = r.source_damaged;
@@ -139,8 +141,8 @@ void print_report(const std::string& verb, const Report& r, bool json, std::FILE
     fmt::print(out_file, "{}\n", out.dump(2));
     return;
   }
-  fmt::print(out_file, "{}: {} records ({} results, {} manifests), {} of entries", verb, r.records, r.results, r.manifests,
-             human_bytes(r.payload_bytes));
+  fmt::print(out_file, "{}: {} records ({} results, {} manifests), {} of entries", verb, r.records, r.results,
+             r.manifests, human_bytes(r.payload_bytes));
   if (r.archive_bytes > 0) fmt::print(out_file, ", archive {} (ratio {:.2f})", human_bytes(r.archive_bytes), ratio(r));
   fmt::print(out_file, ", {}", human_duration(r.nanos));
   if (seconds > 0) {
@@ -149,8 +151,8 @@ void print_report(const std::string& verb, const Report& r, bool json, std::FILE
   }
   fmt::print(out_file, "\n");
   if (verb != "export") {
-    fmt::print(out_file, "  added {}, manifests merged {}, already present {}, failed to write {}\n", r.added, r.merged, r.present,
-               r.failed);
+    fmt::print(out_file, "  added {}, manifests merged {}, already present {}, failed to write {}\n", r.added, r.merged,
+               r.present, r.failed);
     if (r.skipped_total() > 0) {
       fmt::print(out_file, "  skipped {}:", r.skipped_total());
       for (std::size_t i = 0; i < std::size(r.skipped); ++i) {
@@ -163,8 +165,10 @@ void print_report(const std::string& verb, const Report& r, bool json, std::FILE
     fmt::print(out_file, "  left out of the source: {} damaged, {} not signed with the secret\n", r.source_damaged,
                r.source_mac_rejected);
   }
-  if (!r.complete) fmt::print(stderr, "nvrtc-cache {}: the archive is incomplete: {}\n", verb, r.problem);
-  else if (!r.problem.empty()) fmt::print(stderr, "nvrtc-cache {}: {}\n", verb, r.problem);
+  if (!r.complete)
+    fmt::print(stderr, "nvrtc-cache {}: the archive is incomplete: {}\n", verb, r.problem);
+  else if (!r.problem.empty())
+    fmt::print(stderr, "nvrtc-cache {}: {}\n", verb, r.problem);
 }
 
 // Walks `source`, choosing what `selection` selects, and hands each chosen entry to `emit`.
@@ -246,10 +250,18 @@ bool walk_selected(Endpoint& source, const Selection& selection, Report& report,
 
 void count_merge(MergeOutcome outcome, const std::string& problem, Report& report) {
   switch (outcome) {
-    case MergeOutcome::kAdded: ++report.added; break;
-    case MergeOutcome::kMerged: ++report.merged; break;
-    case MergeOutcome::kPresent: ++report.present; break;
-    case MergeOutcome::kMalformed: ++report.skipped[static_cast<std::size_t>(SkipReason::kMalformed)]; break;
+    case MergeOutcome::kAdded:
+      ++report.added;
+      break;
+    case MergeOutcome::kMerged:
+      ++report.merged;
+      break;
+    case MergeOutcome::kPresent:
+      ++report.present;
+      break;
+    case MergeOutcome::kMalformed:
+      ++report.skipped[static_cast<std::size_t>(SkipReason::kMalformed)];
+      break;
     case MergeOutcome::kFailed:
       ++report.failed;
       if (report.problem.empty()) report.problem = "cannot write an entry: " + problem;
@@ -357,7 +369,7 @@ int run_import(const Arguments& a) {
     return 1;
   }
   std::uint64_t file_size = 0;
-  if (struct stat st {}; !from_stdin && ::fstat(fd, &st) == 0) file_size = static_cast<std::uint64_t>(st.st_size);
+  if (struct stat st{}; !from_stdin && ::fstat(fd, &st) == 0) file_size = static_cast<std::uint64_t>(st.st_size);
   const std::uint64_t start = now_ns();
   ArchiveReader reader(
       [fd](char* buffer, std::size_t size) -> std::ptrdiff_t {
@@ -432,9 +444,10 @@ int run_copy(const Arguments& a) {
 
 void add_archive_commands(CLI::App& app, Outcome& outcome) {
   auto args = std::make_shared<Arguments>();
-  CLI::App* exp = app.add_subcommand(
-      "export", "Write the cache to an archive FILE ('-': stdout), compressed and checksummed; --match, "
-                "--older-than and --newer-than select a part of it.");
+  CLI::App* exp =
+      app.add_subcommand("export",
+                         "Write the cache to an archive FILE ('-': stdout), compressed and checksummed; --match, "
+                         "--older-than and --newer-than select a part of it.");
   exp->add_option("FILE", args->file, "the archive to write (replaced atomically when complete)")->required();
   exp->add_option("--from", args->from, "read this tier URL (file:///DIR, redis://...) instead of the local store");
   exp->add_option("--older-than", args->older_than, "only entries last used at least AGE ago (30d, 12h, 90m, 3600s)");
@@ -444,8 +457,9 @@ void add_archive_commands(CLI::App& app, Outcome& outcome) {
   exp->callback([&outcome, exp, args] { outcome.exit_code = run_export(*args, *exp); });
 
   CLI::App* imp = app.add_subcommand(
-      "import", "Merge an archive FILE ('-': stdin) into the cache: entries already present are kept, damaged or "
-                "unsigned ones are skipped and reported.");
+      "import",
+      "Merge an archive FILE ('-': stdin) into the cache: entries already present are kept, damaged or "
+      "unsigned ones are skipped and reported.");
   imp->add_option("FILE", args->file, "the archive to read")->required();
   imp->add_option("--to", args->to,
                   "write into this tier URL (file:///DIR, made if missing; redis://...) instead of the local store");

@@ -47,10 +47,11 @@ pid_t holder_of(int fd) {
 }
 
 std::string in_use(const std::string& data, pid_t holder) {
-  return fmt::format("{} is in use by another process{}; compaction needs the cache to itself and was not done "
-                     "(the file's free pages are still reused by later entries). Run it again when the programs "
-                     "using the cache have finished",
-                     data, holder > 0 ? fmt::format(" (process {} has it open)", holder) : "");
+  return fmt::format(
+      "{} is in use by another process{}; compaction needs the cache to itself and was not done "
+      "(the file's free pages are still reused by later entries). Run it again when the programs "
+      "using the cache have finished",
+      data, holder > 0 ? fmt::format(" (process {} has it open)", holder) : "");
 }
 
 struct EnvCloser {
@@ -144,7 +145,8 @@ int report_compaction(const Compaction& c) {
     fmt::print(stderr, "nvrtc-cache: {}\n", c.problem);
     return 1;
   }
-  if (c.done) fmt::print("compacted the store's file from {} to {}\n", human_bytes(c.bytes_before), human_bytes(c.bytes_after));
+  if (c.done)
+    fmt::print("compacted the store's file from {} to {}\n", human_bytes(c.bytes_before), human_bytes(c.bytes_after));
   return 0;
 }
 

@@ -21,8 +21,8 @@
 namespace nvrtc_cache::tools {
 
 struct Compaction {
-  bool done = false;        // data.mdb was replaced by its compacted copy
-  std::string problem;      // why not ("" when done or when there was nothing to compact)
+  bool done = false;                                // data.mdb was replaced by its compacted copy
+  std::string problem;                              // why not ("" when done or when there was nothing to compact)
   std::uint64_t bytes_before = 0, bytes_after = 0;  // data.mdb's size
 };
 

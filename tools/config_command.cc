@@ -52,7 +52,7 @@ int list(bool markdown) {
     for (const core::SettingSpec& s : core::settings()) {
       fmt::print("| `{}` | `{}` | {} | {} | {} |\n", s.key, s.env, core::type_name(s.type),
                  s.default_text.find_first_of("` ") == std::string_view::npos ? fmt::format("`{}`", s.default_text)
-                                                                    : std::string(s.default_text),
+                                                                              : std::string(s.default_text),
                  s.help);
     }
     return 0;
@@ -170,7 +170,8 @@ void add_config_command(CLI::App& app, Outcome& outcome) {
       "Show every setting, its effective value and where it came from (environment, user file, system "
       "file, default). Precedence: environment > user file > system file > default.");
   auto arguments = std::make_shared<ConfigArguments>();
-  command->add_flag("--markdown", arguments->markdown, "print the settings table as Markdown (docs/configuration.md's)");
+  command->add_flag("--markdown", arguments->markdown,
+                    "print the settings table as Markdown (docs/configuration.md's)");
   CLI::App* get_command = command->add_subcommand("get", "Print one setting's effective value.");
   get_command->add_option("KEY", arguments->key, "the setting (file key or variable)")->required();
   CLI::App* set_command = command->add_subcommand(
@@ -178,9 +179,8 @@ void add_config_command(CLI::App& app, Outcome& outcome) {
   set_command->add_option("KEY", arguments->key, "the setting (file key or variable)")->required();
   set_command->add_option("VALUE", arguments->value, "the value")->required();
   get_command->callback([&outcome, get_command, arguments] { outcome.exit_code = get(*get_command, arguments->key); });
-  set_command->callback([&outcome, set_command, arguments] {
-    outcome.exit_code = set(*set_command, arguments->key, arguments->value);
-  });
+  set_command->callback(
+      [&outcome, set_command, arguments] { outcome.exit_code = set(*set_command, arguments->key, arguments->value); });
   command->callback([&outcome, command, arguments] {
     if (command->get_subcommands().empty()) outcome.exit_code = list(arguments->markdown);
   });

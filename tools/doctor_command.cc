@@ -93,10 +93,10 @@ Captured run_capturing(const std::vector<std::string>& argv, const std::map<std:
 
 std::string filesystem_name(long type) {
   static const std::map<unsigned long, const char*> kNames = {
-      {0xEF53, "ext2/3/4"},     {0x58465342, "xfs"},   {0x9123683E, "btrfs"},  {0x01021994, "tmpfs"},
-      {0x794c7630, "overlay"},  {0x2fc12fc1, "zfs"},   {0x6969, "nfs"},        {0xFE534D42, "smb2"},
-      {0xFF534D42, "cifs"},     {0x65735546, "fuse"},  {0x0BD00BD0, "lustre"}, {0x47504653, "gpfs"},
-      {0x00c36400, "ceph"},     {0x01021997, "9p"},    {0x5346414F, "afs"}};
+      {0xEF53, "ext2/3/4"},    {0x58465342, "xfs"},  {0x9123683E, "btrfs"},  {0x01021994, "tmpfs"},
+      {0x794c7630, "overlay"}, {0x2fc12fc1, "zfs"},  {0x6969, "nfs"},        {0xFE534D42, "smb2"},
+      {0xFF534D42, "cifs"},    {0x65735546, "fuse"}, {0x0BD00BD0, "lustre"}, {0x47504653, "gpfs"},
+      {0x00c36400, "ceph"},    {0x01021997, "9p"},   {0x5346414F, "afs"}};
   const auto it = kNames.find(static_cast<unsigned long>(type));
   return it != kNames.end() ? it->second : fmt::format("type {:#x}", static_cast<unsigned long>(type));
 }
@@ -173,8 +173,9 @@ NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required) 
                            "pass through uncached. A newer nvrtc-cache knows them",
                            major, minor, path, fmt::join(unknown, ", ")));
   } else {
-    report.add(Severity::kOk, "NVRTC", fmt::format("{} -> {} (NVRTC {}.{}, build-id {})", soname, path, major, minor,
-                                                   build_id.empty() ? "unknown" : build_id.substr(0, 16)));
+    report.add(Severity::kOk, "NVRTC",
+               fmt::format("{} -> {} (NVRTC {}.{}, build-id {})", soname, path, major, minor,
+                           build_id.empty() ? "unknown" : build_id.substr(0, 16)));
   }
   return found;
 }
@@ -197,9 +198,9 @@ void check_cache_directory(DoctorReport& report, const core::Config& config) {
     return;
   }
   if (opened.read_only) {
-    report.add(Severity::kFail, "cache directory",
-               "is read-only: hits are served but nothing new is stored. Make it writable or choose another: " +
-                   described);
+    report.add(
+        Severity::kFail, "cache directory",
+        "is read-only: hits are served but nothing new is stored. Make it writable or choose another: " + described);
   } else {
     report.add(Severity::kOk, "cache directory", described);
   }
@@ -222,8 +223,8 @@ void check_cache_directory(DoctorReport& report, const core::Config& config) {
     damaged += !payload.has_value();
   });
   if (!walked) {
-    report.add(Severity::kFail, "store", "cannot be read to the end: " + walked.message() +
-                                             " (`nvrtc-cache clear` starts afresh)");
+    report.add(Severity::kFail, "store",
+               "cannot be read to the end: " + walked.message() + " (`nvrtc-cache clear` starts afresh)");
   } else {
     report.add(damaged ? Severity::kWarn : Severity::kOk, "store",
                fmt::format("{} entries, {} damaged{}", entries, damaged,
@@ -290,8 +291,8 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
     report.add(Severity::kFail, "sample compile", "results differ from NVRTC's");
   } else {
     report.add(Severity::kOk, "sample compile",
-               "intercepted, stored, then served from the cache, byte-identical to NVRTC (" + direct.out.substr(
-                   0, direct.out.find('\n')) + ")");
+               "intercepted, stored, then served from the cache, byte-identical to NVRTC (" +
+                   direct.out.substr(0, direct.out.find('\n')) + ")");
   }
 }
 
@@ -310,7 +311,9 @@ int doctor(bool skip_sample) {
   }
   if (config.disabled) {
     configuration_ok = false;
-    report.add(Severity::kFail, "configuration", "caching is disabled (disable = 1, from " + config.origins[core::setting_index(*core::find_setting("disable"))] + ")");
+    report.add(Severity::kFail, "configuration",
+               "caching is disabled (disable = 1, from " +
+                   config.origins[core::setting_index(*core::find_setting("disable"))] + ")");
   }
   if (configuration_ok) report.add(Severity::kOk, "configuration", "no bad values (`nvrtc-cache config` lists them)");
   const std::string shim = shim_path(false);

@@ -69,10 +69,14 @@ std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walk
 std::string compile_status(const EntryInfo& e) {
   if (!e.entry) return "damaged";
   switch (e.entry->compile_rc) {
-    case NVRTC_SUCCESS: return "ok";
-    case NVRTC_ERROR_COMPILATION: return "compile error";
-    case NVRTC_ERROR_INVALID_OPTION: return "bad option";
-    default: return fmt::format("error {}", e.entry->compile_rc);
+    case NVRTC_SUCCESS:
+      return "ok";
+    case NVRTC_ERROR_COMPILATION:
+      return "compile error";
+    case NVRTC_ERROR_INVALID_OPTION:
+      return "bad option";
+    default:
+      return fmt::format("error {}", e.entry->compile_rc);
   }
 }
 
@@ -84,7 +88,8 @@ std::string first_ptx_kernel(std::string_view ptx) {
     std::size_t start = at + 7;
     while (start < ptx.size() && (ptx[start] == ' ' || ptx[start] == '\t')) ++start;
     std::size_t end = start;
-    while (end < ptx.size() && (std::isalnum(static_cast<unsigned char>(ptx[end])) || ptx[end] == '_' || ptx[end] == '$')) {
+    while (end < ptx.size() &&
+           (std::isalnum(static_cast<unsigned char>(ptx[end])) || ptx[end] == '_' || ptx[end] == '$')) {
       ++end;
     }
     if (end == start) continue;
@@ -96,8 +101,10 @@ std::string first_ptx_kernel(std::string_view ptx) {
     // The kernel's name: "void scale<float, 2>(float*)" -> "scale<float, 2>".
     int depth = 0;
     for (std::size_t i = 0; i < out.size(); ++i) {
-      if (out[i] == '<') ++depth;
-      else if (out[i] == '>') --depth;
+      if (out[i] == '<')
+        ++depth;
+      else if (out[i] == '>')
+        --depth;
       else if (out[i] == '(' && depth == 0) {
         out.resize(i);
         break;
@@ -151,12 +158,18 @@ std::optional<std::int64_t> parse_duration(const std::string& text) {
   const std::int64_t number = std::stoll(text.substr(0, digits));
   const std::string unit = text.substr(digits);
   std::int64_t scale = 0;
-  if (unit == "s") scale = 1;
-  else if (unit == "m") scale = 60;
-  else if (unit == "h") scale = 3600;
-  else if (unit == "d") scale = 86400;
-  else if (unit == "w") scale = 7 * 86400;
-  else return std::nullopt;
+  if (unit == "s")
+    scale = 1;
+  else if (unit == "m")
+    scale = 60;
+  else if (unit == "h")
+    scale = 3600;
+  else if (unit == "d")
+    scale = 86400;
+  else if (unit == "w")
+    scale = 7 * 86400;
+  else
+    return std::nullopt;
   return number * scale;  // at most 10^12 weeks: no overflow
 }
 

@@ -14,12 +14,12 @@
 namespace nvrtc_cache::tools {
 
 struct EntryInfo {
-  std::string key_hex;              // the result key, 64 hex digits
-  std::string manifest_hex;         // the direct key of a manifest naming it ("" if none)
-  std::optional<core::CompileEntry> entry;  // nullopt: damaged
+  std::string key_hex;                                // the result key, 64 hex digits
+  std::string manifest_hex;                           // the direct key of a manifest naming it ("" if none)
+  std::optional<core::CompileEntry> entry;            // nullopt: damaged
   std::optional<direct::DependencySet> dependencies;  // from the manifest naming it
   std::optional<store::AccessRecord> access;
-  std::uint64_t stored_bytes = 0;   // the value's size in the store
+  std::uint64_t stored_bytes = 0;  // the value's size in the store
 };
 
 // Every compile result in the store, in key order; `*walked` (optional) gets the walk's status.

@@ -37,7 +37,8 @@ int evict(const CLI::App& command, const EvictArguments& arguments) {
   if (!arguments.older_than.empty()) {
     const auto seconds = parse_duration(arguments.older_than);
     if (!seconds) {
-      return usage_error(command, "'" + arguments.older_than + "' is not an age: a number and its unit (" + kAgeUnits + ")");
+      return usage_error(command,
+                         "'" + arguments.older_than + "' is not an age: a number and its unit (" + kAgeUnits + ")");
     }
     options.older_than_seconds = *seconds;
   }
@@ -47,10 +48,11 @@ int evict(const CLI::App& command, const EvictArguments& arguments) {
   store::LmdbStore& cache = *opened.store;
   Progress progress("evicting", 0);
   store::EvictResult result;
-  const store::Status status = cache.evict(options, &result, [&progress](std::uint64_t examined, std::uint64_t candidates) {
-    progress.set_total(candidates);
-    progress.update(examined);
-  });
+  const store::Status status =
+      cache.evict(options, &result, [&progress](std::uint64_t examined, std::uint64_t candidates) {
+        progress.set_total(candidates);
+        progress.update(examined);
+      });
   progress.finish();
   fmt::print("evicted {} entries ({:.2f} MiB) from {}\n", result.entries, mib(result.bytes), opened.directory);
   const store::MapUsage usage = cache.map_usage();
@@ -73,7 +75,8 @@ void add_evict_command(CLI::App& app, Outcome& outcome) {
       "Remove least-recently-used entries now: down to SIZE payload bytes, and/or every entry unused for AGE. "
       "With neither, trim to 60% of the cap (max_size) if above 75%. Shows a progress bar on a terminal.");
   auto arguments = std::make_shared<EvictArguments>();
-  command->add_option("--max-size", arguments->max_size, "keep at most SIZE payload bytes (e.g. 2G, 500M; no unit: GiB)");
+  command->add_option("--max-size", arguments->max_size,
+                      "keep at most SIZE payload bytes (e.g. 2G, 500M; no unit: GiB)");
   command->add_option("--older-than", arguments->older_than, "evict entries unused for AGE (30d, 12h, 90m, 3600s, 2w)");
   command->add_flag("--compact", arguments->compact, kCompactHelp);
   command->callback([&outcome, command, arguments] { outcome.exit_code = evict(*command, *arguments); });

@@ -138,10 +138,11 @@ void print_options_roff(const CLI::App& command) {
 void print_man(const CLI::App& app) {
   fmt::print(".TH NVRTC-CACHE 1 \"\" \"nvrtc-cache {}\" \"User Commands\"\n", roff(kVersion));
   fmt::print(".SH NAME\nnvrtc\\-cache \\- a drop\\-in cache for NVIDIA's runtime compiler (NVRTC)\n");
-  fmt::print(".SH SYNOPSIS\n.B nvrtc\\-cache\n.I command\n[\\fIoptions\\fR]\n.br\n.B nvrtc\\-cache run\n"
-             "[\\fB\\-\\-proxy\\fR] [\\fB\\-\\-record\\fR \\fIFILE\\fR] [\\fB\\-\\-\\fR] \\fICMD\\fR [\\fIARGS\\fR...]\n"
-             ".br\n.B nvrtc\\-cache\n[\\fB\\-s\\fR | \\fB\\-z\\fR | \\fB\\-C\\fR | \\fB\\-M\\fR \\fISIZE\\fR | "
-             "\\fB\\-p\\fR | \\fB\\-V\\fR]\n");
+  fmt::print(
+      ".SH SYNOPSIS\n.B nvrtc\\-cache\n.I command\n[\\fIoptions\\fR]\n.br\n.B nvrtc\\-cache run\n"
+      "[\\fB\\-\\-proxy\\fR] [\\fB\\-\\-record\\fR \\fIFILE\\fR] [\\fB\\-\\-\\fR] \\fICMD\\fR [\\fIARGS\\fR...]\n"
+      ".br\n.B nvrtc\\-cache\n[\\fB\\-s\\fR | \\fB\\-z\\fR | \\fB\\-C\\fR | \\fB\\-M\\fR \\fISIZE\\fR | "
+      "\\fB\\-p\\fR | \\fB\\-V\\fR]\n");
   fmt::print(".SH DESCRIPTION\n{}\n.PP\nThis page describes nvrtc\\-cache {}.\n", roff(app.get_description()),
              roff(kVersion));
   fmt::print(".SH OPTIONS\nccache's options, accepted first on the line, as the commands they stand for:\n");
@@ -158,13 +159,14 @@ void print_man(const CLI::App& app) {
                  roff(nested->get_description()));
     }
   }
-  fmt::print(".SH CONFIGURATION\nSettings come from the environment, the user file "
-             "(\\fI$XDG_CONFIG_HOME/nvrtc\\-cache/nvrtc\\-cache.conf\\fR, else "
-             "\\fI~/.config/nvrtc\\-cache/nvrtc\\-cache.conf\\fR, or \\fB$NVRTC_CACHE_CONFIG\\fR), the system file "
-             "(\\fI/etc/nvrtc\\-cache.conf\\fR) and defaults, in that order. Files hold \\fIkey = value\\fR lines; "
-             "lines starting with # are comments. In a path, a leading ~ is $HOME and $VAR or ${{VAR}} is that "
-             "variable. A size without a unit is in GiB (10 is 10G). A bad value, an unknown key or a misspelled "
-             "NVRTC_CACHE_ variable gets one warning, from every command and from the shim.\n");
+  fmt::print(
+      ".SH CONFIGURATION\nSettings come from the environment, the user file "
+      "(\\fI$XDG_CONFIG_HOME/nvrtc\\-cache/nvrtc\\-cache.conf\\fR, else "
+      "\\fI~/.config/nvrtc\\-cache/nvrtc\\-cache.conf\\fR, or \\fB$NVRTC_CACHE_CONFIG\\fR), the system file "
+      "(\\fI/etc/nvrtc\\-cache.conf\\fR) and defaults, in that order. Files hold \\fIkey = value\\fR lines; "
+      "lines starting with # are comments. In a path, a leading ~ is $HOME and $VAR or ${{VAR}} is that "
+      "variable. A size without a unit is in GiB (10 is 10G). A bad value, an unknown key or a misspelled "
+      "NVRTC_CACHE_ variable gets one warning, from every command and from the shim.\n");
   for (const core::SettingSpec& s : core::settings()) {
     fmt::print(".TP\n.BR {} \" (\" {} )\n{} Default: {}.\n", roff(s.key), roff(s.env), roff(s.help),
                roff(s.default_text));
@@ -177,38 +179,42 @@ void print_man(const CLI::App& app) {
   for (const core::OtherVariable& v : core::other_variables()) {
     fmt::print(".TP\n.B {}\n{}\n", roff(v.name), roff(v.help));
   }
-  fmt::print(".TP\n.B LD_PRELOAD\nnvrtc\\-cache run puts the shim first on it (the rest is kept).\n"
-             ".TP\n.B COLUMNS\nThe width ls fits its table to (else the terminal's, else 80).\n");
-  fmt::print(".SH FILES\n"
-             ".TP\n.I ~/.config/nvrtc\\-cache/nvrtc\\-cache.conf\nThe user configuration file "
-             "($XDG_CONFIG_HOME/nvrtc\\-cache/nvrtc\\-cache.conf when XDG_CONFIG_HOME is set; "
-             "$NVRTC_CACHE_CONFIG names another).\n"
-             ".TP\n.I /etc/nvrtc\\-cache.conf\nThe system configuration file.\n"
-             ".TP\n.I ~/.cache/nvrtc\\-cache/\nThe cache directory (cache_dir; $XDG_CACHE_HOME/nvrtc\\-cache when "
-             "XDG_CACHE_HOME is set).\n"
-             ".TP\n.I CACHE_DIR/store/data.mdb\nThe LMDB store: every compile result and manifest (its lock file "
-             "is lock.mdb beside it). It never shrinks by itself; clear \\-\\-compact and evict \\-\\-compact "
-             "rewrite it.\n"
-             ".TP\n.I CACHE_DIR/store/counters\nThe statistics every process adds to (stats shows them; stats "
-             "\\-z zeroes them).\n");
-  fmt::print(".SH EXIT STATUS\n"
-             ".TP\n.B 0\nSuccess.\n"
-             ".TP\n.B 1\nThe command failed: the cache cannot be opened, an entry or archive is damaged, doctor "
-             "found a problem that blocks caching.\n"
-             ".TP\n.B 2\nA usage error: an unknown command or option, a bad value.\n"
-             ".PP\nnvrtc\\-cache run exits with its command's status (126 or 127 when the command cannot be run, "
-             "as a shell does).\n");
-  fmt::print(".SH EXAMPLES\n"
-             ".TP\n.B nvrtc\\-cache run python train.py\nRun a program with its NVRTC compiles cached.\n"
-             ".TP\n.B nvrtc\\-cache doctor\nCheck everything caching needs, with a sample compile.\n"
-             ".TP\n.B nvrtc\\-cache \\-s\nShow the statistics (nvrtc\\-cache stats).\n"
-             ".TP\n.B nvrtc\\-cache \\-M 20\nCap the cache at 20 GiB (config set max_size 20G).\n"
-             ".TP\n.B nvrtc\\-cache ls \\-\\-sort time\nList the entries, the costliest compiles first.\n"
-             ".TP\n.B nvrtc\\-cache evict \\-\\-older\\-than 30d\nRemove the entries unused for 30 days.\n"
-             ".TP\n.B nvrtc\\-cache export cache.nvrc && nvrtc\\-cache import cache.nvrc\n"
-             "Move a cache to another machine.\n"
-             ".TP\n.B NVRTC_CACHE_LOG=debug nvrtc\\-cache run ./app\nSay for every compile whether it was a hit "
-             "or a miss, and why.\n");
+  fmt::print(
+      ".TP\n.B LD_PRELOAD\nnvrtc\\-cache run puts the shim first on it (the rest is kept).\n"
+      ".TP\n.B COLUMNS\nThe width ls fits its table to (else the terminal's, else 80).\n");
+  fmt::print(
+      ".SH FILES\n"
+      ".TP\n.I ~/.config/nvrtc\\-cache/nvrtc\\-cache.conf\nThe user configuration file "
+      "($XDG_CONFIG_HOME/nvrtc\\-cache/nvrtc\\-cache.conf when XDG_CONFIG_HOME is set; "
+      "$NVRTC_CACHE_CONFIG names another).\n"
+      ".TP\n.I /etc/nvrtc\\-cache.conf\nThe system configuration file.\n"
+      ".TP\n.I ~/.cache/nvrtc\\-cache/\nThe cache directory (cache_dir; $XDG_CACHE_HOME/nvrtc\\-cache when "
+      "XDG_CACHE_HOME is set).\n"
+      ".TP\n.I CACHE_DIR/store/data.mdb\nThe LMDB store: every compile result and manifest (its lock file "
+      "is lock.mdb beside it). It never shrinks by itself; clear \\-\\-compact and evict \\-\\-compact "
+      "rewrite it.\n"
+      ".TP\n.I CACHE_DIR/store/counters\nThe statistics every process adds to (stats shows them; stats "
+      "\\-z zeroes them).\n");
+  fmt::print(
+      ".SH EXIT STATUS\n"
+      ".TP\n.B 0\nSuccess.\n"
+      ".TP\n.B 1\nThe command failed: the cache cannot be opened, an entry or archive is damaged, doctor "
+      "found a problem that blocks caching.\n"
+      ".TP\n.B 2\nA usage error: an unknown command or option, a bad value.\n"
+      ".PP\nnvrtc\\-cache run exits with its command's status (126 or 127 when the command cannot be run, "
+      "as a shell does).\n");
+  fmt::print(
+      ".SH EXAMPLES\n"
+      ".TP\n.B nvrtc\\-cache run python train.py\nRun a program with its NVRTC compiles cached.\n"
+      ".TP\n.B nvrtc\\-cache doctor\nCheck everything caching needs, with a sample compile.\n"
+      ".TP\n.B nvrtc\\-cache \\-s\nShow the statistics (nvrtc\\-cache stats).\n"
+      ".TP\n.B nvrtc\\-cache \\-M 20\nCap the cache at 20 GiB (config set max_size 20G).\n"
+      ".TP\n.B nvrtc\\-cache ls \\-\\-sort time\nList the entries, the costliest compiles first.\n"
+      ".TP\n.B nvrtc\\-cache evict \\-\\-older\\-than 30d\nRemove the entries unused for 30 days.\n"
+      ".TP\n.B nvrtc\\-cache export cache.nvrc && nvrtc\\-cache import cache.nvrc\n"
+      "Move a cache to another machine.\n"
+      ".TP\n.B NVRTC_CACHE_LOG=debug nvrtc\\-cache run ./app\nSay for every compile whether it was a hit "
+      "or a miss, and why.\n");
   fmt::print(".SH SEE ALSO\n\\fBnvrtc\\-cache config\\fR, \\fBnvrtc\\-cache doctor\\fR, \\fBccache\\fR(1)\n");
 }
 
@@ -307,20 +313,22 @@ std::string command_overview(const CLI::App& app) {
   out += "\nccache's options (first on the line):\n";
   for (const CLI::Option* option : app.get_options()) {
     if (option->get_group() != "ccache's options") continue;
-    out += fit_to_columns(fmt::format("  {:<18}  {}", option->get_name(false, true) +
-                                                          (option->get_type_name().empty() ? "" : " SIZE"),
+    out += fit_to_columns(fmt::format("  {:<18}  {}",
+                                      option->get_name(false, true) + (option->get_type_name().empty() ? "" : " SIZE"),
                                       option->get_description())) +
            "\n";
   }
-  out += "\n`nvrtc-cache help COMMAND` (or `nvrtc-cache COMMAND --help`) shows a command's\n"
-         "help, `nvrtc-cache help --man` the manual page.\n";
+  out +=
+      "\n`nvrtc-cache help COMMAND` (or `nvrtc-cache COMMAND --help`) shows a command's\n"
+      "help, `nvrtc-cache help --man` the manual page.\n";
   return out;
 }
 
 void add_help_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand(
-      "help", "Show the commands, one line each; with COMMAND, that command's help; the man page, or the bash "
-              "completion script.");
+      "help",
+      "Show the commands, one line each; with COMMAND, that command's help; the man page, or the bash "
+      "completion script.");
   auto man = std::make_shared<bool>(false);
   auto completion = std::make_shared<bool>(false);
   auto names = std::make_shared<std::vector<std::string>>();

@@ -36,8 +36,10 @@ std::string dependency_line(const direct::PathDependency& p) {
 }
 
 void print_output(const char* label, const core::RecordedOutput& o) {
-  if (o.data_rc == NVRTC_SUCCESS) fmt::print("  {:<8} {} bytes\n", label, o.bytes.size());
-  else fmt::print("  {:<8} none (NVRTC returned {})\n", label, o.data_rc);
+  if (o.data_rc == NVRTC_SUCCESS)
+    fmt::print("  {:<8} {} bytes\n", label, o.bytes.size());
+  else
+    fmt::print("  {:<8} none (NVRTC returned {})\n", label, o.data_rc);
 }
 
 int inspect(const CLI::App& command, const std::string& prefix, bool json) {
@@ -102,7 +104,8 @@ int inspect(const CLI::App& command, const std::string& prefix, bool json) {
       std::string options;
       for (const auto& o : d.options) options += (options.empty() ? "" : " ") + o;
       fmt::print("options        {}\n", options);
-      fmt::print("architecture   {}\n", architecture_of(d.options).empty() ? "(NVRTC's default)" : architecture_of(d.options));
+      fmt::print("architecture   {}\n",
+                 architecture_of(d.options).empty() ? "(NVRTC's default)" : architecture_of(d.options));
       fmt::print("source         {} bytes, {} in-memory headers\n", d.source_bytes, d.header_names.size());
       for (const auto& h : d.header_names) fmt::print("  header       {}\n", h);
     } else {
@@ -145,9 +148,8 @@ void add_inspect_command(CLI::App& app, Outcome& outcome) {
   auto arguments = std::make_shared<InspectArguments>();
   command->add_option("KEY-PREFIX", arguments->prefix, "the start of the key `nvrtc-cache ls` shows")->required();
   command->add_flag("--json", arguments->json, "machine-readable output (schema_version 1)");
-  command->callback([&outcome, command, arguments] {
-    outcome.exit_code = inspect(*command, arguments->prefix, arguments->json);
-  });
+  command->callback(
+      [&outcome, command, arguments] { outcome.exit_code = inspect(*command, arguments->prefix, arguments->json); });
 }
 
 }  // namespace nvrtc_cache::tools

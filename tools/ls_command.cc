@@ -53,14 +53,11 @@ nlohmann::ordered_json to_json(const EntryInfo& e) {
   j["options"] = e.entry && e.entry->description ? e.entry->description->options : std::vector<std::string>{};
   j["architecture"] = e.entry && e.entry->description ? architecture_of(e.entry->description->options) : "";
   j["compile_rc"] = e.entry ? e.entry->compile_rc : -1;
-  j["sizes"] = {{"log", e.entry ? e.entry->log.bytes.size() : 0},
-                {"ptx", e.entry ? e.entry->ptx.bytes.size() : 0},
-                {"cubin", e.entry ? e.entry->cubin.bytes.size() : 0},
-                {"ltoir", e.entry ? e.entry->ltoir.bytes.size() : 0},
-                {"optixir", e.entry ? e.entry->optixir.bytes.size() : 0},
-                {"tileir", e.entry ? e.entry->tileir.bytes.size() : 0},
-                {"nvvm", e.entry ? e.entry->nvvm.bytes.size() : 0},
-                {"stored", e.stored_bytes}};
+  j["sizes"] = {
+      {"log", e.entry ? e.entry->log.bytes.size() : 0},         {"ptx", e.entry ? e.entry->ptx.bytes.size() : 0},
+      {"cubin", e.entry ? e.entry->cubin.bytes.size() : 0},     {"ltoir", e.entry ? e.entry->ltoir.bytes.size() : 0},
+      {"optixir", e.entry ? e.entry->optixir.bytes.size() : 0}, {"tileir", e.entry ? e.entry->tileir.bytes.size() : 0},
+      {"nvvm", e.entry ? e.entry->nvvm.bytes.size() : 0},       {"stored", e.stored_bytes}};
   j["compile_seconds"] = static_cast<double>(compile_nanos(e)) / 1e9;
   j["created"] = e.access ? e.access->created : 0;
   j["last_use"] = last_use(e);
@@ -108,8 +105,7 @@ void print_table(const std::vector<EntryInfo>& entries, std::size_t columns) {
       {"output", 9, true, [](const EntryInfo& e) { return human_bytes(output_bytes(e)); }},
       {"arch", 11, false,
        [](const EntryInfo& e) {
-         const std::string arch =
-             e.entry && e.entry->description ? architecture_of(e.entry->description->options) : "";
+         const std::string arch = e.entry && e.entry->description ? architecture_of(e.entry->description->options) : "";
          return arch.empty() ? std::string("-") : arch;
        }},
       {"compile", 9, true, [](const EntryInfo& e) { return human_duration(compile_nanos(e)); }},
@@ -168,11 +164,16 @@ int ls(const LsArguments& arguments) {
       return ascending ? field(a) < field(b) : field(a) > field(b);
     });
   };
-  if (arguments.sort == "name") by(name_of, true);
-  else if (arguments.sort == "size") by(output_bytes, false);
-  else if (arguments.sort == "time") by(compile_nanos, false);
-  else if (arguments.sort == "deps") by(dependency_count, false);
-  else by(last_use, false);
+  if (arguments.sort == "name")
+    by(name_of, true);
+  else if (arguments.sort == "size")
+    by(output_bytes, false);
+  else if (arguments.sort == "time")
+    by(compile_nanos, false);
+  else if (arguments.sort == "deps")
+    by(dependency_count, false);
+  else
+    by(last_use, false);
   if (arguments.reverse) std::reverse(entries.begin(), entries.end());
   if (arguments.json) {
     nlohmann::ordered_json j;

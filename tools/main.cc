@@ -29,7 +29,8 @@ std::string command_path(const CLI::App& command) {
 
 int usage_error(const CLI::App& command, const std::string& message) {
   const std::string path = command_path(command);
-  const bool has_subcommands = !command.get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); }).empty();
+  const bool has_subcommands =
+      !command.get_subcommands([](const CLI::App* sub) { return !sub->get_group().empty(); }).empty();
   std::string positionals;
   for (const CLI::Option* option : command.get_options()) {
     if (option->get_positional() && option->get_name() != "--help") {
@@ -56,7 +57,9 @@ const std::vector<Shortcut>& shortcuts() {
       {"-s", "--show-stats", {"stats"}, "show the statistics (stats)"},
       {"-z", "--zero-stats", {"stats", "--zero"}, "zero the statistics (stats -z)"},
       {"-C", "--clear", {"clear"}, "remove every entry (clear)"},
-      {"-M", "--max-size", {"config", "set", "max_size"},
+      {"-M",
+       "--max-size",
+       {"config", "set", "max_size"},
        "set max_size in the user file (config set max_size SIZE); no unit: GiB"},
       {"-p", "--show-config", {"config"}, "show the settings (config)"},
       {"-V", "--version", {"version"}, "print the version (version)"},
@@ -131,7 +134,8 @@ int main(int argc, char** argv) {
   // Shown in --help; handled by expand_shortcut() before parsing.
   for (const auto& s : shortcuts()) {
     const std::string names = std::string(s.short_name) + "," + s.long_name;
-    CLI::Option* option = std::string(s.short_name) == "-M" ? app.add_option(names)->type_name("SIZE") : app.add_flag(names);
+    CLI::Option* option =
+        std::string(s.short_name) == "-M" ? app.add_option(names)->type_name("SIZE") : app.add_flag(names);
     option->description(s.help)->group("ccache's options");
   }
   Outcome outcome;
@@ -159,7 +163,8 @@ int main(int argc, char** argv) {
       names.push_back(sub->get_name());
     }
     const std::string suggestion = nvrtc_cache::util::closest(args[1], names);
-    fmt::print(stderr, "nvrtc-cache: unknown command '{}'{}\nusage: nvrtc-cache COMMAND [OPTIONS] "
+    fmt::print(stderr,
+               "nvrtc-cache: unknown command '{}'{}\nusage: nvrtc-cache COMMAND [OPTIONS] "
                "(`nvrtc-cache help` lists the commands)\n",
                args[1], suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?");
     return 2;

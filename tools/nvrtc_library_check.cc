@@ -246,8 +246,8 @@ LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIde
   // nvrtcVersion's: with the shim preloaded, dlsym answers with the shim's wrapper.
   const std::string build_id = shim::interpose::build_id_of_object_containing(map->l_ld);
   if (major != recorded.major || minor != recorded.minor || build_id != recorded.build_id) {
-    out.refused = mismatch(out.resolved, fmt::format("NVRTC {}.{} with build-id {}", major, minor, hex(build_id)),
-                           recorded);
+    out.refused =
+        mismatch(out.resolved, fmt::format("NVRTC {}.{} with build-id {}", major, minor, hex(build_id)), recorded);
     return out;
   }
   out.handle = handle;

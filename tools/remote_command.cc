@@ -62,9 +62,10 @@ int remote_check(bool json) {
     fmt::print("  access      {}\n", check.writable                 ? "writable"
                                      : check.message == "read-only" ? "read-only"
                                                                     : "none (the check failed)");
-    fmt::print("  values      {}\n", check.signed_values
-                                         ? "signed (remote_secret_file)"
-                                         : "unsigned: whoever can write to it decides what compiles return (set remote_secret_file)");
+    fmt::print("  values      {}\n",
+               check.signed_values
+                   ? "signed (remote_secret_file)"
+                   : "unsigned: whoever can write to it decides what compiles return (set remote_secret_file)");
     if (!check.message.empty()) fmt::print("  message     {}\n", check.message);
   }
   for (const std::string& problem : problems) fmt::print(stderr, "nvrtc-cache: remote check: {}\n", problem);
@@ -101,16 +102,19 @@ void add_remote_command(CLI::App& app, Outcome& outcome) {
       "A round trip to every shared tier: reachable, round-trip time, writable or read-only, and what failed. "
       "Exit status 1 if a tier is unreachable or refuses (wrong password, full) or a URL is malformed.");
   auto json = std::make_shared<bool>(false);
-  check->add_flag("--json", *json, "print JSON: {tiers: [{name, reachable, round_trip_ms, writable, ok, message}], problems, ok}");
+  check->add_flag("--json", *json,
+                  "print JSON: {tiers: [{name, reachable, round_trip_ms, writable, ok, message}], problems, ok}");
   check->callback([&outcome, json] { outcome.exit_code = remote_check(*json); });
 
   CLI::App* evict = remote->add_subcommand(
-      "evict", "Trim a shared-directory tier (file:///DIR) to SIZE bytes, least recently written files first; also "
-               "removes abandoned temporary files. Redis tiers are capped by the server's maxmemory policy.");
+      "evict",
+      "Trim a shared-directory tier (file:///DIR) to SIZE bytes, least recently written files first; also "
+      "removes abandoned temporary files. Redis tiers are capped by the server's maxmemory policy.");
   auto url = std::make_shared<std::string>();
   auto max_size = std::make_shared<std::string>();
   evict->add_option("URL", *url, "the tier, file:///DIR")->required();
-  evict->add_option("--max-size", *max_size, "keep at most SIZE bytes of entries (e.g. 20G, 500M; no unit: GiB)")->required();
+  evict->add_option("--max-size", *max_size, "keep at most SIZE bytes of entries (e.g. 20G, 500M; no unit: GiB)")
+      ->required();
   evict->callback([&outcome, evict, url, max_size] { outcome.exit_code = remote_evict(*evict, *url, *max_size); });
 }
 

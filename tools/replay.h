@@ -50,7 +50,6 @@ bool parse_outcome(std::string_view line, ReplayOutcome& outcome);
 // The worker: compiles every program of `task_file` (a record file) for `archs`, through the NVRTC
 // each names, writing one outcome line per variant to stdout. `log_file` is the shim's debug log
 // (NVRTC_CACHE_LOG_FILE), read after each compile to tell stored, cached and not stored apart.
-int run_replay_worker(const std::string& task_file, const std::vector<std::string>& archs,
-                      const std::string& log_file);
+int run_replay_worker(const std::string& task_file, const std::vector<std::string>& archs, const std::string& log_file);
 
 }  // namespace nvrtc_cache::tools

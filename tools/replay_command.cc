@@ -61,7 +61,8 @@ struct Worker {
 };
 
 std::string temporary_directory() {
-  std::string pattern = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-cache-replay-XXXXXX";
+  std::string pattern =
+      (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-cache-replay-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) return {};
   return pattern;
 }
@@ -141,7 +142,7 @@ std::size_t check_programs(std::vector<Program>& programs, const std::vector<std
     std::string resolved;
     std::string refused;
   };
-  std::map<std::string, Library> libraries;  // path + identity -> the checked library
+  std::map<std::string, Library> libraries;                      // path + identity -> the checked library
   const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");  // NVRTC appends them in the workers too
   std::size_t tasks = 0;
   for (Program& p : programs) {
@@ -160,8 +161,8 @@ std::size_t check_programs(std::vector<Program>& programs, const std::vector<std
     for (std::size_t v = 0; v < p.variants.size() && p.refused.empty(); ++v) {
       p.refused = replay_option_refusal(p.variants[v].options, id, append_flags);
       if (!p.refused.empty()) {
-        fmt::print(stderr, "nvrtc-cache replay: refusing program {}: {}\n", p.record.inputs.name.value_or("(null name)"),
-                   p.refused);
+        fmt::print(stderr, "nvrtc-cache replay: refusing program {}: {}\n",
+                   p.record.inputs.name.value_or("(null name)"), p.refused);
       }
     }
     if (!p.refused.empty()) continue;
@@ -261,7 +262,8 @@ int collect_outcomes(std::vector<Worker>& workers, std::size_t tasks, Outcomes& 
 // when nothing failed, was refused or was damaged.
 bool report(const ReplayOptions& options, const core::RecordScan& scan, const std::vector<Program>& programs,
             const Outcomes& outcomes, double seconds) {
-  std::map<std::string, std::size_t> totals = {{"stored", 0}, {"cached", 0}, {"failed", 0}, {"skipped", 0}, {"refused", 0}};
+  std::map<std::string, std::size_t> totals = {
+      {"stored", 0}, {"cached", 0}, {"failed", 0}, {"skipped", 0}, {"refused", 0}};
   nlohmann::json list = nlohmann::json::array();
   for (std::size_t i = 0; i < programs.size(); ++i) {
     const Program& p = programs[i];
@@ -279,37 +281,38 @@ bool report(const ReplayOptions& options, const core::RecordScan& scan, const st
       ++totals[o.status];
       const std::string name = p.record.inputs.name.value_or("(null name)");
       list.push_back({{"program", name}, {"variant", p.variants[v].label}, {"status", o.status}, {"detail", o.detail}});
-      if (!options.json && (o.status == "failed" || o.status == "skipped" || (o.status == "refused" && p.refused.empty()))) {
+      if (!options.json &&
+          (o.status == "failed" || o.status == "skipped" || (o.status == "refused" && p.refused.empty()))) {
         fmt::print(stderr, "{} {} [{}]: {}\n", o.status, name, p.variants[v].label, o.detail);
       }
     }
   }
   const std::size_t compiled = totals["stored"];
   if (options.json) {
-    nlohmann::json out = {
-        {"file", options.file},
-        {"records", scan.records.size()},
-        {"damaged", nlohmann::json::array()},
-        {"programs", programs.size()},
-        {"compiles", list},
-        {"compiled", compiled},
-        {"already_cached", totals["cached"]},
-        {"failed", totals["failed"]},
-        {"skipped", totals["skipped"]},
-        {"refused", totals["refused"]},
-        {"seconds", seconds},
-        {"programs_per_second", seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0}};
+    nlohmann::json out = {{"file", options.file},
+                          {"records", scan.records.size()},
+                          {"damaged", nlohmann::json::array()},
+                          {"programs", programs.size()},
+                          {"compiles", list},
+                          {"compiled", compiled},
+                          {"already_cached", totals["cached"]},
+                          {"failed", totals["failed"]},
+                          {"skipped", totals["skipped"]},
+                          {"refused", totals["refused"]},
+                          {"seconds", seconds},
+                          {"programs_per_second", seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0}};
     for (const core::RecordDamage& d : scan.damage) {
       out["damaged"].push_back({{"offset", d.offset}, {"length", d.length}, {"what", d.what}});
     }
     fmt::print("{}\n", out.dump(2));
   } else {
-    fmt::print("{} records, {} programs, {} compiles: {} compiled, {} already cached, {} failed, {} skipped, "
-               "{} refused; {:.1f} s ({:.2f} programs/s){}\n",
-               scan.records.size(), programs.size(), list.size(), compiled, totals["cached"], totals["failed"],
-               totals["skipped"], totals["refused"], seconds,
-               seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0,
-               scan.damage.empty() ? "" : fmt::format("; {} damaged stretches skipped", scan.damage.size()));
+    fmt::print(
+        "{} records, {} programs, {} compiles: {} compiled, {} already cached, {} failed, {} skipped, "
+        "{} refused; {:.1f} s ({:.2f} programs/s){}\n",
+        scan.records.size(), programs.size(), list.size(), compiled, totals["cached"], totals["failed"],
+        totals["skipped"], totals["refused"], seconds,
+        seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0,
+        scan.damage.empty() ? "" : fmt::format("; {} damaged stretches skipped", scan.damage.size()));
   }
   return totals["failed"] == 0 && totals["refused"] == 0 && scan.damage.empty();
 }

@@ -31,8 +31,8 @@ std::string verdict(const keying::OptionScan& scan, std::string_view origin, con
 // to libNVVM, not at all.
 bool diagnostic_control(std::string_view value) {
   if (value == "--display_error_number" || value == "--no_display_error_number") return true;
-  constexpr std::array<std::string_view, 4> kControls = {"--diag_suppress=", "--diag_warning=", "--diag_error=",
-                                                         "--diag_remark="};
+  constexpr std::array<std::string_view, 4> kControls = {
+      "--diag_suppress=", "--diag_warning=", "--diag_error=", "--diag_remark="};
   for (std::string_view control : kControls) {
     if (!value.starts_with(control) || value.size() == control.size()) continue;
     return std::all_of(value.begin() + static_cast<std::ptrdiff_t>(control.size()), value.end(), [](char c) {
@@ -54,12 +54,13 @@ std::string pass_through_refusal(const Strings& options, std::string_view origin
     const std::string_view name = body.substr(0, equals);
     if (name != "Xcudafe" && name != "Xnvvm") continue;
     const std::string_view value = equals != std::string_view::npos ? body.substr(equals + 1)
-                                   : i + 1 < options.size()       ? std::string_view(options[i + 1])
-                                                                  : std::string_view();
+                                   : i + 1 < options.size()         ? std::string_view(options[i + 1])
+                                                                    : std::string_view();
     if (name == "Xcudafe" && diagnostic_control(value)) continue;
-    const std::string shown = equals != std::string_view::npos ? std::string(option) : fmt::format("{} {}", option, value);
-    return fmt::format("{} {} hands NVRTC's internal tools an option that may write files; replay never runs it", origin,
-                       shown);
+    const std::string shown =
+        equals != std::string_view::npos ? std::string(option) : fmt::format("{} {}", option, value);
+    return fmt::format("{} {} hands NVRTC's internal tools an option that may write files; replay never runs it",
+                       origin, shown);
   }
   return {};
 }

@@ -44,8 +44,8 @@ struct Nvrtc {
 // every call is cached.
 const Nvrtc& nvrtc_for(const std::string& path, const keying::LibraryIdentity& recorded) {
   static std::map<std::string, Nvrtc> loaded;
-  const std::string key = path + '\0' + std::to_string(recorded.major) + "." + std::to_string(recorded.minor) +
-                          '\0' + recorded.build_id;
+  const std::string key =
+      path + '\0' + std::to_string(recorded.major) + "." + std::to_string(recorded.minor) + '\0' + recorded.build_id;
   auto [it, inserted] = loaded.try_emplace(key);
   if (!inserted) return it->second;
   Nvrtc& api = it->second;
@@ -56,10 +56,12 @@ const Nvrtc& nvrtc_for(const std::string& path, const keying::LibraryIdentity& r
   }
   void* handle = library.handle;
   api.create = reinterpret_cast<decltype(api.create)>(dlsym(handle, "nvrtcCreateProgram"));
-  api.add_name_expression = reinterpret_cast<decltype(api.add_name_expression)>(dlsym(handle, "nvrtcAddNameExpression"));
+  api.add_name_expression =
+      reinterpret_cast<decltype(api.add_name_expression)>(dlsym(handle, "nvrtcAddNameExpression"));
   api.compile = reinterpret_cast<decltype(api.compile)>(dlsym(handle, "nvrtcCompileProgram"));
   api.destroy = reinterpret_cast<decltype(api.destroy)>(dlsym(handle, "nvrtcDestroyProgram"));
-  if (!api.create || !api.add_name_expression || !api.compile || !api.destroy) api.problem = path + " lacks NVRTC's functions";
+  if (!api.create || !api.add_name_expression || !api.compile || !api.destroy)
+    api.problem = path + " lacks NVRTC's functions";
   return api;
 }
 
@@ -105,7 +107,8 @@ std::string directory_for(const core::CompileRecord& record, std::string& why) {
   }
   static std::string empty_directory;
   if (empty_directory.empty()) {
-    std::string pattern = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-cache-replay-XXXXXX";
+    std::string pattern =
+        (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-cache-replay-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {
       why = std::string("cannot create a working directory: ") + std::strerror(errno);
       return {};
@@ -224,8 +227,10 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
       why_skipped = "cannot enter " + directory + ": " + std::strerror(errno);
     }
     if (why_refused.empty() && why_skipped.empty()) {
-      if (record.inputs.pwd_variable) setenv("PWD", record.inputs.pwd_variable->c_str(), 1);
-      else unsetenv("PWD");
+      if (record.inputs.pwd_variable)
+        setenv("PWD", record.inputs.pwd_variable->c_str(), 1);
+      else
+        unsetenv("PWD");
       direct::DependencySet dependencies = record.dependencies;
       const direct::Validation valid = direct::validate_dependencies(dependencies);
       if (!valid.matches) why_skipped = "its dependencies differ here: " + valid.mismatch;

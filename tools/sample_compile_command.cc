@@ -51,8 +51,9 @@ int sample_compile(const std::string& library) {
                                   nvrtcGetProgramLogSize(program, &log_size) == NVRTC_SUCCESS && log_size > 1) {
       log.resize(log_size);
       if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) log.clear();
-      log.resize(log.find_first_of(std::string("\n\0", 2)) == std::string::npos ? log.size()
-                                                                              : log.find_first_of(std::string("\n\0", 2)));
+      log.resize(log.find_first_of(std::string("\n\0", 2)) == std::string::npos
+                     ? log.size()
+                     : log.find_first_of(std::string("\n\0", 2)));
     }
     fmt::print(stderr, "nvrtcCompileProgram returned {} ({}){}\n", static_cast<int>(rc),
                nvrtcGetErrorString ? nvrtcGetErrorString(rc) : "?", log.empty() ? "" : ": " + log);

@@ -121,15 +121,16 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
   j["manifest_bytes"] = held.manifest_bytes;
   j["bytes"] = s.size_bytes();
   j["max_bytes"] = config.max_size_bytes;
-  j["used_fraction"] = config.max_size_bytes
-                           ? static_cast<double>(s.size_bytes()) / static_cast<double>(config.max_size_bytes)
-                           : 0.0;
+  j["used_fraction"] =
+      config.max_size_bytes ? static_cast<double>(s.size_bytes()) / static_cast<double>(config.max_size_bytes) : 0.0;
   const store::MapUsage usage = s.map_usage();
   j["map_used_bytes"] = usage.used_bytes;
   j["map_bytes"] = usage.map_bytes;
   // Unix seconds of the last `stats -z` (or clear); null: never.
-  if (const std::int64_t zeroed = counter(counters, "zeroed_at"); zeroed > 0) j["zeroed_at"] = zeroed;
-  else j["zeroed_at"] = nullptr;
+  if (const std::int64_t zeroed = counter(counters, "zeroed_at"); zeroed > 0)
+    j["zeroed_at"] = zeroed;
+  else
+    j["zeroed_at"] = nullptr;
   const std::int64_t hits = counter(counters, "hits");
   const std::int64_t lookups = hits + counter(counters, "misses");
   j["hit_rate"] = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
@@ -233,8 +234,10 @@ int stats(const StatsArguments& arguments) {
   const store::Counters counters = opened.store->counters();
   const std::vector<EntryInfo> top = costliest(read_entries(*opened.store));
   const Composition held = composition(*opened.store);
-  if (arguments.json) print_json(config, opened, counters, top, moved_aside, held);
-  else print_human(config, opened, counters, top, moved_aside, held);
+  if (arguments.json)
+    print_json(config, opened, counters, top, moved_aside, held);
+  else
+    print_human(config, opened, counters, top, moved_aside, held);
   return 0;
 }
 

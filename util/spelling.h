@@ -49,8 +49,7 @@ inline std::string closest(std::string_view word, const std::vector<std::string>
   for (const std::string& candidate : candidates) {
     if (candidate == word) continue;
     std::size_t distance = squeezed(candidate) == squeezed(word) ? 0 : edit_distance(word, candidate);
-    if (word.size() >= 4 && candidate.size() > word.size() &&
-        squeezed(candidate).starts_with(squeezed(word))) {
+    if (word.size() >= 4 && candidate.size() > word.size() && squeezed(candidate).starts_with(squeezed(word))) {
       distance = std::min<std::size_t>(distance, limit);
     }
     if (distance < best_distance) {

@@ -41,22 +41,22 @@ bool resolving_for_the_loader(const void* resolver_caller) {
 
 }  // namespace
 
-#define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)                                                   \
-  static ret nvrtc_cache_proxy_##name params NVRTC_CACHE_WRAPPER_BODY(                                             \
-      kind, ret, name, args, nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0)),    \
-      "libnvrtc.so.13")                                                                                            \
-  extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##name()->ret(*) params {                            \
-    auto* wrapper = &nvrtc_cache_proxy_##name;                                                                     \
-    if (resolving_for_the_loader(__builtin_return_address(0))) return wrapper;                                   \
-    const nvrtc_cache::shim::interpose::RealNvrtc* real =                                                          \
-        nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0));                          \
-    return real != nullptr && real->name != nullptr ? wrapper : nullptr;                                          \
-  }                                                                                                                \
+#define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)                                                \
+  static ret nvrtc_cache_proxy_##name params NVRTC_CACHE_WRAPPER_BODY(                                         \
+      kind, ret, name, args, nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0)), \
+      "libnvrtc.so.13") extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##name()                     \
+      ->ret(*) params {                                                                                        \
+    auto* wrapper = &nvrtc_cache_proxy_##name;                                                                 \
+    if (resolving_for_the_loader(__builtin_return_address(0))) return wrapper;                                 \
+    const nvrtc_cache::shim::interpose::RealNvrtc* real =                                                      \
+        nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0));                      \
+    return real != nullptr && real->name != nullptr ? wrapper : nullptr;                                       \
+  }                                                                                                            \
   NVRTC_CACHE_EXPORT ret name params __attribute__((ifunc("nvrtc_cache_resolve_" #name)));
 #endif
 
-#define NVRTC_API(kind, ret, name, params, args)                                                           \
-  NVRTC_CACHE_EXPORT ret name params NVRTC_CACHE_WRAPPER_BODY(                                             \
+#define NVRTC_API(kind, ret, name, params, args)                                                               \
+  NVRTC_CACHE_EXPORT ret name params NVRTC_CACHE_WRAPPER_BODY(                                                 \
       kind, ret, name, args, nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0)), \
       "libnvrtc.so.13")
 #include "shim/interpose/nvrtc_api.def"
@@ -69,13 +69,11 @@ bool resolving_for_the_loader(const void* resolver_caller) {
 // @libnvrtc.so.11.2; those bind to these (the plain exports above are the default,
 // nvrtcX@@libnvrtc.so.13), which route only to a real NVRTC of that major. Two majors linked into
 // one process each reach their own.
-#define NVRTC_CACHE_MAJOR_WRAPPER(tag, node_index, node_name, kind, ret, name, params, args)                 \
-  NVRTC_CACHE_EXPORT_USED ret nvrtc_cache_##tag##_##name params NVRTC_CACHE_WRAPPER_BODY(                    \
-      kind, ret, name, args,                                                                                 \
-      nvrtc_cache::shim::interpose::real_nvrtc_for_caller(                                                   \
-          __builtin_return_address(0), node_index),                                                          \
-      node_name) __asm__(".symver nvrtc_cache_" #tag "_" #name ", " #name \
-                                                            "@" node_name);
+#define NVRTC_CACHE_MAJOR_WRAPPER(tag, node_index, node_name, kind, ret, name, params, args)        \
+  NVRTC_CACHE_EXPORT_USED ret nvrtc_cache_##tag##_##name params NVRTC_CACHE_WRAPPER_BODY(           \
+      kind, ret, name, args,                                                                        \
+      nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0), node_index), \
+      node_name) __asm__(".symver nvrtc_cache_" #tag "_" #name ", " #name "@" node_name);
 #define NVRTC_API(kind, ret, name, params, args) \
   NVRTC_CACHE_MAJOR_WRAPPER(v12, 1, "libnvrtc.so.12", kind, ret, name, params, args)
 #include "shim/interpose/nvrtc_api.def"

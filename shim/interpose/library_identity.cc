@@ -61,14 +61,14 @@ const T* dynamic_pointer(const link_map* library, ElfW(Addr) value) {
 }
 
 // How many symbols the dynamic symbol table holds: DT_HASH says so; DT_GNU_HASH's chains end at it.
-std::size_t symbol_count(const link_map* library, const ElfW(Word)* sysv_hash, const std::uint32_t* gnu_hash) {
+std::size_t symbol_count(const link_map* library, const ElfW(Word) * sysv_hash, const std::uint32_t* gnu_hash) {
   if (sysv_hash != nullptr) return sysv_hash[1];
   if (gnu_hash == nullptr) return 0;
   const std::uint32_t buckets = gnu_hash[0];
   const std::uint32_t symbol_offset = gnu_hash[1];
   const std::uint32_t bloom_words = gnu_hash[2];
-  const auto* bucket = reinterpret_cast<const std::uint32_t*>(
-      reinterpret_cast<const char*>(gnu_hash + 4) + bloom_words * sizeof(ElfW(Addr)));
+  const auto* bucket = reinterpret_cast<const std::uint32_t*>(reinterpret_cast<const char*>(gnu_hash + 4) +
+                                                              bloom_words * sizeof(ElfW(Addr)));
   const std::uint32_t* chain = bucket + buckets;
   std::uint32_t last = 0;
   for (std::uint32_t i = 0; i < buckets; ++i) last = std::max(last, bucket[i]);
@@ -89,11 +89,20 @@ std::vector<std::string> exported_function_names(const link_map* library, const 
   const std::uint32_t* gnu_hash = nullptr;
   for (const ElfW(Dyn)* d = library->l_ld; d->d_tag != DT_NULL; ++d) {
     switch (d->d_tag) {
-      case DT_SYMTAB: symbols = dynamic_pointer<ElfW(Sym)>(library, d->d_un.d_ptr); break;
-      case DT_STRTAB: strings = dynamic_pointer<char>(library, d->d_un.d_ptr); break;
-      case DT_HASH: sysv_hash = dynamic_pointer<ElfW(Word)>(library, d->d_un.d_ptr); break;
-      case DT_GNU_HASH: gnu_hash = dynamic_pointer<std::uint32_t>(library, d->d_un.d_ptr); break;
-      default: break;
+      case DT_SYMTAB:
+        symbols = dynamic_pointer<ElfW(Sym)>(library, d->d_un.d_ptr);
+        break;
+      case DT_STRTAB:
+        strings = dynamic_pointer<char>(library, d->d_un.d_ptr);
+        break;
+      case DT_HASH:
+        sysv_hash = dynamic_pointer<ElfW(Word)>(library, d->d_un.d_ptr);
+        break;
+      case DT_GNU_HASH:
+        gnu_hash = dynamic_pointer<std::uint32_t>(library, d->d_un.d_ptr);
+        break;
+      default:
+        break;
     }
   }
   if (symbols == nullptr || strings == nullptr) return names;

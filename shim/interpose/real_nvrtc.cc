@@ -127,8 +127,8 @@ std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
     slot->private_functions[i] = lookup(library, kPrivateNvrtcFunctions[i], probe.node);
   }
   dlclose(library);  // NOLOAD handle: drops only the reference it took
-  if (slot->nvrtcVersion == nullptr || slot->nvrtcVersion(&slot->identity.major, &slot->identity.minor) !=
-                                           NVRTC_SUCCESS) {
+  if (slot->nvrtcVersion == nullptr ||
+      slot->nvrtcVersion(&slot->identity.major, &slot->identity.minor) != NVRTC_SUCCESS) {
     return nullptr;
   }
   slot->identity.build_id = interpose::build_id_of_object_containing(probe.version_fn);

@@ -34,7 +34,6 @@ struct RealNvrtc {
   std::vector<std::string> unknown_functions;
 };
 
-
 // The real NVRTC reachable from `caller` (a return address inside the calling object), or nullptr
 // when none is loaded there. `node_index` restricts it to one major's version node (an index into
 // kNvrtcVersionNodes: a wrapper the caller reached through e.g. nvrtcX@libnvrtc.so.12); -1: any,

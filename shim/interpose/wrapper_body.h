@@ -43,16 +43,16 @@ Ret no_real_nvrtc() {
 #define NVRTC_CACHE_CALL_HOOK(name, args) nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args)
 
 // `node`: the version node the caller's reference names ("libnvrtc.so.13"), or nullptr.
-#define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real, node)                                     \
-  {                                                                                                          \
-    const nvrtc_cache::shim::interpose::RealNvrtc* real = find_real;                                         \
-    if (real == nullptr) return nvrtc_cache::shim::interpose::no_real_nvrtc<ret>();                          \
-    if (real->name == nullptr) {                                                                             \
+#define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real, node)                                      \
+  {                                                                                                           \
+    const nvrtc_cache::shim::interpose::RealNvrtc* real = find_real;                                          \
+    if (real == nullptr) return nvrtc_cache::shim::interpose::no_real_nvrtc<ret>();                           \
+    if (real->name == nullptr) {                                                                              \
       nvrtc_cache::shim::interpose::function_missing_in_real_nvrtc(#name, __builtin_return_address(0), node); \
-    }                                                                                                        \
-    try {                                                                                                    \
-      return NVRTC_CACHE_CALL_##kind(name, args);                                                            \
-    } catch (...) {                                                                                          \
-      return nvrtc_cache::shim::interpose::failure_result<ret>();                                            \
-    }                                                                                                        \
+    }                                                                                                         \
+    try {                                                                                                     \
+      return NVRTC_CACHE_CALL_##kind(name, args);                                                             \
+    } catch (...) {                                                                                           \
+      return nvrtc_cache::shim::interpose::failure_result<ret>();                                             \
+    }                                                                                                         \
   }

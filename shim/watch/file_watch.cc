@@ -31,13 +31,12 @@
 #include "shim/watch/import_patch.h"
 #include "shim/watch/recorder.h"
 
-
 namespace nvrtc_cache::shim::watch {
 
 // ---- the record: an append-only log of events in one mmap reservation ----
 
 struct CompileWatch::Buffer {
-  char* base = nullptr;        // kCaptureBoundBytes reserved; [0, committed) readable and writable
+  char* base = nullptr;  // kCaptureBoundBytes reserved; [0, committed) readable and writable
   std::size_t committed = 0;
   std::size_t used = 0;
   std::size_t events = 0;
@@ -67,7 +66,8 @@ constexpr const char* kCommitFailed = "the capture could not commit memory";
 constexpr const char* kReserveFailed = "the capture could not reserve memory";
 constexpr const char* kReentered = "a watched libc call re-entered the recorder (from a signal handler)";
 constexpr const char* kNested = "a compile started inside another compile on the same thread";
-constexpr const char* kUnresolvedDirectory = "NVRTC used a path relative to a directory descriptor that cannot be resolved";
+constexpr const char* kUnresolvedDirectory =
+    "NVRTC used a path relative to a directory descriptor that cannot be resolved";
 constexpr const char* kForeignThread = "NVRTC called a watched libc function on another thread during the compile";
 
 // The watch recording on this thread, and whether this thread is inside record() (a signal handler
@@ -166,8 +166,9 @@ void record(CompileWatch::Buffer& b, WatchEventKind kind, bool succeeded, bool f
   ok = ok && append(b, cursor, value, value_size);
   ok = ok && ensure(b, align8(cursor));
   if (ok && subject_size <= UINT32_MAX && value_size <= UINT32_MAX) {
-    const EventHeader header{caller, static_cast<std::uint32_t>(subject_size), static_cast<std::uint32_t>(value_size),
-                             kind, succeeded, for_writing};
+    const EventHeader header{
+        caller,     static_cast<std::uint32_t>(subject_size), static_cast<std::uint32_t>(value_size), kind, succeeded,
+        for_writing};
     std::memcpy(b.base + header_at, &header, sizeof header);
     b.used = align8(cursor);
     ++b.events;
@@ -188,7 +189,6 @@ void foreign_call(const char* function, const void* caller) {
   g_foreign_calls.fetch_add(1, std::memory_order_seq_cst);
 }
 
-
 // ---- NVRTC's code ranges, for other threads' calls ----
 
 constexpr int kMaxCodeRanges = 64;
@@ -200,9 +200,9 @@ int g_registered_count = 0;
 ImportRedirection g_redirection;  // under g_register_mutex
 
 __attribute__((constructor)) void join_fork_order() {
-  platform::join_fork_order(platform::ForkRank::kNvrtcCode, {[] { g_register_mutex.lock(); },
-                                                              [] { g_register_mutex.unlock(); },
-                                                              [] { platform::renew_in_child(g_register_mutex); }});
+  platform::join_fork_order(platform::ForkRank::kNvrtcCode,
+                            {[] { g_register_mutex.lock(); }, [] { g_register_mutex.unlock(); },
+                             [] { platform::renew_in_child(g_register_mutex); }});
 }
 
 std::int64_t monotonic_ns() {
@@ -320,8 +320,8 @@ void CompileWatch::set_caller_check_for_testing(CallerCheck check) {
 CompileWatch::CompileWatch(const void* nvrtc_code) : buffer_(std::make_unique<Buffer>()) {
   if (nvrtc_code != nullptr) (void)register_nvrtc_code(nvrtc_code);
   Buffer& b = *buffer_;
-  const long mapped = syscall(SYS_mmap, nullptr, kCaptureBoundBytes, PROT_NONE,
-                              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  const long mapped =
+      syscall(SYS_mmap, nullptr, kCaptureBoundBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mapped == -1) {
     taint(b, kReserveFailed);
     return;

@@ -37,10 +37,10 @@ std::size_t relocation_symbol(ElfW(Word) info) { return ELF32_R_SYM(info); }
 struct Object {
   const dl_phdr_info* info = nullptr;
   ElfW(Addr) base = 0;
-  const ElfW(Sym)* symtab = nullptr;
+  const ElfW(Sym) * symtab = nullptr;
   const char* strtab = nullptr;
   const std::uint16_t* versym = nullptr;
-  const ElfW(Verneed)* verneed = nullptr;
+  const ElfW(Verneed) * verneed = nullptr;
   std::uintptr_t relro_start = 0, relro_end = 0;
 };
 
@@ -107,7 +107,8 @@ void redirect(const Object& o, std::uint32_t type, std::size_t symbol, ElfW(Addr
   }
   // Not bound yet (lazy binding: the slot points back into the object's PLT): what libc defines for
   // the version the import names is what binding would find after the shim.
-  void* bound = inside(o, reinterpret_cast<std::uintptr_t>(held)) ? libc_function(name, needed_version(o, symbol)) : held;
+  void* bound =
+      inside(o, reinterpret_cast<std::uintptr_t>(held)) ? libc_function(name, needed_version(o, symbol)) : held;
   void* real = real_libc(static_cast<std::size_t>(index));
   if (bound != nullptr && bound == real && store_slot(o, slot, hook)) {
     ++result.redirected;
@@ -149,20 +150,47 @@ ImportPatch redirect_watched_imports(const dl_phdr_info& object) {
   ElfW(Sxword) plt_kind = DT_RELA;
   for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
     switch (d->d_tag) {
-      case DT_SYMTAB: o.symtab = dynamic_pointer<ElfW(Sym)>(o.base, d->d_un.d_ptr); break;
-      case DT_STRTAB: o.strtab = dynamic_pointer<char>(o.base, d->d_un.d_ptr); break;
-      case DT_VERSYM: o.versym = dynamic_pointer<std::uint16_t>(o.base, d->d_un.d_ptr); break;
-      case DT_VERNEED: o.verneed = dynamic_pointer<ElfW(Verneed)>(o.base, d->d_un.d_ptr); break;
-      case DT_JMPREL: jmprel = d->d_un.d_ptr; break;
-      case DT_PLTRELSZ: jmprel_bytes = d->d_un.d_val; break;
-      case DT_PLTREL: plt_kind = static_cast<ElfW(Sxword)>(d->d_un.d_val); break;
-      case DT_RELA: rela = d->d_un.d_ptr; break;
-      case DT_RELASZ: rela_bytes = d->d_un.d_val; break;
-      case DT_RELACOUNT: relative_rela = d->d_un.d_val; break;  // leading R_*_RELATIVE: no symbol
-      case DT_REL: rel = d->d_un.d_ptr; break;
-      case DT_RELSZ: rel_bytes = d->d_un.d_val; break;
-      case DT_RELCOUNT: relative_rel = d->d_un.d_val; break;
-      default: break;
+      case DT_SYMTAB:
+        o.symtab = dynamic_pointer<ElfW(Sym)>(o.base, d->d_un.d_ptr);
+        break;
+      case DT_STRTAB:
+        o.strtab = dynamic_pointer<char>(o.base, d->d_un.d_ptr);
+        break;
+      case DT_VERSYM:
+        o.versym = dynamic_pointer<std::uint16_t>(o.base, d->d_un.d_ptr);
+        break;
+      case DT_VERNEED:
+        o.verneed = dynamic_pointer<ElfW(Verneed)>(o.base, d->d_un.d_ptr);
+        break;
+      case DT_JMPREL:
+        jmprel = d->d_un.d_ptr;
+        break;
+      case DT_PLTRELSZ:
+        jmprel_bytes = d->d_un.d_val;
+        break;
+      case DT_PLTREL:
+        plt_kind = static_cast<ElfW(Sxword)>(d->d_un.d_val);
+        break;
+      case DT_RELA:
+        rela = d->d_un.d_ptr;
+        break;
+      case DT_RELASZ:
+        rela_bytes = d->d_un.d_val;
+        break;
+      case DT_RELACOUNT:
+        relative_rela = d->d_un.d_val;
+        break;  // leading R_*_RELATIVE: no symbol
+      case DT_REL:
+        rel = d->d_un.d_ptr;
+        break;
+      case DT_RELSZ:
+        rel_bytes = d->d_un.d_val;
+        break;
+      case DT_RELCOUNT:
+        relative_rel = d->d_un.d_val;
+        break;
+      default:
+        break;
     }
   }
   if (o.symtab != nullptr && o.strtab != nullptr) {

@@ -156,107 +156,107 @@ auto call_real(Libc function, Args... args) {
 #define NVRTC_CACHE_REAL(name, ...) call_real<decltype(&::name)>(Libc::name __VA_OPT__(, ) __VA_ARGS__)
 
 // Notes an outcome; `...` are observe()'s arguments after the function name.
-#define NVRTC_CACHE_NOTE(name, ...)                                                \
-  do {                                                                             \
-    if (anyone_watching()) {                                                       \
-      const int saved_errno_ = errno;                                              \
-      observe(#name, __VA_ARGS__, __builtin_return_address(0));                    \
-      errno = saved_errno_;                                                        \
-    }                                                                              \
+#define NVRTC_CACHE_NOTE(name, ...)                             \
+  do {                                                          \
+    if (anyone_watching()) {                                    \
+      const int saved_errno_ = errno;                           \
+      observe(#name, __VA_ARGS__, __builtin_return_address(0)); \
+      errno = saved_errno_;                                     \
+    }                                                           \
   } while (0)
 
-#define NVRTC_CACHE_NOTE_TAINT(name, why)                                          \
-  do {                                                                             \
-    if (anyone_watching()) {                                                       \
-      const int saved_errno_ = errno;                                              \
-      observe_taint(#name, why, __builtin_return_address(0));                      \
-      errno = saved_errno_;                                                        \
-    }                                                                              \
+#define NVRTC_CACHE_NOTE_TAINT(name, why)                     \
+  do {                                                        \
+    if (anyone_watching()) {                                  \
+      const int saved_errno_ = errno;                         \
+      observe_taint(#name, why, __builtin_return_address(0)); \
+      errno = saved_errno_;                                   \
+    }                                                         \
   } while (0)
 
-#define NVRTC_CACHE_MODE_ARGUMENT(flags, mode)                                     \
-  mode_t mode = 0;                                                                 \
-  if (mode_argument_present(flags)) {                                              \
-    va_list ap;                                                                    \
-    va_start(ap, flags);                                                           \
-    mode = static_cast<mode_t>(va_arg(ap, int));                                   \
-    va_end(ap);                                                                    \
+#define NVRTC_CACHE_MODE_ARGUMENT(flags, mode)   \
+  mode_t mode = 0;                               \
+  if (mode_argument_present(flags)) {            \
+    va_list ap;                                  \
+    va_start(ap, flags);                         \
+    mode = static_cast<mode_t>(va_arg(ap, int)); \
+    va_end(ap);                                  \
   }
 
 // open, open64: (path, flags, mode...)
-#define NVRTC_CACHE_OPEN_HOOK(name)                                                              \
-  NVRTC_CACHE_EXPORT int name(const char* path, int flags, ...) {                                \
-    NVRTC_CACHE_MODE_ARGUMENT(flags, mode)                                                       \
-    const int fd = NVRTC_CACHE_REAL(name, path, flags, mode);                                \
+#define NVRTC_CACHE_OPEN_HOOK(name)                                                                               \
+  NVRTC_CACHE_EXPORT int name(const char* path, int flags, ...) {                                                 \
+    NVRTC_CACHE_MODE_ARGUMENT(flags, mode)                                                                        \
+    const int fd = NVRTC_CACHE_REAL(name, path, flags, mode);                                                     \
     NVRTC_CACHE_NOTE(name, WatchEventKind::kOpen, fd >= 0, opens_for_writing(flags), AT_FDCWD, path, nullptr, 0); \
-    return fd;                                                                                   \
+    return fd;                                                                                                    \
   }
 NVRTC_CACHE_OPEN_HOOK(open)
 NVRTC_CACHE_OPEN_HOOK(open64)
 
-#define NVRTC_CACHE_OPENAT_HOOK(name)                                                            \
-  NVRTC_CACHE_EXPORT int name(int dirfd, const char* path, int flags, ...) {                     \
-    NVRTC_CACHE_MODE_ARGUMENT(flags, mode)                                                       \
-    const int fd = NVRTC_CACHE_REAL(name, dirfd, path, flags, mode);                         \
+#define NVRTC_CACHE_OPENAT_HOOK(name)                                                                          \
+  NVRTC_CACHE_EXPORT int name(int dirfd, const char* path, int flags, ...) {                                   \
+    NVRTC_CACHE_MODE_ARGUMENT(flags, mode)                                                                     \
+    const int fd = NVRTC_CACHE_REAL(name, dirfd, path, flags, mode);                                           \
     NVRTC_CACHE_NOTE(name, WatchEventKind::kOpen, fd >= 0, opens_for_writing(flags), dirfd, path, nullptr, 0); \
-    return fd;                                                                                   \
+    return fd;                                                                                                 \
   }
 NVRTC_CACHE_OPENAT_HOOK(openat)
 NVRTC_CACHE_OPENAT_HOOK(openat64)
 
 // The _FORTIFY_SOURCE entry points: no mode argument.
-#define NVRTC_CACHE_OPEN2_HOOK(name)                                                             \
-  NVRTC_CACHE_EXPORT int name(const char* path, int flags) {                                     \
-    const int fd = NVRTC_CACHE_REAL(name, path, flags);                                      \
+#define NVRTC_CACHE_OPEN2_HOOK(name)                                                                              \
+  NVRTC_CACHE_EXPORT int name(const char* path, int flags) {                                                      \
+    const int fd = NVRTC_CACHE_REAL(name, path, flags);                                                           \
     NVRTC_CACHE_NOTE(name, WatchEventKind::kOpen, fd >= 0, opens_for_writing(flags), AT_FDCWD, path, nullptr, 0); \
-    return fd;                                                                                   \
+    return fd;                                                                                                    \
   }
 NVRTC_CACHE_OPEN2_HOOK(__open_2)
 NVRTC_CACHE_OPEN2_HOOK(__open64_2)
 
-#define NVRTC_CACHE_OPENAT2_HOOK(name)                                                           \
-  NVRTC_CACHE_EXPORT int name(int dirfd, const char* path, int flags) {                          \
-    const int fd = NVRTC_CACHE_REAL(name, dirfd, path, flags);                               \
+#define NVRTC_CACHE_OPENAT2_HOOK(name)                                                                         \
+  NVRTC_CACHE_EXPORT int name(int dirfd, const char* path, int flags) {                                        \
+    const int fd = NVRTC_CACHE_REAL(name, dirfd, path, flags);                                                 \
     NVRTC_CACHE_NOTE(name, WatchEventKind::kOpen, fd >= 0, opens_for_writing(flags), dirfd, path, nullptr, 0); \
-    return fd;                                                                                   \
+    return fd;                                                                                                 \
   }
 NVRTC_CACHE_OPENAT2_HOOK(__openat_2)
 NVRTC_CACHE_OPENAT2_HOOK(__openat64_2)
 
-#define NVRTC_CACHE_CREAT_HOOK(name)                                                             \
-  NVRTC_CACHE_EXPORT int name(const char* path, mode_t mode) {                                   \
-    const int fd = NVRTC_CACHE_REAL(name, path, mode);                                       \
-    NVRTC_CACHE_NOTE(name, WatchEventKind::kOpen, fd >= 0, true, AT_FDCWD, path, nullptr, 0);    \
-    return fd;                                                                                   \
+#define NVRTC_CACHE_CREAT_HOOK(name)                                                          \
+  NVRTC_CACHE_EXPORT int name(const char* path, mode_t mode) {                                \
+    const int fd = NVRTC_CACHE_REAL(name, path, mode);                                        \
+    NVRTC_CACHE_NOTE(name, WatchEventKind::kOpen, fd >= 0, true, AT_FDCWD, path, nullptr, 0); \
+    return fd;                                                                                \
   }
 NVRTC_CACHE_CREAT_HOOK(creat)
 NVRTC_CACHE_CREAT_HOOK(creat64)
 
-#define NVRTC_CACHE_FOPEN_HOOK(name)                                                             \
-  NVRTC_CACHE_EXPORT FILE* name(const char* path, const char* mode) {                            \
-    FILE* f = NVRTC_CACHE_REAL(name, path, mode);                                       \
+#define NVRTC_CACHE_FOPEN_HOOK(name)                                                                                  \
+  NVRTC_CACHE_EXPORT FILE* name(const char* path, const char* mode) {                                                 \
+    FILE* f = NVRTC_CACHE_REAL(name, path, mode);                                                                     \
     NVRTC_CACHE_NOTE(name, WatchEventKind::kOpen, f != nullptr, opens_for_writing(mode), AT_FDCWD, path, nullptr, 0); \
-    return f;                                                                                    \
+    return f;                                                                                                         \
   }
 NVRTC_CACHE_FOPEN_HOOK(fopen)
 NVRTC_CACHE_FOPEN_HOOK(fopen64)
 
 // freopen(NULL, ...) changes the mode of the stream's own file: no new path (observe() skips it).
-#define NVRTC_CACHE_FREOPEN_HOOK(name)                                                           \
-  NVRTC_CACHE_EXPORT FILE* name(const char* path, const char* mode, FILE* stream) {              \
-    FILE* f = NVRTC_CACHE_REAL(name, path, mode, stream);                               \
+#define NVRTC_CACHE_FREOPEN_HOOK(name)                                                                                \
+  NVRTC_CACHE_EXPORT FILE* name(const char* path, const char* mode, FILE* stream) {                                   \
+    FILE* f = NVRTC_CACHE_REAL(name, path, mode, stream);                                                             \
     NVRTC_CACHE_NOTE(name, WatchEventKind::kOpen, f != nullptr, opens_for_writing(mode), AT_FDCWD, path, nullptr, 0); \
-    return f;                                                                                    \
+    return f;                                                                                                         \
   }
 NVRTC_CACHE_FREOPEN_HOOK(freopen)
 NVRTC_CACHE_FREOPEN_HOOK(freopen64)
 
 // Path probes: (path, buffer) with the outcome 0 / -1.
-#define NVRTC_CACHE_PROBE_HOOK(name, buffer_type)                                                \
-  NVRTC_CACHE_EXPORT int name(const char* path, buffer_type* buffer) {                           \
-    const int rc = NVRTC_CACHE_REAL(name, path, buffer);                                     \
-    NVRTC_CACHE_NOTE(name, WatchEventKind::kStat, rc == 0, false, AT_FDCWD, path, nullptr, 0);   \
-    return rc;                                                                                   \
+#define NVRTC_CACHE_PROBE_HOOK(name, buffer_type)                                              \
+  NVRTC_CACHE_EXPORT int name(const char* path, buffer_type* buffer) {                         \
+    const int rc = NVRTC_CACHE_REAL(name, path, buffer);                                       \
+    NVRTC_CACHE_NOTE(name, WatchEventKind::kStat, rc == 0, false, AT_FDCWD, path, nullptr, 0); \
+    return rc;                                                                                 \
   }
 NVRTC_CACHE_PROBE_HOOK(stat, struct stat)
 NVRTC_CACHE_PROBE_HOOK(stat64, struct stat64)
@@ -267,35 +267,35 @@ NVRTC_CACHE_PROBE_HOOK(statfs64, struct statfs64)
 NVRTC_CACHE_PROBE_HOOK(statvfs, struct statvfs)
 NVRTC_CACHE_PROBE_HOOK(statvfs64, struct statvfs64)
 
-#define NVRTC_CACHE_XSTAT_HOOK(name, buffer_type)                                                \
-  NVRTC_CACHE_EXPORT int name(int version, const char* path, buffer_type* buffer) {              \
-    const int rc = NVRTC_CACHE_REAL(name, version, path, buffer);                            \
-    NVRTC_CACHE_NOTE(name, WatchEventKind::kStat, rc == 0, false, AT_FDCWD, path, nullptr, 0);   \
-    return rc;                                                                                   \
+#define NVRTC_CACHE_XSTAT_HOOK(name, buffer_type)                                              \
+  NVRTC_CACHE_EXPORT int name(int version, const char* path, buffer_type* buffer) {            \
+    const int rc = NVRTC_CACHE_REAL(name, version, path, buffer);                              \
+    NVRTC_CACHE_NOTE(name, WatchEventKind::kStat, rc == 0, false, AT_FDCWD, path, nullptr, 0); \
+    return rc;                                                                                 \
   }
 NVRTC_CACHE_XSTAT_HOOK(__xstat, struct stat)
 NVRTC_CACHE_XSTAT_HOOK(__xstat64, struct stat64)
 NVRTC_CACHE_XSTAT_HOOK(__lxstat, struct stat)
 NVRTC_CACHE_XSTAT_HOOK(__lxstat64, struct stat64)
 
-#define NVRTC_CACHE_FSTATAT_HOOK(name, buffer_type)                                              \
-  NVRTC_CACHE_EXPORT int name(int dirfd, const char* path, buffer_type* buffer, int flags) {     \
-    const int rc = NVRTC_CACHE_REAL(name, dirfd, path, buffer, flags);                       \
-    if (!stats_the_descriptor(path, flags)) {                                                    \
-      NVRTC_CACHE_NOTE(name, WatchEventKind::kStat, rc == 0, false, dirfd, path, nullptr, 0);    \
-    }                                                                                            \
-    return rc;                                                                                   \
+#define NVRTC_CACHE_FSTATAT_HOOK(name, buffer_type)                                           \
+  NVRTC_CACHE_EXPORT int name(int dirfd, const char* path, buffer_type* buffer, int flags) {  \
+    const int rc = NVRTC_CACHE_REAL(name, dirfd, path, buffer, flags);                        \
+    if (!stats_the_descriptor(path, flags)) {                                                 \
+      NVRTC_CACHE_NOTE(name, WatchEventKind::kStat, rc == 0, false, dirfd, path, nullptr, 0); \
+    }                                                                                         \
+    return rc;                                                                                \
   }
 NVRTC_CACHE_FSTATAT_HOOK(fstatat, struct stat)
 NVRTC_CACHE_FSTATAT_HOOK(fstatat64, struct stat64)
 
-#define NVRTC_CACHE_FXSTATAT_HOOK(name, buffer_type)                                             \
+#define NVRTC_CACHE_FXSTATAT_HOOK(name, buffer_type)                                                      \
   NVRTC_CACHE_EXPORT int name(int version, int dirfd, const char* path, buffer_type* buffer, int flags) { \
-    const int rc = NVRTC_CACHE_REAL(name, version, dirfd, path, buffer, flags);              \
-    if (!stats_the_descriptor(path, flags)) {                                                    \
-      NVRTC_CACHE_NOTE(name, WatchEventKind::kStat, rc == 0, false, dirfd, path, nullptr, 0);    \
-    }                                                                                            \
-    return rc;                                                                                   \
+    const int rc = NVRTC_CACHE_REAL(name, version, dirfd, path, buffer, flags);                           \
+    if (!stats_the_descriptor(path, flags)) {                                                             \
+      NVRTC_CACHE_NOTE(name, WatchEventKind::kStat, rc == 0, false, dirfd, path, nullptr, 0);             \
+    }                                                                                                     \
+    return rc;                                                                                            \
   }
 NVRTC_CACHE_FXSTATAT_HOOK(__fxstatat, struct stat)
 NVRTC_CACHE_FXSTATAT_HOOK(__fxstatat64, struct stat64)
@@ -310,7 +310,7 @@ NVRTC_CACHE_EXPORT int statx(int dirfd, const char* path, int flags, unsigned in
 
 #define NVRTC_CACHE_ACCESS_HOOK(name)                                                            \
   NVRTC_CACHE_EXPORT int name(const char* path, int mode) {                                      \
-    const int rc = NVRTC_CACHE_REAL(name, path, mode);                                       \
+    const int rc = NVRTC_CACHE_REAL(name, path, mode);                                           \
     NVRTC_CACHE_NOTE(name, WatchEventKind::kAccess, rc == 0, false, AT_FDCWD, path, nullptr, 0); \
     return rc;                                                                                   \
   }
@@ -441,13 +441,13 @@ NVRTC_CACHE_EXPORT char* getenv(const char* name) {
 }
 
 // Before the real one is known: getenv's answer, except for a setuid/setgid process.
-#define NVRTC_CACHE_SECURE_GETENV_HOOK(name)                                                     \
-  NVRTC_CACHE_EXPORT char* name(const char* variable) {                                          \
-    auto* fn = real<decltype(&::name)>(Libc::name);                                              \
-    char* value = fn ? fn(variable) : (getauxval(AT_SECURE) ? nullptr : scan_environment(variable)); \
+#define NVRTC_CACHE_SECURE_GETENV_HOOK(name)                                                            \
+  NVRTC_CACHE_EXPORT char* name(const char* variable) {                                                 \
+    auto* fn = real<decltype(&::name)>(Libc::name);                                                     \
+    char* value = fn ? fn(variable) : (getauxval(AT_SECURE) ? nullptr : scan_environment(variable));    \
     NVRTC_CACHE_NOTE(name, WatchEventKind::kGetenv, value != nullptr, false, AT_FDCWD, variable, value, \
-                     length_of(value));                                                          \
-    return value;                                                                                \
+                     length_of(value));                                                                 \
+    return value;                                                                                       \
   }
 NVRTC_CACHE_SECURE_GETENV_HOOK(secure_getenv)
 #if defined(__x86_64__)  // aarch64 glibc has no __secure_getenv (shim/watch/watched_libc.def)
@@ -473,12 +473,12 @@ NVRTC_CACHE_EXPORT FILE* popen(const char* command, const char* mode) {
   return f;
 }
 
-#define NVRTC_CACHE_SPAWN_HOOK(name)                                                             \
-  NVRTC_CACHE_EXPORT int name(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions, \
+#define NVRTC_CACHE_SPAWN_HOOK(name)                                                                         \
+  NVRTC_CACHE_EXPORT int name(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,       \
                               const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) { \
-    const int rc = NVRTC_CACHE_REAL(name, pid, path, actions, attributes, argv, envp);           \
-    if (rc == 0) NVRTC_CACHE_NOTE_TAINT(name, kStartedProgram);                                  \
-    return rc;                                                                                   \
+    const int rc = NVRTC_CACHE_REAL(name, pid, path, actions, attributes, argv, envp);                       \
+    if (rc == 0) NVRTC_CACHE_NOTE_TAINT(name, kStartedProgram);                                              \
+    return rc;                                                                                               \
   }
 NVRTC_CACHE_SPAWN_HOOK(posix_spawn)
 NVRTC_CACHE_SPAWN_HOOK(posix_spawnp)
@@ -503,8 +503,7 @@ NVRTC_CACHE_EXPORT int getpwnam_r(const char* name, struct passwd* entry, char* 
   return rc;
 }
 
-NVRTC_CACHE_EXPORT int getpwuid_r(uid_t uid, struct passwd* entry, char* buffer, size_t size,
-                                  struct passwd** result) {
+NVRTC_CACHE_EXPORT int getpwuid_r(uid_t uid, struct passwd* entry, char* buffer, size_t size, struct passwd** result) {
   const int rc = NVRTC_CACHE_REAL(getpwuid_r, uid, entry, buffer, size, result);
   NVRTC_CACHE_NOTE_TAINT(getpwuid_r, kReadUserDatabase);
   return rc;

@@ -28,8 +28,7 @@ bool is_libc(const char* path) {
 }
 
 // Whether the version definition with index `ndx` is named `version`.
-bool version_matches(const ElfW(Verdef)* def, const char* strtab, std::uint16_t ndx,
-                     const char* version) {
+bool version_matches(const ElfW(Verdef) * def, const char* strtab, std::uint16_t ndx, const char* version) {
   for (; def != nullptr;) {
     if (def->vd_ndx == ndx) {
       const auto* aux = reinterpret_cast<const ElfW(Verdaux)*>(reinterpret_cast<const char*>(def) + def->vd_aux);
@@ -57,19 +56,30 @@ int search_object(dl_phdr_info* info, std::size_t, void* data) {
   const ElfW(Verdef)* verdef = nullptr;
   for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
     switch (d->d_tag) {
-      case DT_SYMTAB: symtab = dynamic_pointer<ElfW(Sym)>(base, d->d_un.d_ptr); break;
-      case DT_STRTAB: strtab = dynamic_pointer<char>(base, d->d_un.d_ptr); break;
-      case DT_GNU_HASH: hash = dynamic_pointer<std::uint32_t>(base, d->d_un.d_ptr); break;
-      case DT_VERSYM: versym = dynamic_pointer<std::uint16_t>(base, d->d_un.d_ptr); break;
-      case DT_VERDEF: verdef = dynamic_pointer<ElfW(Verdef)>(base, d->d_un.d_ptr); break;
-      default: break;
+      case DT_SYMTAB:
+        symtab = dynamic_pointer<ElfW(Sym)>(base, d->d_un.d_ptr);
+        break;
+      case DT_STRTAB:
+        strtab = dynamic_pointer<char>(base, d->d_un.d_ptr);
+        break;
+      case DT_GNU_HASH:
+        hash = dynamic_pointer<std::uint32_t>(base, d->d_un.d_ptr);
+        break;
+      case DT_VERSYM:
+        versym = dynamic_pointer<std::uint16_t>(base, d->d_un.d_ptr);
+        break;
+      case DT_VERDEF:
+        verdef = dynamic_pointer<ElfW(Verdef)>(base, d->d_un.d_ptr);
+        break;
+      default:
+        break;
     }
   }
   if (symtab == nullptr || strtab == nullptr || hash == nullptr) return 0;
   const std::uint32_t nbuckets = hash[0], symoffset = hash[1], bloom_size = hash[2];
   if (nbuckets == 0) return 0;
-  const auto* buckets = reinterpret_cast<const std::uint32_t*>(
-      reinterpret_cast<const ElfW(Addr)*>(hash + 4) + bloom_size);
+  const auto* buckets =
+      reinterpret_cast<const std::uint32_t*>(reinterpret_cast<const ElfW(Addr)*>(hash + 4) + bloom_size);
   const std::uint32_t* chain = buckets + nbuckets;
   const std::uint32_t h = gnu_hash(q->name);
   for (std::uint32_t index = buckets[h % nbuckets]; index >= symoffset && index != 0; ++index) {

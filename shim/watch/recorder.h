@@ -24,9 +24,7 @@ inline constexpr const char* kReadUserDatabase = "NVRTC read the user database";
 extern thread_local CompileWatch::Buffer* t_active NVRTC_CACHE_HOOK_TLS;
 extern std::atomic<int> g_active_watches;
 
-inline bool anyone_watching() {
-  return t_active != nullptr || g_active_watches.load(std::memory_order_relaxed) != 0;
-}
+inline bool anyone_watching() { return t_active != nullptr || g_active_watches.load(std::memory_order_relaxed) != 0; }
 
 // What a hook saw. `subject` is a path (or a variable name for kGetenv); nullptr or "" records
 // nothing (such a call fails before touching the filesystem).

@@ -113,7 +113,8 @@ class WindowsCompileHost final : public CompileHost {
   }
   std::optional<NotCacheable> platform_reason_not_cacheable() override {
     if (runtime_.watch_installed()) return std::nullopt;
-    return NotCacheable{"NVRTC's file accesses are not observable here (capture)", core::Counter::uncacheable_unobservable};
+    return NotCacheable{"NVRTC's file accesses are not observable here (capture)",
+                        core::Counter::uncacheable_unobservable};
   }
   int error_state() override { return static_cast<int>(GetLastError()); }
 
@@ -147,8 +148,9 @@ nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* p
                                int num_headers, const char* const* headers, const char* const* include_names) {
   const nvrtcResult rc = real.nvrtcCreateProgram(prog, src, name, num_headers, headers, include_names);
   WindowsRuntime& runtime = WindowsRuntime::instance();
-  return record_created_program<LastErrorGuard>(rc, prog, runtime.enabled(), [&] { return runtime.identity(real); },
-                                                src, name, num_headers, headers, include_names);
+  return record_created_program<LastErrorGuard>(
+      rc, prog, runtime.enabled(), [&] { return runtime.identity(real); }, src, name, num_headers, headers,
+      include_names);
 }
 
 nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,

@@ -21,7 +21,8 @@ void observe(const ImportEvent& e) {
     return;
   }
   try {
-    if (e.subject_too_long) return watch->taint(std::string("NVRTC used a path too long to record (") + e.function + ")");
+    if (e.subject_too_long)
+      return watch->taint(std::string("NVRTC used a path too long to record (") + e.function + ")");
     switch (e.kind) {
       case ImportEventKind::kOpen:
         return watch->add(ObservationKind::kOpen, e.succeeded, e.for_writing, e.subject, nullptr);

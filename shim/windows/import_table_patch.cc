@@ -46,8 +46,14 @@ void report(const char* function, ImportEventKind kind, bool succeeded, bool for
   const ImportObserver observer = g_observer.load(std::memory_order_acquire);
   if (observer == nullptr) return;
   const DWORD last_error = GetLastError();
-  ImportEvent event{function, kind, succeeded, for_writing, subject != nullptr && subject->too_long,
-                    subject ? subject->ptr : nullptr, value ? value->ptr : nullptr, caller};
+  ImportEvent event{function,
+                    kind,
+                    succeeded,
+                    for_writing,
+                    subject != nullptr && subject->too_long,
+                    subject ? subject->ptr : nullptr,
+                    value ? value->ptr : nullptr,
+                    caller};
   observer(event);
   SetLastError(last_error);
 }
@@ -70,8 +76,8 @@ HANDLE WINAPI hook_CreateFileA(LPCSTR name, DWORD access, DWORD share, LPSECURIT
   if (!watching()) return result;
   Utf8 subject;
   from_narrow(subject, name, file_code_page());
-  report("CreateFileA", ImportEventKind::kOpen, result != INVALID_HANDLE_VALUE,
-         opens_for_writing(access, disposition), &subject, nullptr, NVRTC_CACHE_CALLER);
+  report("CreateFileA", ImportEventKind::kOpen, result != INVALID_HANDLE_VALUE, opens_for_writing(access, disposition),
+         &subject, nullptr, NVRTC_CACHE_CALLER);
   return result;
 }
 
@@ -81,8 +87,8 @@ HANDLE WINAPI hook_CreateFileW(LPCWSTR name, DWORD access, DWORD share, LPSECURI
   if (!watching()) return result;
   Utf8 subject;
   from_wide(subject, name);
-  report("CreateFileW", ImportEventKind::kOpen, result != INVALID_HANDLE_VALUE,
-         opens_for_writing(access, disposition), &subject, nullptr, NVRTC_CACHE_CALLER);
+  report("CreateFileW", ImportEventKind::kOpen, result != INVALID_HANDLE_VALUE, opens_for_writing(access, disposition),
+         &subject, nullptr, NVRTC_CACHE_CALLER);
   return result;
 }
 
@@ -143,8 +149,7 @@ BOOL WINAPI hook_GetVolumePathNameW(LPCWSTR name, LPWSTR buffer, DWORD length) {
   Utf8 subject, value;
   from_wide(subject, name);
   if (result) from_wide(value, buffer);
-  report("GetVolumePathNameW", ImportEventKind::kResolve, result != FALSE, false, &subject, &value,
-         NVRTC_CACHE_CALLER);
+  report("GetVolumePathNameW", ImportEventKind::kResolve, result != FALSE, false, &subject, &value, NVRTC_CACHE_CALLER);
   return result;
 }
 

@@ -14,8 +14,8 @@
 // KERNEL32 function, e.g. another hooking library, is left alone and counted). Each slot is one
 // aligned pointer store, made writable with VirtualProtect for the write and restored. The hooks run
 // on any thread NVRTC calls from, allocate nothing, take no lock (the observer's own KERNEL32 calls
-// are not observed: its module's imports are not patched), and convert wide paths to UTF-8 in a bounded stack buffer (a longer
-// path is reported with subject == nullptr and subject_too_long set: the observer must taint).
+// are not observed: its module's imports are not patched), and convert wide paths to UTF-8 in a bounded stack buffer (a
+// longer path is reported with subject == nullptr and subject_too_long set: the observer must taint).
 #pragma once
 
 #include <windows.h>
@@ -26,27 +26,27 @@
 namespace nvrtc_cache::shim::windows {
 
 enum class ImportEventKind : std::uint8_t {
-  kOpen,                // CreateFile: subject = path
-  kStat,                // attributes / drive type of subject
-  kList,                // FindFirstFile: subject = the search pattern (a directory listing)
-  kResolve,             // subject resolved (full path, volume, search) to value
-  kGetenv,              // subject = variable name, value = its value when set
-  kExpandEnvironment,   // subject = a string with %VARIABLES%, value = its expansion
-  kEnvironmentBlock,    // the whole environment block was read (the C runtime's copy of it)
-  kTempPath,            // the temporary directory (TMP/TEMP/USERPROFILE), value = result
-  kChangedDirectory,    // SetCurrentDirectory: subject = the new directory
-  kStartedProgram,      // CreateProcess: subject = the application or command line
+  kOpen,               // CreateFile: subject = path
+  kStat,               // attributes / drive type of subject
+  kList,               // FindFirstFile: subject = the search pattern (a directory listing)
+  kResolve,            // subject resolved (full path, volume, search) to value
+  kGetenv,             // subject = variable name, value = its value when set
+  kExpandEnvironment,  // subject = a string with %VARIABLES%, value = its expansion
+  kEnvironmentBlock,   // the whole environment block was read (the C runtime's copy of it)
+  kTempPath,           // the temporary directory (TMP/TEMP/USERPROFILE), value = result
+  kChangedDirectory,   // SetCurrentDirectory: subject = the new directory
+  kStartedProgram,     // CreateProcess: subject = the application or command line
 };
 
 struct ImportEvent {
   const char* function;  // the KERNEL32 function's name
   ImportEventKind kind;
-  bool succeeded;        // the path existed / the variable was set / the call succeeded
-  bool for_writing;      // kOpen: opened for writing or created
-  bool subject_too_long; // the subject did not fit the hook's buffer (subject is nullptr)
-  const char* subject;   // UTF-8, NUL-terminated; nullptr when the call named none
-  const char* value;     // UTF-8, NUL-terminated; nullptr when none
-  const void* caller;    // return address of the call (inside the patched module)
+  bool succeeded;         // the path existed / the variable was set / the call succeeded
+  bool for_writing;       // kOpen: opened for writing or created
+  bool subject_too_long;  // the subject did not fit the hook's buffer (subject is nullptr)
+  const char* subject;    // UTF-8, NUL-terminated; nullptr when the call named none
+  const char* value;      // UTF-8, NUL-terminated; nullptr when none
+  const void* caller;     // return address of the call (inside the patched module)
 };
 
 // Called from inside the hooks (any thread; no allocation is required of it, but it may allocate:
@@ -55,10 +55,10 @@ using ImportObserver = void (*)(const ImportEvent& event);
 void set_import_observer(ImportObserver observer);
 
 struct ImportTablePatch {
-  int redirected = 0;  // IAT slots now holding a hook
-  int already = 0;     // slots that held the hook already
-  int left = 0;        // watched imports bound to something else, left alone
-  bool parsed = false; // the module's import directory was found and walked
+  int redirected = 0;   // IAT slots now holding a hook
+  int already = 0;      // slots that held the hook already
+  int left = 0;         // watched imports bound to something else, left alone
+  bool parsed = false;  // the module's import directory was found and walked
 };
 
 // Patches `real_nvrtc`'s import address table (and no other module's). Call once the module is

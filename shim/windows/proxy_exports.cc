@@ -28,23 +28,22 @@ Ret without_real_nvrtc() {
 }  // namespace
 
 #define NVRTC_CACHE_PROXY_PASS(ret, name, args) return real->name args;
-#define NVRTC_CACHE_PROXY_HOOK(ret, name, args)                                   \
-  if (nvrtc_cache::shim::windows::WindowsRuntime::instance().enabled()) {         \
-    try {                                                                         \
-      return nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args);     \
-    } catch (...) {                                                               \
-    }                                                                             \
-  }                                                                               \
+#define NVRTC_CACHE_PROXY_HOOK(ret, name, args)                               \
+  if (nvrtc_cache::shim::windows::WindowsRuntime::instance().enabled()) {     \
+    try {                                                                     \
+      return nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args); \
+    } catch (...) {                                                           \
+    }                                                                         \
+  }                                                                           \
   return real->name args;
 
 // Only the functions of the 13.0 nvrtc.h (see nvrtc64_130_0.def.in).
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
-#define NVRTC_API(kind, ret, name, params, args)                                         \
-  extern "C" ret name params {                                                           \
-    const nvrtc_cache::shim::interpose::RealNvrtc* real =                                \
-        nvrtc_cache::shim::windows::real_nvrtc_dll();                                    \
-    if (real == nullptr || real->name == nullptr) return without_real_nvrtc<ret>();      \
-    NVRTC_CACHE_PROXY_##kind(ret, name, args)                                            \
+#define NVRTC_API(kind, ret, name, params, args)                                                        \
+  extern "C" ret name params {                                                                          \
+    const nvrtc_cache::shim::interpose::RealNvrtc* real = nvrtc_cache::shim::windows::real_nvrtc_dll(); \
+    if (real == nullptr || real->name == nullptr) return without_real_nvrtc<ret>();                     \
+    NVRTC_CACHE_PROXY_##kind(ret, name, args)                                                           \
   }
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API

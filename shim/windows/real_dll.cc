@@ -155,9 +155,8 @@ const Loaded& loaded() {
       out.module = nullptr;
     }
     if (out.module != nullptr) {
-#define NVRTC_API(kind, ret, name, params, args)                                                      \
-  out.functions.name = reinterpret_cast<ret(*) params>(                                               \
-      reinterpret_cast<void*>(GetProcAddress(out.module, #name)));
+#define NVRTC_API(kind, ret, name, params, args) \
+  out.functions.name = reinterpret_cast<ret(*) params>(reinterpret_cast<void*>(GetProcAddress(out.module, #name)));
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
       out.functions.private_functions[0] = reinterpret_cast<void*>(GetProcAddress(out.module, "__nvrtcCPEx"));

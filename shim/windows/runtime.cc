@@ -2,7 +2,6 @@
 
 #include <windows.h>
 
-
 #include "shim/compile_steps.h"
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/real_dll.h"

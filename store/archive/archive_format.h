@@ -33,7 +33,7 @@ inline constexpr std::string_view kArchiveMagic = "NVRCARCH";
 inline constexpr std::uint32_t kArchiveVersion = 1;
 inline constexpr std::uint32_t kArchiveSigned = 1;  // header flag
 inline constexpr std::size_t kArchiveHeaderSize = 24;
-inline constexpr std::size_t kFramePrefixSize = 5;    // type, body length
+inline constexpr std::size_t kFramePrefixSize = 5;  // type, body length
 inline constexpr std::size_t kFrameChecksumSize = 8;
 
 inline constexpr std::uint8_t kFrameRecord = 1;

@@ -15,7 +15,7 @@ namespace nvrtc_cache::store::archive {
 
 namespace {
 constexpr std::size_t kChunk = 64u << 10;
-constexpr int kMaxWindowLog = 27;  // 128 MiB: zstd refuses frames that ask for more
+constexpr int kMaxWindowLog = 27;          // 128 MiB: zstd refuses frames that ask for more
 constexpr std::size_t kStoreKeySize = 33;  // 'M' or 'R' and a 32-byte key
 }  // namespace
 
@@ -198,8 +198,8 @@ ArchiveReader::Step ArchiveReader::read_trailer(std::uint32_t body_size) {
 
 ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveRecord* record, SkipReason* reason) {
   ++frames_;
-  const std::uint64_t limit = max_value_bytes_ + remote::sealed_size(kMaxArchiveKey, 0, true) + kMaxArchiveKey +
-                              kMaxProgramName + 64;
+  const std::uint64_t limit =
+      max_value_bytes_ + remote::sealed_size(kMaxArchiveKey, 0, true) + kMaxArchiveKey + kMaxProgramName + 64;
   if (body_size > limit) {
     if (!discard(std::uint64_t{body_size} + kFrameChecksumSize)) {
       return fail(problem_.empty() ? "the archive is truncated (inside an oversized record)" : problem_);
@@ -212,10 +212,12 @@ ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveR
     const std::size_t old = body.size();
     const std::size_t n = std::min<std::size_t>(kChunk, body_size - old);
     body.resize(old + n);
-    if (!read(body.data() + old, n)) return fail(problem_.empty() ? "the archive is truncated (inside a record)" : problem_);
+    if (!read(body.data() + old, n))
+      return fail(problem_.empty() ? "the archive is truncated (inside a record)" : problem_);
   }
   char checksum[kFrameChecksumSize];
-  if (!read(checksum, sizeof checksum)) return fail(problem_.empty() ? "the archive is truncated (inside a record)" : problem_);
+  if (!read(checksum, sizeof checksum))
+    return fail(problem_.empty() ? "the archive is truncated (inside a record)" : problem_);
   if (frame_checksum(kFrameRecord, body) != util::load_le(checksum, 8)) {
     *reason = SkipReason::kChecksum;
     return Step::kSkipped;
@@ -228,7 +230,8 @@ ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveR
       !in.bytes(record->key) || !in.bytes_view(sealed) || !in.at_end()) {
     return Step::kSkipped;
   }
-  if ((kind != static_cast<std::uint8_t>(RecordKind::kManifest) && kind != static_cast<std::uint8_t>(RecordKind::kResult)) ||
+  if ((kind != static_cast<std::uint8_t>(RecordKind::kManifest) &&
+       kind != static_cast<std::uint8_t>(RecordKind::kResult)) ||
       record->program_name.size() > kMaxProgramName || record->key.size() != kStoreKeySize ||
       static_cast<std::uint8_t>(record->key[0]) != kind) {
     return Step::kSkipped;
@@ -236,10 +239,17 @@ ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveR
   record->kind = static_cast<RecordKind>(kind);
   const remote::Unsealed unsealed = remote::unseal_value(record->key, sealed, secret_);
   switch (unsealed.code) {
-    case remote::UnsealCode::kOk: break;
-    case remote::UnsealCode::kCorrupt: *reason = SkipReason::kChecksum; return Step::kSkipped;
-    case remote::UnsealCode::kWrongKey: *reason = SkipReason::kMalformed; return Step::kSkipped;
-    case remote::UnsealCode::kMacRejected: *reason = SkipReason::kMac; return Step::kSkipped;
+    case remote::UnsealCode::kOk:
+      break;
+    case remote::UnsealCode::kCorrupt:
+      *reason = SkipReason::kChecksum;
+      return Step::kSkipped;
+    case remote::UnsealCode::kWrongKey:
+      *reason = SkipReason::kMalformed;
+      return Step::kSkipped;
+    case remote::UnsealCode::kMacRejected:
+      *reason = SkipReason::kMac;
+      return Step::kSkipped;
   }
   if (unsealed.payload.size() > max_value_bytes_) {
     *reason = SkipReason::kSize;

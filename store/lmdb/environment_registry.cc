@@ -50,7 +50,8 @@ int open_environment(const LmdbOptions& options, const std::string& path, unsign
   rc = api().mdb_env_set_maxreaders(raw, kMaxReaders);
   if (rc == MDB_SUCCESS) rc = api().mdb_env_set_maxdbs(raw, kMaxDbs);
   if (rc == MDB_SUCCESS) rc = api().mdb_env_set_mapsize(raw, options.map_size_bytes);
-  if (rc == MDB_SUCCESS) rc = api().mdb_env_open(raw, path.c_str(), flags, options.group_shared ? kGroupSharedFileMode : kFileMode);
+  if (rc == MDB_SUCCESS)
+    rc = api().mdb_env_open(raw, path.c_str(), flags, options.group_shared ? kGroupSharedFileMode : kFileMode);
   if (rc == MDB_SUCCESS) *out = std::move(env);  // a failed open needs a fresh handle: `env` closes it
   return rc;
 }
@@ -65,7 +66,8 @@ void share_with_group(const DirectoryHandle& directory, Env& env) {
         platform::owner_of(st) != platform::Owner::kThisUser) {
       continue;
     }
-    if ((st.st_mode & 07777) != kGroupSharedFileMode) (void)env.change_mode_at(directory.fd(), name, kGroupSharedFileMode);
+    if ((st.st_mode & 07777) != kGroupSharedFileMode)
+      (void)env.change_mode_at(directory.fd(), name, kGroupSharedFileMode);
   }
 }
 
@@ -92,8 +94,10 @@ std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& i
 bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory, const DirectoryId& id,
                                  const std::string& path, Env& system) {
   mdb_filehandle_t data_file{};
-  struct stat opened {}, expected {}, at_path {};
-  if (api().mdb_env_get_fd(env, &data_file) != MDB_SUCCESS || platform::stat_open_file(os_handle(data_file), &opened) != 0) {
+  struct stat opened {
+  }, expected{}, at_path{};
+  if (api().mdb_env_get_fd(env, &data_file) != MDB_SUCCESS ||
+      platform::stat_open_file(os_handle(data_file), &opened) != 0) {
     return false;
   }
   if (system.stat_at(directory.fd(), "data.mdb", &expected) != 0 || !same_file(opened, expected)) return false;
@@ -121,11 +125,11 @@ SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocat
                                " was closed by someone else; not using the store");
     return nullptr;
   }
-  const DirectoryWalk directory =
-      open_subdirectory(location.parent, location.leaf, location.path, /*create=*/true, env,
-                        options.group_shared ? kGroupSharedDirectoryMode : mode_t{0700});
+  const DirectoryWalk directory = open_subdirectory(location.parent, location.leaf, location.path, /*create=*/true, env,
+                                                    options.group_shared ? kGroupSharedDirectoryMode : mode_t{0700});
   if (!directory.handle.valid()) {
-    *status = directory.unsafe ? Status::invalid_argument(directory.detail) : to_status(directory.error, directory.detail);
+    *status =
+        directory.unsafe ? Status::invalid_argument(directory.detail) : to_status(directory.error, directory.detail);
     return nullptr;
   }
   struct stat st {};
@@ -201,9 +205,9 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
   int dead_readers = 0;
   api().mdb_reader_check(raw, &dead_readers);  // release slots pinned by killed processes
 
-  shared->last_touch_flush = options.env->now_seconds();  // a process's first reads write nothing
+  shared->last_touch_flush = options.env->now_seconds();   // a process's first reads write nothing
   shared->identity_checked_at = shared->last_touch_flush;  // it was just opened by handle
-  live_[id] = shared.get();  // may throw: `env` then closes the new environment
+  live_[id] = shared.get();                                // may throw: `env` then closes the new environment
   shared->env = env.release();
   shared->users = 1;
   return shared.release();

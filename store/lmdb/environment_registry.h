@@ -57,7 +57,7 @@ struct SharedEnv {
   std::mutex touch_mu;
   std::unordered_set<std::string> pending_touches;  // guarded by touch_mu
   std::int64_t last_touch_flush = 0;                // guarded by touch_mu; clock of the flusher
-  bool read_only = false;  // opened MDB_RDONLY: the directory or files are not writable
+  bool read_only = false;                           // opened MDB_RDONLY: the directory or files are not writable
   // The statistics file beside data.mdb (store/counter_file.h), opened with the environment when it
   // is writable; null otherwise or when the file cannot be used (counters then go to `counters`).
   std::unique_ptr<CounterFile> counter_file;

@@ -166,8 +166,8 @@ int evict_one(MDB_txn* txn, const SharedEnv& env, const Candidate& candidate, Ev
 // One write transaction deleting up to kEvictBatch candidates from `*next` on; sets `*met` when the
 // goal holds (the first `forced` candidates go regardless). Each candidate is re-checked: one
 // touched since the scan, or gone, is skipped.
-Status evict_batch(SharedEnv& env, const EvictGoal& goal, const std::vector<Candidate>& candidates,
-                   std::size_t forced, std::size_t* next, bool* met, EvictResult* result) {
+Status evict_batch(SharedEnv& env, const EvictGoal& goal, const std::vector<Candidate>& candidates, std::size_t forced,
+                   std::size_t* next, bool* met, EvictResult* result) {
   Txn txn(env, 0);
   if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin eviction");
   EvictResult batch;

@@ -48,11 +48,11 @@ Loaded load() {
     loaded.error = std::string("cannot load liblmdb.so.0: ") + (why ? why : "unknown error");
     return loaded;
   }
-#define NVRTC_CACHE_LMDB_RESOLVE(name)                                                   \
-  loaded.library.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name));    \
-  if (loaded.library.name == nullptr) {                                                  \
-    loaded.error = "liblmdb.so.0 lacks " #name;                                          \
-    return loaded;                                                                       \
+#define NVRTC_CACHE_LMDB_RESOLVE(name)                                             \
+  loaded.library.name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name)); \
+  if (loaded.library.name == nullptr) {                                            \
+    loaded.error = "liblmdb.so.0 lacks " #name;                                    \
+    return loaded;                                                                 \
   }
   NVRTC_CACHE_LMDB_FUNCTIONS(NVRTC_CACHE_LMDB_RESOLVE)
 #undef NVRTC_CACHE_LMDB_RESOLVE
@@ -114,8 +114,10 @@ struct Guarded<Member, R (*)(A...)> {
     std::tuple<A...> packed(args...);
     Frame frame{&packed, {}};
     if (!platform::run_guarded(&Guarded::body, &frame)) {
-      if constexpr (!std::is_void_v<R>) return fault_result<R>();
-      else return;
+      if constexpr (!std::is_void_v<R>)
+        return fault_result<R>();
+      else
+        return;
     }
     if constexpr (!std::is_void_v<R>) return frame.result;
   }
@@ -133,8 +135,7 @@ const LmdbLibrary* guarded_lmdb_library() {
     // malloc's locks or is halfway through changing its own structures (writes) would turn a
     // crash into a deadlock or a corrupted heap. Writes are kept away from damaged stores instead:
     // any sign of damage moves the store aside before the next write.
-#define NVRTC_CACHE_LMDB_GUARD(name) \
-  table->name = &Guarded<&LmdbLibrary::name, decltype(LmdbLibrary::name)>::call;
+#define NVRTC_CACHE_LMDB_GUARD(name) table->name = &Guarded<&LmdbLibrary::name, decltype(LmdbLibrary::name)>::call;
     NVRTC_CACHE_LMDB_GUARD(mdb_get)
     NVRTC_CACHE_LMDB_GUARD(mdb_cursor_get)
     NVRTC_CACHE_LMDB_GUARD(mdb_stat)

@@ -18,12 +18,13 @@
 
 namespace nvrtc_cache::store::lmdb {
 
-#define NVRTC_CACHE_LMDB_FUNCTIONS(X)                                                                    \
-  X(mdb_env_create) X(mdb_env_open) X(mdb_env_close) X(mdb_env_set_mapsize) X(mdb_env_set_maxdbs)        \
-  X(mdb_env_set_maxreaders) X(mdb_env_get_maxkeysize) X(mdb_reader_check) X(mdb_strerror) X(mdb_txn_begin) \
-  X(mdb_txn_commit) X(mdb_txn_abort) X(mdb_dbi_open) X(mdb_drop) X(mdb_get) X(mdb_put) X(mdb_del)         \
-  X(mdb_cursor_open) X(mdb_cursor_get) X(mdb_cursor_close) X(mdb_env_info) X(mdb_env_stat) X(mdb_stat)   \
-  X(mdb_env_set_assert) X(mdb_env_get_fd) X(mdb_env_copyfd2)
+#define NVRTC_CACHE_LMDB_FUNCTIONS(X)                                                                                 \
+  X(mdb_env_create)                                                                                                   \
+  X(mdb_env_open) X(mdb_env_close) X(mdb_env_set_mapsize) X(mdb_env_set_maxdbs) X(mdb_env_set_maxreaders)             \
+      X(mdb_env_get_maxkeysize) X(mdb_reader_check) X(mdb_strerror) X(mdb_txn_begin) X(mdb_txn_commit)                \
+          X(mdb_txn_abort) X(mdb_dbi_open) X(mdb_drop) X(mdb_get) X(mdb_put) X(mdb_del) X(mdb_cursor_open)            \
+              X(mdb_cursor_get) X(mdb_cursor_close) X(mdb_env_info) X(mdb_env_stat) X(mdb_stat) X(mdb_env_set_assert) \
+                  X(mdb_env_get_fd) X(mdb_env_copyfd2)
 
 struct LmdbLibrary {
 #define NVRTC_CACHE_LMDB_MEMBER(name) decltype(&::name) name = nullptr;

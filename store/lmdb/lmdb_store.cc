@@ -60,8 +60,8 @@ std::unique_ptr<LmdbStore> LmdbStore::open(const LmdbOptions& options, Status* s
     if (const int fault = impl->options.env->fault_for(StoreOperation::kOpen); fault != 0) {
       return lmdb::to_status(fault, "open " + options.directory);
     }
-    if (Status located = lmdb::locate_store(options.directory, options.parent_directory_fd, *impl->options.env,
-                                            &impl->location);
+    if (Status located =
+            lmdb::locate_store(options.directory, options.parent_directory_fd, *impl->options.env, &impl->location);
         !located) {
       return located;
     }

@@ -20,8 +20,8 @@ bool StoreLocation::parent_intact(Env& env) const {
 Status locate_store(const std::string& path, int parent_fd, Env& env, StoreLocation* out) {
   using platform::is_path_separator;
   std::string trimmed = path;  // without trailing "/" and "/." (other spellings of the same directory)
-  while (trimmed.size() > 1 &&
-         (is_path_separator(trimmed.back()) || (trimmed.back() == '.' && is_path_separator(trimmed[trimmed.size() - 2])))) {
+  while (trimmed.size() > 1 && (is_path_separator(trimmed.back()) ||
+                                (trimmed.back() == '.' && is_path_separator(trimmed[trimmed.size() - 2])))) {
     trimmed.pop_back();
   }
   const std::size_t slash = trimmed.find_last_of(platform::path_separators());
@@ -35,7 +35,8 @@ Status locate_store(const std::string& path, int parent_fd, Env& env, StoreLocat
     if (!out->parent.valid()) return to_status(errno, "dup the handle on " + path + "'s parent");
   } else {
     std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : trimmed.substr(0, slash);
-    if (platform::is_bare_drive(parent)) parent += platform::path_separator();  // "C:" alone: the drive's current directory
+    if (platform::is_bare_drive(parent))
+      parent += platform::path_separator();  // "C:" alone: the drive's current directory
     DirectoryWalk walk = open_directory_path(parent, /*create=*/true, /*allow_shared=*/false, env);
     if (!walk.handle.valid()) {
       return walk.unsafe ? Status::invalid_argument(walk.detail) : to_status(walk.error, walk.detail);

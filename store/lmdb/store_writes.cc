@@ -42,8 +42,8 @@ struct PutAttempt {
 
 // Stores the enveloped value, its access record and the totals in `txn`; the totals account for a
 // value it replaces. Sets `attempt.unchanged` (and writes nothing) when the same value is stored.
-void write_entry(MDB_txn* txn, const SharedEnv& shared, std::string_view key, std::string_view value,
-                 std::int64_t now, PutAttempt& attempt) {
+void write_entry(MDB_txn* txn, const SharedEnv& shared, std::string_view key, std::string_view value, std::int64_t now,
+                 PutAttempt& attempt) {
   MDB_val k = to_val(key);
   MDB_val existing;
   lmdb::Totals totals = lmdb::read_totals(txn, shared.meta);
@@ -91,7 +91,8 @@ PutAttempt put_once(SharedEnv& shared, Env& system, std::string_view key, std::s
   write_entry(txn.get(), shared, key, value, now, attempt);
   if (attempt.unchanged || attempt.rc != MDB_SUCCESS) return attempt;
   MapUsage usage;
-  if (lmdb::measure_usage(shared, txn.get(), &usage) == MDB_SUCCESS) attempt.over_high_water = lmdb::over_high_water(usage);
+  if (lmdb::measure_usage(shared, txn.get(), &usage) == MDB_SUCCESS)
+    attempt.over_high_water = lmdb::over_high_water(usage);
   if (const int rc = txn.commit(); rc != MDB_SUCCESS) return attempt.failed(rc, "commit put");
   return attempt;
 }
@@ -193,8 +194,7 @@ Status LmdbStore::Impl::add_counters(const Counters& deltas) {
   return Status::ok();
 }
 
-Status LmdbStore::Impl::evict(const EvictOptions& evict_options, EvictResult* result,
-                              const EvictProgress& progress) {
+Status LmdbStore::Impl::evict(const EvictOptions& evict_options, EvictResult* result, const EvictProgress& progress) {
   Status status;
   const EnvRef ref = acquire(&status);
   if (!ref) return status;

@@ -26,7 +26,9 @@ void Breaker::succeeded(Pass pass) {
   probe_since_ns_.store(0, std::memory_order_release);
 }
 
-void Breaker::open_until(std::int64_t until) { open_until_ns_.store(std::max<std::int64_t>(until, 1), std::memory_order_release); }
+void Breaker::open_until(std::int64_t until) {
+  open_until_ns_.store(std::max<std::int64_t>(until, 1), std::memory_order_release);
+}
 
 void Breaker::failed(Pass pass, Clock::time_point now, Failure failure) {
   const std::int64_t t = ns(now);
@@ -54,9 +56,12 @@ BreakerState Breaker::state(Clock::time_point now) const {
 
 const char* breaker_state_name(BreakerState state) {
   switch (state) {
-    case BreakerState::kClosed: return "closed";
-    case BreakerState::kOpen: return "open";
-    case BreakerState::kHalfOpen: return "half-open";
+    case BreakerState::kClosed:
+      return "closed";
+    case BreakerState::kOpen:
+      return "open";
+    case BreakerState::kHalfOpen:
+      return "half-open";
   }
   return "?";
 }

@@ -60,7 +60,7 @@ class ClaimRenewer {
   std::condition_variable stopped_;
   std::map<std::uint64_t, Entry> entries_;
   std::uint64_t next_id_ = 1;
-  pid_t owner_pid_ = 0;       // the process whose thread renews these entries (0: none yet)
+  pid_t owner_pid_ = 0;  // the process whose thread renews these entries (0: none yet)
   bool thread_alive_ = false;
   bool stopping_ = false;
 };

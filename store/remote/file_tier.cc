@@ -123,10 +123,13 @@ class FileTier final : public Tier {
       }
       done += static_cast<std::size_t>(n);
     }
-    if (::close(fd) != 0 && outcome.ok()) outcome = failure("cannot write an entry (close)", errno);  // NFS reports here
-    if (outcome.ok() && Clock::now() >= deadline) outcome = result(TierCode::kTimeout, "deadline passed before publishing");
+    if (::close(fd) != 0 && outcome.ok())
+      outcome = failure("cannot write an entry (close)", errno);  // NFS reports here
+    if (outcome.ok() && Clock::now() >= deadline)
+      outcome = result(TierCode::kTimeout, "deadline passed before publishing");
     if (outcome.ok()) {
-      if (const int rc = env_.rename_at(dir, temporary, digits); rc != 0) outcome = failure("cannot publish an entry (rename)", rc);
+      if (const int rc = env_.rename_at(dir, temporary, digits); rc != 0)
+        outcome = failure("cannot publish an entry (rename)", rc);
     }
     if (!outcome.ok()) (void)env_.remove_at(dir, temporary, false);
     return outcome;
@@ -219,8 +222,8 @@ class FileTier final : public Tier {
     std::size_t done = 0;
     while (done < r.value.size()) {
       if (done > 0 && Clock::now() >= deadline) return result(TierCode::kTimeout, "deadline passed while reading");
-      const ssize_t n = ::pread(fd, r.value.data() + done, std::min(r.value.size() - done, kChunk),
-                                static_cast<off_t>(done));
+      const ssize_t n =
+          ::pread(fd, r.value.data() + done, std::min(r.value.size() - done, kChunk), static_cast<off_t>(done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         if (is_miss_errno(errno)) return result(TierCode::kMiss);

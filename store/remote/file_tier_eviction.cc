@@ -71,7 +71,8 @@ FileTierEviction evict_file_tier(std::string_view url_text, std::uint64_t max_by
     const int dir = bucket.directory.handle.fd();
     std::vector<std::string> files;
     if (const int rc = env.list_directory(dir, &files); rc != 0) {
-      if (out.buckets_skipped++ == 0) out.first_skipped = "cannot list " + bucket.directory.shown + ": " + std::strerror(rc);
+      if (out.buckets_skipped++ == 0)
+        out.first_skipped = "cannot list " + bucket.directory.shown + ": " + std::strerror(rc);
       continue;
     }
     for (std::string& f : files) {

@@ -52,8 +52,8 @@ Unsealed unseal_value(std::string_view key, std::string_view stored, const Secre
   std::uint64_t payload_size = 0;
   if (stored.substr(0, kMagic.size()) != kMagic) return out;
   util::ByteReader r(stored.substr(kMagic.size()));
-  if (!r.u32(version) || version != kSealedVersion || !r.u8(flags) || (flags & ~kHasMac) != 0 ||
-      !r.u32(key_size) || key_size > kMaxSealedKey || !r.u64(payload_size)) {
+  if (!r.u32(version) || version != kSealedVersion || !r.u8(flags) || (flags & ~kHasMac) != 0 || !r.u32(key_size) ||
+      key_size > kMaxSealedKey || !r.u64(payload_size)) {
     return out;
   }
   const bool has_mac = (flags & kHasMac) != 0;

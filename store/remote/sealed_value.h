@@ -40,9 +40,9 @@ std::string seal_value(std::string_view key, std::string_view payload, const Sec
 
 enum class UnsealCode {
   kOk,
-  kCorrupt,       // not a sealed value, wrong version, sizes that do not add up, bad checksum
-  kWrongKey,      // a sound value written for another key (a hash collision or a planted file)
-  kMacRejected,   // a secret is configured and the value has no MAC or a wrong one
+  kCorrupt,      // not a sealed value, wrong version, sizes that do not add up, bad checksum
+  kWrongKey,     // a sound value written for another key (a hash collision or a planted file)
+  kMacRejected,  // a secret is configured and the value has no MAC or a wrong one
 };
 
 struct Unsealed {

@@ -49,8 +49,10 @@ std::optional<Secret> read_secret_file(const std::string& path, std::string* pro
   std::optional<std::string> read = platform::read_regular_file(path, 1 << 20, &why, &mode);
   if (!read) return fail(why.empty() ? std::string("does not exist") : why);
   std::string bytes = std::move(*read);
-  if (bytes.ends_with("\r\n")) bytes.resize(bytes.size() - 2);
-  else if (bytes.ends_with('\n')) bytes.pop_back();
+  if (bytes.ends_with("\r\n"))
+    bytes.resize(bytes.size() - 2);
+  else if (bytes.ends_with('\n'))
+    bytes.pop_back();
   if (bytes.empty()) return fail("empty");
   if (!looks_random(bytes)) {
     std::fill(bytes.begin(), bytes.end(), '\0');

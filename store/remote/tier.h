@@ -34,11 +34,11 @@ using Deadline = Clock::time_point;
 // is counted by the tiered store. Timeouts and errors feed the tier's circuit breaker; a refusal is
 // an answer from a tier that is up, and does not.
 enum class TierCode {
-  kOk,        // done (get: value found)
-  kMiss,      // get: no such key (also ENOENT/ESTALE/EBUSY on a shared directory)
-  kTimeout,   // the deadline passed
-  kRefused,   // the tier answered no: read-only, wrong password, OOM/noeviction, value too large
-  kError,     // connection refused or reset, protocol garbage, I/O error
+  kOk,       // done (get: value found)
+  kMiss,     // get: no such key (also ENOENT/ESTALE/EBUSY on a shared directory)
+  kTimeout,  // the deadline passed
+  kRefused,  // the tier answered no: read-only, wrong password, OOM/noeviction, value too large
+  kError,    // connection refused or reset, protocol garbage, I/O error
 };
 
 struct TierResult {
@@ -52,12 +52,12 @@ struct TierResult {
 // A parsed tier URL, e.g. "redis://:pw@host:6379/2?timeout=50&prefix=team",
 // "redis+unix:///run/redis.sock?db=1", "file:///mnt/cache?read-only".
 struct TierUrl {
-  std::string scheme;    // "redis", "redis+unix", "file"
-  std::string user;      // redis ACL user (may be empty)
-  std::string password;  // secret: never logged (display() replaces it with "***")
-  std::string host;      // redis
-  std::uint16_t port = 0;  // 0: the scheme's default
-  std::string path;      // file: the directory; redis+unix: the socket
+  std::string scheme;                                     // "redis", "redis+unix", "file"
+  std::string user;                                       // redis ACL user (may be empty)
+  std::string password;                                   // secret: never logged (display() replaces it with "***")
+  std::string host;                                       // redis
+  std::uint16_t port = 0;                                 // 0: the scheme's default
+  std::string path;                                       // file: the directory; redis+unix: the socket
   std::map<std::string, std::string, std::less<>> query;  // attributes; a flag has an empty value
 
   // The URL as written, with the password (if any) replaced by "***".
@@ -66,12 +66,12 @@ struct TierUrl {
 
 // Attributes common to every tier (query-string keys in parentheses), with their defaults.
 struct TierOptions {
-  bool read_only = false;                                      // (read-only)
-  std::chrono::milliseconds connect_timeout{100};              // (connect-timeout, ms)
-  std::chrono::milliseconds timeout{1000};                     // (timeout, ms): a whole operation
-  std::string prefix = "nvrtc-cache";                          // (prefix): namespace for keys
-  std::chrono::seconds ttl{0};                                 // (ttl, s): 0 = no expiry
-  std::uint64_t max_entry_size = 64ull << 20;                  // (max-entry-size, bytes)
+  bool read_only = false;                          // (read-only)
+  std::chrono::milliseconds connect_timeout{100};  // (connect-timeout, ms)
+  std::chrono::milliseconds timeout{1000};         // (timeout, ms): a whole operation
+  std::string prefix = "nvrtc-cache";              // (prefix): namespace for keys
+  std::chrono::seconds ttl{0};                     // (ttl, s): 0 = no expiry
+  std::uint64_t max_entry_size = 64ull << 20;      // (max-entry-size, bytes)
 };
 
 // The outcome of a cross-node claim (shim/single_flight.h extends its node-local claim with it).

@@ -34,11 +34,11 @@ TierSet open_tiers(std::string_view remote, const std::string& secret_file);
 
 // One tier's check for the CLI.
 struct TierCheck {
-  std::string name;      // display name (no password)
+  std::string name;  // display name (no password)
   bool reachable = false;
   double round_trip_ms = 0;
-  bool writable = false;  // configured writable and the check wrote and read back
-  std::string message;    // what failed, in plain words (empty when fine)
+  bool writable = false;       // configured writable and the check wrote and read back
+  std::string message;         // what failed, in plain words (empty when fine)
   bool signed_values = false;  // a secret signs and checks its values (remote_secret_file)
 };
 

@@ -78,10 +78,20 @@ bool parse_bytes(std::string_view text, std::uint64_t& out) {
   std::uint64_t scale = 1;
   if (!text.empty()) {
     switch (text.back()) {
-      case 'k': case 'K': scale = 1ull << 10; break;
-      case 'm': case 'M': scale = 1ull << 20; break;
-      case 'g': case 'G': scale = 1ull << 30; break;
-      default: break;
+      case 'k':
+      case 'K':
+        scale = 1ull << 10;
+        break;
+      case 'm':
+      case 'M':
+        scale = 1ull << 20;
+        break;
+      case 'g':
+      case 'G':
+        scale = 1ull << 30;
+        break;
+      default:
+        break;
     }
     if (scale != 1) text.remove_suffix(1);
   }
@@ -99,7 +109,8 @@ bool parse_query(std::string_view query, TierUrl& url, std::string* problem, con
     if (item.empty()) continue;
     const std::size_t eq = item.find('=');
     const auto name = percent_decode(item.substr(0, eq));
-    const auto value = eq == std::string_view::npos ? std::optional<std::string>("") : percent_decode(item.substr(eq + 1));
+    const auto value =
+        eq == std::string_view::npos ? std::optional<std::string>("") : percent_decode(item.substr(eq + 1));
     if (!name || !value || name->empty()) {
       if (problem) *problem = "malformed attribute in the shared tier URL " + shown;
       return false;
@@ -165,7 +176,6 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
   const std::size_t slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   const std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
-
 
   if (url.scheme == "file" || url.scheme == "redis+unix") {
     if (!authority.empty() && authority != "localhost") {
@@ -234,27 +244,40 @@ TierOptions tier_options(const TierUrl& url, std::string* problem) {
   for (const auto& [name, value] : url.query) {
     std::uint64_t number = 0;
     if (name == "read-only") {
-      if (value.empty() || value == "1" || value == "true" || value == "yes") options.read_only = true;
-      else if (value == "0" || value == "false" || value == "no") options.read_only = false;
-      else complain("read-only='" + value + "' is not a flag");
+      if (value.empty() || value == "1" || value == "true" || value == "yes")
+        options.read_only = true;
+      else if (value == "0" || value == "false" || value == "no")
+        options.read_only = false;
+      else
+        complain("read-only='" + value + "' is not a flag");
     } else if (name == "connect-timeout") {
-      if (parse_number(value, 600'000, number) && number > 0) options.connect_timeout = std::chrono::milliseconds(number);
-      else complain("connect-timeout='" + value + "' is not 1-600000 ms");
+      if (parse_number(value, 600'000, number) && number > 0)
+        options.connect_timeout = std::chrono::milliseconds(number);
+      else
+        complain("connect-timeout='" + value + "' is not 1-600000 ms");
     } else if (name == "timeout") {
-      if (parse_number(value, 600'000, number) && number > 0) options.timeout = std::chrono::milliseconds(number);
-      else complain("timeout='" + value + "' is not 1-600000 ms");
+      if (parse_number(value, 600'000, number) && number > 0)
+        options.timeout = std::chrono::milliseconds(number);
+      else
+        complain("timeout='" + value + "' is not 1-600000 ms");
     } else if (name == "prefix") {
       const bool valid = !value.empty() && value.size() <= 64 && value != "." && value != ".." &&
                          value.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
                              std::string::npos;
-      if (valid) options.prefix = value;
-      else complain("prefix='" + value + "' is not 1-64 of [A-Za-z0-9._-]");
+      if (valid)
+        options.prefix = value;
+      else
+        complain("prefix='" + value + "' is not 1-64 of [A-Za-z0-9._-]");
     } else if (name == "ttl") {
-      if (parse_number(value, 10ull * 365 * 86400, number)) options.ttl = std::chrono::seconds(number);
-      else complain("ttl='" + value + "' is not a number of seconds");
+      if (parse_number(value, 10ull * 365 * 86400, number))
+        options.ttl = std::chrono::seconds(number);
+      else
+        complain("ttl='" + value + "' is not a number of seconds");
     } else if (name == "max-entry-size") {
-      if (parse_bytes(value, number)) options.max_entry_size = number;
-      else complain("max-entry-size='" + value + "' is not a size (4096, 64K, 64M, 1G)");
+      if (parse_bytes(value, number))
+        options.max_entry_size = number;
+      else
+        complain("max-entry-size='" + value + "' is not a size (4096, 64K, 64M, 1G)");
     } else if ((name == "db" || name == "shards") && is_redis(url)) {
       // db: checked by parse_tier_url; both used (and checked) by the Redis tier (redis/redis_config.h)
     } else {

@@ -35,7 +35,9 @@ struct TierSlot {
   Deadline deadline() const { return Clock::now() + options.timeout; }
 
   void log_once(std::string_view kind, const std::string& message) {
-    if (log) log("tier-" + std::to_string(index) + "-" + std::string(kind), "shared tier " + tier->display_name() + ": " + message);
+    if (log)
+      log("tier-" + std::to_string(index) + "-" + std::string(kind),
+          "shared tier " + tier->display_name() + ": " + message);
   }
 
   // Counts a failed operation, feeds the breaker and logs it once per kind (timeout or error,
@@ -80,13 +82,18 @@ std::string tier_counter_name(std::size_t index, TierCounter counter) {
 SharedLookups::SharedLookups(bool consult_shared) : previous_(t_local_only) { t_local_only = !consult_shared; }
 SharedLookups::~SharedLookups() { t_local_only = previous_; }
 
-RemoteClaim::RemoteClaim(std::shared_ptr<TierSlot> slot, std::string key, std::string token, std::chrono::milliseconds lease,
-                         WriteBehind* writer)
-    : code_(ClaimCode::kClaimed), slot_(std::move(slot)), key_(std::move(key)), token_(std::move(token)), writer_(writer) {
+RemoteClaim::RemoteClaim(std::shared_ptr<TierSlot> slot, std::string key, std::string token,
+                         std::chrono::milliseconds lease, WriteBehind* writer)
+    : code_(ClaimCode::kClaimed),
+      slot_(std::move(slot)),
+      key_(std::move(key)),
+      token_(std::move(token)),
+      writer_(writer) {
   try {
-    renewal_ = process_claim_renewer().add([slot = slot_, key = key_, token = token_, lease] {
-      return slot->tier->renew_claim(key, token, lease, slot->deadline());
-    }, lease);
+    renewal_ =
+        process_claim_renewer().add([slot = slot_, key = key_, token = token_,
+                                     lease] { return slot->tier->renew_claim(key, token, lease, slot->deadline()); },
+                                    lease);
   } catch (...) {
     renewal_ = 0;  // not renewed: the claim lives one lease
   }
@@ -115,10 +122,12 @@ void RemoteClaim::release() {
     // After the writes queued before it, so waiters on other nodes find the result when it goes;
     // renewed until then, so the claim does not lapse while those writes are still on their way.
     const std::size_t bytes = key_.size() + token_.size();
-    writer_->enqueue([slot, key = std::move(key_), token = std::move(token_), renewal] {
-      process_claim_renewer().remove(renewal);
-      slot->tier->release_claim(key, token, slot->deadline());
-    }, bytes, /*always=*/true);
+    writer_->enqueue(
+        [slot, key = std::move(key_), token = std::move(token_), renewal] {
+          process_claim_renewer().remove(renewal);
+          slot->tier->release_claim(key, token, slot->deadline());
+        },
+        bytes, /*always=*/true);
   } catch (...) {
     process_claim_renewer().remove(renewal);  // the claim expires on its own (its lease)
   }
@@ -289,7 +298,8 @@ RemoteClaim TieredStore::try_claim(std::string_view name, std::chrono::milliseco
         // cold compile of the program), a claim gone meanwhile or one that cannot be read is not.
         const std::optional<ClaimHolder> holder = slot->tier->claim_holder(key, slot->deadline());
         if (!holder || holder->remaining < std::chrono::milliseconds(0) || holder->remaining > kLongestGenuineLease) {
-          if (holder) slot->log_once("foreign-claim", "a claim with a longer lease than a holder takes is not waited for");
+          if (holder)
+            slot->log_once("foreign-claim", "a claim with a longer lease than a holder takes is not waited for");
           return RemoteClaim(ClaimCode::kUnsupported);  // compile now, without a cross-node claim
         }
         if (secret_ && unseal_value(key, holder->token, secret_.get()).code != UnsealCode::kOk) {

@@ -49,7 +49,7 @@ enum class TierCounter {
 #define X(name) name,
   NVRTC_CACHE_TIER_COUNTERS(X)
 #undef X
-  kCount
+      kCount
 };
 
 inline constexpr std::array<std::string_view, static_cast<std::size_t>(TierCounter::kCount)> kTierCounterNames = {

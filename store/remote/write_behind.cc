@@ -22,7 +22,8 @@ bool WriteBehind::enqueue(std::function<void()> job, std::size_t bytes, bool alw
       writer_alive_ = true;
       start = true;
     }
-    if (!always && (jobs_.size() >= limits_.max_jobs || bytes > limits_.max_bytes - std::min(bytes_, limits_.max_bytes))) {
+    if (!always &&
+        (jobs_.size() >= limits_.max_jobs || bytes > limits_.max_bytes - std::min(bytes_, limits_.max_bytes))) {
       if (!start) return false;
     } else {
       jobs_.push_back({std::move(job), bytes});

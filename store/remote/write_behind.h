@@ -60,8 +60,8 @@ class WriteBehind {
   std::condition_variable idle_;
   std::deque<Job> jobs_;
   std::size_t bytes_ = 0;
-  bool running_ = false;    // the writer is running a job
-  pid_t writer_pid_ = 0;    // the process whose writer thread serves this queue (0: none yet)
+  bool running_ = false;       // the writer is running a job
+  pid_t writer_pid_ = 0;       // the process whose writer thread serves this queue (0: none yet)
   bool writer_alive_ = false;  // that thread has not returned yet
   bool stopping_ = false;
 };

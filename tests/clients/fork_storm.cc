@@ -51,11 +51,17 @@ const Program kPrograms[] = {
      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
      "  if (i < n) y[i] = a * x[i] + y[i];\n"
      "}\n",
-     "axpy.cu", {"-arch=sm_80"}, nullptr},
-    {"template <typename T, int N> __global__ void scale(T* x) { x[threadIdx.x] *= N; }\n", "scale.cu",
-     {"-arch=compute_80", "-std=c++17"}, "scale<float, 2>"},
-    {"__global__ void k(int* x) { int unused; x[0] = 1; }\n#warning \"a warning from the source\"\n", "warn.cu",
-     {"-arch=sm_80", "-lineinfo"}, nullptr},
+     "axpy.cu",
+     {"-arch=sm_80"},
+     nullptr},
+    {"template <typename T, int N> __global__ void scale(T* x) { x[threadIdx.x] *= N; }\n",
+     "scale.cu",
+     {"-arch=compute_80", "-std=c++17"},
+     "scale<float, 2>"},
+    {"__global__ void k(int* x) { int unused; x[0] = 1; }\n#warning \"a warning from the source\"\n",
+     "warn.cu",
+     {"-arch=sm_80", "-lineinfo"},
+     nullptr},
 };
 constexpr int kProgramCount = sizeof(kPrograms) / sizeof(kPrograms[0]);
 
@@ -121,7 +127,8 @@ std::string compile(const Program& program, bool* compiled_for_real, const std::
   {
     Inside inside;
     out += "create " + std::to_string(nvrtcCreateProgram(&p, source.c_str(), program.name, 0, nullptr, nullptr)) + "\n";
-    if (program.name_expression) out += "add " + std::to_string(nvrtcAddNameExpression(p, program.name_expression)) + "\n";
+    if (program.name_expression)
+      out += "add " + std::to_string(nvrtcAddNameExpression(p, program.name_expression)) + "\n";
     g_compiling.fetch_add(1);
     const nvrtcResult rc = nvrtcCompileProgram(p, static_cast<int>(program.options.size()), program.options.data());
     g_compiling.fetch_sub(1);
@@ -173,7 +180,8 @@ ChildOutcome wait_for_child(pid_t pid, int fd, std::chrono::seconds wait) {
   ChildOutcome outcome;
   const auto deadline = std::chrono::steady_clock::now() + wait;
   auto ms_left = [&] {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     return static_cast<int>(std::max<std::int64_t>(0, left.count()));
   };
   char buffer[65536];
@@ -278,12 +286,13 @@ int run_storm(const std::vector<std::string>& expected, bool real_compiles) {
   }
   stop.store(true);
   for (auto& t : threads) t.join();
-  std::printf("children %d\nhung %d\nunclean %d\ndiffering %d\nchildren_from_cache %d\n"
-              "forks_with_thread_inside %d\nforks_during_compile %d\nthread_compiles %d\nthread_real_compiles %d\n"
-              "thread_differing %d\nmax_fork_us %lld\n",
-              children, hung, unclean, differing, from_cache, g_forks_with_thread_inside.load(),
-              g_forks_during_compile.load(), thread_compiles.load(),
-              thread_real_compiles.load(), thread_differing.load(), static_cast<long long>(max_fork_us));
+  std::printf(
+      "children %d\nhung %d\nunclean %d\ndiffering %d\nchildren_from_cache %d\n"
+      "forks_with_thread_inside %d\nforks_during_compile %d\nthread_compiles %d\nthread_real_compiles %d\n"
+      "thread_differing %d\nmax_fork_us %lld\n",
+      children, hung, unclean, differing, from_cache, g_forks_with_thread_inside.load(), g_forks_during_compile.load(),
+      thread_compiles.load(), thread_real_compiles.load(), thread_differing.load(),
+      static_cast<long long>(max_fork_us));
   return 0;
 }
 

@@ -129,8 +129,8 @@ void scenario_source_file(Out& o) {
 }
 // A quoted include with no -I: found next to the working directory.
 void scenario_relative_include(Out& o) {
-  compile_and_dump(o, "#include \"local.h\"\n__global__ void k(int* x) { x[0] = LOCAL_VALUE; }\n",
-                   "relative.cu", {"-arch=sm_80"});
+  compile_and_dump(o, "#include \"local.h\"\n__global__ void k(int* x) { x[0] = LOCAL_VALUE; }\n", "relative.cu",
+                   {"-arch=sm_80"});
 }
 void scenario_time_option(Out& o) {
   const char* file = std::getenv("PROBE_TIME_FILE");
@@ -138,8 +138,8 @@ void scenario_time_option(Out& o) {
 }
 // What a host can find in its global scope: the shim's dependencies must not be there.
 void scenario_global_scope(Out& o) {
-  for (const char* name : {"mdb_env_create", "mdb_txn_begin", "blake2b_init", "blake2b", "XXH3_64bits",
-                           "XXH64", "_ZN11nvrtc_cache4shim7Runtime8instanceEv"}) {
+  for (const char* name : {"mdb_env_create", "mdb_txn_begin", "blake2b_init", "blake2b", "XXH3_64bits", "XXH64",
+                           "_ZN11nvrtc_cache4shim7Runtime8instanceEv"}) {
     o.line(std::string(name) + (dlsym(RTLD_DEFAULT, name) ? " visible" : " absent"));
   }
   int major = 0, minor = 0;
@@ -433,17 +433,28 @@ const std::map<std::string, Scenario>& scenarios() {
   static const std::map<std::string, Scenario> all = [] {
     std::map<std::string, Scenario> both = portable_scenarios();
     both.insert({
-        {"threads", scenario_threads},         {"time_option", scenario_time_option},
-        {"global_scope", scenario_global_scope}, {"fork", scenario_fork},
-        {"relative_include", scenario_relative_include}, {"busy_neighbour", scenario_busy_neighbour},
-        {"libc", scenario_libc},              {"source_file", scenario_source_file},
-        {"two_majors", scenario_two_majors},  {"cub", scenario_cub},
-        {"fork_write", scenario_fork_write},  {"fork_child_program", scenario_fork_child_program},
-        {"cub_threads", scenario_cub_threads}, {"rounds", scenario_rounds},
-        {"tile", scenario_tile},              {"tile_only", scenario_tile_only},
-        {"default_tile", scenario_default_tile}, {"bundled_headers", scenario_bundled_headers},
-        {"cancelled", scenario_cancelled},    {"version", scenario_version},
-        {"future", scenario_future},          {"symbols", scenario_symbols},
+        {"threads", scenario_threads},
+        {"time_option", scenario_time_option},
+        {"global_scope", scenario_global_scope},
+        {"fork", scenario_fork},
+        {"relative_include", scenario_relative_include},
+        {"busy_neighbour", scenario_busy_neighbour},
+        {"libc", scenario_libc},
+        {"source_file", scenario_source_file},
+        {"two_majors", scenario_two_majors},
+        {"cub", scenario_cub},
+        {"fork_write", scenario_fork_write},
+        {"fork_child_program", scenario_fork_child_program},
+        {"cub_threads", scenario_cub_threads},
+        {"rounds", scenario_rounds},
+        {"tile", scenario_tile},
+        {"tile_only", scenario_tile_only},
+        {"default_tile", scenario_default_tile},
+        {"bundled_headers", scenario_bundled_headers},
+        {"cancelled", scenario_cancelled},
+        {"version", scenario_version},
+        {"future", scenario_future},
+        {"symbols", scenario_symbols},
         {"no_cache", scenario_no_cache},
     });
     return both;

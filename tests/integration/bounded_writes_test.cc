@@ -67,13 +67,14 @@ TEST(BoundedWrites, AStoppedWriterDelaysCompilesAndExitByTheBoundOnly) {
   StoppedWriter holder(cache.path() + "/store");
   ASSERT_TRUE(holder.holds_the_lock_stopped());
   const auto started = std::chrono::steady_clock::now();
-  const ProcessResult blocked = run_process({NVRTC_PROBE_PATH, "trivial", "template", "cubin"},
-                                            [&] {
-                                              EnvVars env = shim_env(cache.path());
-                                              env["PROBE_INCLUDE_DIR"] = kIncludeDir;
-                                              return env;
-                                            }(),
-                                            "", 60);
+  const ProcessResult blocked = run_process(
+      {NVRTC_PROBE_PATH, "trivial", "template", "cubin"},
+      [&] {
+        EnvVars env = shim_env(cache.path());
+        env["PROBE_INCLUDE_DIR"] = kIncludeDir;
+        return env;
+      }(),
+      "", 60);
   const auto took = std::chrono::steady_clock::now() - started;
   EXPECT_FALSE(blocked.timed_out) << "a compile or the exit waited on the stopped writer";
   EXPECT_EQ(blocked.exit_code, 0) << blocked.err;

@@ -71,7 +71,6 @@ class CliArchive : public DirectRunSuite {
     EXPECT_EQ(get(c, "stores"), 0);
     EXPECT_EQ(get(c, "hits"), expected_hits);
   }
-
 };
 
 TEST_F(CliArchive, ExportThenImportIntoAFreshCacheServesOnlyHits) {
@@ -105,7 +104,9 @@ TEST_F(CliArchive, ExportThenImportIntoAFreshCacheServesOnlyHits) {
   const std::string cli_path = NVRTC_CACHE_CLI_PATH;
   const ProcessResult piped = run_process(
       {"/bin/sh", "-c", cli_path + " export - | " + cli_path + " import - --json --to file://" + dir("piped")},
-      {{"NVRTC_CACHE_DIR", dir("a")}, {"HOME", root_.path()}, {"NVRTC_CACHE_SYSTEM_CONFIG", root_.path() + "/system.conf"}});
+      {{"NVRTC_CACHE_DIR", dir("a")},
+       {"HOME", root_.path()},
+       {"NVRTC_CACHE_SYSTEM_CONFIG", root_.path() + "/system.conf"}});
   EXPECT_EQ(piped.exit_code, 0) << piped.out << piped.err;
   EXPECT_EQ(nlohmann::json::parse(piped.out)["added"], 2 * stores);
 }

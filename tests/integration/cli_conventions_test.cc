@@ -74,10 +74,28 @@ std::string project_version() {
 
 // Every visible command path: "stats", "config get", ...
 std::vector<std::vector<std::string>> command_paths() {
-  return {{},          {"run"},    {"stats"},   {"clear"},  {"evict"},           {"verify"},          {"config"},
-          {"config", "get"},       {"config", "set"},     {"ls"},     {"inspect"}, {"extract"},       {"doctor"},
-          {"remote"},  {"remote", "check"},     {"remote", "evict"},  {"export"},  {"import"},        {"copy"},
-          {"replay"},  {"help"},   {"version"}};
+  return {{},
+          {"run"},
+          {"stats"},
+          {"clear"},
+          {"evict"},
+          {"verify"},
+          {"config"},
+          {"config", "get"},
+          {"config", "set"},
+          {"ls"},
+          {"inspect"},
+          {"extract"},
+          {"doctor"},
+          {"remote"},
+          {"remote", "check"},
+          {"remote", "evict"},
+          {"export"},
+          {"import"},
+          {"copy"},
+          {"replay"},
+          {"help"},
+          {"version"}};
 }
 
 TEST(CliVersion, FlagsCommandStatsDoctorAndManPageShowTheProjectVersion) {
@@ -137,8 +155,8 @@ TEST(CliShortcuts, CcachesShortOptionsAreTheCommandsTheyStandFor) {
   EXPECT_NE(cleared.out.find("cleared "), std::string::npos) << cleared.out;
 
   const auto help = cli({"--help"}, env);
-  for (const char* option : {"-s,--show-stats", "-z,--zero-stats", "-C,--clear", "-M,--max-size", "-p,--show-config",
-                             "-V,--version"}) {
+  for (const char* option :
+       {"-s,--show-stats", "-z,--zero-stats", "-C,--clear", "-M,--max-size", "-p,--show-config", "-V,--version"}) {
     EXPECT_NE(help.out.find(option), std::string::npos) << option << " in " << help.out;
   }
 }
@@ -222,12 +240,13 @@ TEST(CliHelp, TheManPageHasItsReferenceSectionsAndNoMarkdown) {
   for (const core::SettingSpec& s : core::settings()) {
     EXPECT_NE(environment.find(".B " + roff(s.env) + "\n"), std::string::npos) << s.env;
   }
-  for (const char* variable : {"NVRTC_CACHE_CONFIG", "NVRTC_CACHE_SYSTEM_CONFIG", "NVRTC_CACHE_SHIM",
-                               "NVRTC_CACHE_REAL_NVRTC"}) {
+  for (const char* variable :
+       {"NVRTC_CACHE_CONFIG", "NVRTC_CACHE_SYSTEM_CONFIG", "NVRTC_CACHE_SHIM", "NVRTC_CACHE_REAL_NVRTC"}) {
     EXPECT_NE(environment.find(".B " + std::string(variable) + "\n"), std::string::npos) << variable;
   }
   const std::string files = man.out.substr(man.out.find(".SH FILES"));
-  for (const char* file : {"nvrtc\\-cache.conf", "/etc/nvrtc\\-cache.conf", "data.mdb", "counters", ".cache/nvrtc\\-cache"}) {
+  for (const char* file :
+       {"nvrtc\\-cache.conf", "/etc/nvrtc\\-cache.conf", "data.mdb", "counters", ".cache/nvrtc\\-cache"}) {
     EXPECT_NE(files.find(file), std::string::npos) << file;
   }
   EXPECT_EQ(man.out.find('`'), std::string::npos) << "Markdown's backticks are bold in roff";
@@ -246,8 +265,8 @@ std::set<std::string> complete(const std::vector<std::string>& words, const std:
   const std::string script = cli({"help", "--bash-completion"}, {}).out;
   std::string array;
   for (const std::string& w : words) array += " '" + w + "'";
-  const std::string program = script + "\nCOMP_WORDS=(" + array + ")\nCOMP_CWORD=" +
-                              std::to_string(words.size() - 1) + "\n_nvrtc_cache\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
+  const std::string program = script + "\nCOMP_WORDS=(" + array + ")\nCOMP_CWORD=" + std::to_string(words.size() - 1) +
+                              "\n_nvrtc_cache\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
   const auto run = run_process({"/bin/bash", "-c", program}, {}, cwd);
   EXPECT_EQ(run.exit_code, 0) << run.err;
   std::set<std::string> out;
@@ -261,8 +280,9 @@ TEST(CliHelp, CompletionListsEachCommandOnceAndCompletesRunsOptions) {
   const std::string script = cli({"help", "--bash-completion"}, {}).out;
   EXPECT_EQ(run_process({"/bin/bash", "-n", "-c", script}).exit_code, 0);
   // Each command once in the script's list of commands (a set would hide a duplicate).
-  const std::string program = script + "\nCOMP_WORDS=(nvrtc-cache '')\nCOMP_CWORD=1\n_nvrtc_cache\n"
-                                       "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
+  const std::string program = script +
+                              "\nCOMP_WORDS=(nvrtc-cache '')\nCOMP_CWORD=1\n_nvrtc_cache\n"
+                              "printf '%s\\n' \"${COMPREPLY[@]}\"\n";
   const std::vector<std::string> commands = lines_of(run_process({"/bin/bash", "-c", program}).out);
   const std::set<std::string> unique(commands.begin(), commands.end());
   EXPECT_EQ(unique.size(), commands.size()) << script;
@@ -343,11 +363,17 @@ TEST(CliSettings, EveryCommandWarnsAboutABadSettingOnceAsTheShimDoes) {
   TempDir home, cache;
   EnvVars env = user_env(home);
   env["NVRTC_CACHE_DIR"] = "relative";
-  const std::string warning = "NVRTC_CACHE_DIR='relative' is not an absolute path; using " + home.path() +
-                              "/.cache/nvrtc-cache (default)";
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"stats"}, {"ls"}, {"verify"}, {"evict"}, {"config"}, {"config", "get", "max_size"}, {"inspect", "0000"},
-           {"export", home.path() + "/a.nvrc"}}) {
+  const std::string warning =
+      "NVRTC_CACHE_DIR='relative' is not an absolute path; using " + home.path() + "/.cache/nvrtc-cache (default)";
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"stats"},
+                                             {"ls"},
+                                             {"verify"},
+                                             {"evict"},
+                                             {"config"},
+                                             {"config", "get", "max_size"},
+                                             {"inspect", "0000"},
+                                             {"export", home.path() + "/a.nvrc"}}) {
     const auto run = cli(args, env);
     std::size_t count = 0;
     for (std::size_t at = run.err.find(warning); at != std::string::npos; at = run.err.find(warning, at + 1)) ++count;
@@ -410,8 +436,9 @@ TEST(CliLs, FitsTheWidthShowsEachStatusAndABetterLabelThanDefaultProgram) {
   named["PROBE_PROGRAM_NAME"] = "default_program";
   named["PROBE_ARCH"] = "-arch=compute_80";
   ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
-  write_file(dir.path() + "/k.cu", "template <typename T> __global__ void scaled(T* x) { x[0] *= 3; }\n"
-                                    "template __global__ void scaled<double>(double*);\n");
+  write_file(dir.path() + "/k.cu",
+             "template <typename T> __global__ void scaled(T* x) { x[0] *= 3; }\n"
+             "template __global__ void scaled<double>(double*);\n");
   named["PROBE_OPTIONS"] = "-lineinfo";
   ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
 
@@ -493,7 +520,8 @@ TEST(CliCompact, ClearAndEvictCompactShrinkTheDataFileAndRefuseWhileTheCacheIsIn
     store::Status status;
     auto cache = store::LmdbStore::open({dir.path() + "/store", 64ull << 20}, &status);
     ASSERT_TRUE(cache) << status.message();
-    for (int i = 0; i < count; ++i) ASSERT_TRUE(cache->put("k" + std::to_string(i), std::string(50000, static_cast<char>('a' + i % 26))));
+    for (int i = 0; i < count; ++i)
+      ASSERT_TRUE(cache->put("k" + std::to_string(i), std::string(50000, static_cast<char>('a' + i % 26))));
   };
   fill(300);
   const auto filled = std::filesystem::file_size(data);

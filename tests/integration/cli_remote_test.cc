@@ -133,13 +133,14 @@ TEST(CliRemote, EvictTrimsAFileTierOldestFirst) {
 
   const auto not_a_size = cli({"remote", "evict", "file://" + tier, "--max-size", "lots"}, remote_env(home, ""));
   EXPECT_EQ(not_a_size.exit_code, 2);
-  const auto not_a_file_tier = cli({"remote", "evict", "redis://:pw-3c9@127.0.0.1", "--max-size", "1M"}, remote_env(home, ""));
+  const auto not_a_file_tier =
+      cli({"remote", "evict", "redis://:pw-3c9@127.0.0.1", "--max-size", "1M"}, remote_env(home, ""));
   EXPECT_EQ(not_a_file_tier.exit_code, 1);
   EXPECT_NE(not_a_file_tier.err.find("remote evict: not a file:// tier"), std::string::npos) << not_a_file_tier.err;
   EXPECT_EQ(not_a_file_tier.err.find("pw-3c9"), std::string::npos) << not_a_file_tier.err;
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"remote", "--help"},
-                                               std::vector<std::string>{"remote", "check", "--help"},
-                                               std::vector<std::string>{"remote", "evict", "--help"}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"remote", "--help"}, std::vector<std::string>{"remote", "check", "--help"},
+        std::vector<std::string>{"remote", "evict", "--help"}}) {
     const auto help = cli(args, {});
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_NE(help.out.find("Usage:"), std::string::npos) << help.out;

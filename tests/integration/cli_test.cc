@@ -212,8 +212,9 @@ TEST(CliConfig, SetWritesTheUserFileAndKeepsEverythingElse) {
 TEST(CliConfig, MarkdownIsTheSettingsTable) {
   const auto md = cli({"config", "--markdown"}, {});
   EXPECT_EQ(md.exit_code, 0);
-  for (const char* row : {"| `max_size` | `NVRTC_CACHE_MAX_SIZE` | size | `5G` |", "| `remote` | `NVRTC_CACHE_REMOTE` |",
-                          "| `remote_secret_file` | `NVRTC_CACHE_REMOTE_SECRET_FILE` |"}) {
+  for (const char* row :
+       {"| `max_size` | `NVRTC_CACHE_MAX_SIZE` | size | `5G` |", "| `remote` | `NVRTC_CACHE_REMOTE` |",
+        "| `remote_secret_file` | `NVRTC_CACHE_REMOTE_SECRET_FILE` |"}) {
     EXPECT_NE(md.out.find(row), std::string::npos) << row << " in " << md.out;
   }
 }
@@ -334,8 +335,7 @@ TEST(CliStats, ReasonsHitRateTopProgramsAndZeroing) {
   const auto human = cli({"stats"}, cli_env);
   EXPECT_NE(human.out.find("hit rate          50.0%"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find("uncacheable by reason"), std::string::npos) << human.out;
-  EXPECT_NE(human.out.find("time                   __TIME__ or __TIMESTAMP__ is used"), std::string::npos)
-      << human.out;
+  EXPECT_NE(human.out.find("time                   __TIME__ or __TIMESTAMP__ is used"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find("new_program"), std::string::npos) << human.out;
   // tier.<index>.<what> counters (written by shared tiers) are shown as a group.
   {
@@ -402,8 +402,9 @@ TEST(CliEntries, LsInspectAndExtractByteIdenticalToNvrtc) {
 
   const auto inspected = cli({"inspect", key.substr(0, 8)}, env);
   EXPECT_EQ(inspected.exit_code, 0) << inspected.err;
-  for (const char* expected : {"program        cubin.cu", "options        -arch=sm_80 -lineinfo", "architecture   sm_80",
-                               "now            hit: every dependency holds", "dependencies   "}) {
+  for (const char* expected :
+       {"program        cubin.cu", "options        -arch=sm_80 -lineinfo", "architecture   sm_80",
+        "now            hit: every dependency holds", "dependencies   "}) {
     EXPECT_NE(inspected.out.find(expected), std::string::npos) << expected << " in " << inspected.out;
   }
   EXPECT_EQ(cli({"inspect", "zzzz"}, env).exit_code, 2);
@@ -524,8 +525,8 @@ TEST(CliProgress, ABarOnATerminalAndNothingWhenPiped) {
 }
 
 TEST(CliHelp, EveryCommandHasHelpAManPageAndCompletion) {
-  for (const char* command : {"run", "stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract",
-                              "doctor", "help"}) {
+  for (const char* command :
+       {"run", "stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract", "doctor", "help"}) {
     const auto help = cli({command, "--help"}, {});
     EXPECT_EQ(help.exit_code, 0) << command << help.err;
     EXPECT_NE(help.out.find("Usage:"), std::string::npos) << command << help.out;

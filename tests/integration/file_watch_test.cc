@@ -276,8 +276,8 @@ TEST(ImportRedirectionChild, Run) {
   const auto compile_watched = [&] {
     auto watch = std::make_unique<CompileWatch>();
     nvrtcProgram prog = nullptr;
-    EXPECT_EQ(create(&prog, "#include \"redirected.h\"\n__global__ void k(int* x) { *x = VALUE; }", "k.cu", 0,
-                     nullptr, nullptr),
+    EXPECT_EQ(create(&prog, "#include \"redirected.h\"\n__global__ void k(int* x) { *x = VALUE; }", "k.cu", 0, nullptr,
+                     nullptr),
               NVRTC_SUCCESS);
     const char* options[] = {"-arch=compute_80", option.c_str()};
     EXPECT_EQ(compile(prog, 2, options), NVRTC_SUCCESS);

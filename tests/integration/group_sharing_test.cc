@@ -24,8 +24,8 @@ constexpr const char* kUsers[] = {"nvrtc-cache-ann", "nvrtc-cache-bob"};
 // The uid of `user` (created in kGroup when missing), or -1.
 int ensure_user(const char* user) {
   if (const passwd* pw = getpwnam(user)) return static_cast<int>(pw->pw_uid);
-  const std::string command = std::string("useradd -M -N -g ") + kGroup + " -s /usr/sbin/nologin " + user +
-                              " >/dev/null 2>&1";
+  const std::string command =
+      std::string("useradd -M -N -g ") + kGroup + " -s /usr/sbin/nologin " + user + " >/dev/null 2>&1";
   if (std::system(command.c_str()) != 0) return -1;
   const passwd* pw = getpwnam(user);
   return pw ? static_cast<int>(pw->pw_uid) : -1;

@@ -26,19 +26,98 @@ namespace fs = std::filesystem;
 
 // Path-, environment-, user-database- and program-touching libc functions: each must be watched.
 const std::set<std::string> kMustBeWatched = {
-    "open", "open64", "__open_2", "__open64_2", "openat", "openat64", "__openat_2", "__openat64_2", "openat2",
-    "creat", "creat64", "fopen", "fopen64", "freopen", "freopen64", "__fopen_internal", "_IO_fopen",
-    "stat", "stat64", "lstat", "lstat64", "fstatat", "fstatat64", "newfstatat", "statx", "__xstat", "__xstat64",
-    "__lxstat", "__lxstat64", "__fxstatat", "__fxstatat64", "statfs", "statfs64", "statvfs", "statvfs64",
-    "access", "faccessat", "faccessat2", "euidaccess", "eaccess",
-    "realpath", "__realpath_chk", "canonicalize_file_name", "readlink", "__readlink_chk", "readlinkat",
+    "open",
+    "open64",
+    "__open_2",
+    "__open64_2",
+    "openat",
+    "openat64",
+    "__openat_2",
+    "__openat64_2",
+    "openat2",
+    "creat",
+    "creat64",
+    "fopen",
+    "fopen64",
+    "freopen",
+    "freopen64",
+    "__fopen_internal",
+    "_IO_fopen",
+    "stat",
+    "stat64",
+    "lstat",
+    "lstat64",
+    "fstatat",
+    "fstatat64",
+    "newfstatat",
+    "statx",
+    "__xstat",
+    "__xstat64",
+    "__lxstat",
+    "__lxstat64",
+    "__fxstatat",
+    "__fxstatat64",
+    "statfs",
+    "statfs64",
+    "statvfs",
+    "statvfs64",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "euidaccess",
+    "eaccess",
+    "realpath",
+    "__realpath_chk",
+    "canonicalize_file_name",
+    "readlink",
+    "__readlink_chk",
+    "readlinkat",
     "__readlinkat_chk",
-    "opendir", "fdopendir", "scandir", "scandir64", "scandirat", "scandirat64", "glob", "glob64", "nftw", "nftw64",
-    "ftw", "ftw64", "fts_open", "fts64_open", "getdents", "getdents64", "getdirentries", "getdirentries64",
-    "name_to_handle_at", "open_by_handle_at", "chdir", "fchdir", "chroot",
-    "getenv", "secure_getenv", "__secure_getenv", "__libc_secure_getenv", "environ", "__environ", "_environ",
-    "getpwnam", "getpwuid", "getpwnam_r", "getpwuid_r", "getpwent", "getpwent_r",
-    "fork", "_Fork", "vfork", "clone", "clone3", "system", "popen", "posix_spawn", "posix_spawnp",
+    "opendir",
+    "fdopendir",
+    "scandir",
+    "scandir64",
+    "scandirat",
+    "scandirat64",
+    "glob",
+    "glob64",
+    "nftw",
+    "nftw64",
+    "ftw",
+    "ftw64",
+    "fts_open",
+    "fts64_open",
+    "getdents",
+    "getdents64",
+    "getdirentries",
+    "getdirentries64",
+    "name_to_handle_at",
+    "open_by_handle_at",
+    "chdir",
+    "fchdir",
+    "chroot",
+    "getenv",
+    "secure_getenv",
+    "__secure_getenv",
+    "__libc_secure_getenv",
+    "environ",
+    "__environ",
+    "_environ",
+    "getpwnam",
+    "getpwuid",
+    "getpwnam_r",
+    "getpwuid_r",
+    "getpwent",
+    "getpwent_r",
+    "fork",
+    "_Fork",
+    "vfork",
+    "clone",
+    "clone3",
+    "system",
+    "popen",
+    "posix_spawn",
+    "posix_spawnp",
 };
 
 // Path-touching functions that need no hook, and why.
@@ -88,8 +167,9 @@ const std::map<std::string, std::string> kNeedNoHook = {
     {"fegetenv", "the floating-point environment, not the process's"},
     {"fesetenv", "the floating-point environment, not the process's"},
     {"pthread_attr_setdetachstate", "a thread attribute"},
-    {"iconv_open", "libc loads its charset converters itself (not interposable); the conversion is named by the "
-                   "arguments"},
+    {"iconv_open",
+     "libc loads its charset converters itself (not interposable); the conversion is named by the "
+     "arguments"},
 };
 
 // Names that suggest a path or the environment: an import matching this must be classified above.
@@ -176,13 +256,15 @@ std::set<std::string> check_imports(const std::string& library) {
   for (const Import& i : imports) {
     const std::string versioned = i.version.empty() ? i.name : i.name + "@" + i.version;
     if (kMustBeWatched.count(i.name)) {
-      EXPECT_TRUE(watched_name(table, i.name)) << library << " imports " << versioned << ", which the shim does not watch";
+      EXPECT_TRUE(watched_name(table, i.name))
+          << library << " imports " << versioned << ", which the shim does not watch";
       if (!i.version.empty()) {
-        EXPECT_TRUE(table.count(versioned)) << library << " imports " << versioned
-                                            << ": shim/watch/watched_libc.def must name that version";
-        EXPECT_TRUE(shim.count(versioned)) << "the shim does not export " << versioned << " (imported by " << library << ")";
-        EXPECT_TRUE(proxy.count(versioned)) << "the proxy does not export " << versioned << " (imported by " << library
-                                            << ")";
+        EXPECT_TRUE(table.count(versioned))
+            << library << " imports " << versioned << ": shim/watch/watched_libc.def must name that version";
+        EXPECT_TRUE(shim.count(versioned))
+            << "the shim does not export " << versioned << " (imported by " << library << ")";
+        EXPECT_TRUE(proxy.count(versioned))
+            << "the proxy does not export " << versioned << " (imported by " << library << ")";
       }
       watched.insert(versioned);
     } else if (kNeedNoHook.count(i.name)) {
@@ -218,7 +300,8 @@ TEST(LibcCoverage, ToolkitNvrtcReadsOnlyThroughWatchedFunctions) {
     const std::set<std::string> watched = check_imports(library);
     if (library.find("libnvrtc.so.") != std::string::npos) {
       saw_nvrtc = true;
-      EXPECT_TRUE(watched.count(std::string("open@") + shim::watch::kGlibcBaseline)) << "the reader found no open in " << library;
+      EXPECT_TRUE(watched.count(std::string("open@") + shim::watch::kGlibcBaseline))
+          << "the reader found no open in " << library;
     }
   }
   EXPECT_TRUE(saw_nvrtc);

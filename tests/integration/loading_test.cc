@@ -135,8 +135,9 @@ TEST(Loading, BesideAnotherPreloadedLibraryCallingDlsymRtldNext) {
     TempDir cache;
     EnvVars env = {{"LD_PRELOAD", order}};
     Runs r = cold_and_warm(probe_argv(), env, cache.path());
-    r.direct = run_process(probe_argv(), {{"LD_LIBRARY_PATH", kCudaLib}, {"LD_PRELOAD", PROBE_PRELOAD_PATH},
-                                          {"PROBE_INCLUDE_DIR", kIncludeDir}});
+    r.direct = run_process(
+        probe_argv(),
+        {{"LD_LIBRARY_PATH", kCudaLib}, {"LD_PRELOAD", PROBE_PRELOAD_PATH}, {"PROBE_INCLUDE_DIR", kIncludeDir}});
     SCOPED_TRACE(order);
     expect_served_identically(r, 4);
   }
@@ -200,10 +201,10 @@ TEST(Loading, ProxyModeDlsymFindsWhatTheRealNvrtcHas) {
   for (const std::string& dir : libraries) {
     SCOPED_TRACE(dir);
     TempDir cache;
-    const Runs r = proxy_cold_and_warm(probe_argv(kUnlinkedProbe, {"symbols", "version"}),
-                                       {{"PROBE_LOAD", "soname"}, {"LD_LIBRARY_PATH", dir},
-                                        {"NVRTC_CACHE_REAL_NVRTC", dir + "/libnvrtc.so.13"}},
-                                       cache.path());
+    const Runs r = proxy_cold_and_warm(
+        probe_argv(kUnlinkedProbe, {"symbols", "version"}),
+        {{"PROBE_LOAD", "soname"}, {"LD_LIBRARY_PATH", dir}, {"NVRTC_CACHE_REAL_NVRTC", dir + "/libnvrtc.so.13"}},
+        cache.path());
     ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
     EXPECT_NE(r.direct.out.find(dir == kCudaLib ? "nvrtc 13.0" : "nvrtc 13.5"), std::string::npos) << r.direct.out;
     EXPECT_NE(r.direct.out.find(dir == kCudaLib ? "nvrtcGetTileIR: absent" : "nvrtcGetTileIR: found"),
@@ -225,8 +226,8 @@ TEST(Loading, ProxyModeAnswersTileIRAndAFunctionTheRealNvrtcLacks) {
   const std::string wheel_dir = fs::path(wheel).parent_path().string();
   {
     TempDir cache;
-    const Runs r = proxy_cold_and_warm({TILE_CLIENT_PATH},
-                                       {{"LD_LIBRARY_PATH", wheel_dir}, {"NVRTC_CACHE_REAL_NVRTC", wheel}}, cache.path());
+    const Runs r = proxy_cold_and_warm(
+        {TILE_CLIENT_PATH}, {{"LD_LIBRARY_PATH", wheel_dir}, {"NVRTC_CACHE_REAL_NVRTC", wheel}}, cache.path());
     ASSERT_NE(r.direct.out.find("tileir size_rc=0 size="), std::string::npos) << r.direct.out << r.direct.err;
     ASSERT_EQ(r.direct.out.find("tileir size_rc=0 size=0 "), std::string::npos) << "no Tile IR";
     expect_served_identically(r, 1);
@@ -299,8 +300,9 @@ TEST(Loading, PythonCtypesBySoname) {
 TEST(Loading, TwoNvrtcMajorsInOneProcess) {
   const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
   if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
-    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 to an NVRTC 12 library (the nvidia-cuda-nvrtc-cu12 "
-                                  "wheel's nvidia/cuda_nvrtc/lib/libnvrtc.so.12; scripts/python_env.sh does)");
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI(
+        "set NVRTC_CACHE_TEST_NVRTC12 to an NVRTC 12 library (the nvidia-cuda-nvrtc-cu12 "
+        "wheel's nvidia/cuda_nvrtc/lib/libnvrtc.so.12; scripts/python_env.sh does)");
   }
   expect_startup_dependency_on_nvrtc(kUnlinkedProbe, false);
   TempDir cache;
@@ -325,8 +327,9 @@ class PythonJitStack : public ::testing::TestWithParam<std::string> {};
 TEST_P(PythonJitStack, ColdThenWarmIsByteIdenticalAndServed) {
   const char* python = std::getenv("NVRTC_CACHE_TEST_PYTHON");
   if (python == nullptr || access(python, X_OK) != 0) {
-    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_PYTHON to a Python with cuda-core, cuda-bindings, "
-                                  "cupy-cuda13x and numba-cuda (scripts/python_env.sh makes one when PyPI is reachable)");
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI(
+        "set NVRTC_CACHE_TEST_PYTHON to a Python with cuda-core, cuda-bindings, "
+        "cupy-cuda13x and numba-cuda (scripts/python_env.sh makes one when PyPI is reachable)");
   }
   ASSERT_FALSE(python_binary(python).empty());
   expect_startup_dependency_on_nvrtc(python_binary(python), false);
@@ -384,17 +387,18 @@ TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcess) {
       "  free(ptx); nvrtcDestroyProgram(&p);\n"
       "}\n";
   std::ofstream(work.path() + "/lib12.c") << "#define FN compile_with_12\n" << client;
-  std::ofstream(work.path() + "/main.c") << "#define FN compile_with_13\n" << client
-                                          << "void compile_with_12(const char*);\n"
-                                             "int main(void) { compile_with_12(\"lib12\"); compile_with_13(\"main\");"
-                                             " compile_with_12(\"lib12 again\"); return 0; }\n";
+  std::ofstream(work.path() + "/main.c") << "#define FN compile_with_13\n"
+                                         << client
+                                         << "void compile_with_12(const char*);\n"
+                                            "int main(void) { compile_with_12(\"lib12\"); compile_with_13(\"main\");"
+                                            " compile_with_12(\"lib12 again\"); return 0; }\n";
   const std::string inc = "-I" + std::string(CUDA_NVRTC_LIBRARY_DIR) + "/../include";
   const auto lib = run_process({"/usr/bin/cc", "-shared", "-fPIC", inc, "-o", work.path() + "/lib12.so",
                                 work.path() + "/lib12.c", "-L" + dir12, "-l:libnvrtc.so.12"});
   ASSERT_EQ(lib.exit_code, 0) << lib.err;
-  const auto exe = run_process({"/usr/bin/cc", inc, "-o", work.path() + "/main", work.path() + "/main.c",
-                                work.path() + "/lib12.so", "-Wl,-rpath-link," + dir12,
-                                "-L" + std::string(CUDA_NVRTC_LIBRARY_DIR), "-lnvrtc"});
+  const auto exe =
+      run_process({"/usr/bin/cc", inc, "-o", work.path() + "/main", work.path() + "/main.c", work.path() + "/lib12.so",
+                   "-Wl,-rpath-link," + dir12, "-L" + std::string(CUDA_NVRTC_LIBRARY_DIR), "-lnvrtc"});
   ASSERT_EQ(exe.exit_code, 0) << exe.err;
   const auto lib12_needs = needed_libraries(work.path() + "/lib12.so");
   ASSERT_NE(std::find(lib12_needs.begin(), lib12_needs.end(), "libnvrtc.so.12"), lib12_needs.end());

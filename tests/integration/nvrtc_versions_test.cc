@@ -33,16 +33,16 @@ Library library(const std::string& version) {
 
 // The scenarios of the corpus (tests/clients/nvrtc_probe.cc, tests/support/probe_corpus.cc).
 const std::vector<std::string> kCorpus = {
-    "trivial", "ptx",        "cubin",    "lto",          "optix",           "template",  "headers",
-    "compile_error", "warnings", "invalid_option", "include_dir", "null_name", "recompile", "bad_inputs",
-    "threads", "fork",       "tile",     "tile_only",    "default_tile",    "bundled_headers", "cancelled",
+    "trivial",       "ptx",      "cubin",          "lto",         "optix",        "template",        "headers",
+    "compile_error", "warnings", "invalid_option", "include_dir", "null_name",    "recompile",       "bad_inputs",
+    "threads",       "fork",     "tile",           "tile_only",   "default_tile", "bundled_headers", "cancelled",
     "no_cache"};
 
 enum class Expect {
-  kCached,         // the warm run compiles nothing: hits, no misses
-  kPartlyCached,   // some compiles are served, others go to NVRTC uncached
-  kUncached,       // an option that NVRTC does not know (or that this build does not know for it)
-  kNoCompile,      // the scenario compiles nothing with this NVRTC
+  kCached,        // the warm run compiles nothing: hits, no misses
+  kPartlyCached,  // some compiles are served, others go to NVRTC uncached
+  kUncached,      // an option that NVRTC does not know (or that this build does not know for it)
+  kNoCompile,     // the scenario compiles nothing with this NVRTC
 };
 
 Expect expectation(const std::string& scenario, const std::string& version) {

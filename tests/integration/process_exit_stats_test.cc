@@ -23,9 +23,8 @@ class ProcessExitStats : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ProcessExitStats, EveryWorkersCompilesAreCounted) {
   ASSERT_FALSE(python_binary("python3").empty());
-  const std::vector<std::string> argv = {"/usr/bin/env", "python3",
-                                         std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/pool_client.py",
-                                         GetParam()};
+  const std::vector<std::string> argv = {
+      "/usr/bin/env", "python3", std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/pool_client.py", GetParam()};
   TempDir cache;
   EnvVars plain = {{"LD_LIBRARY_PATH", std::string(CUDA_NVRTC_LIBRARY_DIR)}};
   const ProcessResult direct = run_process(argv, plain);

@@ -138,7 +138,9 @@ TEST(Replay, EachArchitectureSpellingGivesTheKeyTheAppComputes) {
   const std::vector<Case> cases = {
       {"-arch=sm_80", {"sm_90", "sm_100"}, {"-arch=sm_90", "-arch=sm_100"}},
       {"-arch sm_80", {"sm_90a"}, {"-arch sm_90a"}},
-      {"--gpu-architecture=compute_80", {"sm_90", "sm_120"}, {"--gpu-architecture=compute_90", "--gpu-architecture=compute_120"}},
+      {"--gpu-architecture=compute_80",
+       {"sm_90", "sm_120"},
+       {"--gpu-architecture=compute_90", "--gpu-architecture=compute_120"}},
       {"--gpu-architecture compute_80", {"compute_100f"}, {"--gpu-architecture compute_100f"}},
   };
   Program program;
@@ -163,7 +165,8 @@ TEST(Replay, EachArchitectureSpellingGivesTheKeyTheAppComputes) {
       ASSERT_NE(direct.out.find("compile rc=0"), std::string::npos) << direct.out;  // NVRTC accepts it
       const store::Counters before = counters_of(prewarmed);
       TempDir elsewhere;
-      const ProcessResult served = probe({"source_file"}, merged(shim_env(prewarmed), program.env(arch)), elsewhere.path());
+      const ProcessResult served =
+          probe({"source_file"}, merged(shim_env(prewarmed), program.env(arch)), elsewhere.path());
       ASSERT_EQ(served.exit_code, 0) << served.err;
       const store::Counters after = counters_of(prewarmed);
       EXPECT_EQ(get(after, "hits") - get(before, "hits"), 1);
@@ -427,7 +430,7 @@ TEST(ReplayUntrusted, AProgramWithOptionsACompileCannotHoldIsRefusedAndTheOthers
     EXPECT_EQ(compile.value("status", ""), "refused") << compile.dump();
     const std::string detail = compile.value("detail", "");
     EXPECT_NE(detail.find(crafted->second), std::string::npos) << detail;
-    const std::string why = name == "unknown.cu" ? "is unknown for NVRTC 13."
+    const std::string why = name == "unknown.cu"  ? "is unknown for NVRTC 13."
                             : name == "cudafe.cu" ? "internal tools"
                                                   : "has side effects";
     EXPECT_NE(detail.find(why), std::string::npos) << detail;
@@ -456,7 +459,8 @@ TEST(ReplayUntrusted, AWorkerRefusesWhatTheCommandWouldHave) {
                                       merged(shim_env(dir.path() + "/cache"), planted.env(dir.path() + "/cache")));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("0\t0\trefused\toption --create-pch="), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1\t0\trefused\t" + planted.library + " is a library with build-id"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1\t0\trefused\t" + planted.library + " is a library with build-id"), std::string::npos)
+      << r.out;
   EXPECT_EQ(read_file(victim), kPrecious);
   EXPECT_FALSE(planted.loaded());
 }

@@ -65,7 +65,8 @@ TEST(RedisShards, KeysSpreadOverServersAndAFourthTakesAQuarter) {
     url.password = servers[0]->password();
     url.host = "*";
     std::string list;
-    for (int i = 0; i < count; ++i) list += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(servers[i]->port());
+    for (int i = 0; i < count; ++i)
+      list += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(servers[i]->port());
     url.query["shards"] = list;
     return make(url);
   };
@@ -88,8 +89,10 @@ TEST(RedisShards, KeysSpreadOverServersAndAFourthTakesAQuarter) {
   int misses = 0;
   for (int i = 0; i < kKeys; ++i) {
     const TierResult got = four->get("key-" + std::to_string(i), in(kGenerous));
-    if (got.code == TierCode::kMiss) ++misses;
-    else EXPECT_EQ(got.value, "value-" + std::to_string(i));
+    if (got.code == TierCode::kMiss)
+      ++misses;
+    else
+      EXPECT_EQ(got.value, "value-" + std::to_string(i));
   }
   EXPECT_GT(misses, kKeys / 4 - kKeys / 10);  // the keys the new server wins, and only those
   EXPECT_LT(misses, kKeys / 4 + kKeys / 10);
@@ -145,10 +148,12 @@ TEST(RedisClaims, RenewedClaimsOutliveTheirLeaseAndLapseOneLeaseAfterTheRenewals
 
   ClaimRenewer renewer;
   std::atomic<int> renewals{0};
-  const std::uint64_t id = renewer.add([&] {
-    ++renewals;
-    return holder->renew_claim("program", "token-1", kLease, in(kGenerous));
-  }, kLease);
+  const std::uint64_t id = renewer.add(
+      [&] {
+        ++renewals;
+        return holder->renew_claim("program", "token-1", kLease, in(kGenerous));
+      },
+      kLease);
   ASSERT_NE(id, 0u);
   const auto renewed_until = Clock::now() + 5 * kLease;
   while (Clock::now() < renewed_until) {
@@ -169,10 +174,12 @@ TEST(RedisClaims, RenewedClaimsOutliveTheirLeaseAndLapseOneLeaseAfterTheRenewals
 
   // A renewal that finds the claim another's drops its entry.
   std::atomic<int> lost_renewals{0};
-  (void)renewer.add([&] {
-    ++lost_renewals;
-    return holder->renew_claim("program", "token-1", kLease, in(kGenerous));
-  }, 60ms);
+  (void)renewer.add(
+      [&] {
+        ++lost_renewals;
+        return holder->renew_claim("program", "token-1", kLease, in(kGenerous));
+      },
+      60ms);
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(lost_renewals.load(), 1);
   EXPECT_EQ(renewer.held(), 0u);

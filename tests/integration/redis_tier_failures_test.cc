@@ -57,8 +57,8 @@ TEST(RedisTier, WrongPasswordIsRefusedWithoutShowingIt) {
   const std::string wrong = "not-the-password-91c2";
   auto tier = make(tcp_url(server.port(), wrong));
   const std::string name = "redis://127.0.0.1:" + std::to_string(server.port());
-  for (const TierResult& outcome : {tier->get("key", in(kGenerous)), tier->put("key", "v", in(kGenerous)),
-                                    tier->check(in(kGenerous))}) {
+  for (const TierResult& outcome :
+       {tier->get("key", in(kGenerous)), tier->put("key", "v", in(kGenerous)), tier->check(in(kGenerous))}) {
     EXPECT_EQ(outcome.code, TierCode::kRefused);
     EXPECT_NE(outcome.detail.find("wrong password for " + name), std::string::npos) << outcome.detail;
     EXPECT_EQ(outcome.detail.find(wrong), std::string::npos) << outcome.detail;
@@ -84,9 +84,11 @@ TEST(RedisTier, WrongPasswordIsRefusedWithoutShowingIt) {
 TEST(RedisTier, AnAclUserThatMayOnlyReadIsRefusedWritesAndServedReads) {
   RedisServer server;
   ASSERT_TRUE(server.ok());
-  ASSERT_EQ(server.command({"ACL", "SETUSER", "reader", "on", ">reader-pw-5d1e", "~nvrtc-cache:*", "+get", "+ping",
-                            "+select"}).kind,
-            Reply::Kind::kStatus);
+  ASSERT_EQ(
+      server
+          .command({"ACL", "SETUSER", "reader", "on", ">reader-pw-5d1e", "~nvrtc-cache:*", "+get", "+ping", "+select"})
+          .kind,
+      Reply::Kind::kStatus);
   ASSERT_EQ(make(tcp_url(server))->put("key", "shared", in(kGenerous)).code, TierCode::kOk);
   TierUrl reader = tcp_url(server.port(), "reader-pw-5d1e");
   reader.user = "reader";
@@ -329,8 +331,10 @@ class FakeServer {
       char buffer[4096];
       if (poll(&request, 1, 2000) > 0) (void)recv(fd, buffer, sizeof buffer, 0);
       (void)send(fd, reply_.data(), reply_.size(), MSG_NOSIGNAL);
-      if (then_ == Then::kClose) close(fd);
-      else open_.push_back(fd);
+      if (then_ == Then::kClose)
+        close(fd);
+      else
+        open_.push_back(fd);
     }
   }
 
@@ -369,7 +373,8 @@ TEST(RedisTier, GarbageRepliesAreErrorsWithoutLargeAllocations) {
     auto tier = make(tcp_url(fake.port(), ""), options);
     TierResult got;
     const auto start = Clock::now();
-    const std::size_t largest = testing::largest_allocation_during([&] { got = tier->get("key", in(options.timeout)); });
+    const std::size_t largest =
+        testing::largest_allocation_during([&] { got = tier->get("key", in(options.timeout)); });
     EXPECT_EQ(got.code, TierCode::kError) << c.name << ": " << got.detail;
     EXPECT_LT(largest, 256u << 10) << c.name;
     EXPECT_LT(elapsed_ms(start), 1500) << c.name << " waited for the deadline instead of failing";
@@ -379,8 +384,9 @@ TEST(RedisTier, GarbageRepliesAreErrorsWithoutLargeAllocations) {
 // Mutated and spliced replies through a socketpair: every reply read is well-formed and within the
 // cap, nothing allocates beyond the input buffer and the cap, and reading always ends (EOF).
 TEST(RespConnection, ArbitraryBytesNeverCrashOrOverAllocate) {
-  const std::vector<std::string> seeds{"+OK\r\n", "-ERR wrong\r\n", ":123\r\n", ":-9\r\n", "$5\r\nhello\r\n",
-                                       "$0\r\n\r\n", "$-1\r\n", "*1\r\n$1\r\nx\r\n", "$4096\r\n"};
+  const std::vector<std::string> seeds{"+OK\r\n", "-ERR wrong\r\n",    ":123\r\n",
+                                       ":-9\r\n", "$5\r\nhello\r\n",   "$0\r\n\r\n",
+                                       "$-1\r\n", "*1\r\n$1\r\nx\r\n", "$4096\r\n"};
   constexpr std::uint64_t kCap = 4096;
   std::mt19937 engine(20261122);
   int replies = 0;
@@ -388,7 +394,8 @@ TEST(RespConnection, ArbitraryBytesNeverCrashOrOverAllocate) {
     std::string input;
     for (int parts = 1 + static_cast<int>(engine() % 4); parts > 0; --parts) input += seeds[engine() % seeds.size()];
     for (int flips = static_cast<int>(engine() % 4); flips > 0; --flips) {
-      input[engine() % input.size()] = static_cast<char>(engine() % 4 == 0 ? engine() : "\r\n$:+-*0123456789"[engine() % 17]);
+      input[engine() % input.size()] =
+          static_cast<char>(engine() % 4 == 0 ? engine() : "\r\n$:+-*0123456789"[engine() % 17]);
     }
     if (engine() % 3 == 0) input.resize(engine() % (input.size() + 1));
     int ends[2];

@@ -180,7 +180,8 @@ TEST(RedisTier, ThreadsShareTheTier) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kRounds; ++i) {
         const std::string key = "thread-" + std::to_string(t) + "-" + std::to_string(i % 10);
-        const std::string value = random_bytes(100 + static_cast<std::size_t>(i) * 37, static_cast<unsigned>(t * 1000 + i));
+        const std::string value =
+            random_bytes(100 + static_cast<std::size_t>(i) * 37, static_cast<unsigned>(t * 1000 + i));
         if (tier->put(key, value, in(kGenerous)).code != TierCode::kOk) ++wrong;
         const TierResult got = tier->get(key, in(kGenerous));
         if (got.code != TierCode::kOk || got.value != value) ++wrong;
@@ -229,8 +230,8 @@ TEST(RedisTier, ForkedChildUsesItsOwnConnection) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    const bool ok = tier->put("child", "c", in(kGenerous)).code == TierCode::kOk &&
-                    tier->get("parent", in(kGenerous)).value == "p";
+    const bool ok =
+        tier->put("child", "c", in(kGenerous)).code == TierCode::kOk && tier->get("parent", in(kGenerous)).value == "p";
     const char byte = ok ? 'y' : 'n';
     (void)!write(done[1], &byte, 1);
     char wait;

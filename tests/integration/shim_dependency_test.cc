@@ -223,8 +223,7 @@ TEST_F(Dependencies, TwentyThousandHeadersOverFourIncludeDirectoriesAreCachedAnd
   const Outcome warm = compile("source_file", env);  // byte-identical to a direct NVRTC run
   EXPECT_EQ(warm.hits, 1);
   EXPECT_EQ(warm.output, cold.output);
-  const std::int64_t validate_ns =
-      get(counters_of(cache_.path()), "hit_validate_ns") - get(before, "hit_validate_ns");
+  const std::int64_t validate_ns = get(counters_of(cache_.path()), "hit_validate_ns") - get(before, "hit_validate_ns");
   std::cout << "[ measure ] " << summary << "; hit validation " << validate_ns / 1000 << " us\n";
 
   write_file(dirs[kDeep % 4] + "/h" + std::to_string(kDeep) + ".h",

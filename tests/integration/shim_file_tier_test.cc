@@ -142,7 +142,8 @@ TEST_F(SharedTier, EightNodesWritingAtOnceLeaveOnlySoundEntries) {
   std::vector<ProcessResult> results(8);
   std::vector<std::thread> threads;
   for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&, i] { results[i] = probe(kTierScenarios, node_env(node("n" + std::to_string(i)), remote())); });
+    threads.emplace_back(
+        [&, i] { results[i] = probe(kTierScenarios, node_env(node("n" + std::to_string(i)), remote())); });
   }
   for (auto& t : threads) t.join();
   for (const ProcessResult& r : results) {

@@ -37,8 +37,8 @@ long long integer_of(const Reply& reply) {
 // The data keys on the server (claims and probes aside). KEYS answers an array, which the test's
 // client does not read: a script joins it into one string.
 std::vector<std::string> data_keys(const RedisServer& server) {
-  const Reply joined = server.command(
-      {"EVAL", "return table.concat(redis.call('KEYS', ARGV[1]), '\\n')", "0", "nvrtc-cache:v1:*"});
+  const Reply joined =
+      server.command({"EVAL", "return table.concat(redis.call('KEYS', ARGV[1]), '\\n')", "0", "nvrtc-cache:v1:*"});
   EXPECT_EQ(joined.kind, Reply::Kind::kBulk) << joined.text;
   std::vector<std::string> keys;
   std::istringstream lines(joined.text);
@@ -50,7 +50,9 @@ std::vector<std::string> data_keys(const RedisServer& server) {
   return keys;
 }
 
-std::size_t lines_of(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+std::size_t lines_of(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 // Waits (at most 10 s) until the server holds `count` data keys: the write-behind of a round landed.
 bool wait_for_data_keys(const RedisServer& server, std::size_t count) {
@@ -80,7 +82,6 @@ class SharedRedisTier : public DirectRunSuite {
     EXPECT_TRUE(r.out == direct_->out) << "a result differs from NVRTC's";
     return r;
   }
-
 };
 
 TEST_F(SharedRedisTier, AColdNodeIsServedFromRedisThenFromItsOwnStore) {
@@ -135,7 +136,8 @@ TEST_F(SharedRedisTier, AFrozenServerCostsEachLookupAtMostItsTimeoutAndOpensTheB
   EXPECT_LT(frozen, bound) << "frozen run " << std::chrono::duration_cast<std::chrono::milliseconds>(frozen).count()
                            << " ms, healthy " << std::chrono::duration_cast<std::chrono::milliseconds>(healthy).count()
                            << " ms";
-  RecordProperty("healthy_ms", static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(healthy).count()));
+  RecordProperty("healthy_ms",
+                 static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(healthy).count()));
   RecordProperty("frozen_ms", static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(frozen).count()));
   // Thawed, the server answers again.
   EXPECT_EQ(server.command({"PING"}).text, "PONG");
@@ -330,8 +332,7 @@ TEST_F(SignedRedisClaims, AForeignUnsignedClaimDelaysNoCompile) {
   set_claim("anyone", "4000");
   const auto [foreign, foreign_took] = cold_compile_on("b");
   EXPECT_LT(foreign_took, std::chrono::milliseconds(3500)) << "the compile waited for a claim anyone could set";
-  EXPECT_NE(foreign.err.find("a claim not signed with the secret is not waited for"), std::string::npos)
-      << foreign.err;
+  EXPECT_NE(foreign.err.find("a claim not signed with the secret is not waited for"), std::string::npos) << foreign.err;
   EXPECT_EQ(get(counters_of(node("b")), "misses"), 1);
 
   // Control: a claim signed with the secret (a genuine holder on another node, whose lease ends in 3 s)
@@ -497,7 +498,9 @@ TEST_F(SharedRedisTier, AFrozenServerOpensTheBreakerAndAThawedOneClosesIt) {
   const std::size_t keys_before = data_keys(server).size();
   const auto probe_round = client.round(8);  // the probe: a read served by Redis closes the breaker
   EXPECT_LT(probe_round, healthy + kTimeout);
-  RecordProperty("thawed_rounds_ms", std::to_string(probe_round.count()) + "," + std::to_string(client.round(7).count()));  // round 7: a new program, written to Redis again
+  RecordProperty("thawed_rounds_ms",
+                 std::to_string(probe_round.count()) + "," +
+                     std::to_string(client.round(7).count()));  // round 7: a new program, written to Redis again
   const ProcessResult r = client.finish();
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out == direct.out) << "a result differs from NVRTC's";
@@ -519,7 +522,8 @@ TEST_F(SharedRedisTier, TwoNodesOfEightProcessesCompileOneProgramOnce) {
   ASSERT_NE(direct.out.find("compile rc=0"), std::string::npos);
   RedisServer server;
   ASSERT_TRUE(server.ok());
-  const auto results = probes_together(16, {"cub"}, [&](int i) { return node_env(node(i % 2 ? "a" : "b"), server.url()); });
+  const auto results =
+      probes_together(16, {"cub"}, [&](int i) { return node_env(node(i % 2 ? "a" : "b"), server.url()); });
   for (const ProcessResult& r : results) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(r.out == direct.out) << "a process's result differs from NVRTC's";

@@ -441,8 +441,9 @@ TEST(Cli, RunPreloadsTheShimKeepsLdPreloadAndPassesTheExitCode) {
   // --proxy runs the command as a child: its exit status and its death by a signal are passed on.
   EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", "/bin/sh", "-c", "exit 7"}, env).exit_code, 7);
   EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", "/nonexistent/program"}, env).exit_code, 127);
-  EXPECT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", "/bin/sh", "-c", "kill -TERM $$"}, env).exit_code,
-            -SIGTERM);
+  EXPECT_EQ(
+      run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", "/bin/sh", "-c", "kill -TERM $$"}, env).exit_code,
+      -SIGTERM);
 }
 
 TEST(Cli, RunReachesGrandchildrenThroughShellScripts) {
@@ -452,8 +453,8 @@ TEST(Cli, RunReachesGrandchildrenThroughShellScripts) {
   TempDir dir;
   const std::map<std::string, std::optional<std::string>> env = {{"NVRTC_CACHE_DIR", dir.path()}};
   // sh -> sh -> exec python3 (ctypes), as wrapper scripts do.
-  const std::string script = std::string("sh -c 'exec python3 ") + NVRTC_CACHE_SOURCE_DIR +
-                             "/tests/data/python/ctypes_client.py'";
+  const std::string script =
+      std::string("sh -c 'exec python3 ") + NVRTC_CACHE_SOURCE_DIR + "/tests/data/python/ctypes_client.py'";
   const std::vector<std::string> argv = {NVRTC_CACHE_CLI_PATH, "run", "--", "/bin/sh", "-c", script};
   const auto direct = run_process({"/bin/sh", "-c", script}, {});
   const auto cold = run_process(argv, env);
@@ -472,8 +473,8 @@ TEST(Cli, RunSaysWhenTheProgramIsSetuidOrTheShimIsMissing) {
   const auto setuid = run_process({NVRTC_CACHE_CLI_PATH, "run", "--", program}, {{"NVRTC_CACHE_DIR", dir.path()}});
   EXPECT_EQ(setuid.exit_code, 0);
   EXPECT_NE(setuid.err.find("setuid"), std::string::npos) << setuid.err;
-  const auto missing = run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/bin/true"},
-                                   {{"NVRTC_CACHE_SHIM", dir.path() + "/nope.so"}});
+  const auto missing =
+      run_process({NVRTC_CACHE_CLI_PATH, "run", "--", "/bin/true"}, {{"NVRTC_CACHE_SHIM", dir.path() + "/nope.so"}});
   EXPECT_EQ(missing.exit_code, 127);
   EXPECT_NE(missing.err.find("cannot find the shim"), std::string::npos) << missing.err;
 }
@@ -483,14 +484,13 @@ TEST(Cli, StatsCountAcrossProcessesAndClearEmptiesTheCache) {
   std::map<std::string, std::optional<std::string>> env = {{"NVRTC_CACHE_DIR", dir.path()},
                                                            {"PROBE_TIME_FILE", dir.path() + "/time.csv"}};
   for (int i = 0; i < 3; ++i) {
-    ASSERT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "run", "--", NVRTC_PROBE_PATH, "trivial", "time_option"}, env)
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        run_process({NVRTC_CACHE_CLI_PATH, "run", "--", NVRTC_PROBE_PATH, "trivial", "time_option"}, env).exit_code, 0);
   }
   const auto stats = run_process({NVRTC_CACHE_CLI_PATH, "stats", "--json"}, env);
   ASSERT_EQ(stats.exit_code, 0);
-  for (const char* expected : {"\"hits\": 2", "\"misses\": 1", "\"uncacheable\": 3", "\"stores\": 1",
-                               "\"errors\": 0", "\"entries\": 2", "\"saved_seconds\": "}) {
+  for (const char* expected : {"\"hits\": 2", "\"misses\": 1", "\"uncacheable\": 3", "\"stores\": 1", "\"errors\": 0",
+                               "\"entries\": 2", "\"saved_seconds\": "}) {
     EXPECT_NE(stats.out.find(expected), std::string::npos) << expected << " in " << stats.out;
   }
   EXPECT_TRUE(std::regex_search(stats.out, std::regex("\"bytes\": [1-9][0-9]*")));

@@ -52,7 +52,7 @@ class WorkingDirectory : public ::testing::Test {
   // Compiles `source` (a file under the root) with `options` (space-separated) named `name` in
   // `dir`, directly and through the cache.
   Compiled compile(const std::string& dir, const std::string& source, const std::string& options,
-              const std::string& name = "wd.cu", EnvVars env = {}) {
+                   const std::string& name = "wd.cu", EnvVars env = {}) {
     env["PROBE_SOURCE_FILE"] = root_.path() + "/" + source;
     env["PROBE_OPTIONS"] = options;
     env["PROBE_PROGRAM_NAME"] = name;
@@ -66,8 +66,9 @@ class WorkingDirectory : public ::testing::Test {
     const ProcessResult shimmed = probe({"source_file"}, env, dir);
     EXPECT_EQ(direct.exit_code, 0) << direct.err;
     EXPECT_EQ(shimmed.exit_code, 0) << shimmed.err;
-    EXPECT_TRUE(direct.out == shimmed.out) << "the shim's results differ from NVRTC's in " << dir << " with "
-                                           << options << "\n" << shimmed.err;
+    EXPECT_TRUE(direct.out == shimmed.out)
+        << "the shim's results differ from NVRTC's in " << dir << " with " << options << "\n"
+        << shimmed.err;
     const store::Counters after = counters_of(cache_.path());
     return {get(after, "hits") - get(before, "hits"), get(after, "misses") - get(before, "misses"), direct.out,
             shimmed.out, shimmed.err};

@@ -78,9 +78,7 @@ std::string only_claim_file(const std::string& claims) {
 
 class SingleFlight : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    direct_ = new ProcessResult(probe({"cub"}, {}));
-  }
+  static void SetUpTestSuite() { direct_ = new ProcessResult(probe({"cub"}, {})); }
   static void TearDownTestSuite() {
     delete direct_;
     direct_ = nullptr;

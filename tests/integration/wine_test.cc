@@ -35,9 +35,9 @@ constexpr int kWatchedKernel32Count = 0
     ;
 
 // The scenarios every run compiles.
-const std::vector<std::string> kCorpus = {"trivial", "ptx",      "cubin",    "lto",        "template",
-                                          "headers", "compile_error", "warnings", "invalid_option",
-                                          "include_dir", "null_name", "recompile", "bad_inputs"};
+const std::vector<std::string> kCorpus = {
+    "trivial",        "ptx",         "cubin",     "lto",       "template",  "headers", "compile_error", "warnings",
+    "invalid_option", "include_dir", "null_name", "recompile", "bad_inputs"};
 
 std::string env_or_empty(const char* name) {
   const char* value = std::getenv(name);
@@ -68,9 +68,11 @@ class Wine : public ::testing::Test {
     loader_ = env_or_empty("NVRTC_CACHE_WINE");
     bin_ = NVRTC_CACHE_WINDOWS_BIN_DIR;
     if (nvrtc_dir_.empty() || loader_.empty()) {
-      NVRTC_CACHE_SKIP_WITHOUT_PYPI("the Windows NVRTC and Wine are not prepared (eval \"$(scripts/windows-nvrtc.sh DIR)\")");
+      NVRTC_CACHE_SKIP_WITHOUT_PYPI(
+          "the Windows NVRTC and Wine are not prepared (eval \"$(scripts/windows-nvrtc.sh DIR)\")");
     }
-    if (bin_.empty()) NVRTC_CACHE_SKIP_WITHOUT_PYPI("the Windows test programs were not built (no mingw-w64 at configure)");
+    if (bin_.empty())
+      NVRTC_CACHE_SKIP_WITHOUT_PYPI("the Windows test programs were not built (no mingw-w64 at configure)");
     ASSERT_TRUE(fs::exists(nvrtc_dir_ + "/nvrtc64_130_0.dll"));
     ASSERT_TRUE(fs::exists(loader_));
     prefix_ = env_or_empty("NVRTC_CACHE_WINDOWS_PREFIX");
@@ -140,7 +142,8 @@ class Wine : public ::testing::Test {
 
 // What every dump must show for the corpus to have run for real.
 void expect_corpus_ran(const std::string& out) {
-  for (const std::string& scenario : kCorpus) EXPECT_NE(out.find("### " + scenario + "\n"), std::string::npos) << scenario;
+  for (const std::string& scenario : kCorpus)
+    EXPECT_NE(out.find("### " + scenario + "\n"), std::string::npos) << scenario;
   EXPECT_NE(out.find("compile rc=0"), std::string::npos);
   EXPECT_NE(out.find("compile rc=6"), std::string::npos) << "the compile error (NVRTC_ERROR_COMPILATION)";
   EXPECT_NE(out.find(hex_of("undefined_function")), std::string::npos) << "the error's log";
@@ -167,8 +170,9 @@ TEST_P(WineThroughDll, ColdAndWarmIdenticalToDirect) {
   const nlohmann::json after_cold = with_proxy() ? stats() : nlohmann::json();
   const std::string warm = client(exe, kCorpus, cache_env()).out;
   EXPECT_TRUE(warm == direct) << "warm run differs from the real NVRTC";
-  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset): the real DLL beside the .exe matched "
-                                     "the direct run; the cache assertions were not made";
+  if (!with_proxy())
+    GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset): the real DLL beside the .exe matched "
+                    "the direct run; the cache assertions were not made";
   const nlohmann::json after_warm = stats();
   EXPECT_GT(after_cold.value("misses", 0), 0) << after_cold.dump();
   EXPECT_GT(after_warm.value("hits", 0), after_cold.value("hits", 0)) << "warm run not served from the cache";
@@ -190,8 +194,7 @@ TEST_P(WineThroughDll, HeaderEditNoticed) {
   EXPECT_EQ(stats().value("misses", 0), before.value("misses", 0) + 1) << "the edit was not a miss";
 }
 
-INSTANTIATE_TEST_SUITE_P(Clients, WineThroughDll,
-                         ::testing::Values("nvrtc_client_loadlibrary", "nvrtc_client_linked"));
+INSTANTIATE_TEST_SUITE_P(Clients, WineThroughDll, ::testing::Values("nvrtc_client_loadlibrary", "nvrtc_client_linked"));
 
 // The import watch on the real DLL, under Wine: every watched function patched in NVRTC's import table,
 // the header included through -I among what NVRTC was seen opening, the host's own calls unobserved.
@@ -221,8 +224,9 @@ TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   std::string out = r.out;  // printed in text mode: CR LF
   std::erase(out, '\r');
-  EXPECT_EQ(out, "unmapped=0\nunmapped_again=0\nin_page=0\nsound=1\nescaped=0\nnested inner=0 outer=1\n"
-                   "last_error=1234\nreached=2\n")
+  EXPECT_EQ(out,
+            "unmapped=0\nunmapped_again=0\nin_page=0\nsound=1\nescaped=0\nnested inner=0 outer=1\n"
+            "last_error=1234\nreached=2\n")
       << r.err;
 }
 
@@ -307,8 +311,8 @@ TEST_F(Wine, ConfigFileSetsDirectoryAndMaxSizeIsHonoured) {
   if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
   const TempDir config_dir;
   const std::string cache_dir = cache_.path() + "/from-config";
-  std::ofstream(config_dir.path() + "/nvrtc-cache.conf") << "# the Wine test's settings\ncache_dir = "
-                                                          << windows_path(cache_dir) << "\nmax_size = 1M\n";
+  std::ofstream(config_dir.path() + "/nvrtc-cache.conf")
+      << "# the Wine test's settings\ncache_dir = " << windows_path(cache_dir) << "\nmax_size = 1M\n";
   const EnvVars env = {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
                        {"NVRTC_CACHE_CONFIG", windows_path(config_dir.path() + "/nvrtc-cache.conf")}};
   const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
@@ -342,9 +346,9 @@ TEST_F(Wine, ProxyWithoutRealNvrtcFailsOpen) {
   if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
   for (const std::string name : {"nvrtc_client_loadlibrary", "nvrtc_client_linked"}) {
     const std::string exe = client_beside_dll(name);
-    const ProcessResult r = run({exe, "trivial", "bad_inputs"},
-                                {{"NVRTC_CACHE_REAL_NVRTC", windows_path(include_.path() + "/missing.dll")},
-                                 {"NVRTC_CACHE_DIR", windows_path(cache_.path())}});
+    const ProcessResult r =
+        run({exe, "trivial", "bad_inputs"}, {{"NVRTC_CACHE_REAL_NVRTC", windows_path(include_.path() + "/missing.dll")},
+                                             {"NVRTC_CACHE_DIR", windows_path(cache_.path())}});
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
     EXPECT_NE(r.out.find("### trivial\ncreate rc=11\ncompile rc=11\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("### bad_inputs\n"), std::string::npos) << r.out;

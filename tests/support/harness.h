@@ -49,7 +49,8 @@ class DirectRunSuite : public ::testing::Test {
 // One probe process running the "rounds" scenario (tests/clients/nvrtc_probe.cc): it compiles a program of
 // its own for each number of `rounds`, each when the test calls round(n), so that a test can change
 // the world between two compiles of one process. The process starts at construction (in a thread of
-// the test); finish() waits for it (and lets the rounds not yet run go, as does the destructor). reference(rounds) is the same run straight against NVRTC.
+// the test); finish() waits for it (and lets the rounds not yet run go, as does the destructor). reference(rounds) is
+// the same run straight against NVRTC.
 class PacedProbe {
  public:
   PacedProbe(const std::vector<int>& rounds, EnvVars env);
@@ -72,10 +73,10 @@ class PacedProbe {
 // For tests that need the PyPI packages (scripts/python_env.sh): skipped, saying why, when
 // PyPI was unreachable; a failure where it must be reachable (NVRTC_CACHE_REQUIRE_PYPI=1, set by
 // .ci/run).
-#define NVRTC_CACHE_SKIP_WITHOUT_PYPI(message)                                  \
-  do {                                                                           \
+#define NVRTC_CACHE_SKIP_WITHOUT_PYPI(message)                                      \
+  do {                                                                              \
     if (::nvrtc_cache::testing::pypi_required()) FAIL() << "required: " << message; \
-    GTEST_SKIP() << message;                                                     \
+    GTEST_SKIP() << message;                                                        \
   } while (false)
 bool pypi_required();
 

@@ -19,14 +19,17 @@ void scenario_trivial(Out& o) { compile_and_dump(o, kTrivial, "trivial.cu", {});
 void scenario_ptx(Out& o) { compile_and_dump(o, kTrivial, "ptx.cu", {"-arch=compute_80"}); }
 void scenario_cubin(Out& o) { compile_and_dump(o, kTrivial, "cubin.cu", {"-arch=sm_80", "-lineinfo"}); }
 void scenario_lto(Out& o) { compile_and_dump(o, kTrivial, "lto.cu", {"-arch=sm_80", "-dlto"}); }
-void scenario_optix(Out& o) { compile_and_dump(o, kTrivial, "optix.cu", {"-arch=compute_80", "--optix-ir", "-rdc=true"}); }
+void scenario_optix(Out& o) {
+  compile_and_dump(o, kTrivial, "optix.cu", {"-arch=compute_80", "--optix-ir", "-rdc=true"});
+}
 void scenario_template(Out& o) {
-  compile_and_dump(o, kTemplate, "template.cu", {"-arch=sm_80", "-std=c++17"},
-                   {}, {"scale<float, 2>", "scale<double, 4>", "&counter", "scale<float, 2>"}, {"scale<int, 1>"});
+  compile_and_dump(o, kTemplate, "template.cu", {"-arch=sm_80", "-std=c++17"}, {},
+                   {"scale<float, 2>", "scale<double, 4>", "&counter", "scale<float, 2>"}, {"scale<int, 1>"});
 }
 void scenario_headers(Out& o) {
-  const std::string src = "#include \"ops.h\"\n#include <consts.h>\n"
-                          "__global__ void k(float* x) { x[0] = twice(x[0]) + kOffset; }\n";
+  const std::string src =
+      "#include \"ops.h\"\n#include <consts.h>\n"
+      "__global__ void k(float* x) { x[0] = twice(x[0]) + kOffset; }\n";
   compile_and_dump(o, src, "headers.cu", {"-arch=sm_80"},
                    {{"ops.h", "#pragma once\n__device__ inline float twice(float v) { return 2 * v; }\n"},
                     {"consts.h", "#pragma once\nconstexpr float kOffset = 0.5f;\n"}});
@@ -48,8 +51,8 @@ void scenario_include_dir(Out& o) {
     options.push_back("-I" + list.substr(start, end - start));
     start = end + 1;
   }
-  compile_and_dump(o, "#include \"probe_dep.h\"\n__global__ void k(int* x) { x[0] = PROBE_VALUE; }\n",
-                   "include_dir.cu", options);
+  compile_and_dump(o, "#include \"probe_dep.h\"\n__global__ void k(int* x) { x[0] = PROBE_VALUE; }\n", "include_dir.cu",
+                   options);
 }
 void scenario_null_name(Out& o) { compile_and_dump(o, kTrivial, nullptr, {"-arch=compute_80"}); }
 
@@ -166,7 +169,8 @@ void dump_program(Out& o, nvrtcProgram p, const std::vector<std::string>& names)
   if (api().nvrtcGetTileIRSize && api().nvrtcGetTileIR) {
     dump_output(o, "tileir", p, api().nvrtcGetTileIRSize, api().nvrtcGetTileIR);
   }
-  if (api().nvrtcGetNVVMSize && api().nvrtcGetNVVM) dump_output(o, "nvvm", p, api().nvrtcGetNVVMSize, api().nvrtcGetNVVM);
+  if (api().nvrtcGetNVVMSize && api().nvrtcGetNVVM)
+    dump_output(o, "nvvm", p, api().nvrtcGetNVVMSize, api().nvrtcGetNVVM);
   for (const auto& n : names) {
     const char* lowered = "(untouched)";
     const nvrtcResult r = api().nvrtcGetLoweredName(p, n.c_str(), &lowered);
@@ -188,7 +192,8 @@ void compile_and_dump(Out& o, const std::string& src, const char* name, const st
   }
   for (const auto& opt : options) opts.push_back(opt.c_str());
   nvrtcProgram p = nullptr;
-  o.rc("create", api().nvrtcCreateProgram(&p, src.c_str(), name, (int)headers.size(), header_src.data(), header_names.data()));
+  o.rc("create",
+       api().nvrtcCreateProgram(&p, src.c_str(), name, (int)headers.size(), header_src.data(), header_names.data()));
   for (const auto& n : names) o.rc(("add_name " + n).c_str(), api().nvrtcAddNameExpression(p, n.c_str()));
   o.rc("compile", api().nvrtcCompileProgram(p, (int)opts.size(), opts.data()));
   std::vector<std::string> all_lookups = names;
@@ -199,13 +204,20 @@ void compile_and_dump(Out& o, const std::string& src, const char* name, const st
 
 const std::map<std::string, Scenario>& portable_scenarios() {
   static const std::map<std::string, Scenario> all = {
-      {"trivial", scenario_trivial},         {"ptx", scenario_ptx},
-      {"cubin", scenario_cubin},             {"lto", scenario_lto},
-      {"optix", scenario_optix},             {"template", scenario_template},
-      {"headers", scenario_headers},         {"compile_error", scenario_compile_error},
-      {"warnings", scenario_warnings},       {"invalid_option", scenario_invalid_option},
-      {"include_dir", scenario_include_dir}, {"null_name", scenario_null_name},
-      {"recompile", scenario_recompile},     {"bad_inputs", scenario_bad_inputs},
+      {"trivial", scenario_trivial},
+      {"ptx", scenario_ptx},
+      {"cubin", scenario_cubin},
+      {"lto", scenario_lto},
+      {"optix", scenario_optix},
+      {"template", scenario_template},
+      {"headers", scenario_headers},
+      {"compile_error", scenario_compile_error},
+      {"warnings", scenario_warnings},
+      {"invalid_option", scenario_invalid_option},
+      {"include_dir", scenario_include_dir},
+      {"null_name", scenario_null_name},
+      {"recompile", scenario_recompile},
+      {"bad_inputs", scenario_bad_inputs},
   };
   return all;
 }

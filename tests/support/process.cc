@@ -35,8 +35,10 @@ std::vector<std::string> child_environment(const std::map<std::string, std::opti
     vars[name] = entry.substr(eq + 1);
   }
   for (const auto& [name, value] : env) {
-    if (value) vars[name] = *value;
-    else vars.erase(name);
+    if (value)
+      vars[name] = *value;
+    else
+      vars.erase(name);
   }
   std::vector<std::string> out;
   for (const auto& [name, value] : vars) out.push_back(name + "=" + value);

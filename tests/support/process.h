@@ -11,7 +11,7 @@
 namespace nvrtc_cache::testing {
 
 struct ProcessResult {
-  int exit_code = -1;  // -signal if killed by a signal
+  int exit_code = -1;      // -signal if killed by a signal
   bool timed_out = false;  // killed at the deadline (the test has already been failed)
   std::string out;
   std::string err;

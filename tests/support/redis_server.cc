@@ -69,9 +69,21 @@ RedisServer::~RedisServer() { stop(); }
 bool RedisServer::start() {
   port_ = free_loopback_port();
   if (port_ == 0 || dir_.path().empty()) return false;
-  std::vector<std::string> argv{kRedisServer, "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                "--save", "", "--appendonly", "no", "--dir", dir_.path(),
-                                "--logfile", dir_.path() + "/redis.log", "--daemonize", "no"};
+  std::vector<std::string> argv{kRedisServer,
+                                "--port",
+                                std::to_string(port_),
+                                "--bind",
+                                "127.0.0.1",
+                                "--save",
+                                "",
+                                "--appendonly",
+                                "no",
+                                "--dir",
+                                dir_.path(),
+                                "--logfile",
+                                dir_.path() + "/redis.log",
+                                "--daemonize",
+                                "no"};
   if (!options_.password.empty()) argv.insert(argv.end(), {"--requirepass", options_.password});
   if (!socket_path_.empty()) argv.insert(argv.end(), {"--unixsocket", socket_path_, "--unixsocketperm", "700"});
   if (!options_.maxmemory.empty()) argv.insert(argv.end(), {"--maxmemory", options_.maxmemory});

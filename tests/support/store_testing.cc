@@ -229,9 +229,7 @@ int dead_reader_slots(const std::string& directory) {
       .value_or(-1);
 }
 
-std::string crash_key(int trial, int index) {
-  return "crash-" + std::to_string(trial) + "-" + std::to_string(index);
-}
+std::string crash_key(int trial, int index) { return "crash-" + std::to_string(trial) + "-" + std::to_string(index); }
 
 std::string crash_value(int trial, int index) {
   const std::uint64_t seed = mix((static_cast<std::uint64_t>(trial) << 32) ^ static_cast<std::uint32_t>(index));
@@ -336,15 +334,15 @@ CrashTrialReport run_crash_trials(const std::string& directory, const CrashTrial
     if (!counted.totals_match()) {
       ++report.totals_mismatches;
       problem("trial " + std::to_string(trial) + ": totals " + std::to_string(counted.recorded_entries) + "/" +
-              std::to_string(counted.recorded_payload_bytes) + " but recount " + std::to_string(counted.entries) +
-              "/" + std::to_string(counted.payload_bytes) + ", access mismatches " +
+              std::to_string(counted.recorded_payload_bytes) + " but recount " + std::to_string(counted.entries) + "/" +
+              std::to_string(counted.payload_bytes) + ", access mismatches " +
               std::to_string(counted.access_mismatches));
     }
   }
   // Everything committed in any trial, once more at the end (a later crash must not damage it).
   if (options.expect_everything_kept) {
-    const auto final_check = in_child<Verification>(
-        [&] { return verify(directory, options.map_size_bytes, all_committed, {}, true); });
+    const auto final_check =
+        in_child<Verification>([&] { return verify(directory, options.map_size_bytes, all_committed, {}, true); });
     if (!final_check || !final_check->opened) {
       ++report.open_failures;
       problem("final check: store did not open");

@@ -13,13 +13,13 @@ namespace nvrtc_cache::store::testing {
 // What the databases of a store directory hold, read in one read transaction of a fresh
 // environment in a forked child (the test process never opens the files itself).
 struct Recount {
-  bool ok = false;                         // false: the child could not read the store
-  std::uint64_t entries = 0;               // records in "entries"
-  std::uint64_t payload_bytes = 0;         // their payload bytes (stored size minus the envelope)
-  std::uint64_t access_records = 0;        // records in "access"
-  std::uint64_t access_mismatches = 0;     // entries without an access record, or whose record
-                                           // names another payload size, or records without entries
-  std::uint64_t recorded_entries = 0;      // the totals the store keeps, from the same snapshot
+  bool ok = false;                      // false: the child could not read the store
+  std::uint64_t entries = 0;            // records in "entries"
+  std::uint64_t payload_bytes = 0;      // their payload bytes (stored size minus the envelope)
+  std::uint64_t access_records = 0;     // records in "access"
+  std::uint64_t access_mismatches = 0;  // entries without an access record, or whose record
+                                        // names another payload size, or records without entries
+  std::uint64_t recorded_entries = 0;   // the totals the store keeps, from the same snapshot
   std::uint64_t recorded_payload_bytes = 0;
 
   bool totals_match() const {
@@ -54,16 +54,16 @@ struct CrashTrialOptions {
 
 struct CrashTrialReport {
   int trials = 0;
-  std::uint64_t committed = 0;        // puts the children reported as committed
-  std::uint64_t lost = 0;             // reported committed, but absent
-  std::uint64_t evicted = 0;          // absent in a run that evicts (not an error)
-  std::uint64_t wrong_bytes = 0;      // present with other bytes (including the unreported put)
-  int other_crashes = 0;              // children that died other than by our SIGKILL or exit 0
-  int put_failures = 0;               // children that saw a put or get fail
-  int open_failures = 0;              // the store could not be used after a kill
-  int totals_mismatches = 0;          // totals differing from a recount after a trial
-  int killed = 0;                     // children ended by SIGKILL
-  std::string first_problem;          // a description of the first problem, if any
+  std::uint64_t committed = 0;    // puts the children reported as committed
+  std::uint64_t lost = 0;         // reported committed, but absent
+  std::uint64_t evicted = 0;      // absent in a run that evicts (not an error)
+  std::uint64_t wrong_bytes = 0;  // present with other bytes (including the unreported put)
+  int other_crashes = 0;          // children that died other than by our SIGKILL or exit 0
+  int put_failures = 0;           // children that saw a put or get fail
+  int open_failures = 0;          // the store could not be used after a kill
+  int totals_mismatches = 0;      // totals differing from a recount after a trial
+  int killed = 0;                 // children ended by SIGKILL
+  std::string first_problem;      // a description of the first problem, if any
 
   bool clean() const {
     return lost == 0 && wrong_bytes == 0 && other_crashes == 0 && put_failures == 0 && open_failures == 0 &&

@@ -65,9 +65,12 @@ ReadBack read_archive(std::string_view bytes, const Secret* secret, std::size_t 
     ArchiveRecord r;
     SkipReason reason{};
     const auto step = reader.next(&r, &reason);
-    if (step == ArchiveReader::Step::kRecord) out.records.push_back(std::move(r));
-    else if (step == ArchiveReader::Step::kSkipped) ++out.skipped[reason];
-    else break;
+    if (step == ArchiveReader::Step::kRecord)
+      out.records.push_back(std::move(r));
+    else if (step == ArchiveReader::Step::kSkipped)
+      ++out.skipped[reason];
+    else
+      break;
   }
   out.complete = reader.complete();
   out.problem = reader.problem();
@@ -207,7 +210,8 @@ TEST(Archive, CraftedLengthsAndCountsNeverAllocateWhatTheyClaim) {
   for (std::uint32_t claimed : {0xfffffff0u, 200u << 20}) {
     const std::string huge = header + frame(kFrameRecord, claimed, std::string(1000, 'h'));
     ReadBack got;
-    const std::size_t largest = testing::largest_allocation_during([&] { got = read_archive(compress(huge), nullptr); });
+    const std::size_t largest =
+        testing::largest_allocation_during([&] { got = read_archive(compress(huge), nullptr); });
     EXPECT_FALSE(got.complete);
     EXPECT_TRUE(got.records.empty());
     EXPECT_LT(largest, 16u << 20) << claimed;
@@ -218,11 +222,15 @@ TEST(Archive, CraftedLengthsAndCountsNeverAllocateWhatTheyClaim) {
     ASSERT_EQ(all.records.size(), 3u);
   }
   const std::string big_body(20000, 'B');
-  std::string with_big = header + frame(kFrameRecord, static_cast<std::uint32_t>(big_body.size()), big_body) +
-                         plain.substr(kArchiveHeaderSize, plain.size() - kArchiveHeaderSize - (kFramePrefixSize + kTrailerBodySize + kFrameChecksumSize));
+  std::string with_big =
+      header + frame(kFrameRecord, static_cast<std::uint32_t>(big_body.size()), big_body) +
+      plain.substr(kArchiveHeaderSize,
+                   plain.size() - kArchiveHeaderSize - (kFramePrefixSize + kTrailerBodySize + kFrameChecksumSize));
   with_big += trailer(with_big, 4);
   const ReadBack limited = read_archive(compress(with_big), nullptr, 1 << 16, /*limit=*/100);
-  EXPECT_EQ(limited.skipped.at(SkipReason::kSize), 1 + static_cast<int>(std::count_if(records.begin(), records.end(), [](const auto& r) { return r.payload.size() > 100; })));
+  EXPECT_EQ(limited.skipped.at(SkipReason::kSize),
+            1 + static_cast<int>(std::count_if(records.begin(), records.end(),
+                                               [](const auto& r) { return r.payload.size() > 100; })));
   EXPECT_TRUE(limited.complete) << limited.problem;
   const ReadBack unlimited = read_archive(compress(with_big), nullptr);
   EXPECT_EQ(unlimited.skipped.at(SkipReason::kMalformed), 1);

@@ -206,14 +206,18 @@ TEST(CacheDirectory, TruncatedDataFileIsCaughtBeforeMappingAndMovedAside) {
   ASSERT_EQ(reopened.messages.size(), 1u);
   EXPECT_NE(reopened.messages[0].find("moved aside"), std::string::npos) << reopened.messages[0];
   int aside = 0;
-  for (const auto& e : fs::directory_iterator(dir)) aside += e.path().filename().string().rfind("store.corrupt-", 0) == 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    aside += e.path().filename().string().rfind("store.corrupt-", 0) == 0;
   EXPECT_EQ(aside, 1);
-  EXPECT_EQ(fs::file_size(dir + "/" + [&] {
-              for (const auto& e : fs::directory_iterator(dir)) {
-                if (e.path().filename().string().rfind("store.corrupt-", 0) == 0) return e.path().filename().string();
-              }
-              return std::string();
-            }() + "/data.mdb"),
+  EXPECT_EQ(fs::file_size(dir + "/" +
+                          [&] {
+                            for (const auto& e : fs::directory_iterator(dir)) {
+                              if (e.path().filename().string().rfind("store.corrupt-", 0) == 0)
+                                return e.path().filename().string();
+                            }
+                            return std::string();
+                          }() +
+                          "/data.mdb"),
             full / 2)
       << "the damaged file must be kept as it was, never truncated further";
 }
@@ -274,7 +278,8 @@ TEST(CacheDirectory, ReadOnlyCacheServesHitsAndStoresNothing) {
                                 fs::perms::others_read | fs::perms::others_exec);
   const std::string dir = t.path() + "/cache";
   fill(dir, 5);
-  for (const std::string& d : {dir, dir + "/store"}) fs::permissions(d, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
+  for (const std::string& d : {dir, dir + "/store"})
+    fs::permissions(d, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec);
   for (const std::string& f : {dir + "/store/data.mdb", dir + "/store/lock.mdb"}) {
     fs::permissions(f, fs::perms::owner_read | fs::perms::owner_write | fs::perms::others_read);
   }

@@ -122,7 +122,8 @@ TEST_F(ClaimFileTest, AWaiterIsServedAsSoonAsTheResultIsStoredAndWaitingIsCounte
   std::thread waiter_thread;
   ClaimAttempt waiter;
   waiter_thread = std::thread([&] {
-    waiter = claims.claim_or_wait("k", 30s, [&] { return stored.load(); }, [&] { on_wait_calls.fetch_add(1); });
+    waiter = claims.claim_or_wait(
+        "k", 30s, [&] { return stored.load(); }, [&] { on_wait_calls.fetch_add(1); });
   });
   while (on_wait_calls.load() == 0) std::this_thread::sleep_for(1ms);
   std::this_thread::sleep_for(100ms);

@@ -114,7 +114,7 @@ TEST(CompileEntry, RejectsWhatCaptureNeverRecords) {
   std::vector<CompileEntry> bad(7, sample());
   bad[0].cubin.size_written = false;
   bad[1].cubin.size_rc = NVRTC_ERROR_INVALID_PROGRAM;
-  bad[2].lowered_names[0].written = false;  // unwritten, yet a name
+  bad[2].lowered_names[0].written = false;   // unwritten, yet a name
   bad[3].lowered_names[1].lowered = "text";  // NULL, yet a name
   bad[4].unknown_name.expression = "k";
   bad[5].pch_heap_required_written = false;
@@ -203,7 +203,8 @@ std::string entry_with_name_count(std::uint64_t count, const std::string& tail) 
   const std::string whole = encode_entry(sample());
   const CompileEntry e = sample();
   std::size_t outputs = 0;
-  for (const RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir}) outputs += 4 + 1 + 8 + 4 + 8 + o->bytes.size();
+  for (const RecordedOutput* o : {&e.log, &e.ptx, &e.cubin, &e.ltoir, &e.optixir})
+    outputs += 4 + 1 + 8 + 4 + 8 + o->bytes.size();
   ByteWriter w;
   w.raw(whole.substr(0, 4 + 4 + 4 + outputs));
   w.u64(count);

@@ -37,8 +37,8 @@ struct FakeProgram {
 struct Script {
   nvrtcResult compile_rc = NVRTC_SUCCESS;
   int compiles = 0;
-  int errno_after_compile = 0;    // errno the fake compile leaves
-  bool unstable_ptx = false;      // the PTX getter writes different bytes at each call: not capturable
+  int errno_after_compile = 0;  // errno the fake compile leaves
+  bool unstable_ptx = false;    // the PTX getter writes different bytes at each call: not capturable
   int ptx_reads = 0;
 };
 Script g_script;
@@ -195,8 +195,8 @@ class TestHost final : public CompileHost {
       return out;
     }
     const direct::Observation read{direct::ObservationKind::kOpen, true, false, header_, {}};
-    out.dependencies = direct::record_dependencies({&read, 1}, record.inputs.working_directory, start,
-                                                   time_macros_in(record.inputs));
+    out.dependencies =
+        direct::record_dependencies({&read, 1}, record.inputs.working_directory, start, time_macros_in(record.inputs));
     out.internal_error = internal_error_after_compile;
     return out;
   }
@@ -223,7 +223,8 @@ class TestHost final : public CompileHost {
   int recorded = 0;
   int flushes_after_store = 0;
 
- std::map<std::string, std::int64_t> totals_;
+  std::map<std::string, std::int64_t> totals_;
+
  private:
   std::string header_;
   core::StatsDeltas stats_;
@@ -234,7 +235,7 @@ class CompileLifecycle : public ::testing::Test {
   void SetUp() override {
     g_script = Script{};
     dir_ = std::filesystem::temp_directory_path() / ("lifecycle-" + std::to_string(::getpid()) + "-" +
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
     header_ = (dir_ / "kernel.h").string();
     write_header("#define N 1\n");

@@ -36,8 +36,11 @@ TEST(Config, XdgCacheHomeWins) {
 }
 
 TEST(Config, ExplicitValues) {
-  const Config c = from({{"NVRTC_CACHE_DIR", "/c/"}, {"NVRTC_CACHE_DISABLE", "1"}, {"NVRTC_CACHE_MAX_SIZE", "10G"},
-                         {"NVRTC_CACHE_LOG", "debug"}, {"NVRTC_CACHE_LOG_FILE", "/tmp/log"}});
+  const Config c = from({{"NVRTC_CACHE_DIR", "/c/"},
+                         {"NVRTC_CACHE_DISABLE", "1"},
+                         {"NVRTC_CACHE_MAX_SIZE", "10G"},
+                         {"NVRTC_CACHE_LOG", "debug"},
+                         {"NVRTC_CACHE_LOG_FILE", "/tmp/log"}});
   EXPECT_TRUE(c.disabled);
   EXPECT_EQ(c.cache_dir, "/c");
   EXPECT_EQ(c.store_dir(), "/c/store");
@@ -48,8 +51,11 @@ TEST(Config, ExplicitValues) {
 }
 
 TEST(Config, BadValuesGetOneMessageNamingTheVariableAndASafeDefault) {
-  const Config c = from({{"HOME", "/h"}, {"NVRTC_CACHE_DIR", "relative"}, {"NVRTC_CACHE_DISABLE", "maybe"},
-                         {"NVRTC_CACHE_MAX_SIZE", "lots"}, {"NVRTC_CACHE_LOG", "loud"}});
+  const Config c = from({{"HOME", "/h"},
+                         {"NVRTC_CACHE_DIR", "relative"},
+                         {"NVRTC_CACHE_DISABLE", "maybe"},
+                         {"NVRTC_CACHE_MAX_SIZE", "lots"},
+                         {"NVRTC_CACHE_LOG", "loud"}});
   ASSERT_EQ(c.problems.size(), 4u);
   EXPECT_NE(c.problems[0].find("NVRTC_CACHE_DISABLE"), std::string::npos);
   EXPECT_NE(c.problems[1].find("NVRTC_CACHE_DIR"), std::string::npos);
@@ -170,8 +176,9 @@ TEST(Config, ABadFileValueNamesTheSettingTheFileAndLineAndTheValueUsed) {
   const Config c = layered({{"HOME", "/h"}}, {{"/etc/nvrtc-cache.conf", "max_size = 1G\n"},
                                               {user, "max_size = lots\nbogus = 1\nno equals sign\nlog = loud\n"}});
   ASSERT_EQ(c.problems.size(), 4u);
-  EXPECT_EQ(c.problems[0], user + ":1: max_size='lots' is not a size of at least 1M (e.g. 10G, 512M); using 1G "
-                                  "(/etc/nvrtc-cache.conf:1)");
+  EXPECT_EQ(c.problems[0], user +
+                               ":1: max_size='lots' is not a size of at least 1M (e.g. 10G, 512M); using 1G "
+                               "(/etc/nvrtc-cache.conf:1)");
   EXPECT_NE(c.problems[1].find(user + ":2: unknown setting 'bogus'"), std::string::npos) << c.problems[1];
   EXPECT_NE(c.problems[2].find(user + ":3: "), std::string::npos) << c.problems[2];
   EXPECT_EQ(c.problems[3], user + ":4: log='loud' is not one of off|error|warn|info|debug; using warn (default)");
@@ -186,7 +193,9 @@ TEST(Config, EverySettingIsInTheTableAndRoundTripsThroughShow) {
     EXPECT_TRUE(s.env.starts_with("NVRTC_CACHE_")) << s.env;
     EXPECT_FALSE(s.help.empty()) << s.key;
   }
-  const Config c = from({{"NVRTC_CACHE_DIR", "/c"}, {"NVRTC_CACHE_MAX_SIZE", "1536M"}, {"NVRTC_CACHE_WAIT_TIMEOUT", "2.5"},
+  const Config c = from({{"NVRTC_CACHE_DIR", "/c"},
+                         {"NVRTC_CACHE_MAX_SIZE", "1536M"},
+                         {"NVRTC_CACHE_WAIT_TIMEOUT", "2.5"},
                          {"NVRTC_CACHE_REMOTE", "redis://:secret@host:6379/0"},
                          {"NVRTC_CACHE_REMOTE_SECRET_FILE", "/k"}});
   EXPECT_TRUE(c.problems.empty());
@@ -259,7 +268,8 @@ TEST(ConfigFile, GarbageCostsAFewLinesAtMost) {
   const Config c = from_user_file(path);
   ASSERT_LE(c.problems.size(), 4u);
   ASSERT_GE(c.problems.size(), 2u);
-  EXPECT_NE(c.problems.back().find("more lines that are not settings; ignored"), std::string::npos) << c.problems.back();
+  EXPECT_NE(c.problems.back().find("more lines that are not settings; ignored"), std::string::npos)
+      << c.problems.back();
   for (const std::string& p : c.problems) {
     EXPECT_LT(p.size(), 300u);
     for (char ch : p) EXPECT_FALSE(static_cast<unsigned char>(ch) < 0x20) << p;
@@ -305,7 +315,8 @@ TEST(Config, PathsExpandTildeAndVariablesAsCcacheDoes) {
   EXPECT_EQ(expand_path("~/x", lookup_of({}), &problem), std::nullopt);
   EXPECT_TRUE(problem);
 
-  const Config c = config_from_environment(lookup_of({{"HOME", "/home/u"}, {"TEAM", "gpu"},
+  const Config c = config_from_environment(lookup_of({{"HOME", "/home/u"},
+                                                      {"TEAM", "gpu"},
                                                       {"NVRTC_CACHE_DIR", "~/caches/${TEAM}"},
                                                       {"NVRTC_CACHE_RECORD", "$HOME/r.rec"}}));
   EXPECT_TRUE(c.problems.empty());

@@ -53,7 +53,8 @@ TEST(CounterFile, CountsOfProcessesThatExitOrAreKilledAllAddUp) {
   for (const pid_t pid : children) {
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE((WIFEXITED(status) && WEXITSTATUS(status) == 0) || (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+    ASSERT_TRUE((WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+                (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
   }
   const Counters counts = file->read();
   EXPECT_EQ(counts.at("hits"), kProcesses * kAdds);

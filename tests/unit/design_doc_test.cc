@@ -40,9 +40,11 @@ TEST(DesignDoc, TheFolderMapIsTheTree) {
   for (std::string line; std::getline(lines, line);) {
     if (!line.starts_with("| `")) continue;
     const std::string first_cell = line.substr(0, line.find(" |", 2));
-    for (auto it = std::sregex_iterator(first_cell.begin(), first_cell.end(), named); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(first_cell.begin(), first_cell.end(), named); it != std::sregex_iterator();
+         ++it) {
       ++named_folders;
-      EXPECT_TRUE(fs::is_directory(root / (*it)[1].str())) << "the folder map names " << (*it)[1] << "/, which is not there";
+      EXPECT_TRUE(fs::is_directory(root / (*it)[1].str()))
+          << "the folder map names " << (*it)[1] << "/, which is not there";
     }
   }
   EXPECT_GT(named_folders, 10);

@@ -48,7 +48,8 @@ void put(std::string& file, std::size_t at, std::uint64_t value, std::size_t byt
 // A minimal ELF64 shared object: header, three program headers (PT_LOAD of the whole file, PT_NOTE,
 // PT_DYNAMIC), a GNU build-id note, a dynamic section (DT_STRTAB, DT_STRSZ, DT_SONAME) and its strings.
 struct Crafted {
-  static constexpr std::size_t kPhoff = 64, kNote = 64 + 3 * 56, kDynamic = kNote + 16 + 8, kStrings = kDynamic + 4 * 16;
+  static constexpr std::size_t kPhoff = 64, kNote = 64 + 3 * 56, kDynamic = kNote + 16 + 8,
+                               kStrings = kDynamic + 4 * 16;
   std::string file = std::string(kStrings + 32, '\0');
   Crafted() {
     std::memcpy(file.data(), ELFMAG, SELFMAG);
@@ -63,8 +64,8 @@ struct Crafted {
     segment(0, PT_LOAD, 0, file.size());
     segment(1, PT_NOTE, kNote, 24);
     segment(2, PT_DYNAMIC, kDynamic, 64);
-    put(file, kNote, 4, 4);                // name size
-    put(file, kNote + 4, 8, 4);            // desc size
+    put(file, kNote, 4, 4);      // name size
+    put(file, kNote + 4, 8, 4);  // desc size
     put(file, kNote + 8, NT_GNU_BUILD_ID, 4);
     std::memcpy(file.data() + kNote + 12, "GNU", 4);
     std::memcpy(file.data() + kNote + 16, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
@@ -161,13 +162,12 @@ TEST(ElfIdentity, HostileOffsetsSizesAndCountsAreReported) {
       {"dynamic segment past the end", [](Crafted& c) { c.segment(2, PT_DYNAMIC, c.file.size() - 8, 64); }},
       {"SONAME past its table", [](Crafted& c) { c.dynamic(2, DT_SONAME, 32); }},
       {"string table outside every load segment", [](Crafted& c) { c.dynamic(0, DT_STRTAB, ~0ull - 1); }},
-      {"string table size past the file", [](Crafted& c) {
+      {"string table size past the file",
+       [](Crafted& c) {
          c.dynamic(1, DT_STRSZ, ~0ull);
          c.dynamic(2, DT_SONAME, ~0ull - 1);
        }},
-      {"SONAME not terminated", [](Crafted& c) {
-         std::memset(c.file.data() + Crafted::kStrings, 'a', 32);
-       }},
+      {"SONAME not terminated", [](Crafted& c) { std::memset(c.file.data() + Crafted::kStrings, 'a', 32); }},
       {"SONAME without a string table", [](Crafted& c) { c.dynamic(0, DT_DEBUG, 0); }},
   };
   for (const Case& test : cases) {

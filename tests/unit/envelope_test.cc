@@ -30,7 +30,7 @@ TEST(EnvelopeTest, RoundTrips) {
 TEST(EnvelopeTest, LayoutIsLittleEndian) {
   const std::string stored = wrap_value("k", "abc");
   EXPECT_EQ(stored.substr(0, 4), "NVCE");
-  EXPECT_EQ(stored.substr(4, 4), std::string("\x01\x00\x00\x00", 4));  // version 1
+  EXPECT_EQ(stored.substr(4, 4), std::string("\x01\x00\x00\x00", 4));    // version 1
   EXPECT_EQ(stored.substr(8, 8), std::string("\x03\0\0\0\0\0\0\0", 8));  // length 3
   EXPECT_EQ(stored.substr(kEnvelopeHeaderSize, 3), "abc");
 }

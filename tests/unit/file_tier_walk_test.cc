@@ -99,7 +99,8 @@ TEST_F(FileTierWalk, ALinkedBucketIsSkippedByEvictionAndItsTargetLeftAlone) {
   EXPECT_EQ(e.files_removed, keys.size()) << "eviction removed nothing of the tier's own";
   EXPECT_EQ(e.bytes_after, 0u);
   EXPECT_EQ(e.buckets_skipped, 1u);
-  EXPECT_NE(e.first_skipped.find("/nvrtc-cache/" + linked + " is a symbolic link"), std::string::npos) << e.first_skipped;
+  EXPECT_NE(e.first_skipped.find("/nvrtc-cache/" + linked + " is a symbolic link"), std::string::npos)
+      << e.first_skipped;
   EXPECT_EQ(read(victim + "/documents.txt"), "the victim's own file");
   EXPECT_EQ(read(victim + "/" + lookalike), "also the victim's");
   EXPECT_TRUE(fs::is_symlink(tier_dir + "/nvrtc-cache/" + linked));
@@ -221,9 +222,10 @@ TEST(TierNames, EntriesAndTemporaries) {
   EXPECT_FALSE(is_entry_name(temporary, b));
   EXPECT_NE(temporary_name(digits), temporary);
   EXPECT_TRUE(is_temporary_name(".tmp-" + digits + "-12-0-999", b));
-  for (const std::string& not_temporary : {".tmp-" + digits, ".tmp-" + digits + "-", ".tmp-" + digits + "-1-2",
-                                           ".tmp-" + digits + "-1-2-3-4", ".tmp-" + digits + "-0123456789ABCDEF",
-                                           ".tmp-" + digits + "-1--3", std::string(".tmp-x-1-2-3"), "tmp-" + digits + "-1-2-3"}) {
+  for (const std::string& not_temporary :
+       {".tmp-" + digits, ".tmp-" + digits + "-", ".tmp-" + digits + "-1-2", ".tmp-" + digits + "-1-2-3-4",
+        ".tmp-" + digits + "-0123456789ABCDEF", ".tmp-" + digits + "-1--3", std::string(".tmp-x-1-2-3"),
+        "tmp-" + digits + "-1-2-3"}) {
     EXPECT_FALSE(is_temporary_name(not_temporary, b)) << not_temporary;
   }
 }
@@ -233,7 +235,8 @@ TEST(TierNames, EntriesAndTemporaries) {
 TEST_F(FileTierWalk, ABucketOfAnotherOwnerIsTheTiersOwnOnlyWhereOthersMayWrite) {
   if (::geteuid() != 0) {
     const char* required = std::getenv("NVRTC_CACHE_REQUIRE_PYPI");
-    if (required != nullptr && std::string(required) == "1") FAIL() << "required: needs root to give a directory to another user";
+    if (required != nullptr && std::string(required) == "1")
+      FAIL() << "required: needs root to give a directory to another user";
     GTEST_SKIP() << "needs root to give a directory to another user";
   }
   auto t = tier();

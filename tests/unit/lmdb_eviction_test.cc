@@ -30,7 +30,7 @@ using testing::TempDir;
 class TestEnv final : public Env {
  public:
   std::atomic<std::int64_t> now{1'000'000};
-  std::atomic<int> map_full_puts{0};  // the next this-many put attempts report MDB_MAP_FULL
+  std::atomic<int> map_full_puts{0};   // the next this-many put attempts report MDB_MAP_FULL
   std::atomic<int> disk_full_puts{0};  // then this many report ENOSPC
 
   void advance(std::int64_t seconds) { now += seconds; }
@@ -219,7 +219,7 @@ TEST(LmdbEvictionTest, TouchesAreCoarseBatchedAndWrittenOnClose) {
   env.advance(1);
   for (int i = 0; i < 1023; ++i) ASSERT_TRUE(reopened->get(numbered("q", i)).has_value());
   EXPECT_EQ(testing::recorded_last_access(directory, "q0"), t1);  // 1023 queued
-  ASSERT_TRUE(reopened->get("q1023").has_value());               // the 1024th
+  ASSERT_TRUE(reopened->get("q1023").has_value());                // the 1024th
   EXPECT_EQ(testing::recorded_last_access(directory, "q0"), t1 + 101);
   EXPECT_EQ(testing::recorded_last_access(directory, "q1023"), t1 + 101);
   EXPECT_EQ(testing::recorded_last_access(directory, "q1024"), t1);

@@ -33,8 +33,8 @@ TEST(LmdbRecords, FreeListCountWhoseByteSizeWrapsIsRejected) {
   EXPECT_FALSE(id_list_sound(le64s({std::uint64_t{1} << 61}), 100));
   EXPECT_FALSE(id_list_sound(le64s({~std::uint64_t{0}, 5}), 100));
   EXPECT_TRUE(id_list_sound(le64s({2, 9, 3}), 100));
-  EXPECT_FALSE(id_list_sound(le64s({2, 3, 9}), 100));   // not descending
-  EXPECT_FALSE(id_list_sound(le64s({1, 101}), 100));     // beyond the file
+  EXPECT_FALSE(id_list_sound(le64s({2, 3, 9}), 100));  // not descending
+  EXPECT_FALSE(id_list_sound(le64s({1, 101}), 100));   // beyond the file
   EXPECT_TRUE(id_list_sound(le64s({0}), 100));
 }
 

@@ -194,9 +194,9 @@ TEST_F(TempTree, EditsAppearancesAndTouchesAreTold) {
 
 TEST_F(TempTree, FilesModifiedDuringTheCompileOrWrittenAreNotStorable) {
   const std::string header = write("a.h", "x");
-  EXPECT_FALSE(record_dependencies(std::vector<Observation>{{ObservationKind::kOpen, true, false, header, {}}}, root_,
-                                   0, {})
-                   .set);
+  EXPECT_FALSE(
+      record_dependencies(std::vector<Observation>{{ObservationKind::kOpen, true, false, header, {}}}, root_, 0, {})
+          .set);
   EXPECT_FALSE(record_dependencies(std::vector<Observation>{{ObservationKind::kOpen, true, true, header, {}}}, root_,
                                    std::numeric_limits<std::int64_t>::max(), {})
                    .set);
@@ -262,7 +262,6 @@ TEST_F(TempTree, ResultKeyDependsOnTheDependencies) {
   EXPECT_NE(manifest_store_key(direct), result_store_key(direct));
 }
 
-
 // A writer of the cache can recompute the checksum: encode_manifest() does, for whatever it is given.
 TEST_F(TempTree, ManifestRejectsMoreResultsThanItKeepsAndRepeatedResults) {
   auto r = record(write("a.h", "1"), root_ + "/m");
@@ -291,7 +290,7 @@ TEST_F(TempTree, DependencySetsRecordCannotProduceAreRejected) {
   std::vector<DependencySet> bad(6, *r.set);
   std::swap(bad[0].paths[0], bad[0].paths[1]);  // unsorted
   bad[1].paths[1] = bad[1].paths[0];            // twice
-  bad[2].paths[0].path = "a.h";                  // relative
+  bad[2].paths[0].path = "a.h";                 // relative
   bad[3].paths[0].stamp.mode = S_IFIFO | 0644;  // content of a FIFO: reading it would block
   bad[4].paths[1].must_exist = true;            // absent and existing
   bad[5].env = {{"B", true, "1"}, {"A", true, "2"}};

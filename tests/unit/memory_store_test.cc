@@ -58,7 +58,7 @@ TEST(MemoryStoreTest, OversizedValueIsRejected) {
   ASSERT_TRUE(store.put("k", "small").is_ok());
   const Status status = store.put("k", std::string(11, 'x'));
   EXPECT_EQ(status.code(), Status::Code::kFull);
-  EXPECT_EQ(store.get("k"), "small");  // the previous value is untouched
+  EXPECT_EQ(store.get("k"), "small");                             // the previous value is untouched
   EXPECT_TRUE(store.put("exact", std::string(10, 'x')).is_ok());  // exactly the cap fits
   EXPECT_EQ(store.entry_count(), 1u);
 }

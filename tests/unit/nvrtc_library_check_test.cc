@@ -180,8 +180,8 @@ TEST(NvrtcLibraryCheck, AnAccessControlListLettingAnotherUserWriteIsRefused) {
     std::uint16_t tag, perm;
     std::uint32_t id;
   };
-  const Entry entries[] = {{0x01, 7, 0xffffffff}, {0x02, 6, kNobody}, {0x04, 5, 0xffffffff},
-                           {0x10, 7, 0xffffffff}, {0x20, 5, 0xffffffff}};
+  const Entry entries[] = {
+      {0x01, 7, 0xffffffff}, {0x02, 6, kNobody}, {0x04, 5, 0xffffffff}, {0x10, 7, 0xffffffff}, {0x20, 5, 0xffffffff}};
   std::string acl(4, '\0');
   util::store_le(acl.data(), 2, 4);  // POSIX_ACL_XATTR_VERSION
   for (const Entry& e : entries) {

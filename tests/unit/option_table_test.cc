@@ -32,16 +32,52 @@ TEST(OptionTable, KnowsEachNvrtcsDocumentedOptions) {
 }
 
 TEST(OptionTable, CommonSpellingsAreKnown) {
-  for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{
-           {"-arch=sm_80"}, {"-arch", "sm_80"}, {"--gpu-architecture=compute_90"}, {"--gpu-architecture", "sm_90"},
-           {"-std=c++17"}, {"--std=c++20"}, {"-DNAME"}, {"-DNAME=1"}, {"-D", "NAME"}, {"--define-macro=A=B"},
-           {"-I/usr/include"}, {"-I", "rel/dir"}, {"--include-path=/x"}, {"-include", "h.h"}, {"--pre-include=h.h"},
-           {"-Xptxas", "-v"}, {"-Xptxas=-O1"}, {"--ptxas-options=-v"}, {"-G"}, {"-lineinfo"}, {"-dopt", "on"},
-           {"-dopt=on"}, {"-rdc=true"}, {"-rdc", "true"}, {"-dlto"}, {"--optix-ir"}, {"-default-device"},
-           {"--device-as-default-execution-space"}, {"-w"}, {"-use_fast_math"}, {"--fmad=false"}, {"-ftz=true"},
-           {"-maxrregcount=32"}, {"--split-compile=0"}, {"-diag-suppress=177"}, {"--no-cache"}, {"-U", "X"},
-           {"-ewp"}, {"-restrict"}, {"-minimal"}, {"-fdevice-syntax-only"}, {"-frandom-seed=3"},
-           {"-Xcudafe", "--diag_suppress=177"}, {"-Xcudafe=--diag_suppress=177"}, {"-Xnvvm", "-opt=3"}}) {
+  for (const std::vector<std::string>& options :
+       std::vector<std::vector<std::string>>{{"-arch=sm_80"},
+                                             {"-arch", "sm_80"},
+                                             {"--gpu-architecture=compute_90"},
+                                             {"--gpu-architecture", "sm_90"},
+                                             {"-std=c++17"},
+                                             {"--std=c++20"},
+                                             {"-DNAME"},
+                                             {"-DNAME=1"},
+                                             {"-D", "NAME"},
+                                             {"--define-macro=A=B"},
+                                             {"-I/usr/include"},
+                                             {"-I", "rel/dir"},
+                                             {"--include-path=/x"},
+                                             {"-include", "h.h"},
+                                             {"--pre-include=h.h"},
+                                             {"-Xptxas", "-v"},
+                                             {"-Xptxas=-O1"},
+                                             {"--ptxas-options=-v"},
+                                             {"-G"},
+                                             {"-lineinfo"},
+                                             {"-dopt", "on"},
+                                             {"-dopt=on"},
+                                             {"-rdc=true"},
+                                             {"-rdc", "true"},
+                                             {"-dlto"},
+                                             {"--optix-ir"},
+                                             {"-default-device"},
+                                             {"--device-as-default-execution-space"},
+                                             {"-w"},
+                                             {"-use_fast_math"},
+                                             {"--fmad=false"},
+                                             {"-ftz=true"},
+                                             {"-maxrregcount=32"},
+                                             {"--split-compile=0"},
+                                             {"-diag-suppress=177"},
+                                             {"--no-cache"},
+                                             {"-U", "X"},
+                                             {"-ewp"},
+                                             {"-restrict"},
+                                             {"-minimal"},
+                                             {"-fdevice-syntax-only"},
+                                             {"-frandom-seed=3"},
+                                             {"-Xcudafe", "--diag_suppress=177"},
+                                             {"-Xcudafe=--diag_suppress=177"},
+                                             {"-Xnvvm", "-opt=3"}}) {
     const OptionScan s = scan(options, k130);
     EXPECT_FALSE(s.unknown) << options[0] << ": " << *s.unknown;
     EXPECT_FALSE(s.side_effect) << options[0];
@@ -49,8 +85,8 @@ TEST(OptionTable, CommonSpellingsAreKnown) {
 }
 
 TEST(OptionTable, AnOptionIsUnknownBeforeTheNvrtcThatDocumentsIt) {
-  for (const char* tile : {"--enable-tile", "-tile-only", "-default-tile", "--tile-preview=SIMT", "-Werror=all-warnings",
-                           "--fmax-errors=3", "-utf-8"}) {
+  for (const char* tile : {"--enable-tile", "-tile-only", "-default-tile", "--tile-preview=SIMT",
+                           "-Werror=all-warnings", "--fmax-errors=3", "-utf-8"}) {
     EXPECT_EQ(scan({"-arch=sm_100", tile}, k130).unknown, std::optional<std::string>(tile));
     EXPECT_FALSE(scan({"-arch=sm_100", tile}, k135).unknown) << tile;
     EXPECT_FALSE(scan({"-arch=sm_100", tile}, k139).unknown) << tile;
@@ -61,7 +97,8 @@ TEST(OptionTable, AnOptionIsUnknownBeforeTheNvrtcThatDocumentsIt) {
 }
 
 TEST(OptionTable, UnknownOptionsAndMalformedFlags) {
-  EXPECT_EQ(scan({"--definitely-not-an-option"}, k135).unknown, std::optional<std::string>("--definitely-not-an-option"));
+  EXPECT_EQ(scan({"--definitely-not-an-option"}, k135).unknown,
+            std::optional<std::string>("--definitely-not-an-option"));
   EXPECT_EQ(scan({"-arch=sm_80", "extra"}, k130).unknown, std::optional<std::string>("extra"));
   EXPECT_EQ(scan({"--restrict=1"}, k130).unknown, std::optional<std::string>("--restrict=1"));  // a flag takes no value
   EXPECT_EQ(scan({"-O3"}, k130).unknown, std::optional<std::string>("-O3"));
@@ -69,9 +106,14 @@ TEST(OptionTable, UnknownOptionsAndMalformedFlags) {
 }
 
 TEST(OptionTable, SideEffectsAreFoundAlsoWhereTheyCouldBeAValue) {
-  for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{
-           {"--create-pch=a.pch"}, {"-use-pch", "a.pch"}, {"-pch"}, {"--pch-dir=/tmp"}, {"--time=t.csv"},
-           {"-fdevice-time-trace=t.json"}, {"-arch", "--time=t.csv"}, {"-Xptxas", "-pch"}}) {
+  for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{{"--create-pch=a.pch"},
+                                                                                       {"-use-pch", "a.pch"},
+                                                                                       {"-pch"},
+                                                                                       {"--pch-dir=/tmp"},
+                                                                                       {"--time=t.csv"},
+                                                                                       {"-fdevice-time-trace=t.json"},
+                                                                                       {"-arch", "--time=t.csv"},
+                                                                                       {"-Xptxas", "-pch"}}) {
     EXPECT_TRUE(scan(options, k130).side_effect) << options[0];
   }
   EXPECT_TRUE(scan({"--use-bundled-headers=/tmp/h"}, k135).side_effect);

@@ -81,7 +81,8 @@ TEST(TierUrl, RedisForms) {
 }
 
 TEST(TierUrl, FileAndEveryAttribute) {
-  auto url = parse("file:///mnt/cache/?read-only&connect-timeout=20&timeout=300&prefix=a.b-c_1&ttl=0&max-entry-size=8M");
+  auto url =
+      parse("file:///mnt/cache/?read-only&connect-timeout=20&timeout=300&prefix=a.b-c_1&ttl=0&max-entry-size=8M");
   ASSERT_TRUE(url);
   EXPECT_EQ(url->path, "/mnt/cache");
   std::string problem;
@@ -124,10 +125,18 @@ TEST(TierUrl, APasswordWithSlashesOrQuestionMarksIsParsedAndNeverShown) {
 }
 
 TEST(TierUrl, BadInputNamesTheProblemWithoutThePassword) {
-  const char* bad[] = {"redis://:hunter2@", "redis://u:hunter2@host:0", "redis://u:hunter2@host:99999",
-                       "redis://u:hunter2@host/notanumber", "ftp://u:hunter2@host", "redis://u:hunter2%zz@host",
-                       "hunter2@host", "file://u:hunter2@/x", "file://relative", "redis://u:hunter2@[::1",
-                       "redis://u:hunter2@host:", "redis+unix://u:hunter2@otherhost/sock"};
+  const char* bad[] = {"redis://:hunter2@",
+                       "redis://u:hunter2@host:0",
+                       "redis://u:hunter2@host:99999",
+                       "redis://u:hunter2@host/notanumber",
+                       "ftp://u:hunter2@host",
+                       "redis://u:hunter2%zz@host",
+                       "hunter2@host",
+                       "file://u:hunter2@/x",
+                       "file://relative",
+                       "redis://u:hunter2@[::1",
+                       "redis://u:hunter2@host:",
+                       "redis+unix://u:hunter2@otherhost/sock"};
   for (const char* text : bad) {
     std::string problem;
     EXPECT_FALSE(parse(text, &problem)) << text;
@@ -155,7 +164,8 @@ TEST(TierUrl, BadAttributesKeepDefaultsAndNameTheAttribute) {
 
 TEST(TierSet, SkipsBadUrlsAndKeepsTheRest) {
   const std::string dir = temp_dir();
-  const TierSet set = open_tiers("redis://u:hunter2@host?nope=1  file://" + dir + "  \t ftp://x  redis://u:hunter2@127.0.0.1?shards=a,b", "");
+  const TierSet set = open_tiers(
+      "redis://u:hunter2@host?nope=1  file://" + dir + "  \t ftp://x  redis://u:hunter2@127.0.0.1?shards=a,b", "");
   ASSERT_EQ(set.tiers.size(), 1u);
   EXPECT_EQ(set.tiers[0].tier->display_name(), "file://" + dir);
   ASSERT_EQ(set.problems.size(), 3u);
@@ -210,8 +220,8 @@ TEST(Secret, ShortOrPlainSecretsAndFifosAreRefused) {
   const std::string dir = temp_dir();
   const std::string path = dir + "/secret";
   std::string problem, warning;
-  for (const std::string& weak : {std::string("x"), std::string("fifteen bytes!!"), std::string(40, 'a'),
-                                  std::string("abababababababababab")}) {
+  for (const std::string& weak :
+       {std::string("x"), std::string("fifteen bytes!!"), std::string(40, 'a'), std::string("abababababababababab")}) {
     std::ofstream(path, std::ios::trunc) << weak << "\n";
     problem.clear();
     EXPECT_FALSE(read_secret_file(path, &problem, &warning)) << weak;
@@ -363,11 +373,13 @@ TEST(WriteBehind, RunsJobsInOrderOffTheCallersThread) {
   const auto caller = std::this_thread::get_id();
   std::atomic<bool> other_thread{true};
   for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(writer.enqueue([&, i] {
-      std::lock_guard lock(mu);
-      order.push_back(i);
-      if (std::this_thread::get_id() == caller) other_thread = false;
-    }, 10));
+    ASSERT_TRUE(writer.enqueue(
+        [&, i] {
+          std::lock_guard lock(mu);
+          order.push_back(i);
+          if (std::this_thread::get_id() == caller) other_thread = false;
+        },
+        10));
   }
   ASSERT_TRUE(writer.flush(std::chrono::steady_clock::now() + 5s));
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
@@ -377,7 +389,11 @@ TEST(WriteBehind, RunsJobsInOrderOffTheCallersThread) {
 TEST(WriteBehind, BoundedByCountAndBytesAndTheFlushDeadlineHolds) {
   WriteBehind writer({4, 1000});
   std::atomic<bool> release{false};
-  ASSERT_TRUE(writer.enqueue([&] { while (!release) std::this_thread::sleep_for(1ms); }, 1));
+  ASSERT_TRUE(writer.enqueue(
+      [&] {
+        while (!release) std::this_thread::sleep_for(1ms);
+      },
+      1));
   while (writer.queued() != 0) std::this_thread::sleep_for(1ms);  // the writer took it: it is stuck
   int accepted = 0;
   for (int i = 0; i < 10; ++i) accepted += writer.enqueue([] {}, 1) ? 1 : 0;
@@ -393,7 +409,11 @@ TEST(WriteBehind, BoundedByCountAndBytesAndTheFlushDeadlineHolds) {
   ASSERT_TRUE(writer.flush(std::chrono::steady_clock::now() + 5s));
   // Bytes: one job of 600 fits, a second does not.
   std::atomic<bool> hold{false};
-  ASSERT_TRUE(writer.enqueue([&] { while (!hold) std::this_thread::sleep_for(1ms); }, 1));
+  ASSERT_TRUE(writer.enqueue(
+      [&] {
+        while (!hold) std::this_thread::sleep_for(1ms);
+      },
+      1));
   while (writer.queued() != 0) std::this_thread::sleep_for(1ms);
   EXPECT_TRUE(writer.enqueue([] {}, 600));
   EXPECT_FALSE(writer.enqueue([] {}, 600));

@@ -25,9 +25,12 @@ TEST(ReplayOptions, WhatACacheableCompileHoldsIsReplayed) {
 }
 
 TEST(ReplayOptions, SideEffectsAreRefusedInEverySpelling) {
-  for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{
-           {"--create-pch=/home/u/.bashrc"}, {"--time", "/home/u/.bashrc"}, {"-arch", "--time=/x"}, {"--pch"},
-           {"--pch-dir=/x"}, {"--fdevice-time-trace=/x"}}) {
+  for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{{"--create-pch=/home/u/.bashrc"},
+                                                                                       {"--time", "/home/u/.bashrc"},
+                                                                                       {"-arch", "--time=/x"},
+                                                                                       {"--pch"},
+                                                                                       {"--pch-dir=/x"},
+                                                                                       {"--fdevice-time-trace=/x"}}) {
     const std::string why = refusal(options);
     EXPECT_NE(why.find("has side effects"), std::string::npos) << options[0] << ": " << why;
   }
@@ -47,9 +50,14 @@ TEST(ReplayOptions, ANulByteIsRefused) {
 }
 
 TEST(ReplayOptions, ValuesForNvrtcsInternalToolsAreRefused) {
-  for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{
-           {"-Xcudafe", "--list=/x"}, {"-Xcudafe=--xref=/x"}, {"-Xcudafe", "--error_output=/x"},
-           {"-Xcudafe", "--diag_suppress=1 --list=/x"}, {"-Xcudafe"}, {"-Xnvvm", "-opt=3"}, {"-D", "-Xnvvm"}}) {
+  for (const std::vector<std::string>& options :
+       std::vector<std::vector<std::string>>{{"-Xcudafe", "--list=/x"},
+                                             {"-Xcudafe=--xref=/x"},
+                                             {"-Xcudafe", "--error_output=/x"},
+                                             {"-Xcudafe", "--diag_suppress=1 --list=/x"},
+                                             {"-Xcudafe"},
+                                             {"-Xnvvm", "-opt=3"},
+                                             {"-D", "-Xnvvm"}}) {
     const std::string why = refusal(options);
     EXPECT_NE(why.find("internal tools"), std::string::npos) << options[0] << ": " << why;
   }

@@ -21,7 +21,9 @@ namespace fs = std::filesystem;
 
 constexpr int kKeys = 200;
 std::string key_of(int i) { return "key-" + std::to_string(i); }
-std::string value_of(int i) { return std::string(100 + static_cast<std::size_t>(i) * 37, static_cast<char>('a' + i % 26)); }
+std::string value_of(int i) {
+  return std::string(100 + static_cast<std::size_t>(i) * 37, static_cast<char>('a' + i % 26));
+}
 
 CachePolicy policy(const std::string& dir) {
   CachePolicy p;
@@ -118,7 +120,8 @@ TEST_P(Corruption, NeverCrashesAndNeverServesAWrongByte) {
 
 INSTANTIATE_TEST_SUITE_P(Store, Corruption, ::testing::Values(Damage::kByteFlips, Damage::kGarbagePages),
                          [](const auto& param_info) {
-                           return std::string(param_info.param == Damage::kByteFlips ? "ScatteredByteFlips" : "GarbagePages");
+                           return std::string(param_info.param == Damage::kByteFlips ? "ScatteredByteFlips"
+                                                                                     : "GarbagePages");
                          });
 
 }  // namespace

@@ -122,10 +122,9 @@ struct TieredFixture : FileTierFixture {
     c.tier = make_file_tier(*url, c.options, &problem);
     tiers.push_back(std::move(c));
     auto local = std::make_unique<MemoryStore>(1 << 30);
-    return std::make_unique<TieredStore>(std::move(local), std::move(tiers),
-                                         secret ? std::optional<Secret>(*secret) : std::nullopt,
-                                         [this](std::string_view, std::string_view m) { logged.emplace_back(m); },
-                                         writer);
+    return std::make_unique<TieredStore>(
+        std::move(local), std::move(tiers), secret ? std::optional<Secret>(*secret) : std::nullopt,
+        [this](std::string_view, std::string_view m) { logged.emplace_back(m); }, writer);
   }
   std::int64_t counter(TieredStore& s, TierCounter c) {
     (void)s.add_counters({});
@@ -232,7 +231,8 @@ TEST_F(TieredFixture, ClaimsAreUnsupportedOnADirectory) {
 // SET NX PX, to check the tiered store's side of cross-node claims.
 class ClaimingTier final : public Tier {
  public:
-  ClaimingTier(std::unique_ptr<Tier> files, std::vector<std::string>* events) : files_(std::move(files)), events_(events) {}
+  ClaimingTier(std::unique_ptr<Tier> files, std::vector<std::string>* events)
+      : files_(std::move(files)), events_(events) {}
   const std::string& display_name() const override { return files_->display_name(); }
   bool writable() const override { return true; }
   TierResult get(std::string_view key, Deadline deadline) override { return files_->get(key, deadline); }
@@ -279,8 +279,9 @@ TEST_F(TieredFixture, ACrossNodeClaimIsReleasedAfterTheWritesQueuedBeforeIt) {
   std::string problem;
   auto url = parse_tier_url("file://" + dir + "?prefix=p", &problem);
   std::vector<ConfiguredTier> tiers;
-  tiers.push_back({std::make_unique<ClaimingTier>(make_file_tier(*url, tier_options(*url, &problem), &problem), &events),
-                   tier_options(*url, &problem)});
+  tiers.push_back(
+      {std::make_unique<ClaimingTier>(make_file_tier(*url, tier_options(*url, &problem), &problem), &events),
+       tier_options(*url, &problem)});
   TieredStore node(std::make_unique<MemoryStore>(1 << 20), std::move(tiers), std::nullopt, {}, writer);
   RemoteClaim claim = node.try_claim("abc", 1000ms);
   ASSERT_TRUE(claim.held());
@@ -299,7 +300,8 @@ TEST_F(TieredFixture, ACrossNodeClaimIsReleasedAfterTheWritesQueuedBeforeIt) {
 TEST(TierCheck, ReportsReachabilityAndWritability) {
   const std::string dir = temp_dir();
   std::vector<std::string> problems;
-  const auto checks = check_tiers("file://" + dir + " file://" + dir + "?read-only file://" + dir + "/absent", "", &problems);
+  const auto checks =
+      check_tiers("file://" + dir + " file://" + dir + "?read-only file://" + dir + "/absent", "", &problems);
   ASSERT_EQ(checks.size(), 3u);
   EXPECT_TRUE(checks[0].reachable);
   EXPECT_TRUE(checks[0].writable);

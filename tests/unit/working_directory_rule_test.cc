@@ -26,10 +26,12 @@ TEST(WorkingDirectoryRule, MeasuredNeutralOptionsLeaveTheDirectoryOut) {
       {"-DA=1", "-D", "B=2", "-UA", "--define-macro=C", "--undefine-macro", "C", "-DPATH=\"x\""},
       {"-Iinc", "-I", "sub", "--include-path=../inc", "-I.", "-include", "pre.h", "--pre-include=pre.h"},
       {"-rdc=true", "--relocatable-device-code=false", "-dc", "--device-c", "-ewp", "--extensible-whole-program"},
-      {"-dopt=on", "--dopt", "off", "--use_fast_math", "-ftz=true", "-prec-div=false", "-prec-sqrt=false", "-fmad=false"},
+      {"-dopt=on", "--dopt", "off", "--use_fast_math", "-ftz=true", "-prec-div=false", "-prec-sqrt=false",
+       "-fmad=false"},
       {"-maxrregcount=32", "--maxrregcount", "40", "-split-compile=2", "--fdevice-syntax-only", "-default-device"},
       {"--device-as-default-execution-space", "-minimal", "--restrict", "--extra-device-vectorization"},
-      {"--device-int128", "-w", "--disable-warnings", "--diag-suppress=177", "-diag-error", "20", "--display-error-number"},
+      {"--device-int128", "-w", "--disable-warnings", "--diag-suppress=177", "-diag-error", "20",
+       "--display-error-number"},
       {"-Xptxas", "-v", "-Xptxas=-O1", "--ptxas-options=-g", "--ptxas-options", "-lineinfo"},
   };
   for (const auto& options : neutral) {
@@ -65,11 +67,11 @@ TEST(WorkingDirectoryRule, UnknownOrMalformedOptionsKeepTheDirectory) {
       {"stray-value"},
       {"-"},
       {"--"},
-      {"-arch"},                    // its value missing
-      {"-lineinfo=true"},           // a flag given a value
-      {"-Xptxas", "-O3,-v"},        // a ptxas option not measured
+      {"-arch"},              // its value missing
+      {"-lineinfo=true"},     // a flag given a value
+      {"-Xptxas", "-O3,-v"},  // a ptxas option not measured
       {"-Xptxas", "--compile-as-tools-patch"},
-      {"-I"},                       // its value missing
+      {"-I"},  // its value missing
   };
   for (const auto& options : unknown) EXPECT_EQ(use_of(options), Use::kAlways) << ::testing::PrintToString(options);
 }
@@ -82,8 +84,8 @@ TEST(WorkingDirectoryRule, AppendFlagsCountLikeTheProgramsOptions) {
   EXPECT_EQ(use_of({"-arch=sm_80"}, "k.cu", "-lineinfo"), Use::kAlways);
   EXPECT_EQ(use_of({"-arch=sm_80"}, "k.cu", "--bogus"), Use::kAlways);
   EXPECT_EQ(use_of({"-arch=sm_80"}, "k.cu", "-DX=\"a b\""), Use::kAlways);  // quoting: not measured
-  EXPECT_EQ(use_of({"-arch"}, "k.cu", "sm_80"), Use::kAlways);  // read on their own: not measured
-  EXPECT_EQ(use_of({"-I", "-lineinfo"}, "k.cu"), Use::kNone);  // measured: NVRTC takes it as -I's value
+  EXPECT_EQ(use_of({"-arch"}, "k.cu", "sm_80"), Use::kAlways);              // read on their own: not measured
+  EXPECT_EQ(use_of({"-I", "-lineinfo"}, "k.cu"), Use::kNone);               // measured: NVRTC takes it as -I's value
 }
 
 }  // namespace

@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
   CLI::App* stats = app.add_subcommand("stats", "the counters every process merged into the cache");
   stats->add_flag("--json", json, "as JSON");
   stats->callback([&] { exit_code = cli::stats(json); });
-  app.add_subcommand("clear", "removes every entry and resets the counters")->callback([&] { exit_code = cli::clear(); });
+  app.add_subcommand("clear", "removes every entry and resets the counters")->callback([&] {
+    exit_code = cli::clear();
+  });
   app.add_subcommand("verify", "reads every entry and checks its envelope and format")->callback([&] {
     exit_code = cli::verify();
   });

@@ -50,11 +50,12 @@ int stats(bool json) {
   const store::MapUsage usage = s->map_usage();
   std::printf("entries          %llu (%llu bytes)\n", static_cast<unsigned long long>(s->entry_count()),
               static_cast<unsigned long long>(s->size_bytes()));
-  std::printf("store            %llu of %llu bytes in use (max_size)\n", static_cast<unsigned long long>(usage.used_bytes),
-              static_cast<unsigned long long>(usage.map_bytes));
+  std::printf("store            %llu of %llu bytes in use (max_size)\n",
+              static_cast<unsigned long long>(usage.used_bytes), static_cast<unsigned long long>(usage.map_bytes));
   for (std::size_t i = 0; i < core::kCounterNames.size(); ++i) {
     std::printf("%-32s %lld  %s\n", std::string(core::kCounterNames[i]).c_str(),
-                static_cast<long long>(counter(counters, core::kCounterNames[i])), std::string(core::kCounterHelp[i]).c_str());
+                static_cast<long long>(counter(counters, core::kCounterNames[i])),
+                std::string(core::kCounterHelp[i]).c_str());
   }
   std::printf("hit rate         %.1f%%\n", hit_rate * 100);
   return 0;

@@ -136,7 +136,8 @@ std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem
       const auto comma = list.find(',');
       std::string shard;
       double weight = 1.0;
-      if (!parse_shard(list.substr(0, comma), &shard, &weight)) return fail("malformed shards list (NAME or NAME(WEIGHT), comma-separated)");
+      if (!parse_shard(list.substr(0, comma), &shard, &weight))
+        return fail("malformed shards list (NAME or NAME(WEIGHT), comma-separated)");
       for (const auto& [seen, unused] : names) {
         if (seen == shard) return fail("shard " + shard + " is listed twice");
       }

@@ -23,9 +23,9 @@
 namespace nvrtc_cache::store::remote::redis {
 
 struct ServerSpec {
-  std::string shard_name;   // the name hashed for shard choice (empty when there is one server)
+  std::string shard_name;  // the name hashed for shard choice (empty when there is one server)
   double weight = 1.0;
-  std::string host;         // TCP; empty for a unix socket
+  std::string host;  // TCP; empty for a unix socket
   std::uint16_t port = 6379;
   std::string socket_path;  // unix
   std::string display;      // "redis://host:port" or "redis+unix:///path" (never a secret)

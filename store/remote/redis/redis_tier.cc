@@ -117,7 +117,8 @@ class RedisTier final : public Tier {
     const platform::ErrnoGuard errno_guard;
     if (options_.read_only) return result(TierCode::kRefused, display_name_ + " is read-only");
     if (value.size() > options_.max_entry_size) {
-      return result(TierCode::kRefused, "value of " + std::to_string(value.size()) + " bytes is larger than max-entry-size (" +
+      return result(TierCode::kRefused, "value of " + std::to_string(value.size()) +
+                                            " bytes is larger than max-entry-size (" +
                                             std::to_string(options_.max_entry_size) + ")");
     }
     const std::string redis_key = data_key(key);
@@ -144,9 +145,12 @@ class RedisTier final : public Tier {
       Reply reply;
       IoResult done = connection.command(args, &reply, kSmallReply, deadline);
       if (!done.ok()) return done;
-      if (reply.kind == Reply::Kind::kStatus && reply.text == "OK") code = ClaimCode::kClaimed;
-      else if (reply.kind == Reply::Kind::kNil) code = ClaimCode::kHeldByOther;
-      else refusal = unexpected(server, reply);  // e.g. OOM (full, noeviction), NOPERM
+      if (reply.kind == Reply::Kind::kStatus && reply.text == "OK")
+        code = ClaimCode::kClaimed;
+      else if (reply.kind == Reply::Kind::kNil)
+        code = ClaimCode::kHeldByOther;
+      else
+        refusal = unexpected(server, reply);  // e.g. OOM (full, noeviction), NOPERM
       return done;
     });
     if (io.code != TierCode::kOk) code = ClaimCode::kFailed;
@@ -216,8 +220,10 @@ class RedisTier final : public Tier {
         const TierResult io = run(*server, deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
           Reply reply;
           IoResult done = connection.command(args, &reply, kScanReply, deadline);
-          if (done.ok() && reply.kind == Reply::Kind::kBulk) batch = std::move(reply.text);
-          else if (done.ok()) done = IoResult{IoCode::kError, "unexpected reply to SCAN"};
+          if (done.ok() && reply.kind == Reply::Kind::kBulk)
+            batch = std::move(reply.text);
+          else if (done.ok())
+            done = IoResult{IoCode::kError, "unexpected reply to SCAN"};
           return done;
         });
         if (!io.ok()) return io;
@@ -279,7 +285,8 @@ class RedisTier final : public Tier {
     const std::string& name = server.spec.display;
     if (reply.kind != Reply::Kind::kError) return result(TierCode::kError, name + ": unexpected reply");
     const std::string_view text = reply.text;
-    if (starts_with(text, "NOAUTH")) return result(TierCode::kRefused, "wrong password for " + name + " (it requires one)");
+    if (starts_with(text, "NOAUTH"))
+      return result(TierCode::kRefused, "wrong password for " + name + " (it requires one)");
     if (starts_with(text, "WRONGPASS") || starts_with(text, "ERR invalid password")) {
       return result(TierCode::kRefused, "wrong password for " + name);
     }
@@ -289,7 +296,8 @@ class RedisTier final : public Tier {
       return result(TierCode::kRefused, name + ": not permitted for this user (" + redis::printable(text) + ")");
     }
     if (starts_with(text, "MOVED") || starts_with(text, "ASK") || starts_with(text, "CLUSTERDOWN")) {
-      return result(TierCode::kError, name + ": a Redis Cluster node; cluster mode is not supported (list the nodes as shards)");
+      return result(TierCode::kError,
+                    name + ": a Redis Cluster node; cluster mode is not supported (list the nodes as shards)");
     }
     return result(TierCode::kError, name + ": " + redis::printable(text));
   }
@@ -319,17 +327,20 @@ class RedisTier final : public Tier {
     }
     Reply reply;
     if (send_auth) {
-      if (IoResult read = connection->read_reply(&reply, kSmallReply, deadline); !read.ok()) return io_failure(server, read);
+      if (IoResult read = connection->read_reply(&reply, kSmallReply, deadline); !read.ok())
+        return io_failure(server, read);
       if (reply.kind != Reply::Kind::kStatus) {
         // The server's words are not repeated: an old server's "unknown command" would echo the password.
-        if (reply.kind == Reply::Kind::kError && reply.text.find("without any password configured") != std::string::npos) {
+        if (reply.kind == Reply::Kind::kError &&
+            reply.text.find("without any password configured") != std::string::npos) {
           return result(TierCode::kRefused, "wrong password for " + server.spec.display + " (it has none)");
         }
         return result(TierCode::kRefused, "wrong password for " + server.spec.display);
       }
     }
     if (send_select) {
-      if (IoResult read = connection->read_reply(&reply, kSmallReply, deadline); !read.ok()) return io_failure(server, read);
+      if (IoResult read = connection->read_reply(&reply, kSmallReply, deadline); !read.ok())
+        return io_failure(server, read);
       if (reply.kind == Reply::Kind::kError && starts_with(reply.text, "ERR DB index")) {
         return result(TierCode::kRefused, server.spec.display + ": database " + db + " does not exist");
       }
@@ -371,7 +382,8 @@ class RedisTier final : public Tier {
       Reply reply;
       IoResult done = connection.command(args, &reply, kSmallReply, deadline);
       if (done.ok()) {
-        outcome = reply.kind == Reply::Kind::kStatus && reply.text == "OK" ? result(TierCode::kOk) : unexpected(server, reply);
+        outcome = reply.kind == Reply::Kind::kStatus && reply.text == "OK" ? result(TierCode::kOk)
+                                                                           : unexpected(server, reply);
       }
       return done;
     });
@@ -388,7 +400,8 @@ class RedisTier final : public Tier {
       Reply reply;
       IoResult done = connection.command(ping, &reply, kSmallReply, deadline);
       if (done.ok()) {
-        pinged = reply.kind == Reply::Kind::kStatus && reply.text == "PONG" ? result(TierCode::kOk) : unexpected(server, reply);
+        pinged = reply.kind == Reply::Kind::kStatus && reply.text == "PONG" ? result(TierCode::kOk)
+                                                                            : unexpected(server, reply);
       }
       return done;
     });
@@ -399,7 +412,8 @@ class RedisTier final : public Tier {
     if (!writable()) return result(TierCode::kOk, detail + ", read-only");
 
     std::random_device random;
-    const std::string probe_key = options_.prefix + ":v1:probe:" + std::to_string(getpid()) + "-" + std::to_string(random());
+    const std::string probe_key =
+        options_.prefix + ":v1:probe:" + std::to_string(getpid()) + "-" + std::to_string(random());
     const std::string probe_value = "nvrtc-cache probe " + std::to_string(random());
     const std::string ttl = std::to_string(kProbeTtl.count());
     const auto write_start = Clock::now();

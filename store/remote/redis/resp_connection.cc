@@ -24,7 +24,8 @@ constexpr std::size_t kInlineArgument = 4096;
 IoResult failure(IoCode code, std::string detail) { return IoResult{code, std::move(detail)}; }
 
 IoResult errno_failure(const char* what, int error) {
-  if (error == EPIPE || error == ECONNRESET) return failure(IoCode::kError, std::string(what) + ": connection closed by the server");
+  if (error == EPIPE || error == ECONNRESET)
+    return failure(IoCode::kError, std::string(what) + ": connection closed by the server");
   return failure(IoCode::kError, std::string(what) + ": " + std::strerror(error));
 }
 
@@ -236,7 +237,8 @@ IoResult RespConnection::read_line(std::string* line, Deadline deadline) {
     } else {
       scanned = in_end_;
     }
-    if (in_end_ - in_begin_ > kMaxLineLength) return failure(IoCode::kError, "reply line too long: not a Redis server?");
+    if (in_end_ - in_begin_ > kMaxLineLength)
+      return failure(IoCode::kError, "reply line too long: not a Redis server?");
     const std::size_t offset = scanned - in_begin_;
     if (IoResult filled = fill(deadline); !filled.ok()) return filled;
     scanned = in_begin_ + offset;  // fill() may have moved the unread bytes to the front
@@ -263,7 +265,8 @@ IoResult RespConnection::read_bulk(std::uint64_t length, std::string* out, Deadl
   while (in_end_ - in_begin_ < 2) {
     if (IoResult filled = fill(deadline); !filled.ok()) return filled;
   }
-  if (in_[in_begin_] != '\r' || in_[in_begin_ + 1] != '\n') return failure(IoCode::kError, "malformed bulk reply: not a Redis server?");
+  if (in_[in_begin_] != '\r' || in_[in_begin_ + 1] != '\n')
+    return failure(IoCode::kError, "malformed bulk reply: not a Redis server?");
   in_begin_ += 2;
   return {};
 }
@@ -284,11 +287,13 @@ IoResult RespConnection::read_reply(Reply* reply, std::uint64_t max_bulk, Deadli
       return {};
     case ':':
       reply->kind = Reply::Kind::kInteger;
-      if (!parse_integer(rest, &reply->integer)) return failure(IoCode::kError, "malformed integer reply: not a Redis server?");
+      if (!parse_integer(rest, &reply->integer))
+        return failure(IoCode::kError, "malformed integer reply: not a Redis server?");
       return {};
     case '$': {
       long long length = 0;
-      if (!parse_integer(rest, &length) || length < -1) return failure(IoCode::kError, "malformed bulk length: not a Redis server?");
+      if (!parse_integer(rest, &length) || length < -1)
+        return failure(IoCode::kError, "malformed bulk length: not a Redis server?");
       if (length == -1) {
         reply->kind = Reply::Kind::kNil;
         reply->text.clear();
@@ -304,7 +309,8 @@ IoResult RespConnection::read_reply(Reply* reply, std::uint64_t max_bulk, Deadli
     case '*':
       return failure(IoCode::kError, "unexpected array reply");
     default:
-      return failure(IoCode::kError, "not a RESP reply (\"" + printable(line.substr(0, 16)) + "\"): not a Redis server?");
+      return failure(IoCode::kError,
+                     "not a RESP reply (\"" + printable(line.substr(0, 16)) + "\"): not a Redis server?");
   }
 }
 

@@ -52,8 +52,8 @@ struct IoResult {
 struct Reply {
   enum class Kind { kStatus, kError, kInteger, kBulk, kNil };
   Kind kind = Kind::kNil;
-  std::string text;          // kStatus / kError: the line; kBulk: the bytes
-  long long integer = 0;     // kInteger
+  std::string text;       // kStatus / kError: the line; kBulk: the bytes
+  long long integer = 0;  // kInteger
 };
 
 // What a server said, made safe for a log line: printable ASCII only, at most 160 characters.
@@ -98,7 +98,7 @@ class RespConnection {
 
   int fd_;
   pid_t owner_pid_;
-  std::vector<char> in_;       // received, not yet consumed: in_[in_begin_, in_end_)
+  std::vector<char> in_;  // received, not yet consumed: in_[in_begin_, in_end_)
   std::size_t in_begin_ = 0;
   std::size_t in_end_ = 0;
 };

@@ -103,7 +103,7 @@ extern "C" __attribute__((visibility("default"))) nvrtcResult nvrtcDestroyProgra
 }
 
 extern "C" __attribute__((visibility("default"))) nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int n,
-                                                                                const char* const* options) {
+                                                                                  const char* const* options) {
   std::vector<const char*> passed;
   std::string output_file;
   for (int i = 0; options != nullptr && i < n; ++i) {
