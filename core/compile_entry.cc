@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/entry_codec.h"
 #include "util/binary_io.h"
 
 namespace nvrtc_cache::core {
@@ -16,6 +17,8 @@ using util::ByteWriter;
 constexpr std::size_t kMinLoweredNameBytes =
     util::kEmptyBytesField + util::kU32Bytes + 2 * util::kFlagBytes + util::kEmptyBytesField;
 
+}  // namespace
+
 void write_output(util::ByteWriter& w, const RecordedOutput& o) {
   w.i32(o.size_rc);
   w.u8(o.size_written);
@@ -27,6 +30,8 @@ void write_output(util::ByteWriter& w, const RecordedOutput& o) {
 bool read_output(util::ByteReader& r, RecordedOutput& o) {
   return r.i32(o.size_rc) && r.flag(o.size_written) && r.u64(o.size) && r.i32(o.data_rc) && r.bytes(o.bytes);
 }
+
+namespace {
 
 void write_lowered_name(util::ByteWriter& w, const RecordedLoweredName& n) {
   w.bytes(n.expression);

@@ -70,8 +70,11 @@ keying::CacheKey result_key(const keying::CacheKey& direct_key, const Dependency
 }
 
 std::string manifest_store_key(const keying::CacheKey& direct_key) {
-  return "M" + std::string(keying::as_bytes(direct_key));
+  return kManifestPrefix + std::string(keying::as_bytes(direct_key));
 }
-std::string result_store_key(const keying::CacheKey& key) { return "R" + std::string(keying::as_bytes(key)); }
+std::string result_store_key(const keying::CacheKey& key) { return kResultPrefix + std::string(keying::as_bytes(key)); }
+std::string link_result_store_key(const keying::CacheKey& key) {
+  return kLinkResultPrefix + std::string(keying::as_bytes(key));
+}
 
 }  // namespace nvrtc_cache::direct

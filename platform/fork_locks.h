@@ -20,7 +20,9 @@
 //                                                    which registers no fork handlers)
 //   kSlotRegistry     shim/interpose/real_nvrtc.cc   call sites and NVRTC slots (shared mutex; no dl*
 //                                                    call and no NVRTC call is made under it)
+//   kLinkSlotRegistry shim/interpose/real_nvjitlink.cc  call sites and nvJitLink slots (as kSlotRegistry)
 //   kProgramTable     shim/program_table.cc          program handle -> recorded inputs (shared mutex)
+//   kLinkTable        shim/link/link_table.cc        link handle -> recorded inputs (shared mutex)
 //   kVariablesSeen    shim/compile.cc                environment variables NVRTC has read
 //   kNvrtcCode        shim/watch/file_watch.cc       NVRTC's code ranges and import redirection
 //                                                    (takes the loader's lock, no other of the set)
@@ -59,7 +61,9 @@ enum class ForkRank : int {
   kRuntimeCreation,
   kStoreOpen,
   kSlotRegistry,
+  kLinkSlotRegistry,
   kProgramTable,
+  kLinkTable,
   kVariablesSeen,
   kNvrtcCode,
   kStoreRegistry,

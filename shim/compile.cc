@@ -29,6 +29,7 @@
 #include "shim/record_writer.h"
 #include "shim/runtime.h"
 #include "shim/watch/file_watch.h"
+#include "shim/watch/observations.h"
 #include "platform/fork_locks.h"
 #include "shim/single_flight.h"
 #include "util/clock.h"
@@ -38,23 +39,6 @@ namespace nvrtc_cache::shim::hooks {
 namespace {
 
 using platform::ErrnoGuard;
-
-// Objects whose file accesses during a compile are the driver's own cache, not compile inputs.
-bool is_driver_object(const void* caller) {
-  Dl_info info;
-  if (caller == nullptr || dladdr(caller, &info) == 0 || info.dli_fname == nullptr) return false;
-  const std::string_view file = info.dli_fname;
-  return file.find("libcuda.so") != std::string_view::npos || file.find("libnvidia-") != std::string_view::npos;
-}
-
-std::vector<direct::Observation> observations_of(const watch::CompileWatch& watch) {
-  std::vector<direct::Observation> out;
-  out.reserve(watch.event_count());
-  watch.for_each_event([&out](const watch::WatchEvent& e) {
-    if (!is_driver_object(e.caller)) out.push_back(e.observation);
-  });
-  return out;
-}
 
 // Environment variables NVRTC has read in any compile of this process (some it reads only once).
 // Its mutex is platform::ForkRank::kVariablesSeen.
@@ -195,7 +179,7 @@ class LinuxCompileHost final : public CompileHost {
                      "NVRTC's file accesses are not observable in this process; compiles are not cached");
     } else {
       dependencies = direct::record_dependencies(
-          observations_of(watch), record.inputs.working_directory, start_realtime_ns, time_macros_in(record.inputs),
+          watch::observations_of(watch), record.inputs.working_directory, start_realtime_ns, time_macros_in(record.inputs),
           variables_always_recorded(record.inputs.library), record.inputs.working_directory_use);
       if (dependencies.set) variables_seen().add(*dependencies.set);
     }

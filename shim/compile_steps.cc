@@ -88,69 +88,14 @@ direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
 
 Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const interpose::RealNvrtc& real,
                core::StatsDeltas& stats, void (*on_corrupt_entry)()) {
-  Lookup out;
-  const std::string manifest_key = direct::manifest_store_key(direct_key);
-  std::optional<std::string> bytes = store.get(manifest_key);
-  if (!bytes) {
-    out.miss_reason = "no manifest";
-    out.miss = core::Counter::miss_new;
-    return out;
-  }
-  std::optional<direct::Manifest> manifest = direct::decode_manifest(*bytes);
-  if (!manifest) {
-    stats.add(core::Counter::corrupt);
-    (void)store.erase(manifest_key);
-    out.miss_reason = "the manifest was corrupt";
-    out.miss = core::Counter::miss_result_gone;
-    return out;
-  }
-  for (direct::ManifestResult& result : manifest->results) {
-    const auto validate_start = SteadyClock::now();
-    const direct::Validation v = direct::validate_dependencies(result.dependencies);
-    out.validate_ns += nanos_between(validate_start, SteadyClock::now());
-    if (!v.matches) {
-      if (out.miss_reason.empty()) {
-        out.miss_reason = v.mismatch;
-        out.miss = v.kind == direct::Mismatch::kEnvironment ? core::Counter::miss_environment
-                   : v.kind == direct::Mismatch::kDate      ? core::Counter::miss_date
-                                                            : core::Counter::miss_dependency;
-      }
-      continue;
-    }
-    const std::string key = direct::result_store_key(result.result_key);
-    std::optional<std::string> entry_bytes = store.get(key);
-    if (!entry_bytes) {
-      if (out.miss_reason.empty()) {
-        out.miss_reason = "the result is gone from the store";
-        out.miss = core::Counter::miss_result_gone;
-      }
-      continue;
-    }
-    out.entry = core::decode_entry(*entry_bytes);
-    if (!out.entry) {
-      stats.add(core::Counter::corrupt);
-      if (on_corrupt_entry) on_corrupt_entry();
-      (void)store.erase(key);
-      continue;
-    }
-    if (!covers_outputs_of(*out.entry, real)) {
-      out.entry.reset();
-      if (out.miss_reason.empty()) {
-        out.miss_reason = "the result lacks an output this NVRTC has";
-        out.miss = core::Counter::miss_outputs;
-      }
-      continue;
-    }
-    if (v.refreshed) (void)store.put(manifest_key, direct::encode_manifest(*manifest));  // touched files
-    out.dependencies = std::move(result.dependencies);
-    out.miss_reason.clear();
-    return out;
-  }
-  if (out.miss_reason.empty()) {
-    out.miss_reason = "no result in the manifest";
-    out.miss = core::Counter::miss_result_gone;
-  }
-  return out;
+  return look_up_manifest<core::CompileEntry>(
+      store, direct_key, stats, [](const keying::CacheKey& key) { return direct::result_store_key(key); },
+      [](std::string_view bytes) { return core::decode_entry(bytes); },
+      [&real](const core::CompileEntry& entry) -> std::optional<Unusable> {
+        if (covers_outputs_of(entry, real)) return std::nullopt;
+        return Unusable{"the result lacks an output this NVRTC has", core::Counter::miss_outputs};
+      },
+      on_corrupt_entry);
 }
 
 std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& real, nvrtcProgram prog,
@@ -173,14 +118,15 @@ std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& rea
 }
 
 store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direct_key, const keying::CacheKey& result,
-                              direct::DependencySet dependencies, std::size_t* results) {
+                              direct::DependencySet dependencies, std::size_t* results,
+                              std::string (*store_key_of)(const keying::CacheKey&)) {
   const std::string manifest_key = direct::manifest_store_key(direct_key);
   direct::Manifest manifest;
   if (std::optional<std::string> bytes = store.get(manifest_key)) {
     manifest = direct::decode_manifest(*bytes).value_or(direct::Manifest{});
   }
   for (const keying::CacheKey& dropped : manifest.add({result, std::move(dependencies)})) {
-    (void)store.erase(direct::result_store_key(dropped));
+    (void)store.erase(store_key_of(dropped));
   }
   if (results) *results = manifest.results.size();
   return store.put(manifest_key, direct::encode_manifest(manifest));

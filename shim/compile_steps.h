@@ -25,6 +25,7 @@
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "shim/interpose/real_nvrtc.h"
+#include "shim/manifest_lookup.h"
 #include "shim/program_table.h"
 #include "store/store.h"
 
@@ -60,13 +61,7 @@ bool result_is_cacheable(nvrtcResult rc);
 // Whether the source or a header uses __TIME__ / __DATE__.
 direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs);
 
-struct Lookup {
-  std::optional<core::CompileEntry> entry;
-  std::optional<direct::DependencySet> dependencies;  // the served result's
-  std::string miss_reason;                            // for the log
-  core::Counter miss = core::Counter::miss_other;     // for the statistics, decided with it
-  std::int64_t validate_ns = 0;
-};
+using Lookup = LookupOf<core::CompileEntry>;
 
 // The direct key names a manifest; the first result whose dependencies still hold and that holds
 // every output `real` has (covers_outputs_of) is the answer. A manifest or entry that fails to
@@ -88,9 +83,11 @@ std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& rea
                                                  std::int64_t compile_nanos, core::StatsDeltas& stats);
 
 // Adds `result` to the direct key's manifest (erasing the results it displaces) and writes it back;
-// `results` (optional) gets how many results the manifest then holds.
+// `results` (optional) gets how many results the manifest then holds. `store_key_of`: the store key
+// of a result (a compile's by default; a link's for shim/link/).
 store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direct_key, const keying::CacheKey& result,
-                              direct::DependencySet dependencies, std::size_t* results = nullptr);
+                              direct::DependencySet dependencies, std::size_t* results = nullptr,
+                              std::string (*store_key_of)(const keying::CacheKey&) = &direct::result_store_key);
 
 // After a miss with a dependency set: reads the outputs back and stores them under their result key
 // and in the manifest, counting the miss (`miss_reason`), its compile time and the outcome (stores

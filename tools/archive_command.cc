@@ -206,7 +206,11 @@ bool walk_selected(Endpoint& source, const Selection& selection, Report& report,
         record.key.assign(e.key);
         record.created = e.created;
         record.last_used = e.last_used;
-        if (e.key[0] == 'R') {
+        if (e.key[0] == 'L') {  // a link's result: exported whole (a selection names compiles)
+          if (selection.any()) return;
+          record.kind = RecordKind::kLinkResult;
+          ++report.results;
+        } else if (e.key[0] == 'R') {
           if (selection.any()) {
             const auto it = names.find(e.key);
             if (it == names.end()) return;

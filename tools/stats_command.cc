@@ -80,7 +80,7 @@ Composition composition(store::LmdbStore& s) {
   Composition c;
   (void)s.for_each([&c](std::string_view key, std::optional<std::string_view> payload) {
     const std::uint64_t bytes = payload ? payload->size() : 0;
-    if (key.size() == 33 && key[0] == 'R') {
+    if (key.size() == 33 && (key[0] == 'R' || key[0] == 'L')) {  // compile and link results
       ++c.results;
       c.result_bytes += bytes;
     } else if (key.size() == 33 && key[0] == 'M') {
@@ -135,6 +135,10 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
   const std::int64_t lookups = hits + counter(counters, "misses");
   j["hit_rate"] = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
   j["saved_seconds"] = static_cast<double>(counter(counters, "saved_ns")) / 1e9;
+  j["links"] = {{"hits", counter(counters, "link_hits")},
+                {"misses", counter(counters, "link_misses")},
+                {"uncacheable", counter(counters, "link_uncacheable")},
+                {"saved_seconds", static_cast<double>(counter(counters, "link_saved_ns")) / 1e9}};
   j["moved_aside_stores"] = moved_aside;
   nlohmann::ordered_json reasons;
   for (const char* kind : {"uncacheable", "miss"}) {
@@ -175,6 +179,14 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   fmt::print("hit rate          {:.1f}%\n",
              lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0);
   fmt::print("uncacheable       {}\n", counter(counters, "uncacheable"));
+  if (const std::int64_t link_hits = counter(counters, "link_hits"),
+      link_lookups = link_hits + counter(counters, "link_misses");
+      link_lookups + counter(counters, "link_uncacheable") > 0) {
+    fmt::print("links (nvJitLink) {} hits, {} misses ({:.1f}%), {} uncacheable, {:.3f} s saved\n", link_hits,
+               counter(counters, "link_misses"),
+               link_lookups ? 100.0 * static_cast<double>(link_hits) / static_cast<double>(link_lookups) : 0.0,
+               counter(counters, "link_uncacheable"), static_cast<double>(counter(counters, "link_saved_ns")) / 1e9);
+  }
   fmt::print("stores            {}\n", counter(counters, "stores"));
   fmt::print("errors            {}\n", counter(counters, "errors"));
   fmt::print("corrupt dropped   {}\n", counter(counters, "corrupt"));

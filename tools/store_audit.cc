@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/compile_entry.h"
+#include "core/link_entry.h"
 #include "direct/manifest.h"
 
 namespace nvrtc_cache::tools {
@@ -20,18 +21,24 @@ StoreAudit audit_store(store::LmdbStore& store, const std::function<void(std::ui
     } else if (key.size() == 33 && key[0] == 'M') {
       ++a.manifests;
       if (auto manifest = direct::decode_manifest(*payload)) {
-        for (const auto& r : manifest->results) referenced.insert(direct::result_store_key(r.result_key));
+        for (const auto& r : manifest->results) referenced.insert(std::string(keying::as_bytes(r.result_key)));
       } else {
         ++a.bad_manifests;
       }
     } else if (key.size() == 33 && key[0] == 'R') {
       ++a.results;
       if (!core::decode_entry(*payload)) ++a.bad_results;
+    } else if (key.size() == 33 && key[0] == direct::kLinkResultPrefix) {
+      ++a.link_results;
+      if (!core::decode_link_entry(*payload)) ++a.bad_link_results;
     } else {
       ++a.other;
     }
   });
-  for (const auto& key : referenced) a.dangling += present.count(key) == 0;
+  // A manifest names a compile's result ('R') or a link's ('L').
+  for (const auto& key : referenced) {
+    a.dangling += present.count(direct::kResultPrefix + key) == 0 && present.count(direct::kLinkResultPrefix + key) == 0;
+  }
   return a;
 }
 
@@ -41,6 +48,7 @@ int print_audit(const std::string& directory, const StoreAudit& a) {
   std::printf("entries             %llu\n", n(a.entries));
   std::printf("manifests           %llu (%llu malformed)\n", n(a.manifests), n(a.bad_manifests));
   std::printf("compile results     %llu (%llu malformed)\n", n(a.results), n(a.bad_results));
+  std::printf("link results        %llu (%llu malformed)\n", n(a.link_results), n(a.bad_link_results));
   std::printf("failed checksum     %llu\n", n(a.damaged));
   std::printf("unknown keys        %llu\n", n(a.other));
   std::printf("missing results     %llu (named by a manifest, evicted or never stored: a miss, not an error)\n",

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/compile_entry.h"
+#include "core/link_entry.h"
 #include "core/config.h"
 #include "direct/manifest.h"
 #include "store/remote/sealed_value.h"
@@ -16,7 +17,10 @@ constexpr std::size_t kStoreKeySize = 33;
 constexpr auto kOperationTime = std::chrono::seconds(30);
 constexpr auto kWalkTime = std::chrono::hours(24);
 
-bool is_entry_key(std::string_view key) { return key.size() == kStoreKeySize && (key[0] == 'M' || key[0] == 'R'); }
+bool is_entry_key(std::string_view key) {
+  return key.size() == kStoreKeySize &&
+         (key[0] == direct::kManifestPrefix || key[0] == direct::kResultPrefix || key[0] == direct::kLinkResultPrefix);
+}
 
 }  // namespace
 
@@ -119,9 +123,10 @@ bool Endpoint::put(std::string_view key, std::string_view payload, std::string* 
 
 MergeOutcome Endpoint::merge(std::string_view key, std::string_view payload, std::string* problem) {
   if (!is_entry_key(key)) return MergeOutcome::kMalformed;
-  if (key[0] == 'R') {
-    const auto entry = core::decode_entry(payload);
-    if (!entry || !core::is_well_formed(*entry)) return MergeOutcome::kMalformed;
+  if (key[0] == direct::kResultPrefix || key[0] == direct::kLinkResultPrefix) {
+    const bool well_formed = key[0] == direct::kResultPrefix ? core::decode_entry(payload).has_value()
+                                                             : core::decode_link_entry(payload).has_value();
+    if (!well_formed) return MergeOutcome::kMalformed;
     if (get(key)) return MergeOutcome::kPresent;
     return put(key, payload, problem) ? MergeOutcome::kAdded : MergeOutcome::kFailed;
   }

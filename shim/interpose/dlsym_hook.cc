@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "shim/interpose/real_nvjitlink.h"
 #include "shim/interpose/real_nvrtc.h"
 #include "shim/interpose/slot_wrappers.h"
 #include "shim/watch/libc_symbols.h"
@@ -26,7 +27,7 @@ __attribute__((visibility("hidden"), used)) void* nvrtc_cache_resolve_real_dlsym
   return fn;
 }
 
-// Reached by a jump from dlsym below for names starting with "nvrtc": the return address is still
+// Reached by a jump from dlsym below for names starting with "nvrtc", "nvJ" or "__nvJ": the return address is still
 // the client's.
 __attribute__((visibility("hidden"), used)) void* nvrtc_cache_dlsym_nvrtc(void* handle, const char* name) {
   using namespace nvrtc_cache::shim::interpose;
@@ -34,6 +35,12 @@ __attribute__((visibility("hidden"), used)) void* nvrtc_cache_dlsym_nvrtc(void* 
   // not loaded NVRTC does not find the shim's exports.
   void* found = real_dlsym(handle == RTLD_DEFAULT ? RTLD_NEXT : handle, name);
   if (found == nullptr || address_in_shim(found)) return found;
+  if (name[0] == '_' || name[2] == 'J') {  // nvJitLink's ("nvJ...", "__nvJ...": the entry's test)
+    const int link_slot = nvjitlink_slot_for_function(found);
+    if (link_slot < 0) return found;
+    void* wrapper = nvjitlink_slot_wrapper(link_slot, name);
+    return wrapper ? wrapper : found;
+  }
   const int slot = slot_for_function(found);
   if (slot < 0) return found;
   void* wrapper = slot_wrapper(slot, name);

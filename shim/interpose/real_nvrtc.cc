@@ -20,6 +20,7 @@
 #include "platform/errno_guard.h"
 #include "platform/fork_locks.h"
 #include "shim/interpose/library_identity.h"
+#include "shim/interpose/loaded_object.h"
 #include "shim/interpose/wrapper_body.h"
 
 namespace nvrtc_cache::shim::interpose {
@@ -29,43 +30,12 @@ namespace {
 // matches the shim's own unversioned definitions, so it skips the shim and lands in a real NVRTC.
 constexpr auto& kVersionNodes = kNvrtcVersionNodes;
 
-const void* self_marker() { return reinterpret_cast<const void*>(&self_marker); }
-
-const link_map* link_map_of(const void* address) {
-  Dl_info info;
-  void* extra = nullptr;
-  if (dladdr1(address, &info, &extra, RTLD_DL_LINKMAP) == 0) return nullptr;
-  return static_cast<const link_map*>(extra);
-}
-
-// The shim's own link map, looked up once (the same in every thread and after fork).
-const link_map* shim_link_map() {
-  static constinit std::atomic<const link_map*> cached{nullptr};
-  const link_map* map = cached.load(std::memory_order_acquire);
-  if (map == nullptr) {
-    map = link_map_of(self_marker());
-    cached.store(map, std::memory_order_release);
-  }
-  return map;
-}
-
-bool in_shim(const void* address) { return address && link_map_of(address) == shim_link_map(); }
-
 const char* version_node_of(void* library) {
   for (const char* node : kVersionNodes) {
     void* fn = dlvsym(library, "nvrtcVersion", node);
     if (fn && !in_shim(fn)) return node;
   }
   return nullptr;
-}
-
-// A handle whose dlsym/dlvsym searches the caller's own scope (its local scope for an RTLD_LOCAL
-// load, the global scope for the main program).
-[[maybe_unused]] void* scope_handle_of(const link_map* caller) {
-  if (caller == nullptr || caller->l_name == nullptr || caller->l_name[0] == '\0') {
-    return dlopen(nullptr, RTLD_LAZY);
-  }
-  return dlopen(caller->l_name, RTLD_LAZY | RTLD_NOLOAD);
 }
 
 struct Probe {
@@ -106,12 +76,6 @@ Probe proxied_library_version_fn() {
 }
 #endif
 
-void* lookup(void* library, const char* name, const char* node) {
-  void* fn = node ? dlvsym(library, name, node) : real_dlsym(library, name);
-  if (fn == nullptr) fn = real_dlsym(library, name);
-  return in_shim(fn) ? nullptr : fn;
-}
-
 std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
   const link_map* library_map = link_map_of(probe.version_fn);
   if (library_map == nullptr) return nullptr;
@@ -120,11 +84,11 @@ std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
   auto slot = std::make_unique<RealNvrtc>();
   slot->link_map = library_map;
 #define NVRTC_API(kind, ret, name, params, args) \
-  slot->name = reinterpret_cast<ret(*) params>(lookup(library, #name, probe.node));
+  slot->name = reinterpret_cast<ret(*) params>(lookup_outside_shim(library, #name, probe.node));
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
   for (int i = 0; i < kPrivateNvrtcFunctionCount; ++i) {
-    slot->private_functions[i] = lookup(library, kPrivateNvrtcFunctions[i], probe.node);
+    slot->private_functions[i] = lookup_outside_shim(library, kPrivateNvrtcFunctions[i], probe.node);
   }
   dlclose(library);  // NOLOAD handle: drops only the reference it took
   if (slot->nvrtcVersion == nullptr ||

@@ -8,11 +8,16 @@
 #pragma once
 
 #include <nvrtc.h>
+#ifndef NVJITLINK_NO_INLINE
+#define NVJITLINK_NO_INLINE
+#endif
+#include <nvJitLink.h>
 
 #include <type_traits>
 
 #include "core/log.h"
 #include "shim/hooks.h"
+#include "shim/link/link_hooks.h"
 #include "shim/interpose/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {
@@ -21,6 +26,8 @@ template <typename Ret>
 Ret failure_result() {
   if constexpr (std::is_same_v<Ret, nvrtcResult>) {
     return NVRTC_ERROR_INTERNAL_ERROR;
+  } else if constexpr (std::is_same_v<Ret, nvJitLinkResult>) {
+    return NVJITLINK_ERROR_INTERNAL;
   } else {
     return nullptr;
   }
@@ -28,7 +35,11 @@ Ret failure_result() {
 
 template <typename Ret>
 Ret no_real_nvrtc() {
-  core::log_once(core::LogLevel::kError, "no-real-nvrtc", "no real NVRTC is loaded in the caller's scope");
+  if constexpr (std::is_same_v<Ret, nvJitLinkResult>) {
+    core::log_once(core::LogLevel::kError, "no-real-nvjitlink", "no real nvJitLink is loaded in the caller's scope");
+  } else {
+    core::log_once(core::LogLevel::kError, "no-real-nvrtc", "no real NVRTC is loaded in the caller's scope");
+  }
   return failure_result<Ret>();
 }
 
@@ -45,7 +56,7 @@ Ret no_real_nvrtc() {
 // `node`: the version node the caller's reference names ("libnvrtc.so.13"), or nullptr.
 #define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real, node)                                      \
   {                                                                                                           \
-    const nvrtc_cache::shim::interpose::RealNvrtc* real = find_real;                                          \
+    const auto* real = find_real;                                                                                   \
     if (real == nullptr) return nvrtc_cache::shim::interpose::no_real_nvrtc<ret>();                           \
     if (real->name == nullptr) {                                                                              \
       nvrtc_cache::shim::interpose::function_missing_in_real_nvrtc(#name, __builtin_return_address(0), node); \

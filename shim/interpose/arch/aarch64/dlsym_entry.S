@@ -1,5 +1,6 @@
 // dlsym for aarch64 (shim/interpose/dlsym_hook.cc), exported as dlsym@@GLIBC_2.34 and dlsym@GLIBC_2.17:
-// a name starting with "nvrtc" on a handle other than RTLD_NEXT goes to nvrtc_cache_dlsym_nvrtc; every
+// a name starting with "nvrtc", "nvJ" or "__nvJ" (nvJitLink's) on a handle other than RTLD_NEXT goes to
+// nvrtc_cache_dlsym_nvrtc; every
 // other lookup is a tail branch to glibc's dlsym with x30 untouched, so glibc still sees the original
 // caller. Uses only x9 and x10 (scratch) before the tail branch.
   .text
@@ -17,12 +18,16 @@ nvrtc_cache_dlsym_compat:
   b.eq 2f
   cbz x1, 2f
   ldrb w9, [x1]
+  cmp w9, #0x5f
+  b.eq 5f
   cmp w9, #0x6e
   b.ne 2f
   ldrb w9, [x1, #1]
   cmp w9, #0x76
   b.ne 2f
   ldrb w9, [x1, #2]
+  cmp w9, #0x4a
+  b.eq 6f
   cmp w9, #0x72
   b.ne 2f
   ldrb w9, [x1, #3]
@@ -30,6 +35,21 @@ nvrtc_cache_dlsym_compat:
   b.ne 2f
   ldrb w9, [x1, #4]
   cmp w9, #0x63
+  b.ne 2f
+6:
+  b nvrtc_cache_dlsym_nvrtc
+5:
+  ldrb w9, [x1, #1]
+  cmp w9, #0x5f
+  b.ne 2f
+  ldrb w9, [x1, #2]
+  cmp w9, #0x6e
+  b.ne 2f
+  ldrb w9, [x1, #3]
+  cmp w9, #0x76
+  b.ne 2f
+  ldrb w9, [x1, #4]
+  cmp w9, #0x4a
   b.ne 2f
   b nvrtc_cache_dlsym_nvrtc
 2:

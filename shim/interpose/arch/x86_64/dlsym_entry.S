@@ -1,5 +1,6 @@
 // dlsym for x86-64 (shim/interpose/dlsym_hook.cc), exported as dlsym@@GLIBC_2.34 and dlsym@GLIBC_2.2.5:
-// a name starting with "nvrtc" on a handle other than RTLD_NEXT goes to nvrtc_cache_dlsym_nvrtc; every
+// a name starting with "nvrtc", "nvJ" or "__nvJ" (nvJitLink's) on a handle other than RTLD_NEXT goes to
+// nvrtc_cache_dlsym_nvrtc; every
 // other lookup is a tail jump to glibc's dlsym, so glibc still sees the original caller.
   .text
   .globl nvrtc_cache_dlsym
@@ -15,15 +16,30 @@ nvrtc_cache_dlsym_compat:
   je 2f
   testq %rsi, %rsi
   jz 2f
+  cmpb $0x5f, 0(%rsi)
+  je 5f
   cmpb $0x6e, 0(%rsi)
   jne 2f
   cmpb $0x76, 1(%rsi)
   jne 2f
+  cmpb $0x4a, 2(%rsi)
+  je 6f
   cmpb $0x72, 2(%rsi)
   jne 2f
   cmpb $0x74, 3(%rsi)
   jne 2f
   cmpb $0x63, 4(%rsi)
+  jne 2f
+6:
+  jmp nvrtc_cache_dlsym_nvrtc
+5:
+  cmpb $0x5f, 1(%rsi)
+  jne 2f
+  cmpb $0x6e, 2(%rsi)
+  jne 2f
+  cmpb $0x76, 3(%rsi)
+  jne 2f
+  cmpb $0x4a, 4(%rsi)
   jne 2f
   jmp nvrtc_cache_dlsym_nvrtc
 2:

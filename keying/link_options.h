@@ -1,0 +1,16 @@
+// The nvJitLink options the cache knows (nvJitLink.h 13.0's list) and which of them keep a link from
+// being cached: an option nvJitLink.h does not document (it could add an output or a side effect the
+// shim does not capture), and -time, whose info log holds the link's timings (never the same twice).
+// Contract: pure; no I/O; thread-safe; never throws except std::bad_alloc.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+
+namespace nvrtc_cache::keying {
+
+// Why a link with these options (nvJitLinkCreate's, in order) must not be cached, or nullopt.
+std::optional<std::string> link_options_not_cacheable(std::span<const std::string> options);
+
+}  // namespace nvrtc_cache::keying

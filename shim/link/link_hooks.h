@@ -1,0 +1,26 @@
+// hooks for nvJitLink: the shim's handling of the functions marked HOOK in
+// shim/interpose/nvjitlink_api.def, the link lifecycle's entry points (shim/link/link_hooks.cc),
+// called by shim/interpose/'s wrappers. Each takes the caller's real nvJitLink first, then
+// nvJitLink's own arguments.
+// Contract: callable from any thread; never throw (the wrappers guard them anyway); return exactly
+// what the real nvJitLink would have returned; preserve errno except where nvJitLink set it.
+#pragma once
+
+#define NVJITLINK_NO_INLINE
+#include <nvJitLink.h>
+
+#include "shim/hooks.h"
+#include "shim/interpose/real_nvjitlink.h"
+
+namespace nvrtc_cache::shim::hooks {
+
+#define NVRTC_CACHE_DECLARE_PASS(ret, name, params, args)
+#define NVRTC_CACHE_DECLARE_HOOK(ret, name, params, args) \
+  ret name(const interpose::RealNvJitLink& real, NVRTC_CACHE_UNPAREN params);
+#define NVJITLINK_API(kind, ret, name, params, args) NVRTC_CACHE_DECLARE_##kind(ret, name, params, args)
+#include "shim/interpose/nvjitlink_api.def"
+#undef NVJITLINK_API
+#undef NVRTC_CACHE_DECLARE_PASS
+#undef NVRTC_CACHE_DECLARE_HOOK
+
+}  // namespace nvrtc_cache::shim::hooks

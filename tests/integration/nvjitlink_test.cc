@@ -1,0 +1,149 @@
+// nvJitLink through the shim (shim/link/): the JIT pipeline client (tests/clients/link_client.cc)
+// run directly, then under the shim cold, then warm, each in its own process with the real NVRTC
+// and the real nvJitLink; every return code, size, output byte and log must be identical, the warm
+// run served (link hits, no link misses), for both ways of loading nvJitLink (linked, whose calls
+// go through the release-suffixed names, and dlopen by soname + dlsym).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/dynamic_section.h"
+#include "tests/support/harness.h"
+#include "tests/support/process.h"
+
+namespace nvrtc_cache::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Runs {
+  ProcessResult direct, cold, warm;
+  store::Counters after_cold, after_warm;
+};
+
+Runs cold_and_warm(const std::string& client, const std::vector<std::string>& scenarios, const std::string& cache,
+                   EnvVars extra = {}) {
+  std::vector<std::string> argv = {client};
+  argv.insert(argv.end(), scenarios.begin(), scenarios.end());
+  Runs r;
+  r.direct = run_process(argv, extra);
+  EnvVars env = shim_env(cache);
+  env.insert(extra.begin(), extra.end());
+  r.cold = run_process(argv, env);
+  r.after_cold = counters_of(cache);
+  r.warm = run_process(argv, env);
+  r.after_warm = counters_of(cache);
+  return r;
+}
+
+void expect_identical(const Runs& r) {
+  ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
+  EXPECT_EQ(r.cold.exit_code, 0) << r.cold.err;
+  EXPECT_EQ(r.warm.exit_code, 0) << r.warm.err;
+  EXPECT_EQ(r.cold.out, r.direct.out);
+  EXPECT_EQ(r.warm.out, r.direct.out);
+}
+
+// The warm run linked nothing for real: `links` link hits, no new link miss.
+void expect_served(const Runs& r, std::int64_t links) {
+  EXPECT_EQ(get(r.after_cold, "link_hits"), 0);
+  EXPECT_EQ(get(r.after_cold, "link_misses"), links);
+  EXPECT_EQ(get(r.after_warm, "link_hits"), links);
+  EXPECT_EQ(get(r.after_warm, "link_misses"), links);
+}
+
+// The two ways of loading nvJitLink.
+const std::vector<std::string> kClients = {LINK_CLIENT_PATH, LINK_CLIENT_UNLINKED_PATH};
+
+TEST(NvJitLink, TheClientsLoadNvJitLinkAsTheirNamesSay) {
+  const auto needed = [](const std::string& path) {
+    for (const std::string& library : needed_libraries(path)) {
+      if (library.find("libnvJitLink") != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(needed(LINK_CLIENT_PATH));
+  EXPECT_FALSE(needed(LINK_CLIENT_UNLINKED_PATH));
+}
+
+// LTO-IR from NVRTC linked with -lto into a CUBIN, and into PTX (-ptx); PTX linked without LTO.
+TEST(NvJitLink, LinksAreServedByteForByteColdAndWarm) {
+  for (const std::string& client : kClients) {
+    SCOPED_TRACE(client);
+    TempDir cache;
+    const Runs r = cold_and_warm(client, {"lto", "lto_ptx", "ptx"}, cache.path());
+    ASSERT_NE(r.direct.out.find("lto\n  create=0"), std::string::npos) << r.direct.out;
+    ASSERT_NE(r.direct.out.find("cubin size_rc=0 size="), std::string::npos) << r.direct.out;
+    expect_identical(r);
+    expect_served(r, 3);
+  }
+}
+
+// Failed links (an undefined function, no -arch) are cached with their error logs; a failed
+// nvJitLinkCreate or nvJitLinkAddData is passed through (nothing to link, nothing cached).
+TEST(NvJitLink, FailedLinksAreServedWithTheirLogsAndFailedCallsPassThrough) {
+  for (const std::string& client : kClients) {
+    SCOPED_TRACE(client);
+    TempDir cache;
+    const Runs r = cold_and_warm(client, {"undefined", "missing_arch", "bad_option", "wrong_type"}, cache.path());
+    ASSERT_NE(r.direct.out.find("undefined\n  create=0\n  add_data=0\n  complete=0"), std::string::npos)
+        << r.direct.out;
+    ASSERT_NE(r.direct.out.find("bad_option\n  create=1"), std::string::npos) << r.direct.out;
+    expect_identical(r);
+    EXPECT_GE(get(r.after_warm, "link_hits"), 1);
+    EXPECT_EQ(get(r.after_warm, "link_misses"), get(r.after_cold, "link_misses"));
+  }
+}
+
+// A file added with nvJitLinkAddFile is keyed by its content: edited between runs, the link misses
+// and gives the new result byte for byte; then the new result is served.
+TEST(NvJitLink, AnAddedFileIsKeyedByItsContent) {
+  TempDir cache, files;
+  const std::string file = files.path() + "/callee.ptx";
+  ASSERT_EQ(run_process({LINK_CLIENT_PATH, "write_callee_ptx"}, {{"LINK_FILE", file}}).exit_code, 0);
+  const EnvVars env = {{"LINK_FILE", file}};
+  Runs first = cold_and_warm(LINK_CLIENT_PATH, {"file"}, cache.path(), env);
+  ASSERT_NE(first.direct.out.find("add_file=0"), std::string::npos) << first.direct.out;
+  expect_identical(first);
+  expect_served(first, 1);
+  {  // the same PTX with another function appended: a different input
+    std::ofstream(file, std::ios::app) << "\n.visible .func dummy_added()\n{\n\tret;\n}\n";
+  }
+  Runs second = cold_and_warm(LINK_CLIENT_PATH, {"file"}, cache.path(), env);
+  expect_identical(second);
+  EXPECT_EQ(get(second.after_cold, "link_misses"), 2);
+  EXPECT_EQ(get(second.after_warm, "link_hits"), 2);
+  EXPECT_NE(second.direct.out, first.direct.out);
+}
+
+// -time puts the link's timings in the info log: never cached (passed through, counted); a NULL
+// getter argument, a second Complete and an Add after a served Complete reach the real nvJitLink.
+TEST(NvJitLink, UncacheableOptionsAndCallsTheEntryCannotAnswerReachNvJitLink) {
+  for (const std::string& client : kClients) {
+    SCOPED_TRACE(client);
+    TempDir cache;
+    const Runs r = cold_and_warm(client, {"time", "null_arguments"}, cache.path());
+    ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
+    EXPECT_EQ(r.warm.exit_code, 0) << r.warm.err;
+    EXPECT_EQ(get(r.after_warm, "link_uncacheable"), 2);  // -time, cold and warm
+    EXPECT_EQ(get(r.after_warm, "link_hits"), 1);          // null_arguments, served warm
+    // Everything but the timings (the info log of -time) is identical.
+    const auto without_time = [](const std::string& out) { return out.substr(out.find("null_arguments")); };
+    EXPECT_EQ(without_time(r.cold.out), without_time(r.direct.out));
+    EXPECT_EQ(without_time(r.warm.out), without_time(r.direct.out));
+  }
+}
+
+// -verbose: measured deterministic (its info log names the inputs and steps, no times): cached.
+TEST(NvJitLink, VerboseLinksAreServedWithTheirInfoLog) {
+  TempDir cache;
+  const Runs r = cold_and_warm(LINK_CLIENT_PATH, {"verbose", "verbose"}, cache.path());
+  expect_identical(r);
+  EXPECT_EQ(get(r.after_warm, "link_hits"), 3);  // the second link of the cold run, both warm
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::testing
