@@ -9,13 +9,16 @@ namespace {
 constexpr std::string_view kMagic = "NVLK";
 
 bool output_well_formed(const RecordedOutput& o) {
-  if (!o.available || !is_known_nvjitlink_result(o.size_rc) || !is_known_nvjitlink_result(o.data_rc)) return false;
+  if (!o.available) return o.size_rc == 0 && !o.size_written && o.size == 0 && o.data_rc == 0 && o.bytes.empty();
+  if ( !is_known_nvjitlink_result(o.size_rc) || !is_known_nvjitlink_result(o.data_rc)) return false;
   if (o.size_rc != 0) {
     if (o.size_written || o.size != 0) return false;
   } else if (!o.size_written) {
     return false;
   }
-  if (o.data_rc == 0) return o.size_rc == 0 && o.bytes.size() == o.size;
+  if (o.data_rc == 0) {
+    return o.size_rc == 0 && o.bytes.size() >= o.size && o.bytes.size() - o.size < kMaxLinkBytesPastSize;
+  }
   return o.bytes.empty();
 }
 
@@ -42,6 +45,8 @@ const char* link_output_name(LinkOutputKind kind) {
       return "cubin";
     case LinkOutputKind::ptx:
       return "ptx";
+    case LinkOutputKind::ltoir:
+      return "ltoir";
     case LinkOutputKind::error_log:
       return "error_log";
     case LinkOutputKind::info_log:
@@ -60,6 +65,8 @@ const RecordedOutput& LinkEntry::output(LinkOutputKind kind) const {
       return cubin;
     case LinkOutputKind::ptx:
       return ptx;
+    case LinkOutputKind::ltoir:
+      return ltoir;
     case LinkOutputKind::error_log:
       return error_log;
     case LinkOutputKind::info_log:
@@ -77,18 +84,23 @@ std::uint64_t LinkEntry::payload_bytes() const {
 bool is_well_formed(const LinkEntry& e) {
   if (!is_known_nvjitlink_result(e.complete_rc)) return false;
   for (LinkOutputKind kind : kLinkOutputKinds) {
-    if (!output_well_formed(e.output(kind))) return false;
+    const RecordedOutput& o = e.output(kind);
+    if (!output_well_formed(o) || (!o.available && kind != LinkOutputKind::ltoir)) return false;
   }
   return true;
 }
 
-// Layout: magic, version, complete_rc, the outputs in kLinkOutputKinds order, link_nanos, the
+// Layout: magic, version, complete_rc, the outputs in kLinkOutputKinds order (each: available, then
+// its answers), link_nanos, the
 // description, XXH3-64 of everything before it. Little-endian throughout.
 std::string encode_link_entry(const LinkEntry& e) {
   util::ByteWriter w;
   util::begin_frame(w, kMagic, kLinkEntryFormatVersion);
   w.i32(e.complete_rc);
-  for (LinkOutputKind kind : kLinkOutputKinds) write_output(w, e.output(kind));
+  for (LinkOutputKind kind : kLinkOutputKinds) {
+    w.u8(e.output(kind).available);
+    write_output(w, e.output(kind));
+  }
   w.u64(e.link_nanos);
   write_strings(w, e.description.options);
   write_strings(w, e.description.input_names);
@@ -104,7 +116,7 @@ std::optional<LinkEntry> decode_link_entry(std::string_view bytes) {
   LinkEntry e;
   if (!r.i32(e.complete_rc)) return std::nullopt;
   for (LinkOutputKind kind : kLinkOutputKinds) {
-    if (!read_output(r, e.output(kind))) return std::nullopt;
+    if (!r.flag(e.output(kind).available) || !read_output(r, e.output(kind))) return std::nullopt;
   }
   if (!r.u64(e.link_nanos) || !read_strings(r, e.description.options) ||
       !read_strings(r, e.description.input_names) || !r.u64(e.description.input_bytes)) {

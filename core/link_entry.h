@@ -1,5 +1,5 @@
 // LinkEntry: everything nvJitLink exposes after one nvJitLinkComplete, as stored in the cache (the
-// linked CUBIN and PTX, the error and info logs, each as its size and data getters answered), and
+// linked CUBIN, PTX and LTO-IR, the error and info logs, each as its size and data getters answered), and
 // its versioned, checksummed binary encoding. Link entries live under their own store keys
 // (direct::link_result_store_key), beside the compile entries of core/compile_entry.h.
 // Contract: plain value type; encode/decode are pure (no I/O), thread-safe, never throw on bad
@@ -32,16 +32,18 @@ struct LinkDescription {
 };
 
 // The outputs of a link, in their order in an entry.
-enum class LinkOutputKind { cubin, ptx, error_log, info_log };
-inline constexpr std::size_t kLinkOutputCount = 4;
-inline constexpr LinkOutputKind kLinkOutputKinds[kLinkOutputCount] = {LinkOutputKind::cubin, LinkOutputKind::ptx,
-                                                                      LinkOutputKind::error_log, LinkOutputKind::info_log};
-// "cubin", "ptx", "error_log", "info_log".
+enum class LinkOutputKind { cubin, ptx, ltoir, error_log, info_log };
+inline constexpr std::size_t kLinkOutputCount = 5;
+inline constexpr LinkOutputKind kLinkOutputKinds[kLinkOutputCount] = {
+    LinkOutputKind::cubin, LinkOutputKind::ptx, LinkOutputKind::ltoir, LinkOutputKind::error_log,
+    LinkOutputKind::info_log};
+// "cubin", "ptx", "ltoir", "error_log", "info_log".
 const char* link_output_name(LinkOutputKind kind);
 
 struct LinkEntry {
   std::int32_t complete_rc = 0;
   RecordedOutput cubin, ptx, error_log, info_log;
+  RecordedOutput ltoir = unavailable_output();  // nvJitLink 13.1 on (nvJitLinkGetLinkedLTOIR)
   std::uint64_t link_nanos = 0;  // wall time of the real nvJitLinkComplete, for "saved time"
   LinkDescription description;
 
@@ -50,9 +52,15 @@ struct LinkEntry {
   std::uint64_t payload_bytes() const;
 };
 
-// What the shim stores and replays: every return code a known nvJitLinkResult; a size getter that
+// The most bytes past the size its getter reported that a data getter is seen to write (nvJitLink
+// writes a NUL past an empty log, whose size is 0) and that an entry may hold.
+inline constexpr std::size_t kMaxLinkBytesPastSize = 16;
+
+// What the shim stores and replays: every output there (LTO-IR only where the library has its
+// getters; an absent one is all zero); every return code a known nvJitLinkResult; a size getter that
 // succeeded wrote its size, one that failed wrote nothing; a data getter that succeeded wrote exactly
-// `size` bytes after a successful size getter, one that failed wrote nothing.
+// `size` bytes (and fewer than kMaxLinkBytesPastSize past them) after a successful size getter, one
+// that failed wrote nothing.
 bool is_well_formed(const LinkEntry& entry);
 
 std::string encode_link_entry(const LinkEntry& entry);

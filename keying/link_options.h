@@ -1,6 +1,8 @@
 // The nvJitLink options the cache knows (nvJitLink.h 13.0's list) and which of them keep a link from
 // being cached: an option nvJitLink.h does not document (it could add an output or a side effect the
-// shim does not capture), and -time, whose info log holds the link's timings (never the same twice).
+// shim does not capture), and -time, which asks for this link's timings (its info log is nothing
+// else). -verbose and -Xptxas=-v are cached: their info log holds ptxas's "Compile time = ... ms" line,
+// served as the stored link measured it (one of nvJitLink's own answers, as for NVRTC's -Xptxas -v).
 // Contract: pure; no I/O; thread-safe; never throws except std::bad_alloc.
 #pragma once
 

@@ -19,8 +19,9 @@ namespace nvrtc_cache::shim::interpose {
 
 // nvJitLink's version nodes this build knows, newest first.
 inline constexpr const char* kNvJitLinkVersionNodes[] = {"libnvJitLink.so.13"};
-// The suffix nvJitLink.h's inline functions add to the names they call (nvJitLink 13.0).
-inline constexpr const char* kNvJitLinkReleaseSuffixes[] = {"_13_0"};
+// The suffixes nvJitLink.h's inline functions add to the names they call, one per release (13.0 to
+// 13.5; the 13.5 library exports every one of them). A library exporting another is not cached.
+inline constexpr const char* kNvJitLinkReleaseSuffixes[] = {"_13_0", "_13_1", "_13_2", "_13_3", "_13_4", "_13_5"};
 
 struct RealNvJitLink {
 #define NVJITLINK_API(kind, ret, name, params, args) ret(*name) params = nullptr;

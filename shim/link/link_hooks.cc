@@ -5,7 +5,8 @@
 // every output back and store it. The getters of a served handle answer from the entry. Create,
 // Add* and Destroy always reach the real nvJitLink, so a handle is always a real one: a call the
 // entry cannot answer (a second Complete, an Add after a served Complete, a NULL argument to a
-// getter) first runs the real nvJitLinkComplete the cache skipped, then goes to nvJitLink.
+// getter) first runs the real nvJitLinkComplete the cache skipped, then goes to nvJitLink. A link is
+// cached at its first Complete only.
 #include "shim/link/link_hooks.h"
 
 #include <fcntl.h>
@@ -105,8 +106,22 @@ bool link_result_is_cacheable(nvJitLinkResult rc) {
   return core::is_known_nvjitlink_result(rc) && rc != NVJITLINK_ERROR_INTERNAL && rc != NVJITLINK_ERROR_THREADPOOL;
 }
 
+// What a data getter writes into a buffer of `size` bytes followed by a guard filled with `fill`:
+// the bytes up to the last one it wrote (at least `size`: nvJitLink writes a NUL past an empty
+// log's size of 0). Its return code goes to `rc`.
+template <typename Data>
+std::string written_by(nvJitLinkHandle handle, nvJitLinkResult (*data_getter)(nvJitLinkHandle, Data*),
+                       std::size_t size, char fill, std::int32_t* rc) {
+  std::string bytes(size + core::kMaxLinkBytesPastSize, fill);
+  *rc = data_getter(handle, reinterpret_cast<Data*>(bytes.data()));
+  std::size_t end = bytes.size();
+  while (end > size && bytes[end - 1] == fill) --end;
+  bytes.resize(end);
+  return bytes;
+}
+
 // One output as its size and data getters answer it now, or nullopt when it cannot be replayed
-// exactly (a getter wrote where it failed, or a size no bytes back).
+// exactly (a getter wrote where it failed, wrote past the guard, or answered twice differently).
 template <typename Data>
 std::optional<core::RecordedOutput> read_back(nvJitLinkHandle handle, nvJitLinkResult (*size_getter)(nvJitLinkHandle, size_t*),
                                               nvJitLinkResult (*data_getter)(nvJitLinkHandle, Data*)) {
@@ -119,10 +134,19 @@ std::optional<core::RecordedOutput> read_back(nvJitLinkHandle handle, nvJitLinkR
     if (size == SIZE_MAX || size > kMaxCapturedBytes) return std::nullopt;
     o.size_written = true;
     o.size = size;
-    std::string bytes(size, kFill);
-    o.data_rc = data_getter(handle, reinterpret_cast<Data*>(bytes.data()));
+    // Twice, over guards of two fills, so that a byte written past the size equal to one fill is seen.
+    std::int32_t other_rc = 0;
+    std::string bytes = written_by(handle, data_getter, size, kFill, &o.data_rc);
+    const std::string again = written_by(handle, data_getter, size, static_cast<char>(~kFill), &other_rc);
+    if (o.data_rc != other_rc) return std::nullopt;
     if (o.data_rc == NVJITLINK_SUCCESS) {
-      o.bytes = std::move(bytes);
+      const bool first_longer = bytes.size() >= again.size();
+      const std::string& longer = first_longer ? bytes : again;
+      const std::string& shorter = first_longer ? again : bytes;
+      if (longer.compare(0, shorter.size(), shorter) != 0 || longer.size() >= size + core::kMaxLinkBytesPastSize) {
+        return std::nullopt;
+      }
+      o.bytes = longer;
     } else if (bytes.find_first_not_of(kFill) != std::string::npos) {
       return std::nullopt;
     }
@@ -143,9 +167,13 @@ std::optional<core::LinkEntry> entry_of_link(const RealNvJitLink& real, nvJitLin
   entry.complete_rc = rc;
   auto cubin = read_back(handle, real.nvJitLinkGetLinkedCubinSize, real.nvJitLinkGetLinkedCubin);
   auto ptx = read_back(handle, real.nvJitLinkGetLinkedPtxSize, real.nvJitLinkGetLinkedPtx);
+  auto ltoir = real.nvJitLinkGetLinkedLTOIRSize && real.nvJitLinkGetLinkedLTOIR
+                   ? read_back(handle, real.nvJitLinkGetLinkedLTOIRSize, real.nvJitLinkGetLinkedLTOIR)
+                   : std::optional<core::RecordedOutput>(core::unavailable_output());
   auto error_log = read_back(handle, real.nvJitLinkGetErrorLogSize, real.nvJitLinkGetErrorLog);
   auto info_log = read_back(handle, real.nvJitLinkGetInfoLogSize, real.nvJitLinkGetInfoLog);
-  if (!cubin || !ptx || !error_log || !info_log) return std::nullopt;
+  if (!cubin || !ptx || !ltoir || !error_log || !info_log) return std::nullopt;
+  entry.ltoir = std::move(*ltoir);
   entry.cubin = std::move(*cubin);
   entry.ptx = std::move(*ptx);
   entry.error_log = std::move(*error_log);
@@ -285,11 +313,11 @@ std::optional<std::string> reason_not_cacheable(const RealNvJitLink& real, const
 template <typename Real>
 nvJitLinkResult replay_size(const RealNvJitLink& real, Real real_fn, nvJitLinkHandle handle, LinkRecord& record,
                             core::LinkOutputKind kind, size_t* size) {
-  if (size == nullptr) {
+  const core::RecordedOutput& o = record.served->output(kind);
+  if (size == nullptr || !o.available) {
     materialize(real, handle, record);
     return real_fn(handle, size);
   }
-  const core::RecordedOutput& o = record.served->output(kind);
   if (o.size_written) *size = static_cast<size_t>(o.size);
   return static_cast<nvJitLinkResult>(o.size_rc);
 }
@@ -297,11 +325,11 @@ nvJitLinkResult replay_size(const RealNvJitLink& real, Real real_fn, nvJitLinkHa
 template <typename Data, typename Real>
 nvJitLinkResult replay_data(const RealNvJitLink& real, Real real_fn, nvJitLinkHandle handle, LinkRecord& record,
                             core::LinkOutputKind kind, Data* out) {
-  if (out == nullptr) {
+  const core::RecordedOutput& o = record.served->output(kind);
+  if (out == nullptr || !o.available) {
     materialize(real, handle, record);
     return real_fn(handle, out);
   }
-  const core::RecordedOutput& o = record.served->output(kind);
   if (o.data_rc == NVJITLINK_SUCCESS && !o.bytes.empty()) std::memcpy(out, o.bytes.data(), o.bytes.size());
   return static_cast<nvJitLinkResult>(o.data_rc);
 }
@@ -405,10 +433,11 @@ nvJitLinkResult nvJitLinkAddFile(const RealNvJitLink& real, nvJitLinkHandle hand
 nvJitLinkResult nvJitLinkComplete(const RealNvJitLink& real, nvJitLinkHandle handle) {
   std::shared_ptr<LinkRecord> record = record_of(handle);
   if (!record) return real.nvJitLinkComplete(handle);
-  if (record->served) {  // a second Complete: nvJitLink's answer after the first
+  if (record->completed) {  // a second Complete (nvJitLink answers it with an error): nvJitLink's answer
     materialize(real, handle, *record);
     return real.nvJitLinkComplete(handle);
   }
+  record->completed = true;
   Runtime& runtime = Runtime::instance();
   ErrnoGuard guard;
   int error_after = errno;
@@ -438,6 +467,7 @@ nvJitLinkResult nvJitLinkComplete(const RealNvJitLink& real, nvJitLinkHandle han
 #define NVRTC_CACHE_LINK_GETTERS(X)                                                                     \
   X(nvJitLinkGetLinkedCubinSize, nvJitLinkGetLinkedCubin, void, core::LinkOutputKind::cubin)           \
   X(nvJitLinkGetLinkedPtxSize, nvJitLinkGetLinkedPtx, char, core::LinkOutputKind::ptx)                 \
+  X(nvJitLinkGetLinkedLTOIRSize, nvJitLinkGetLinkedLTOIR, char, core::LinkOutputKind::ltoir)           \
   X(nvJitLinkGetErrorLogSize, nvJitLinkGetErrorLog, char, core::LinkOutputKind::error_log)             \
   X(nvJitLinkGetInfoLogSize, nvJitLinkGetInfoLog, char, core::LinkOutputKind::info_log)
 

@@ -21,6 +21,7 @@ struct LinkRecord {
   keying::LinkInputs inputs;
   bool capturable = true;  // false: an input could not be captured or an Add call failed
   std::string why_not;     // why not capturable, for the log
+  bool completed = false;  // nvJitLinkComplete was called (served or not): a later one goes to nvJitLink
   std::shared_ptr<const core::LinkEntry> served;  // set while the last nvJitLinkComplete was served
 };
 

@@ -94,6 +94,7 @@ constexpr const char* kCaller =
     "  if (i < n) x[i] = scale(x[i]);\n"
     "}\n";
 constexpr const char* kCallee = "__device__ float scale(float v) { return v * v + 1.0f; }\n";
+constexpr const char* kOtherCallee = "__device__ float scale(float v) { return v * 3.0f - 2.0f; }\n";
 constexpr const char* kUndefined =
     "extern __device__ float missing(float);\n"
     "__global__ void broken(float* x) { x[0] = missing(x[0]); }\n";
@@ -181,8 +182,8 @@ int main(int argc, char** argv) {
            {{NVJITLINK_INPUT_PTX, compile(kCaller, false)}, {NVJITLINK_INPUT_PTX, compile(kCallee, false)}});
     } else if (s == "file") {  // the callee from LINK_FILE (PTX)
       link("file", {"-arch=sm_90"}, {{NVJITLINK_INPUT_PTX, compile(kCaller, false)}}, file);
-    } else if (s == "write_callee_ptx") {  // writes the callee's PTX to LINK_FILE
-      const std::string ptx = compile(kCallee, false);
+    } else if (s == "write_callee_ptx" || s == "write_other_callee_ptx") {  // a callee's PTX to LINK_FILE
+      const std::string ptx = compile(s == "write_callee_ptx" ? kCallee : kOtherCallee, false);
       FILE* f = std::fopen(file, "wb");
       std::fwrite(ptx.data(), 1, ptx.size(), f);
       std::fclose(f);

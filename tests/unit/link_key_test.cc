@@ -25,7 +25,7 @@ TEST(LinkKey, IsPinnedAcrossBuilds) {
   EXPECT_EQ(keying::to_hex(keying::compute_link_key(sample())),
             keying::to_hex(keying::compute_link_key(sample())));
   EXPECT_EQ(keying::to_hex(keying::compute_link_key(sample())),
-            "PINNED");
+            "97185067268acb1434c801440affb2ebbd80f6fc1b8c932ec847998b3d9929d9");
 }
 
 TEST(LinkKey, EveryInputChangesIt) {
@@ -71,7 +71,8 @@ core::LinkEntry sample_entry() {
 }
 
 TEST(LinkEntry, RoundTripsAndRefusesMalformedBytes) {
-  const core::LinkEntry e = sample_entry();
+  core::LinkEntry e = sample_entry();
+  e.error_log.bytes = std::string(1, '\0');  // a NUL past an empty log's size of 0, as nvJitLink writes
   ASSERT_TRUE(core::is_well_formed(e));
   const std::string bytes = core::encode_link_entry(e);
   const auto back = core::decode_link_entry(bytes);
@@ -94,10 +95,19 @@ TEST(LinkEntry, OnlyWellFormedEntriesAreStoredOrServed) {
   };
   EXPECT_TRUE(broken([](auto& e) { e.complete_rc = 99; }));                   // not a known result
   EXPECT_TRUE(broken([](auto& e) { e.cubin.size = 5; }));                     // size without its bytes
+  EXPECT_TRUE(broken([](auto& e) { e.cubin.bytes += std::string(16, 'x'); })); // too far past the size
   EXPECT_TRUE(broken([](auto& e) { e.ptx.size_written = true; }));            // failed size getter wrote
   EXPECT_TRUE(broken([](auto& e) { e.ptx.bytes = "x"; }));                    // failed data getter wrote
   EXPECT_TRUE(broken([](auto& e) { e.error_log.available = false; }));        // every output is there
   EXPECT_TRUE(broken([](auto& e) { e.ptx.data_rc = 0; }));                    // data without a size
+  EXPECT_TRUE(broken([](auto& e) { e.cubin = core::unavailable_output(); }));  // only LTO-IR may be absent
+  core::LinkEntry with_ltoir = sample_entry();
+  with_ltoir.ltoir = {0, true, 2, 0, "IR", true};
+  const auto back = core::decode_link_entry(core::encode_link_entry(with_ltoir));
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->ltoir.available);
+  EXPECT_EQ(back->ltoir.bytes, "IR");
+  EXPECT_FALSE(core::decode_link_entry(core::encode_link_entry(sample_entry()))->ltoir.available);
 }
 
 }  // namespace
