@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Makes (or reuses) .venv with the real Python JIT stacks the tests drive through the shim:
-# cuda-core, cuda-bindings, CuPy, numba-cuda, the NVRTC 13 wheel they prefer (loaded by absolute path), and the NVRTC
+# cuda-core, cuda-bindings, CuPy, numba-cuda, the NVRTC 13 and nvJitLink 13 wheels they prefer (loaded by absolute path), and the NVRTC
 # 12 wheel for the two-majors test (both wheels also for the corpus of every NVRTC version); for the benchmark suite (scripts/bench_suite.sh), the nvidia-cutlass
 # wheel (its CuTe headers) and matplotlib. Prints the variables the tests read; prints nothing (and the
 # Python tests skip) when PyPI cannot be reached.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 venv=".venv"
-packages=(cuda-core cuda-bindings nvidia-cuda-nvrtc nvidia-cuda-nvrtc-cu12 cupy-cuda13x numba-cuda nvidia-cutlass
-          matplotlib)
+packages=(cuda-core cuda-bindings nvidia-cuda-nvrtc nvidia-nvjitlink nvidia-cuda-nvrtc-cu12 cupy-cuda13x numba-cuda
+          nvidia-cutlass matplotlib)
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" >&2 || exit 0
 fi
 if ! "$venv/bin/python" -c "import cuda.core, cuda.bindings, cupy, numba.cuda, matplotlib" 2>/dev/null ||
    ! ls "$venv"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 >/dev/null 2>&1 ||
+   ! ls "$venv"/lib/python3*/site-packages/nvidia/cu13/lib/libnvJitLink.so.13 >/dev/null 2>&1 ||
    ! ls -d "$venv"/lib/python3*/site-packages/cutlass_library/source/include/cute >/dev/null 2>&1; then
   if ! timeout 600 "$venv/bin/pip" install -q --disable-pip-version-check "${packages[@]}" >&2; then
     echo "python_env: PyPI unreachable or install failed; the Python JIT-stack tests will skip" >&2
@@ -25,4 +26,6 @@ nvrtc12=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnv
 [ -n "$nvrtc12" ] && echo "export NVRTC_CACHE_TEST_NVRTC12=$nvrtc12"
 nvrtc13=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13 2>/dev/null | head -1)
 [ -n "$nvrtc13" ] && echo "export NVRTC_CACHE_TEST_NVRTC13=$nvrtc13"
+nvjitlink13=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cu13/lib/libnvJitLink.so.13 2>/dev/null | head -1)
+[ -n "$nvjitlink13" ] && echo "export NVRTC_CACHE_TEST_NVJITLINK13=$nvjitlink13"
 exit 0

@@ -4,6 +4,7 @@
 // run served (link hits, no link misses), for both ways of loading nvJitLink (linked, whose calls
 // go through the release-suffixed names, and dlopen by soname + dlsym).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -158,6 +159,38 @@ TEST(NvJitLink, VerboseLinksAreServedAsTheStoredLinkMeasuredThem) {
   EXPECT_EQ(without_info_log(r.cold.out), without_info_log(r.direct.out));
   EXPECT_NE(r.direct.out.find("info_log size_rc=0 size="), std::string::npos);
 }
+
+// The nvJitLink wheel (13.5: its LTO-IR getters and release suffixes 13_0 to 13_5), with the NVRTC
+// wheel beside it, behind the linked client: the same links, served byte for byte.
+TEST(NvJitLink, TheNvJitLinkWheelIsServedByteForByte) {
+  const char* wheel = std::getenv("NVRTC_CACHE_TEST_NVJITLINK13");
+  if (wheel == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC_CACHE_TEST_NVJITLINK13 (the nvidia-nvjitlink wheel)");
+  TempDir cache;
+  const EnvVars env = {{"LD_LIBRARY_PATH", fs::path(wheel).parent_path().string()}};
+  const Runs r = cold_and_warm(LINK_CLIENT_PATH, {"lto", "lto_ptx", "undefined"}, cache.path(), env);
+  expect_identical(r);
+  expect_served(r, 3);
+}
+
+// Python's JIT stacks (scripts/python_env.sh): cuda.core's Linker and cuda.bindings.nvjitlink, which
+// load the nvJitLink wheel by absolute path and look its functions up with dlsym.
+class PythonLinkStack : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PythonLinkStack, ColdThenWarmIsByteIdenticalAndServed) {
+  const char* python = std::getenv("NVRTC_CACHE_TEST_PYTHON");
+  if (python == nullptr || access(python, X_OK) != 0) {
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_PYTHON (scripts/python_env.sh makes one)");
+  }
+  TempDir cache;
+  const Runs r = cold_and_warm(python, {std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/link_stacks.py", GetParam()},
+                               cache.path(), {{"PYTHONDONTWRITEBYTECODE", "1"}});
+  expect_identical(r);
+  ASSERT_NE(r.direct.out.find("cubin "), std::string::npos) << r.direct.out;
+  const std::int64_t links = GetParam() == "core" ? 2 : 1;
+  expect_served(r, links);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stacks, PythonLinkStack, ::testing::Values("core", "bindings"));
 
 }  // namespace
 }  // namespace nvrtc_cache::testing
