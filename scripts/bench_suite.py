@@ -19,6 +19,7 @@ import argparse
 import ctypes
 import datetime
 import glob
+import json
 import math
 import os
 import platform
@@ -35,7 +36,7 @@ import bench  # noqa: E402  scripts/bench.py
 import bench_cuda_core  # noqa: E402  scripts/bench_cuda_core.py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SECTIONS = ("corpus", "single-flight", "store", "cuda.core", "first-hit", "redis")
+SECTIONS = ("corpus", "link", "single-flight", "store", "cuda.core", "first-hit", "redis")
 CCCL = "/usr/local/cuda/include/cccl"
 KERNEL_LABELS = {"trivial": "trivial (axpy)", "names": "templates + 5 name expressions",
                  "cub": "CUB block reduce + radix sort", "cute": "CuTe tensor tile copy",
@@ -132,6 +133,30 @@ def measure_store(args, build):
     if on_tmpfs:
         rows.insert(0, dict(run(None, args.store_counts[:1])[0], where="disk"))
     return rows
+
+
+def measure_link(args, build):
+    """bench/link_bench (an LTO link of four CUB kernels' LTO-IR through nvJitLink), each mode in fresh
+    processes: directly (the real nvJitLink), under the shim cold (an empty cache), and warm (the
+    median of `first_hits` processes). Per mode: the process's first link and the median of its
+    other links, ns."""
+    binary = os.path.join(build, "bin", "link_bench")
+    shim = os.path.join(build, "lib", "libnvrtc-cache.so")
+    repeat = str(args.repeat)
+
+    def run(env):
+        out = subprocess.run([binary, repeat], env=env, check=True, capture_output=True, text=True).stdout
+        return json.loads(out)
+
+    with tempfile.TemporaryDirectory(prefix="nvrtc-cache-link-") as cache_dir:
+        real_env = bench.base_env()
+        shim_env = dict(real_env, LD_PRELOAD=shim, NVRTC_CACHE_DIR=cache_dir)
+        real = run(real_env)
+        cold = run(shim_env)
+        warm = [run(shim_env) for _ in range(args.first_hits)]
+    return {"repeat": args.repeat, "processes": args.first_hits, "real": real, "cold": cold,
+            "warm": {"first_ns": statistics.median(w["first_ns"] for w in warm),
+                     "repeat_median_ns": statistics.median(w["repeat_median_ns"] for w in warm)}}
 
 
 def measure_first_hit(args, build):
@@ -446,6 +471,22 @@ def write_markdown(path, m, results, args, png_name):
                 f"{r['p90']:.1f} | {hired} |")
         add("")
 
+    link = results.get("link")
+    if link:
+        real, cold, warm = link["real"], link["cold"], link["warm"]
+        add("## nvJitLink: an LTO link, real vs the shim cold and warm\n")
+        add(f"`bench/link_bench` compiles four CUB kernels (block reduce, radix sort, scan, histogram) to LTO-IR "
+            f"({size(real['ltoir_bytes'])}) with NVRTC, then links them with `-lto` into one CUBIN "
+            f"({size(real['cubin_bytes'])}) {link['repeat']} times in one process; only the links are timed. "
+            f"*first*: the process's first link (warm: the median of {link['processes']} fresh processes, "
+            "including opening the store); *in-process*: the median of its other links. Times in ms.\n")
+        add("| mode | first link | in-process link | real / first |")
+        add("|---|--:|--:|--:|")
+        for name, r in (("real nvJitLink", real), ("shim cold", cold), ("shim warm", warm)):
+            add(f"| {name} | {ms(r['first_ns'])} | {ms(r['repeat_median_ns'])} | "
+                f"{ratio(real['first_ns'] / r['first_ns'])} |")
+        add("")
+
     if results.get("notes"):
         add("## Notes\n")
         for note in results["notes"]:
@@ -642,6 +683,9 @@ def main():
         if "corpus" in args.only:
             print("corpus ...", file=sys.stderr)
             results["corpus"] = measure_corpus(args, build, kernels, env)
+        if "link" in args.only:
+            print("link ...", file=sys.stderr)
+            results["link"] = measure_link(args, build)
         if "single-flight" in args.only:
             print("single-flight ...", file=sys.stderr)
             results["single-flight"] = measure_single_flight(args, build)
