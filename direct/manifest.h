@@ -39,13 +39,14 @@ std::optional<Manifest> decode_manifest(std::string_view bytes);
 // The key of the result compiled from `direct_key`'s inputs against `dependencies`.
 keying::CacheKey result_key(const keying::CacheKey& direct_key, const DependencySet& dependencies);
 
-// Store keys: manifests, compile results and link results share one keyspace, told apart by a prefix
-// byte ('M', 'R', 'L'). A link's manifest names only link results.
+// Store keys: manifests, NVRTC's compile results and the results of the handle-based libraries
+// (nvJitLink links, libNVVM compiles: core/handle_entry.h) share one keyspace, told apart by a prefix
+// byte ('M', 'R', 'L'). A manifest names results of one kind only.
 inline constexpr char kManifestPrefix = 'M';
 inline constexpr char kResultPrefix = 'R';
-inline constexpr char kLinkResultPrefix = 'L';
+inline constexpr char kHandleResultPrefix = 'L';
 std::string manifest_store_key(const keying::CacheKey& direct_key);
 std::string result_store_key(const keying::CacheKey& result_key);
-std::string link_result_store_key(const keying::CacheKey& result_key);
+std::string handle_result_store_key(const keying::CacheKey& result_key);
 
 }  // namespace nvrtc_cache::direct

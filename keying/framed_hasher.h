@@ -1,5 +1,5 @@
 // FramedHasher: BLAKE2b-256 over labelled, length-framed fields, the hash every cache key is made with
-// (keying/cache_key.h, keying/link_inputs.h).
+// (keying/cache_key.h, keying/handle_inputs.h).
 // Contract: a value type used on one thread; no I/O.
 #pragma once
 
@@ -54,6 +54,5 @@ class FramedHasher {
 
   blake2b_state state_;
 };
-
 
 }  // namespace nvrtc_cache::keying

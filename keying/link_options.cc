@@ -6,11 +6,21 @@ namespace nvrtc_cache::keying {
 namespace {
 
 // Options that take a value after '=' (nvJitLink.h: "-arch=sm_90").
-constexpr std::string_view kValued[] = {"-arch=",          "-maxrregcount=",           "-ftz=",
-                                        "-prec-div=",      "-prec-sqrt=",              "-fma=",
-                                        "-kernels-used=",  "-variables-used=",         "-Xptxas=",
-                                        "-split-compile=", "-split-compile-extended=", "-jump-table-density="};
-constexpr std::string_view kFlags[] = {"-verbose", "-lto",     "-ptx",          "-g", "-lineinfo", "-optimize-unused-variables",
+constexpr std::string_view kValued[] = {"-arch=",
+                                        "-maxrregcount=",
+                                        "-ftz=",
+                                        "-prec-div=",
+                                        "-prec-sqrt=",
+                                        "-fma=",
+                                        "-kernels-used=",
+                                        "-variables-used=",
+                                        "-Xptxas=",
+                                        "-split-compile=",
+                                        "-split-compile-extended=",
+                                        "-jump-table-density="};
+constexpr std::string_view kFlags[] = {"-verbose",  "-lto",
+                                       "-ptx",      "-g",
+                                       "-lineinfo", "-optimize-unused-variables",
                                        "-no-cache", "-device-stack-protector"};
 
 bool known(std::string_view option) {

@@ -20,9 +20,10 @@
 //                                                    which registers no fork handlers)
 //   kSlotRegistry     shim/interpose/real_nvrtc.cc   call sites and NVRTC slots (shared mutex; no dl*
 //                                                    call and no NVRTC call is made under it)
-//   kLinkSlotRegistry shim/interpose/real_nvjitlink.cc  call sites and nvJitLink slots (as kSlotRegistry)
+//   kNvJitLinkSlots   shim/interpose/real_nvjitlink.cc  call sites and nvJitLink slots (as kSlotRegistry)
+//   kNvvmSlots        shim/interpose/real_nvvm.cc    call sites and libNVVM slots (as kSlotRegistry)
 //   kProgramTable     shim/program_table.cc          program handle -> recorded inputs (shared mutex)
-//   kLinkTable        shim/link/link_table.cc        link handle -> recorded inputs (shared mutex)
+//   kHandleTable      shim/handle_table.cc           nvJitLink / libNVVM handle -> recorded inputs (shared mutex)
 //   kVariablesSeen    shim/compile.cc                environment variables NVRTC has read
 //   kNvrtcCode        shim/watch/file_watch.cc       NVRTC's code ranges and import redirection
 //                                                    (takes the loader's lock, no other of the set)
@@ -61,9 +62,10 @@ enum class ForkRank : int {
   kRuntimeCreation,
   kStoreOpen,
   kSlotRegistry,
-  kLinkSlotRegistry,
+  kNvJitLinkSlots,
+  kNvvmSlots,
   kProgramTable,
-  kLinkTable,
+  kHandleTable,
   kVariablesSeen,
   kNvrtcCode,
   kStoreRegistry,

@@ -206,9 +206,9 @@ bool walk_selected(Endpoint& source, const Selection& selection, Report& report,
         record.key.assign(e.key);
         record.created = e.created;
         record.last_used = e.last_used;
-        if (e.key[0] == 'L') {  // a link's result: exported whole (a selection names compiles)
+        if (e.key[0] == 'L') {  // a link's or libNVVM compile's result: exported whole (a selection names compiles)
           if (selection.any()) return;
-          record.kind = RecordKind::kLinkResult;
+          record.kind = RecordKind::kHandleResult;
           ++report.results;
         } else if (e.key[0] == 'R') {
           if (selection.any()) {

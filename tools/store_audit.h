@@ -1,8 +1,7 @@
 // The verification of a store that `nvrtc-cache verify` (Linux) and `nvrtc-cache.exe verify`
-// (Windows) print: every entry read once, its envelope, its format (manifests, compile and link results), and
-// the results manifests name that are gone.
-// Contract: reads only (one read transaction, store::LmdbStore::for_each); not thread-safe per
-// audit; never throws but std::bad_alloc.
+// (Windows) print: every entry read once, its envelope, its format (manifests, compile results, link and libNVVM
+// results), and the results manifests name that are gone. Contract: reads only (one read transaction,
+// store::LmdbStore::for_each); not thread-safe per audit; never throws but std::bad_alloc.
 #pragma once
 
 #include <cstdint>
@@ -18,13 +17,14 @@ struct StoreAudit {
   std::uint64_t damaged = 0;  // failed the envelope checksum
   std::uint64_t manifests = 0, bad_manifests = 0;
   std::uint64_t results = 0, bad_results = 0;
-  std::uint64_t link_results = 0, bad_link_results = 0;
+  std::uint64_t handle_results = 0, bad_handle_results = 0;
   std::uint64_t other = 0;     // keys of no known kind
   std::uint64_t dangling = 0;  // results a manifest names that are not there (evicted: a miss, not damage)
   store::Status walked;
 
-  bool sound() const { return walked.is_ok() && damaged == 0 && bad_manifests == 0 && bad_results == 0 && bad_link_results == 0 &&
-                                           other == 0;
+  bool sound() const {
+    return walked.is_ok() && damaged == 0 && bad_manifests == 0 && bad_results == 0 && bad_handle_results == 0 &&
+           other == 0;
   }
 };
 

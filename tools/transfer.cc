@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/compile_entry.h"
-#include "core/link_entry.h"
+#include "core/handle_entry.h"
 #include "core/config.h"
 #include "direct/manifest.h"
 #include "store/remote/sealed_value.h"
@@ -19,7 +19,7 @@ constexpr auto kWalkTime = std::chrono::hours(24);
 
 bool is_entry_key(std::string_view key) {
   return key.size() == kStoreKeySize &&
-         (key[0] == direct::kManifestPrefix || key[0] == direct::kResultPrefix || key[0] == direct::kLinkResultPrefix);
+         (key[0] == direct::kManifestPrefix || key[0] == direct::kResultPrefix || key[0] == direct::kHandleResultPrefix);
 }
 
 }  // namespace
@@ -123,9 +123,9 @@ bool Endpoint::put(std::string_view key, std::string_view payload, std::string* 
 
 MergeOutcome Endpoint::merge(std::string_view key, std::string_view payload, std::string* problem) {
   if (!is_entry_key(key)) return MergeOutcome::kMalformed;
-  if (key[0] == direct::kResultPrefix || key[0] == direct::kLinkResultPrefix) {
+  if (key[0] == direct::kResultPrefix || key[0] == direct::kHandleResultPrefix) {
     const bool well_formed = key[0] == direct::kResultPrefix ? core::decode_entry(payload).has_value()
-                                                             : core::decode_link_entry(payload).has_value();
+                                                             : core::decode_handle_entry(payload).has_value();
     if (!well_formed) return MergeOutcome::kMalformed;
     if (get(key)) return MergeOutcome::kPresent;
     return put(key, payload, problem) ? MergeOutcome::kAdded : MergeOutcome::kFailed;

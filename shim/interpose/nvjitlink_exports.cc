@@ -10,15 +10,14 @@
 #include "shim/interpose/real_nvjitlink.h"
 #include "shim/interpose/wrapper_body.h"
 
-#define NVJITLINK_API(kind, ret, name, params, args)                                                         \
-  NVRTC_CACHE_EXPORT ret name params NVRTC_CACHE_WRAPPER_BODY(                                               \
-      kind, ret, name, args,                                                                                  \
-      nvrtc_cache::shim::interpose::real_nvjitlink_for_caller(__builtin_return_address(0)), "libnvJitLink.so.13") \
-  NVRTC_CACHE_EXPORT ret __##name##_13_0 params __attribute__((alias(#name)));                                 \
-  NVRTC_CACHE_EXPORT ret __##name##_13_1 params __attribute__((alias(#name)));                                 \
-  NVRTC_CACHE_EXPORT ret __##name##_13_2 params __attribute__((alias(#name)));                                 \
-  NVRTC_CACHE_EXPORT ret __##name##_13_3 params __attribute__((alias(#name)));                                 \
-  NVRTC_CACHE_EXPORT ret __##name##_13_4 params __attribute__((alias(#name)));                                 \
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                                          \
+  NVRTC_CACHE_EXPORT ret name params NVRTC_CACHE_WRAPPER_BODY(                                                     \
+      kind, ret, name, args, nvrtc_cache::shim::interpose::real_nvjitlink_for_caller(__builtin_return_address(0)), \
+      "libnvJitLink.so.13") NVRTC_CACHE_EXPORT ret __##name##_13_0 params __attribute__((alias(#name)));           \
+  NVRTC_CACHE_EXPORT ret __##name##_13_1 params __attribute__((alias(#name)));                                     \
+  NVRTC_CACHE_EXPORT ret __##name##_13_2 params __attribute__((alias(#name)));                                     \
+  NVRTC_CACHE_EXPORT ret __##name##_13_3 params __attribute__((alias(#name)));                                     \
+  NVRTC_CACHE_EXPORT ret __##name##_13_4 params __attribute__((alias(#name)));                                     \
   NVRTC_CACHE_EXPORT ret __##name##_13_5 params __attribute__((alias(#name)));
 #include "shim/interpose/nvjitlink_api.def"
-#undef NVJITLINK_API
+#undef HANDLE_LIBRARY_API

@@ -3,7 +3,7 @@
 // so each caller reaches the library it loaded; and the slots handed to dlsym clients.
 // Contract: thread-safe; slots are made once per real library and never freed; resolution
 // allocates only on the first call from a given call site; never throws. Fork: the registry's lock
-// is platform::ForkRank::kSlotRegistry's sibling kLinkSlotRegistry; no dl* or nvJitLink call is
+// is platform::ForkRank::kNvJitLinkSlots (shim/interpose/library_registry.h); no dl* or nvJitLink call is
 // made while it is held.
 #pragma once
 
@@ -24,9 +24,9 @@ inline constexpr const char* kNvJitLinkVersionNodes[] = {"libnvJitLink.so.13"};
 inline constexpr const char* kNvJitLinkReleaseSuffixes[] = {"_13_0", "_13_1", "_13_2", "_13_3", "_13_4", "_13_5"};
 
 struct RealNvJitLink {
-#define NVJITLINK_API(kind, ret, name, params, args) ret(*name) params = nullptr;
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret(*name) params = nullptr;
 #include "shim/interpose/nvjitlink_api.def"
-#undef NVJITLINK_API
+#undef HANDLE_LIBRARY_API
   const void* link_map = nullptr;
   keying::LibraryIdentity identity;
   // The nvJitLink* / __nvJitLink* functions this library exports that the table does not know (a newer

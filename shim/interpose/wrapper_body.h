@@ -56,7 +56,7 @@ Ret no_real_nvrtc() {
 // `node`: the version node the caller's reference names ("libnvrtc.so.13"), or nullptr.
 #define NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, find_real, node)                                      \
   {                                                                                                           \
-    const auto* real = find_real;                                                                                   \
+    const auto* real = find_real;                                                                             \
     if (real == nullptr) return nvrtc_cache::shim::interpose::no_real_nvrtc<ret>();                           \
     if (real->name == nullptr) {                                                                              \
       nvrtc_cache::shim::interpose::function_missing_in_real_nvrtc(#name, __builtin_return_address(0), node); \

@@ -17,9 +17,9 @@ namespace nvrtc_cache::shim::hooks {
 #define NVRTC_CACHE_DECLARE_PASS(ret, name, params, args)
 #define NVRTC_CACHE_DECLARE_HOOK(ret, name, params, args) \
   ret name(const interpose::RealNvJitLink& real, NVRTC_CACHE_UNPAREN params);
-#define NVJITLINK_API(kind, ret, name, params, args) NVRTC_CACHE_DECLARE_##kind(ret, name, params, args)
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args) NVRTC_CACHE_DECLARE_##kind(ret, name, params, args)
 #include "shim/interpose/nvjitlink_api.def"
-#undef NVJITLINK_API
+#undef HANDLE_LIBRARY_API
 #undef NVRTC_CACHE_DECLARE_PASS
 #undef NVRTC_CACHE_DECLARE_HOOK
 

@@ -51,8 +51,8 @@ inline constexpr std::size_t kMaxArchiveKey = 1024;
 // A record body over this is skipped (read and discarded in small pieces, never allocated).
 inline constexpr std::uint64_t kDefaultMaxValueBytes = 256ull << 20;
 
-// A compile's result, a link's result (nvJitLink), or a manifest naming either.
-enum class RecordKind : std::uint8_t { kManifest = 'M', kResult = 'R', kLinkResult = 'L' };
+// A compile's result, a handle-based library's (an nvJitLink link, a libNVVM compile), or a manifest naming one.
+enum class RecordKind : std::uint8_t { kManifest = 'M', kResult = 'R', kHandleResult = 'L' };
 
 // One cache entry as the archive carries it. `payload` is the local store's value (what
 // Store::get returns for `key`), never sealed here.

@@ -232,7 +232,7 @@ ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveR
   }
   if ((kind != static_cast<std::uint8_t>(RecordKind::kManifest) &&
        kind != static_cast<std::uint8_t>(RecordKind::kResult) &&
-       kind != static_cast<std::uint8_t>(RecordKind::kLinkResult)) ||
+       kind != static_cast<std::uint8_t>(RecordKind::kHandleResult)) ||
       record->program_name.size() > kMaxProgramName || record->key.size() != kStoreKeySize ||
       static_cast<std::uint8_t>(record->key[0]) != kind) {
     return Step::kSkipped;

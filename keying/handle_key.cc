@@ -1,14 +1,14 @@
 #include "keying/framed_hasher.h"
-#include "keying/link_inputs.h"
+#include "keying/handle_inputs.h"
 
 namespace nvrtc_cache::keying {
 
-CacheKey compute_link_key(const LinkInputs& inputs) {
+CacheKey compute_handle_key(const HandleInputs& inputs, std::string_view schema) {
   FramedHasher h;
-  h.field("schema", kLinkKeySchema);
-  h.count_field("nvjitlink.major", static_cast<std::uint64_t>(inputs.library.major));
-  h.count_field("nvjitlink.minor", static_cast<std::uint64_t>(inputs.library.minor));
-  h.field("nvjitlink.build_id", inputs.library.build_id);
+  h.field("schema", schema);
+  h.count_field("library.major", static_cast<std::uint64_t>(inputs.library.major));
+  h.count_field("library.minor", static_cast<std::uint64_t>(inputs.library.minor));
+  h.field("library.build_id", inputs.library.build_id);
   h.count_field("options", inputs.options.size());
   for (const auto& option : inputs.options) h.field("option", option);
   h.count_field("inputs", inputs.inputs.size());

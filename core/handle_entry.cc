@@ -1,0 +1,115 @@
+#include "core/handle_entry.h"
+
+#include "core/entry_codec.h"
+#include "util/binary_io.h"
+
+namespace nvrtc_cache::core {
+namespace {
+
+constexpr std::string_view kMagic = "NVHE";
+
+constexpr OutputSpec kNvJitLinkOutputs[] = {
+    {"cubin", false}, {"ptx", false}, {"ltoir", true}, {"error_log", false}, {"info_log", false}};
+constexpr OutputSpec kNvvmOutputs[] = {{"result", false}, {"log", false}};
+
+bool output_well_formed(JitLibrary library, const RecordedOutput& o) {
+  if (!o.available) return o.size_rc == 0 && !o.size_written && o.size == 0 && o.data_rc == 0 && o.bytes.empty();
+  if (!is_known_result(library, o.size_rc) || !is_known_result(library, o.data_rc)) return false;
+  if (o.size_rc != 0) {
+    if (o.size_written || o.size != 0) return false;
+  } else if (!o.size_written) {
+    return false;
+  }
+  if (o.data_rc == 0) return o.size_rc == 0 && o.bytes.size() >= o.size && o.bytes.size() - o.size < kMaxBytesPastSize;
+  return o.bytes.empty();
+}
+
+bool known_library(std::uint8_t tag) {
+  return tag == static_cast<std::uint8_t>(JitLibrary::nvjitlink) || tag == static_cast<std::uint8_t>(JitLibrary::nvvm);
+}
+
+void write_strings(util::ByteWriter& w, const std::vector<std::string>& strings) {
+  w.u64(strings.size());
+  for (const auto& s : strings) w.bytes(s);
+}
+
+bool read_strings(util::ByteReader& r, std::vector<std::string>& strings) {
+  std::uint64_t n = 0;
+  if (!r.count(n, util::kEmptyBytesField)) return false;
+  strings.resize(n);
+  for (auto& s : strings) {
+    if (!r.bytes(s)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::span<const OutputSpec> outputs_of(JitLibrary library) {
+  if (library == JitLibrary::nvvm) return kNvvmOutputs;
+  return kNvJitLinkOutputs;
+}
+
+std::int32_t last_known_result(JitLibrary library) { return library == JitLibrary::nvjitlink ? 18 : 10; }
+
+const char* library_name(JitLibrary library) { return library == JitLibrary::nvvm ? "libNVVM" : "nvJitLink"; }
+
+std::uint64_t HandleEntry::payload_bytes() const {
+  std::uint64_t total = 0;
+  for (const RecordedOutput& o : outputs) total += o.bytes.size();
+  return total;
+}
+
+bool is_well_formed(const HandleEntry& e) {
+  const std::span<const OutputSpec> specs = outputs_of(e.library);
+  if (!is_known_result(e.library, e.rc) || e.outputs.size() != specs.size()) return false;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const RecordedOutput& o = e.outputs[i];
+    if (!output_well_formed(e.library, o) || (!o.available && !specs[i].optional)) return false;
+  }
+  return true;
+}
+
+// Layout: magic, version, library, rc, output count, each output (available, then its answers),
+// nanos, the description, XXH3-64 of everything before it. Little-endian throughout.
+std::string encode_handle_entry(const HandleEntry& e) {
+  util::ByteWriter w;
+  util::begin_frame(w, kMagic, kHandleEntryFormatVersion);
+  w.u8(static_cast<std::uint8_t>(e.library));
+  w.i32(e.rc);
+  w.u64(e.outputs.size());
+  for (const RecordedOutput& o : e.outputs) {
+    w.u8(o.available);
+    write_output(w, o);
+  }
+  w.u64(e.nanos);
+  write_strings(w, e.description.options);
+  write_strings(w, e.description.input_names);
+  w.u64(e.description.input_bytes);
+  util::append_checksum(w);
+  return std::move(w.str());
+}
+
+std::optional<HandleEntry> decode_handle_entry(std::string_view bytes) {
+  std::optional<util::ByteReader> frame = util::open_frame(bytes, kMagic, kHandleEntryFormatVersion);
+  if (!frame) return std::nullopt;
+  util::ByteReader& r = *frame;
+  HandleEntry e;
+  std::uint8_t tag = 0;
+  std::uint64_t count = 0;
+  if (!r.u8(tag) || !known_library(tag) || !r.i32(e.rc)) return std::nullopt;
+  e.library = static_cast<JitLibrary>(tag);
+  if (!r.count(count, util::kEmptyBytesField) || count != outputs_of(e.library).size()) return std::nullopt;
+  e.outputs.resize(count);
+  for (RecordedOutput& o : e.outputs) {
+    if (!r.flag(o.available) || !read_output(r, o)) return std::nullopt;
+  }
+  if (!r.u64(e.nanos) || !read_strings(r, e.description.options) || !read_strings(r, e.description.input_names) ||
+      !r.u64(e.description.input_bytes)) {
+    return std::nullopt;
+  }
+  if (!r.at_end() || !is_well_formed(e)) return std::nullopt;
+  return e;
+}
+
+}  // namespace nvrtc_cache::core

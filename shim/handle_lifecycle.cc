@@ -1,0 +1,93 @@
+#include "shim/handle_lifecycle.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace nvrtc_cache::shim::handle_lifecycle {
+
+std::int64_t nanos_since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+std::string current_working_directory() {
+  std::string dir(256, '\0');
+  while (getcwd(dir.data(), dir.size()) == nullptr) {
+    if (errno != ERANGE) return {};
+    dir.resize(dir.size() * 2);
+  }
+  dir.resize(std::strlen(dir.c_str()));
+  return dir;
+}
+
+std::string label(const char* what, const HandleRecord& record, const keying::CacheKey* key) {
+  std::string text = std::string(what) + " of " + std::to_string(record.inputs.inputs.size()) + " inputs";
+  if (!record.inputs.inputs.empty())
+    text += " ('" + record.inputs.inputs.front().name.value_or("(no name)") + "', ...)";
+  if (key != nullptr) text += " (key " + keying::to_hex(*key) + ")";
+  return text;
+}
+
+void log_info(const std::string& message) {
+  if (core::log_enabled(core::LogLevel::kInfo)) core::log_line(core::LogLevel::kInfo, message);
+}
+
+std::optional<std::string> read_regular_file(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> content;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) <= kMaxCapturedBytes) {
+    std::string bytes;
+    char buffer[1 << 16];
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 || bytes.size() + static_cast<std::size_t>(n) > kMaxCapturedBytes) break;
+      if (n == 0) {
+        content = std::move(bytes);
+        break;
+      }
+      bytes.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return content;
+}
+
+void record_created(const void* handle, core::JitLibrary library, const keying::LibraryIdentity& identity,
+                    const std::vector<std::string>& options, bool capturable, const std::string& why_not) {
+  const platform::ErrnoGuard guard;
+  try {
+    auto record = std::make_shared<HandleRecord>();
+    record->library = library;
+    record->inputs.library = identity;
+    record->inputs.options = options;
+    if (!capturable) not_capturable(*record, why_not);
+    handle_table().insert(handle, std::move(record));
+  } catch (...) {
+    handle_table().erase(handle);  // an unrecorded handle simply passes through
+  }
+}
+
+void record_input(HandleRecord& record, int rc, std::int32_t type, const void* data, std::size_t size, const char* name,
+                  bool from_file) {
+  const platform::ErrnoGuard guard;
+  try {
+    if (rc != 0) {
+      not_capturable(record, "adding an input returned " + std::to_string(rc));
+    } else if (data == nullptr && size > 0) {
+      not_capturable(record, "an input's data was NULL");
+    } else if (record.capturable) {
+      keying::HandleInput& input = record.inputs.inputs.emplace_back();
+      input.type = type;
+      input.from_file = from_file;
+      if (name) input.name = name;
+      if (size > 0) input.bytes.assign(static_cast<const char*>(data), size);
+    }
+  } catch (...) {
+    not_capturable(record, "an input could not be recorded");
+  }
+}
+
+}  // namespace nvrtc_cache::shim::handle_lifecycle

@@ -1,0 +1,323 @@
+// The lifecycle of a handle-based JIT library — create a handle, add inputs, one completing call,
+// then getters — written once for every such library: nvJitLink (shim/link/: nvJitLinkComplete) and
+// libNVVM (shim/nvvm/: nvvmCompileProgram). Each is a description D (below); this is the rest:
+// record inputs (the hooks of D's table call the helpers here), key them at the completing call,
+// look the key up in the direct-mode manifest (shim/manifest_lookup.h, shared with NVRTC's compiles)
+// and serve the stored HandleEntry, or (after waiting for another call with the same inputs:
+// shim/single_flight.h) run the real call under the watch, read every output back and store it.
+// Create, add and destroy calls always reach the real library, so a handle is always a real one; a
+// call a served entry cannot answer (a NULL argument, a second completing call, an add after a
+// served one) first runs the skipped call on the real handle (materialize), then goes to the library.
+//
+// A description D provides:
+//   using Real; using Handle; using Result;       the library's function table, handle and return type
+//   static constexpr core::JitLibrary kLibrary;  static constexpr std::string_view kSchema;
+//   static constexpr HandleCounters kCounters;    static constexpr const char* kWhat;  ("link")
+//   static bool cacheable(Result rc);             return codes worth keeping
+//   static std::optional<std::string> not_cacheable(const Real&, const HandleRecord&);
+//   static const void* code(const Real&);         an address inside the library, for the watch
+//   static std::optional<std::vector<core::RecordedOutput>> read_outputs(const Real&, Handle);
+//   static Result run_recorded(const Real&, Handle, const HandleRecord&);   the completing call again
+// Contract: thread-safe for distinct handles; never throws (fail open: an internal error before the
+// real call runs it uncached, after it the real result stands); preserves errno except where the
+// library set it; logs through core/log.
+#pragma once
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/handle_entry.h"
+#include "core/log.h"
+#include "core/stats.h"
+#include "direct/dependencies.h"
+#include "direct/manifest.h"
+#include "keying/handle_inputs.h"
+#include "platform/errno_guard.h"
+#include "shim/compile_steps.h"
+#include "shim/handle_table.h"
+#include "shim/manifest_lookup.h"
+#include "shim/runtime.h"
+#include "shim/single_flight.h"
+#include "shim/watch/file_watch.h"
+#include "shim/watch/observations.h"
+#include "util/clock.h"
+
+namespace nvrtc_cache::shim {
+
+// The statistics of one library.
+struct HandleCounters {
+  core::Counter hits, misses, uncacheable, saved_ns, ns;
+};
+
+namespace handle_lifecycle {
+
+using Clock = std::chrono::steady_clock;
+
+// The most bytes an output read back (or a file added by path) may hold to be cached.
+inline constexpr std::uint64_t kMaxCapturedBytes = std::uint64_t{1} << 31;
+
+std::int64_t nanos_since(Clock::time_point start);
+std::string current_working_directory();
+// "link of 2 inputs ('a', ...) (key ...)" for the log.
+std::string label(const char* what, const HandleRecord& record, const keying::CacheKey* key);
+void log_info(const std::string& message);
+// The content of the regular file at `path` (at most kMaxCapturedBytes), or nullopt.
+std::optional<std::string> read_regular_file(const char* path);
+
+// What a data getter writes into a buffer of `size` bytes followed by a guard filled with `fill`:
+// the bytes up to the last one it wrote (at least `size`: nvJitLink writes a NUL past an empty
+// log's size of 0). Its return code goes to `rc`.
+template <typename Handle, typename DataFn>
+std::string written_by(Handle handle, DataFn data_getter, std::size_t size, char fill, std::int32_t* rc) {
+  std::string bytes(size + core::kMaxBytesPastSize, fill);
+  *rc = static_cast<std::int32_t>(data_getter(handle, bytes.data()));
+  std::size_t end = bytes.size();
+  while (end > size && bytes[end - 1] == fill) --end;
+  bytes.resize(end);
+  return bytes;
+}
+
+// One output as its size and data getters answer it now, or nullopt when it cannot be replayed
+// exactly (a getter wrote where it failed, wrote past the guard, or answered twice differently).
+// Each data getter is called twice, over guards of two fills, so that what it writes past the size is seen.
+template <typename Handle, typename SizeFn, typename DataFn>
+std::optional<core::RecordedOutput> read_back(Handle handle, SizeFn size_getter, DataFn data_getter) {
+  if (size_getter == nullptr || data_getter == nullptr) return std::nullopt;
+  constexpr char kFill = static_cast<char>(0xa5);
+  core::RecordedOutput o;
+  std::size_t size = SIZE_MAX;
+  o.size_rc = static_cast<std::int32_t>(size_getter(handle, &size));
+  if (o.size_rc == 0) {
+    if (size == SIZE_MAX || size > kMaxCapturedBytes) return std::nullopt;
+    o.size_written = true;
+    o.size = size;
+    std::int32_t other_rc = 0;
+    std::string bytes = written_by(handle, data_getter, size, kFill, &o.data_rc);
+    const std::string again = written_by(handle, data_getter, size, static_cast<char>(~kFill), &other_rc);
+    if (o.data_rc != other_rc) return std::nullopt;
+    if (o.data_rc == 0) {
+      const bool first_longer = bytes.size() >= again.size();
+      const std::string& longer = first_longer ? bytes : again;
+      const std::string& shorter = first_longer ? again : bytes;
+      if (longer.compare(0, shorter.size(), shorter) != 0 || longer.size() >= size + core::kMaxBytesPastSize) {
+        return std::nullopt;
+      }
+      o.bytes = longer;
+    } else if (bytes.find_first_not_of(kFill) != std::string::npos) {
+      return std::nullopt;
+    }
+  } else {
+    if (size != SIZE_MAX) return std::nullopt;
+    // Without a size there is nothing to write: the library answers the data getter with an error and
+    // writes nothing (checked on a scratch buffer, as a host that ignored the size might pass).
+    std::string scratch(std::size_t{1} << 16, kFill);
+    o.data_rc = static_cast<std::int32_t>(data_getter(handle, scratch.data()));
+    if (o.data_rc == 0 || scratch.find_first_not_of(kFill) != std::string::npos) return std::nullopt;
+  }
+  return o;
+}
+
+template <typename D>
+void materialize(const typename D::Real& real, typename D::Handle handle, HandleRecord& record) {
+  if (!record.served) return;
+  record.served.reset();
+  const platform::ErrnoGuard guard;
+  (void)D::run_recorded(real, handle, record);
+}
+
+template <typename D>
+LookupOf<core::HandleEntry> look_up(store::Store& store, const keying::CacheKey& key, core::StatsDeltas& stats) {
+  return look_up_manifest<core::HandleEntry>(
+      store, key, stats, [](const keying::CacheKey& k) { return direct::handle_result_store_key(k); },
+      [](std::string_view bytes) {
+        std::optional<core::HandleEntry> entry = core::decode_handle_entry(bytes);
+        if (entry && entry->library != D::kLibrary) entry.reset();  // another library's: never under this key
+        return entry;
+      },
+      [](const core::HandleEntry&) -> std::optional<Unusable> { return std::nullopt; });
+}
+
+// After a miss: what the call depended on, and the entry to store; counts and logs the outcome.
+template <typename D>
+void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, typename D::Handle handle,
+          const HandleRecord& record, const keying::CacheKey& key, typename D::Result rc, std::int64_t nanos,
+          const watch::CompileWatch& watch, std::int64_t start_realtime_ns) {
+  core::StatsDeltas& stats = runtime.stats();
+  const auto uncacheable = [&](const std::string& why) {
+    stats.add(D::kCounters.uncacheable);
+    log_info("not cached: " + label(D::kWhat, record, &key) + ": " + why);
+  };
+  if (!D::cacheable(rc))
+    return uncacheable(std::string(core::library_name(D::kLibrary)) + " returned " + std::to_string(rc));
+  if (watch.tainted()) return uncacheable(watch.why_tainted());
+  direct::RecordedDependencies dependencies =
+      direct::record_dependencies(watch::observations_of(watch), current_working_directory(), start_realtime_ns,
+                                  direct::TimeMacros{}, {}, keying::WorkingDirectoryUse::kNone);
+  if (!dependencies.set) return uncacheable(dependencies.why_not);
+  std::optional<std::vector<core::RecordedOutput>> outputs = D::read_outputs(real, handle);
+  core::HandleEntry entry;
+  entry.library = D::kLibrary;
+  entry.rc = static_cast<std::int32_t>(rc);
+  entry.nanos = static_cast<std::uint64_t>(nanos);
+  entry.description.options = record.inputs.options;
+  for (const auto& input : record.inputs.inputs) {
+    entry.description.input_names.push_back(input.name.value_or(""));
+    entry.description.input_bytes += input.bytes.size();
+  }
+  if (outputs) entry.outputs = std::move(*outputs);
+  if (!outputs || !core::is_well_formed(entry)) return uncacheable("an output could not be read back exactly");
+  if (store == nullptr) {
+    stats.add(core::Counter::errors);
+    return;
+  }
+  stats.add(D::kCounters.misses);
+  stats.add(D::kCounters.ns, nanos);
+  if (runtime.store_read_only()) return;
+  const keying::CacheKey result = direct::result_key(key, *dependencies.set);
+  store::Status status = store->put(direct::handle_result_store_key(result), core::encode_handle_entry(entry));
+  if (status) {
+    status =
+        add_to_manifest(*store, key, result, std::move(*dependencies.set), nullptr, &direct::handle_result_store_key);
+  }
+  if (status) {
+    stats.add(core::Counter::stores);
+    core::log_debug([&] { return "stored " + label(D::kWhat, record, &key); });
+  } else {
+    stats.add(core::Counter::errors);
+    core::log_once(core::LogLevel::kWarn, "store-put",
+                   "could not write to the cache (" + status.message() + "); running without storing");
+  }
+}
+
+template <typename D, typename RunReal>
+typename D::Result through_cache(Runtime& runtime, const typename D::Real& real, HandleRecord& record,
+                                 typename D::Handle handle, RunReal&& run_real, int* error_after) {
+  core::StatsDeltas& stats = runtime.stats();
+  const auto started = Clock::now();
+  const keying::CacheKey key = keying::compute_handle_key(record.inputs, D::kSchema);
+  store::Store* store = runtime.store();
+  LookupOf<core::HandleEntry> found;
+  std::optional<ClaimAttempt> claim;  // held while this call runs and stores: others wait for it
+  if (store) {
+    found = look_up<D>(*store, key, stats);
+    if (!found.entry && !runtime.store_read_only()) {
+      claim.emplace(claim_or_wait(key, [&] { return (found = look_up<D>(*store, key, stats)).entry.has_value(); }));
+    }
+    if (found.entry) {
+      const auto rc = static_cast<typename D::Result>(found.entry->rc);
+      stats.add(D::kCounters.hits);
+      stats.add(D::kCounters.saved_ns,
+                std::max<std::int64_t>(0, static_cast<std::int64_t>(found.entry->nanos) - nanos_since(started)));
+      record.served = std::make_shared<const core::HandleEntry>(std::move(*found.entry));
+      core::log_debug([&] { return "hit " + label(D::kWhat, record, &key); });
+      runtime.flush_stats(false);
+      return rc;
+    }
+  }
+  if (core::log_enabled(core::LogLevel::kInfo)) {
+    log_info("miss " + label(D::kWhat, record, &key) + ": " + (store ? found.miss_reason : "the cache is unavailable"));
+  }
+  watch::CompileWatch watch(D::code(real));
+  const std::int64_t start_realtime_ns = util::realtime_ns();
+  const auto start = Clock::now();
+  const typename D::Result rc = run_real();
+  const std::int64_t nanos = nanos_since(start);
+  watch.stop();
+  *error_after = errno;
+  try {  // the real call stands: from here on only the caching can fail
+    keep<D>(runtime, store, real, handle, record, key, rc, nanos, watch, start_realtime_ns);
+  } catch (...) {
+    stats.add(core::Counter::errors);
+    core::log_once(core::LogLevel::kError, "handle-store-exception",
+                   "internal error while storing a result; not cached");
+  }
+  runtime.flush_stats(true);
+  return rc;
+}
+
+// The completing call of `handle` (its record, if any, already found): served, or run through the
+// cache, or (not recorded, not cacheable, a second call) passed to the library. `run_real()` makes
+// the real call.
+template <typename D, typename RunReal>
+typename D::Result complete(const typename D::Real& real, typename D::Handle handle, RunReal&& run_real) {
+  std::shared_ptr<HandleRecord> record = Runtime::instance().enabled() ? handle_table().find(handle) : nullptr;
+  if (!record) return run_real();
+  if (record->completed) {  // a second call (nvJitLink answers it with an error): the library's answer
+    materialize<D>(real, handle, *record);
+    return run_real();
+  }
+  record->completed = true;
+  Runtime& runtime = Runtime::instance();
+  platform::ErrnoGuard guard;
+  int error_after = errno;
+  try {
+    if (std::optional<std::string> why = D::not_cacheable(real, *record)) {
+      runtime.stats().add(D::kCounters.uncacheable);
+      log_info("not cached: " + label(D::kWhat, *record, nullptr) + ": " + *why);
+      const typename D::Result rc = run_real();
+      guard.set(errno);
+      runtime.flush_stats(false);
+      return rc;
+    }
+    const typename D::Result rc = through_cache<D>(runtime, real, *record, handle, run_real, &error_after);
+    guard.set(error_after);
+    return rc;
+  } catch (...) {
+    // Fail open: reached only before the real call ran (through_cache catches what follows it).
+    runtime.stats().add(core::Counter::errors);
+    core::log_once(core::LogLevel::kError, "handle-exception", "internal error; running without the cache");
+    record->served.reset();
+    const typename D::Result rc = run_real();
+    guard.set(errno);
+    return rc;
+  }
+}
+
+// A getter of output `index`: from the served entry, or (not served, a NULL argument, an output the
+// entry lacks) the library's answer.
+template <typename D, typename Fn>
+typename D::Result size_getter(const typename D::Real& real, Fn real_fn, typename D::Handle handle, std::size_t index,
+                               size_t* size) {
+  std::shared_ptr<HandleRecord> record = handle_table().find(handle);
+  if (!record || !record->served) return real_fn(handle, size);
+  const core::RecordedOutput& o = record->served->outputs[index];
+  if (size == nullptr || !o.available) {
+    materialize<D>(real, handle, *record);
+    return real_fn(handle, size);
+  }
+  if (o.size_written) *size = static_cast<size_t>(o.size);
+  return static_cast<typename D::Result>(o.size_rc);
+}
+
+template <typename D, typename Fn, typename Data>
+typename D::Result data_getter(const typename D::Real& real, Fn real_fn, typename D::Handle handle, std::size_t index,
+                               Data* out) {
+  std::shared_ptr<HandleRecord> record = handle_table().find(handle);
+  if (!record || !record->served) return real_fn(handle, out);
+  const core::RecordedOutput& o = record->served->outputs[index];
+  if (out == nullptr || !o.available) {
+    materialize<D>(real, handle, *record);
+    return real_fn(handle, out);
+  }
+  if (o.data_rc == 0 && !o.bytes.empty()) std::memcpy(out, o.bytes.data(), o.bytes.size());
+  return static_cast<typename D::Result>(o.data_rc);
+}
+
+// Records a handle the library has just created (`rc` success): its library and identity.
+void record_created(const void* handle, core::JitLibrary library, const keying::LibraryIdentity& identity,
+                    const std::vector<std::string>& options, bool capturable, const std::string& why_not);
+// Records an input added to `handle` (its record, if any): its type, name and bytes, or (the call
+// failed, a NULL buffer) that the handle is no longer cacheable. Before the call: materialize<D>.
+void record_input(HandleRecord& record, int rc, std::int32_t type, const void* data, std::size_t size, const char* name,
+                  bool from_file);
+
+}  // namespace handle_lifecycle
+}  // namespace nvrtc_cache::shim
