@@ -35,7 +35,12 @@ namespace nvrtc_cache::core {
   X(link_misses, "nvJitLink links looked up, not found, linked and stored")         \
   X(link_uncacheable, "nvJitLink links passed through without caching")            \
   X(link_saved_ns, "link time saved by link hits")                                  \
-  X(link_ns, "time spent in real links on link misses")
+  X(link_ns, "time spent in real links on link misses")                            \
+  X(nvvm_hits, "libNVVM compiles served from the cache")                            \
+  X(nvvm_misses, "libNVVM compiles looked up, not found, compiled and stored")      \
+  X(nvvm_uncacheable, "libNVVM compiles passed through without caching")           \
+  X(nvvm_saved_ns, "libNVVM compile time saved by hits")                            \
+  X(nvvm_ns, "time spent in real libNVVM compiles on misses")
 
 // Why a compile was uncacheable or missed, counted beside `uncacheable` and `misses` (each such
 // compile adds one to exactly one reason). Stored as "uncacheable.<reason>" / "miss.<reason>".

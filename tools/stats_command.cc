@@ -135,10 +135,13 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
   const std::int64_t lookups = hits + counter(counters, "misses");
   j["hit_rate"] = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
   j["saved_seconds"] = static_cast<double>(counter(counters, "saved_ns")) / 1e9;
-  j["links"] = {{"hits", counter(counters, "link_hits")},
-                {"misses", counter(counters, "link_misses")},
-                {"uncacheable", counter(counters, "link_uncacheable")},
-                {"saved_seconds", static_cast<double>(counter(counters, "link_saved_ns")) / 1e9}};
+  for (const auto& [prefix, key] : {std::pair{"link", "links"}, std::pair{"nvvm", "nvvm_compiles"}}) {
+    const std::string p = prefix;
+    j[key] = {{"hits", counter(counters, p + "_hits")},
+              {"misses", counter(counters, p + "_misses")},
+              {"uncacheable", counter(counters, p + "_uncacheable")},
+              {"saved_seconds", static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9}};
+  }
   j["moved_aside_stores"] = moved_aside;
   nlohmann::ordered_json reasons;
   for (const char* kind : {"uncacheable", "miss"}) {
@@ -179,13 +182,13 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   fmt::print("hit rate          {:.1f}%\n",
              lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0);
   fmt::print("uncacheable       {}\n", counter(counters, "uncacheable"));
-  if (const std::int64_t link_hits = counter(counters, "link_hits"),
-      link_lookups = link_hits + counter(counters, "link_misses");
-      link_lookups + counter(counters, "link_uncacheable") > 0) {
-    fmt::print("links (nvJitLink) {} hits, {} misses ({:.1f}%), {} uncacheable, {:.3f} s saved\n", link_hits,
-               counter(counters, "link_misses"),
-               link_lookups ? 100.0 * static_cast<double>(link_hits) / static_cast<double>(link_lookups) : 0.0,
-               counter(counters, "link_uncacheable"), static_cast<double>(counter(counters, "link_saved_ns")) / 1e9);
+  for (const auto& [prefix, title] : {std::pair{"link", "links (nvJitLink)"}, std::pair{"nvvm", "libNVVM compiles"}}) {
+    const std::string p = prefix;
+    const std::int64_t served = counter(counters, p + "_hits"), missed = counter(counters, p + "_misses");
+    if (served + missed + counter(counters, p + "_uncacheable") == 0) continue;
+    fmt::print("{:<17} {} hits, {} misses ({:.1f}%), {} uncacheable, {:.3f} s saved\n", title, served, missed,
+               served + missed ? 100.0 * static_cast<double>(served) / static_cast<double>(served + missed) : 0.0,
+               counter(counters, p + "_uncacheable"), static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9);
   }
   fmt::print("stores            {}\n", counter(counters, "stores"));
   fmt::print("errors            {}\n", counter(counters, "errors"));

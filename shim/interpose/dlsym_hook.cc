@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "shim/interpose/real_nvjitlink.h"
+#include "shim/interpose/real_nvvm.h"
 #include "shim/interpose/real_nvrtc.h"
 #include "shim/interpose/slot_wrappers.h"
 #include "shim/watch/libc_symbols.h"
@@ -27,7 +28,7 @@ __attribute__((visibility("hidden"), used)) void* nvrtc_cache_resolve_real_dlsym
   return fn;
 }
 
-// Reached by a jump from dlsym below for names starting with "nvrtc", "nvJ" or "__nvJ": the return address is still
+// Reached by a jump from dlsym below for names starting with "nvrtc", "nvJ", "__nvJ" or "nvvm": the return address is still
 // the client's.
 __attribute__((visibility("hidden"), used)) void* nvrtc_cache_dlsym_nvrtc(void* handle, const char* name) {
   using namespace nvrtc_cache::shim::interpose;
@@ -35,6 +36,12 @@ __attribute__((visibility("hidden"), used)) void* nvrtc_cache_dlsym_nvrtc(void* 
   // not loaded NVRTC does not find the shim's exports.
   void* found = real_dlsym(handle == RTLD_DEFAULT ? RTLD_NEXT : handle, name);
   if (found == nullptr || address_in_shim(found)) return found;
+  if (name[2] == 'v') {  // libNVVM's ("nvvm...": the entry's test)
+    const int nvvm_slot = nvvm_slot_for_function(found);
+    if (nvvm_slot < 0) return found;
+    void* wrapper = nvvm_slot_wrapper(nvvm_slot, name);
+    return wrapper ? wrapper : found;
+  }
   if (name[0] == '_' || name[2] == 'J') {  // nvJitLink's ("nvJ...", "__nvJ...": the entry's test)
     const int link_slot = nvjitlink_slot_for_function(found);
     if (link_slot < 0) return found;

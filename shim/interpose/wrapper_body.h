@@ -12,12 +12,14 @@
 #define NVJITLINK_NO_INLINE
 #endif
 #include <nvJitLink.h>
+#include <nvvm.h>
 
 #include <type_traits>
 
 #include "core/log.h"
 #include "shim/hooks.h"
 #include "shim/link/link_hooks.h"
+#include "shim/nvvm/nvvm_hooks.h"
 #include "shim/interpose/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {
@@ -28,6 +30,8 @@ Ret failure_result() {
     return NVRTC_ERROR_INTERNAL_ERROR;
   } else if constexpr (std::is_same_v<Ret, nvJitLinkResult>) {
     return NVJITLINK_ERROR_INTERNAL;
+  } else if constexpr (std::is_same_v<Ret, nvvmResult>) {
+    return NVVM_ERROR_INVALID_PROGRAM;
   } else {
     return nullptr;
   }
@@ -37,6 +41,8 @@ template <typename Ret>
 Ret no_real_nvrtc() {
   if constexpr (std::is_same_v<Ret, nvJitLinkResult>) {
     core::log_once(core::LogLevel::kError, "no-real-nvjitlink", "no real nvJitLink is loaded in the caller's scope");
+  } else if constexpr (std::is_same_v<Ret, nvvmResult>) {
+    core::log_once(core::LogLevel::kError, "no-real-nvvm", "no real libNVVM is loaded in the caller's scope");
   } else {
     core::log_once(core::LogLevel::kError, "no-real-nvrtc", "no real NVRTC is loaded in the caller's scope");
   }

@@ -1,5 +1,5 @@
 // dlsym for aarch64 (shim/interpose/dlsym_hook.cc), exported as dlsym@@GLIBC_2.34 and dlsym@GLIBC_2.17:
-// a name starting with "nvrtc", "nvJ" or "__nvJ" (nvJitLink's) on a handle other than RTLD_NEXT goes to
+// a name starting with "nvrtc", "nvJ" or "__nvJ" (nvJitLink's) or "nvvm" (libNVVM's) on a handle other than RTLD_NEXT goes to
 // nvrtc_cache_dlsym_nvrtc; every
 // other lookup is a tail branch to glibc's dlsym with x30 untouched, so glibc still sees the original
 // caller. Uses only x9 and x10 (scratch) before the tail branch.
@@ -28,6 +28,13 @@ nvrtc_cache_dlsym_compat:
   ldrb w9, [x1, #2]
   cmp w9, #0x4a
   b.eq 6f
+  cmp w9, #0x76
+  b.ne 7f
+  ldrb w9, [x1, #3]
+  cmp w9, #0x6d
+  b.eq 6f
+  b 2f
+7:
   cmp w9, #0x72
   b.ne 2f
   ldrb w9, [x1, #3]

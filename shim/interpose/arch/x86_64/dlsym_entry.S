@@ -1,5 +1,5 @@
 // dlsym for x86-64 (shim/interpose/dlsym_hook.cc), exported as dlsym@@GLIBC_2.34 and dlsym@GLIBC_2.2.5:
-// a name starting with "nvrtc", "nvJ" or "__nvJ" (nvJitLink's) on a handle other than RTLD_NEXT goes to
+// a name starting with "nvrtc", "nvJ" or "__nvJ" (nvJitLink's) or "nvvm" (libNVVM's) on a handle other than RTLD_NEXT goes to
 // nvrtc_cache_dlsym_nvrtc; every
 // other lookup is a tail jump to glibc's dlsym, so glibc still sees the original caller.
   .text
@@ -24,6 +24,12 @@ nvrtc_cache_dlsym_compat:
   jne 2f
   cmpb $0x4a, 2(%rsi)
   je 6f
+  cmpb $0x76, 2(%rsi)
+  jne 7f
+  cmpb $0x6d, 3(%rsi)
+  je 6f
+  jmp 2f
+7:
   cmpb $0x72, 2(%rsi)
   jne 2f
   cmpb $0x74, 3(%rsi)
