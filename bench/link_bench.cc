@@ -58,8 +58,8 @@ const char* const kKernels[] = {
 std::string ltoir(const char* source) {
   nvrtcProgram prog;
   nvrtcCreateProgram(&prog, source, "link_bench.cu", 0, nullptr, nullptr);
-  const char* options[] = {"-arch=sm_90", "-rdc=true", "-dlto", "-std=c++17", "-I/usr/local/cuda/include/cccl",
-                           "-I/usr/local/cuda/include"};
+  const char* options[] = {
+      "-arch=sm_90", "-rdc=true", "-dlto", "-std=c++17", "-I/usr/local/cuda/include/cccl", "-I/usr/local/cuda/include"};
   if (nvrtcCompileProgram(prog, 6, options) != NVRTC_SUCCESS) {
     size_t size = 0;
     nvrtcGetProgramLogSize(prog, &size);

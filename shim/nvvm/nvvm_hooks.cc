@@ -1,8 +1,8 @@
 // libNVVM described to the handle lifecycle (shim/handle_lifecycle.h): a compile is keyed at
 // nvvmCompileProgram from each module added (nvvmAddModuleToProgram, nvvmLazyAddModuleToProgram: its
 // bytes, name and whether lazily) and the compile's options; its outputs are the compiled result
-// (PTX, or LTO-IR with -gen-lto) and the program log. nvvmVerifyProgram writes the program log
-// too: a program it was called on is not cached (and a served one is first compiled for real).
+// (PTX, or LTO-IR with -gen-lto) and the program log. A verification before the compile is keyed
+// as an input (nvvmVerifyProgram below).
 #include "shim/nvvm/nvvm_hooks.h"
 
 #include <optional>
@@ -20,6 +20,8 @@ using interpose::RealNvvm;
 
 // The outputs, in core::outputs_of(JitLibrary::nvvm)'s order.
 enum Output : std::size_t { kResult, kLog };
+// The input types of a program's record: a module, a lazily added module, a verification.
+enum InputType : std::int32_t { kModule = 0, kLazyModule = 1, kVerified = 2 };
 
 struct NvvmDescription {
   using Real = RealNvvm;
@@ -94,7 +96,7 @@ nvvmResult add_module(const RealNvvm& real, nvvmProgram prog, const char* buffer
   if (!record) return add(prog, buffer, size, name);
   lifecycle::materialize<D>(real, prog, *record);
   const nvvmResult rc = add(prog, buffer, size, name);
-  lifecycle::record_input(*record, rc, lazy ? 1 : 0, buffer, size, name, false);
+  lifecycle::record_input(*record, rc, lazy ? kLazyModule : kModule, buffer, size, name, false);
   return rc;
 }
 
@@ -146,13 +148,35 @@ nvvmResult nvvmCompileProgram(const RealNvvm& real, nvvmProgram prog, int num_op
   return lifecycle::complete<D>(real, prog, [&] { return real.nvvmCompileProgram(prog, num_options, options); });
 }
 
+// Before the compile (cuda.core verifies every program it compiles), a verification joins the
+// inputs: its options, in order, as one input of type kVerified (measured with 13.0: the compile's
+// result and log are the same with and without it, but the key does not assume so). A failed one, or
+// one after the compile (its log replaces the compile's: the served compile is first run for real),
+// leaves the program uncached.
 nvvmResult nvvmVerifyProgram(const RealNvvm& real, nvvmProgram prog, int num_options, const char** options) {
-  if (std::shared_ptr<HandleRecord> record = record_of(prog)) {
-    lifecycle::materialize<D>(real, prog, *record);
-    const platform::ErrnoGuard guard;
-    not_capturable(*record, "nvvmVerifyProgram was called on it (it writes the program log)");
+  std::shared_ptr<HandleRecord> record = record_of(prog);
+  if (!record) return real.nvvmVerifyProgram(prog, num_options, options);
+  lifecycle::materialize<D>(real, prog, *record);
+  const nvvmResult rc = real.nvvmVerifyProgram(prog, num_options, options);
+  const platform::ErrnoGuard guard;
+  try {
+    std::string joined;
+    bool captured = num_options >= 0 && (num_options == 0 || options != nullptr);
+    for (int i = 0; captured && i < num_options; ++i) {
+      if (options[i] == nullptr)
+        captured = false;
+      else
+        joined.append(options[i]).push_back('\0');
+    }
+    if (record->completed || !captured) {
+      not_capturable(*record, "nvvmVerifyProgram was called after the compile, or with NULL options");
+    } else {
+      lifecycle::record_input(*record, rc, kVerified, joined.data(), joined.size(), nullptr, false);
+    }
+  } catch (...) {
+    not_capturable(*record, "a verification could not be recorded");
   }
-  return real.nvvmVerifyProgram(prog, num_options, options);
+  return rc;
 }
 
 nvvmResult nvvmGetCompiledResultSize(const RealNvvm& real, nvvmProgram prog, size_t* size) {

@@ -52,18 +52,12 @@ Api load_api() {
     return f;
   };
 #define LINK_CLIENT_FN(field, name) reinterpret_cast<decltype(Api::field)>(sym(name))
-  return {LINK_CLIENT_FN(create, "nvJitLinkCreate"),
-          LINK_CLIENT_FN(destroy, "nvJitLinkDestroy"),
-          LINK_CLIENT_FN(add_data, "nvJitLinkAddData"),
-          LINK_CLIENT_FN(add_file, "__nvJitLinkAddFile_13_0"),
-          LINK_CLIENT_FN(complete, "nvJitLinkComplete"),
-          LINK_CLIENT_FN(cubin_size, "nvJitLinkGetLinkedCubinSize"),
-          LINK_CLIENT_FN(cubin, "nvJitLinkGetLinkedCubin"),
-          LINK_CLIENT_FN(ptx_size, "nvJitLinkGetLinkedPtxSize"),
-          LINK_CLIENT_FN(ptx, "nvJitLinkGetLinkedPtx"),
-          LINK_CLIENT_FN(error_log_size, "nvJitLinkGetErrorLogSize"),
-          LINK_CLIENT_FN(error_log, "nvJitLinkGetErrorLog"),
-          LINK_CLIENT_FN(info_log_size, "nvJitLinkGetInfoLogSize"),
+  return {LINK_CLIENT_FN(create, "nvJitLinkCreate"),         LINK_CLIENT_FN(destroy, "nvJitLinkDestroy"),
+          LINK_CLIENT_FN(add_data, "nvJitLinkAddData"),      LINK_CLIENT_FN(add_file, "__nvJitLinkAddFile_13_0"),
+          LINK_CLIENT_FN(complete, "nvJitLinkComplete"),     LINK_CLIENT_FN(cubin_size, "nvJitLinkGetLinkedCubinSize"),
+          LINK_CLIENT_FN(cubin, "nvJitLinkGetLinkedCubin"),  LINK_CLIENT_FN(ptx_size, "nvJitLinkGetLinkedPtxSize"),
+          LINK_CLIENT_FN(ptx, "nvJitLinkGetLinkedPtx"),      LINK_CLIENT_FN(error_log_size, "nvJitLinkGetErrorLogSize"),
+          LINK_CLIENT_FN(error_log, "nvJitLinkGetErrorLog"), LINK_CLIENT_FN(info_log_size, "nvJitLinkGetInfoLogSize"),
           LINK_CLIENT_FN(info_log, "nvJitLinkGetInfoLog")};
 #undef LINK_CLIENT_FN
 #else

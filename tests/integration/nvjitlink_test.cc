@@ -130,7 +130,7 @@ TEST(NvJitLink, UncacheableOptionsAndCallsTheEntryCannotAnswerReachNvJitLink) {
     ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
     EXPECT_EQ(r.warm.exit_code, 0) << r.warm.err;
     EXPECT_EQ(get(r.after_warm, "link_uncacheable"), 2);  // -time, cold and warm
-    EXPECT_EQ(get(r.after_warm, "link_hits"), 1);          // null_arguments, served warm
+    EXPECT_EQ(get(r.after_warm, "link_hits"), 1);         // null_arguments, served warm
     // Everything but the timings (the info log of -time) is identical.
     const auto without_time = [](const std::string& out) { return out.substr(out.find("null_arguments")); };
     EXPECT_EQ(without_time(r.cold.out), without_time(r.direct.out));
@@ -185,8 +185,9 @@ TEST_P(PythonLinkStack, ColdThenWarmIsByteIdenticalAndServed) {
     NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_PYTHON (scripts/python_env.sh makes one)");
   }
   TempDir cache;
-  const Runs r = cold_and_warm(python, {std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/link_stacks.py", GetParam()},
-                               cache.path(), {{"PYTHONDONTWRITEBYTECODE", "1"}});
+  const Runs r =
+      cold_and_warm(python, {std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/link_stacks.py", GetParam()},
+                    cache.path(), {{"PYTHONDONTWRITEBYTECODE", "1"}});
   expect_identical(r);
   ASSERT_NE(r.direct.out.find("cubin "), std::string::npos) << r.direct.out;
   const std::int64_t links = GetParam() == "core" ? 2 : 1;
