@@ -196,5 +196,28 @@ TEST_P(PythonLinkStack, ColdThenWarmIsByteIdenticalAndServed) {
 
 INSTANTIATE_TEST_SUITE_P(Stacks, PythonLinkStack, ::testing::Values("core", "bindings"));
 
+// The whole JIT pipeline in one process (NVRTC, nvJitLink, libNVVM through cuda.core): its second
+// run makes no real compile, link or NVVM compile, every result byte for byte.
+TEST(NvJitLink, AWholePipelineRunsItsSecondTimeWithNothingCompiledOrLinked) {
+  const char* python = std::getenv("NVRTC_CACHE_TEST_PYTHON");
+  if (python == nullptr || access(python, X_OK) != 0) {
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_PYTHON (scripts/python_env.sh makes one)");
+  }
+  TempDir cache;
+  const Runs r =
+      cold_and_warm(python, {std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/link_stacks.py", "pipeline"},
+                    cache.path(), {{"PYTHONDONTWRITEBYTECODE", "1"}});
+  expect_identical(r);
+  for (const char* kind : {"", "link_", "nvvm_"}) {
+    SCOPED_TRACE(kind);
+    const std::string hits = std::string(kind) + "hits", misses = std::string(kind) + "misses";
+    EXPECT_GE(get(r.after_cold, misses), 1);  // cold: each of the three compiled for real
+    EXPECT_EQ(get(r.after_cold, hits), 0);
+    EXPECT_EQ(get(r.after_warm, misses), get(r.after_cold, misses));  // warm: nothing compiled or linked
+    EXPECT_EQ(get(r.after_warm, hits), get(r.after_cold, misses));
+    EXPECT_EQ(get(r.after_warm, std::string(kind) + "uncacheable"), 0);
+  }
+}
+
 }  // namespace
 }  // namespace nvrtc_cache::testing

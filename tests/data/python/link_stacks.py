@@ -3,6 +3,8 @@ every output, the logs) so runs under the shim can be compared with runs without
 
     python link_stacks.py core      cuda.core: Program(..., "c++") -> LTO-IR, Linker(...).link("cubin")
     python link_stacks.py bindings  cuda.bindings.nvjitlink: create / add_data / complete / every getter
+    python link_stacks.py pipeline  all three compilers in one process: NVRTC (C++ to LTO-IR), nvJitLink
+                                    (LTO-IR to CUBIN) and libNVVM (NVVM IR to PTX), through cuda.core
 """
 import hashlib
 import sys
@@ -57,5 +59,29 @@ def run_bindings():
     nvjitlink.destroy(handle)
 
 
+NVVM_IR = """target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+define void @twice(float* %a) {
+entry:
+  %v = load float, float* %a
+  %m = fmul float %v, 2.0
+  store float %m, float* %a
+  ret void
+}
+!nvvm.annotations = !{!0}
+!0 = !{void (float*)* @twice, !"kernel", i32 1}
+!nvvmir.version = !{!1}
+!1 = !{i32 2, i32 0, i32 3, i32 2}
+"""
+
+
+def run_pipeline():
+    from cuda.core import Linker, LinkerOptions, Program, ProgramOptions
+
+    linker = Linker(ltoir(CALLER), ltoir(CALLEE), options=LinkerOptions(arch="sm_90", link_time_optimization=True))
+    print("cubin", digest(linker.link("cubin").code))
+    print("ptx", digest(Program(NVVM_IR, "nvvm", ProgramOptions(arch="sm_90")).compile("ptx").code))
+
+
 if __name__ == "__main__":
-    {"core": run_core, "bindings": run_bindings}[sys.argv[1]]()
+    {"core": run_core, "bindings": run_bindings, "pipeline": run_pipeline}[sys.argv[1]]()
