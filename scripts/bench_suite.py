@@ -34,9 +34,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  scripts/bench.py
 import bench_cuda_core  # noqa: E402  scripts/bench_cuda_core.py
+import bench_nvvm  # noqa: E402  scripts/bench_nvvm.py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SECTIONS = ("corpus", "link", "single-flight", "store", "cuda.core", "first-hit", "redis")
+SECTIONS = ("corpus", "link", "nvvm", "single-flight", "store", "cuda.core", "first-hit", "redis")
 CCCL = "/usr/local/cuda/include/cccl"
 KERNEL_LABELS = {"trivial": "trivial (axpy)", "names": "templates + 5 name expressions",
                  "cub": "CUB block reduce + radix sort", "cute": "CuTe tensor tile copy",
@@ -487,6 +488,21 @@ def write_markdown(path, m, results, args, png_name):
                 f"{ratio(real['first_ns'] / r['first_ns'])} |")
         add("")
 
+    nvvm = results.get("nvvm")
+    if nvvm:
+        add("## libNVVM: numba-cuda's compile_ptx, real vs the shim cold and warm\n")
+        add(f"`scripts/bench_nvvm.py`: numba-cuda's `cuda.compile_ptx` of {nvvm['kernels']} kernels for sm_90 in one "
+            f"process (numba lowers Python to NVVM IR, libNVVM compiles it to PTX); the median of "
+            f"{nvvm['processes']} fresh processes per mode (cold: one). libNVVM's part is the real "
+            "`nvvmCompileProgram` calls of the cold process against what the warm processes' hits took.\n")
+        add("| | real | shim cold | shim warm | real / warm |")
+        add("|---|--:|--:|--:|--:|")
+        add(f"| compile_ptx, all kernels | {ms(nvvm['real_ns'])} | {ms(nvvm['cold_ns'])} | {ms(nvvm['warm_ns'])} | "
+            f"{ratio(nvvm['real_ns'] / nvvm['warm_ns'])} |")
+        add(f"| libNVVM's part | {ms(nvvm['nvvm_real_ns'])} | | {ms(nvvm['nvvm_hit_ns'])} | "
+            f"{ratio(nvvm['nvvm_real_ns'] / nvvm['nvvm_hit_ns'])} |")
+        add("")
+
     if results.get("notes"):
         add("## Notes\n")
         for note in results["notes"]:
@@ -686,6 +702,9 @@ def main():
         if "link" in args.only:
             print("link ...", file=sys.stderr)
             results["link"] = measure_link(args, build)
+        if "nvvm" in args.only:
+            print("nvvm ...", file=sys.stderr)
+            results["nvvm"] = bench_nvvm.measure(args.python, build, 1 if args.quick else 3)
         if "single-flight" in args.only:
             print("single-flight ...", file=sys.stderr)
             results["single-flight"] = measure_single_flight(args, build)
