@@ -163,6 +163,37 @@ TEST(NvJitLink, VerboseLinksAreServedAsTheStoredLinkMeasuredThem) {
   EXPECT_NE(r.direct.out.find("info_log size_rc=0 size="), std::string::npos);
 }
 
+// Links and NVVM compiles travel like compiles: exported from one cache and imported into another,
+// and through a shared directory tier from one node to another; `verify` reads them as sound.
+TEST(NvJitLink, LinksTravelThroughArchivesAndSharedTiers) {
+  TempDir first, second, tier, files;
+  const std::string archive = files.path() + "/cache.nvrc";
+  const std::vector<std::string> argv = {LINK_CLIENT_PATH, "lto", "undefined"};
+  const ProcessResult direct = run_process(argv);
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_EQ(run_process(argv, shim_env(first.path())).out, direct.out);
+  const ProcessResult verify = run_process({NVRTC_CACHE_CLI_PATH, "verify"}, {{"NVRTC_CACHE_DIR", first.path()}});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("link/NVVM results   2 (0 malformed)"), std::string::npos) << verify.out;
+  const ProcessResult exported =
+      run_process({NVRTC_CACHE_CLI_PATH, "export", archive}, {{"NVRTC_CACHE_DIR", first.path()}});
+  ASSERT_EQ(exported.exit_code, 0) << exported.out << exported.err;
+  const ProcessResult imported =
+      run_process({NVRTC_CACHE_CLI_PATH, "import", archive}, {{"NVRTC_CACHE_DIR", second.path()}});
+  ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+  EXPECT_EQ(run_process(argv, shim_env(second.path())).out, direct.out);
+  EXPECT_EQ(get(counters_of(second.path()), "link_hits"), 2);
+  EXPECT_EQ(get(counters_of(second.path()), "link_misses"), 0);
+
+  // Two nodes: the first links and writes behind to the shared directory, the second is served from it.
+  const std::string remote = "file://" + tier.path();
+  TempDir node_a, node_b;
+  EXPECT_EQ(run_process(argv, node_env(node_a.path(), remote)).out, direct.out);
+  EXPECT_EQ(run_process(argv, node_env(node_b.path(), remote)).out, direct.out);
+  EXPECT_EQ(get(counters_of(node_b.path()), "link_hits"), 2);
+  EXPECT_EQ(get(counters_of(node_b.path()), "link_misses"), 0);
+}
+
 // The nvJitLink wheel (13.5: its LTO-IR getters and release suffixes 13_0 to 13_5), with the NVRTC
 // wheel beside it, behind the linked client: the same links, served byte for byte.
 TEST(NvJitLink, TheNvJitLinkWheelIsServedByteForByte) {
