@@ -31,6 +31,21 @@ bool read_output(util::ByteReader& r, RecordedOutput& o) {
   return r.i32(o.size_rc) && r.flag(o.size_written) && r.u64(o.size) && r.i32(o.data_rc) && r.bytes(o.bytes);
 }
 
+void write_strings(util::ByteWriter& w, const std::vector<std::string>& strings) {
+  w.u64(strings.size());
+  for (const auto& s : strings) w.bytes(s);
+}
+
+bool read_strings(util::ByteReader& r, std::vector<std::string>& strings) {
+  std::uint64_t n = 0;
+  if (!r.count(n, util::kEmptyBytesField)) return false;
+  strings.resize(n);
+  for (auto& s : strings) {
+    if (!r.bytes(s)) return false;
+  }
+  return true;
+}
+
 namespace {
 
 void write_lowered_name(util::ByteWriter& w, const RecordedLoweredName& n) {
@@ -61,21 +76,6 @@ bool lowered_name_well_formed(const RecordedLoweredName& n) {
   }
   if (!n.written) return !n.is_null && n.lowered.empty();
   return !n.is_null || n.lowered.empty();
-}
-
-void write_strings(util::ByteWriter& w, const std::vector<std::string>& strings) {
-  w.u64(strings.size());
-  for (const auto& s : strings) w.bytes(s);
-}
-
-bool read_strings(util::ByteReader& r, std::vector<std::string>& strings) {
-  std::uint64_t n = 0;
-  if (!r.count(n, util::kEmptyBytesField)) return false;
-  strings.resize(n);
-  for (auto& s : strings) {
-    if (!r.bytes(s)) return false;
-  }
-  return true;
 }
 
 void write_description(util::ByteWriter& w, const EntryDescription& d) {

@@ -1,7 +1,10 @@
-// The encoding of one RecordedOutput, shared by the entry formats (core/compile_entry.h,
+// The encodings of one RecordedOutput and of a list of strings, shared by the entry formats (core/compile_entry.h,
 // core/link_entry.h). Contract: pure; read_output() fails (false) on truncated input and allocates
 // no more than the input holds.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "core/compile_entry.h"
 #include "util/binary_io.h"
@@ -10,5 +13,8 @@ namespace nvrtc_cache::core {
 
 void write_output(util::ByteWriter& w, const RecordedOutput& o);
 bool read_output(util::ByteReader& r, RecordedOutput& o);
+// A count, then each string.
+void write_strings(util::ByteWriter& w, const std::vector<std::string>& strings);
+bool read_strings(util::ByteReader& r, std::vector<std::string>& strings);
 
 }  // namespace nvrtc_cache::core

@@ -28,21 +28,6 @@ bool known_library(std::uint8_t tag) {
   return tag == static_cast<std::uint8_t>(JitLibrary::nvjitlink) || tag == static_cast<std::uint8_t>(JitLibrary::nvvm);
 }
 
-void write_strings(util::ByteWriter& w, const std::vector<std::string>& strings) {
-  w.u64(strings.size());
-  for (const auto& s : strings) w.bytes(s);
-}
-
-bool read_strings(util::ByteReader& r, std::vector<std::string>& strings) {
-  std::uint64_t n = 0;
-  if (!r.count(n, util::kEmptyBytesField)) return false;
-  strings.resize(n);
-  for (auto& s : strings) {
-    if (!r.bytes(s)) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::span<const OutputSpec> outputs_of(JitLibrary library) {

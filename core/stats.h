@@ -30,15 +30,15 @@ namespace nvrtc_cache::core {
   X(waited, "compiles that waited for another compile of the same program")         \
   X(wait_ns, "time spent waiting for another compile of the same program")          \
   X(evictions, "entries evicted to stay under max_size, least recently used first") \
-  X(evicted_bytes, "payload bytes of the evicted entries")                         \
+  X(evicted_bytes, "payload bytes of the evicted entries")                          \
   X(link_hits, "nvJitLink links served from the cache")                             \
   X(link_misses, "nvJitLink links looked up, not found, linked and stored")         \
-  X(link_uncacheable, "nvJitLink links passed through without caching")            \
+  X(link_uncacheable, "nvJitLink links passed through without caching")             \
   X(link_saved_ns, "link time saved by link hits")                                  \
-  X(link_ns, "time spent in real links on link misses")                            \
+  X(link_ns, "time spent in real links on link misses")                             \
   X(nvvm_hits, "libNVVM compiles served from the cache")                            \
   X(nvvm_misses, "libNVVM compiles looked up, not found, compiled and stored")      \
-  X(nvvm_uncacheable, "libNVVM compiles passed through without caching")           \
+  X(nvvm_uncacheable, "libNVVM compiles passed through without caching")            \
   X(nvvm_saved_ns, "libNVVM compile time saved by hits")                            \
   X(nvvm_ns, "time spent in real libNVVM compiles on misses")
 

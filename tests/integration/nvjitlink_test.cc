@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/support/dynamic_section.h"
+#include "tests/support/cold_and_warm.h"
 #include "tests/support/harness.h"
 #include "tests/support/process.h"
 
@@ -21,32 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Runs {
-  ProcessResult direct, cold, warm;
-  store::Counters after_cold, after_warm;
-};
+using Runs = ColdAndWarm;
 
-Runs cold_and_warm(const std::string& client, const std::vector<std::string>& scenarios, const std::string& cache,
-                   EnvVars extra = {}) {
+// `client` with `scenarios` as its arguments.
+std::vector<std::string> argv_of(const std::string& client, const std::vector<std::string>& scenarios) {
   std::vector<std::string> argv = {client};
   argv.insert(argv.end(), scenarios.begin(), scenarios.end());
-  Runs r;
-  r.direct = run_process(argv, extra);
-  EnvVars env = shim_env(cache);
-  env.insert(extra.begin(), extra.end());
-  r.cold = run_process(argv, env);
-  r.after_cold = counters_of(cache);
-  r.warm = run_process(argv, env);
-  r.after_warm = counters_of(cache);
-  return r;
-}
-
-void expect_identical(const Runs& r) {
-  ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
-  EXPECT_EQ(r.cold.exit_code, 0) << r.cold.err;
-  EXPECT_EQ(r.warm.exit_code, 0) << r.warm.err;
-  EXPECT_EQ(r.cold.out, r.direct.out);
-  EXPECT_EQ(r.warm.out, r.direct.out);
+  return argv;
 }
 
 // The warm run linked nothing for real: `links` link hits, no new link miss.
@@ -61,14 +43,8 @@ void expect_served(const Runs& r, std::int64_t links) {
 const std::vector<std::string> kClients = {LINK_CLIENT_PATH, LINK_CLIENT_UNLINKED_PATH};
 
 TEST(NvJitLink, TheClientsLoadNvJitLinkAsTheirNamesSay) {
-  const auto needed = [](const std::string& path) {
-    for (const std::string& library : needed_libraries(path)) {
-      if (library.find("libnvJitLink") != std::string::npos) return true;
-    }
-    return false;
-  };
-  EXPECT_TRUE(needed(LINK_CLIENT_PATH));
-  EXPECT_FALSE(needed(LINK_CLIENT_UNLINKED_PATH));
+  EXPECT_TRUE(needs_library(LINK_CLIENT_PATH, "libnvJitLink"));
+  EXPECT_FALSE(needs_library(LINK_CLIENT_UNLINKED_PATH, "libnvJitLink"));
 }
 
 // LTO-IR from NVRTC linked with -lto into a CUBIN, and into PTX (-ptx); PTX linked without LTO.
@@ -76,7 +52,7 @@ TEST(NvJitLink, LinksAreServedByteForByteColdAndWarm) {
   for (const std::string& client : kClients) {
     SCOPED_TRACE(client);
     TempDir cache;
-    const Runs r = cold_and_warm(client, {"lto", "lto_ptx", "ptx"}, cache.path());
+    const Runs r = cold_and_warm(argv_of(client, {"lto", "lto_ptx", "ptx"}), cache.path());
     ASSERT_NE(r.direct.out.find("lto\n  create=0"), std::string::npos) << r.direct.out;
     ASSERT_NE(r.direct.out.find("cubin size_rc=0 size="), std::string::npos) << r.direct.out;
     expect_identical(r);
@@ -90,7 +66,8 @@ TEST(NvJitLink, FailedLinksAreServedWithTheirLogsAndFailedCallsPassThrough) {
   for (const std::string& client : kClients) {
     SCOPED_TRACE(client);
     TempDir cache;
-    const Runs r = cold_and_warm(client, {"undefined", "missing_arch", "bad_option", "wrong_type"}, cache.path());
+    const Runs r =
+        cold_and_warm(argv_of(client, {"undefined", "missing_arch", "bad_option", "wrong_type"}), cache.path());
     ASSERT_NE(r.direct.out.find("undefined\n  create=0\n  add_data=0\n  complete=4"), std::string::npos)
         << r.direct.out;
     ASSERT_NE(r.direct.out.find("bad_option\n  create=1"), std::string::npos) << r.direct.out;
@@ -107,13 +84,13 @@ TEST(NvJitLink, AnAddedFileIsKeyedByItsContent) {
   const std::string file = files.path() + "/callee.ptx";
   ASSERT_EQ(run_process({LINK_CLIENT_PATH, "write_callee_ptx"}, {{"LINK_FILE", file}}).exit_code, 0);
   const EnvVars env = {{"LINK_FILE", file}};
-  Runs first = cold_and_warm(LINK_CLIENT_PATH, {"file"}, cache.path(), env);
+  Runs first = cold_and_warm(argv_of(LINK_CLIENT_PATH, {"file"}), cache.path(), env);
   ASSERT_NE(first.direct.out.find("add_file=0"), std::string::npos) << first.direct.out;
   expect_identical(first);
   expect_served(first, 1);
   // Another callee's PTX in the same file: a different input.
   ASSERT_EQ(run_process({LINK_CLIENT_PATH, "write_other_callee_ptx"}, {{"LINK_FILE", file}}).exit_code, 0);
-  Runs second = cold_and_warm(LINK_CLIENT_PATH, {"file"}, cache.path(), env);
+  Runs second = cold_and_warm(argv_of(LINK_CLIENT_PATH, {"file"}), cache.path(), env);
   expect_identical(second);
   EXPECT_EQ(get(second.after_cold, "link_misses"), 2);
   EXPECT_EQ(get(second.after_warm, "link_hits"), 2);
@@ -126,7 +103,7 @@ TEST(NvJitLink, UncacheableOptionsAndCallsTheEntryCannotAnswerReachNvJitLink) {
   for (const std::string& client : kClients) {
     SCOPED_TRACE(client);
     TempDir cache;
-    const Runs r = cold_and_warm(client, {"time", "null_arguments"}, cache.path());
+    const Runs r = cold_and_warm(argv_of(client, {"time", "null_arguments"}), cache.path());
     ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
     EXPECT_EQ(r.warm.exit_code, 0) << r.warm.err;
     EXPECT_EQ(get(r.after_warm, "link_uncacheable"), 2);  // -time, cold and warm
@@ -144,7 +121,7 @@ TEST(NvJitLink, UncacheableOptionsAndCallsTheEntryCannotAnswerReachNvJitLink) {
 // differs from it in that line only.
 TEST(NvJitLink, VerboseLinksAreServedAsTheStoredLinkMeasuredThem) {
   TempDir cache;
-  const Runs r = cold_and_warm(LINK_CLIENT_PATH, {"verbose", "verbose"}, cache.path());
+  const Runs r = cold_and_warm(argv_of(LINK_CLIENT_PATH, {"verbose", "verbose"}), cache.path());
   ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
   EXPECT_EQ(r.warm.out, r.cold.out);
   EXPECT_EQ(get(r.after_warm, "link_hits"), 3);  // the second link of the cold run, both warm
@@ -201,7 +178,7 @@ TEST(NvJitLink, TheNvJitLinkWheelIsServedByteForByte) {
   if (wheel == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC_CACHE_TEST_NVJITLINK13 (the nvidia-nvjitlink wheel)");
   TempDir cache;
   const EnvVars env = {{"LD_LIBRARY_PATH", fs::path(wheel).parent_path().string()}};
-  const Runs r = cold_and_warm(LINK_CLIENT_PATH, {"lto", "lto_ptx", "undefined"}, cache.path(), env);
+  const Runs r = cold_and_warm(argv_of(LINK_CLIENT_PATH, {"lto", "lto_ptx", "undefined"}), cache.path(), env);
   expect_identical(r);
   expect_served(r, 3);
 }
@@ -216,9 +193,9 @@ TEST_P(PythonLinkStack, ColdThenWarmIsByteIdenticalAndServed) {
     NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_PYTHON (scripts/python_env.sh makes one)");
   }
   TempDir cache;
-  const Runs r =
-      cold_and_warm(python, {std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/link_stacks.py", GetParam()},
-                    cache.path(), {{"PYTHONDONTWRITEBYTECODE", "1"}});
+  const Runs r = cold_and_warm(
+      argv_of(python, {std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/link_stacks.py", GetParam()}),
+      cache.path(), {{"PYTHONDONTWRITEBYTECODE", "1"}});
   expect_identical(r);
   ASSERT_NE(r.direct.out.find("cubin "), std::string::npos) << r.direct.out;
   const std::int64_t links = GetParam() == "core" ? 2 : 1;
@@ -235,9 +212,9 @@ TEST(NvJitLink, AWholePipelineRunsItsSecondTimeWithNothingCompiledOrLinked) {
     NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_PYTHON (scripts/python_env.sh makes one)");
   }
   TempDir cache;
-  const Runs r =
-      cold_and_warm(python, {std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/link_stacks.py", "pipeline"},
-                    cache.path(), {{"PYTHONDONTWRITEBYTECODE", "1"}});
+  const Runs r = cold_and_warm(
+      argv_of(python, {std::string(NVRTC_CACHE_SOURCE_DIR) + "/tests/data/python/link_stacks.py", "pipeline"}),
+      cache.path(), {{"PYTHONDONTWRITEBYTECODE", "1"}});
   expect_identical(r);
   for (const char* kind : {"", "link_", "nvvm_"}) {
     SCOPED_TRACE(kind);

@@ -10,48 +10,20 @@
 #include <vector>
 
 #include "tests/support/dynamic_section.h"
+#include "tests/support/cold_and_warm.h"
 #include "tests/support/harness.h"
 #include "tests/support/process.h"
 
 namespace nvrtc_cache::testing {
 namespace {
 
-struct Runs {
-  ProcessResult direct, cold, warm;
-  store::Counters after_cold, after_warm;
-};
-
-Runs cold_and_warm(const std::vector<std::string>& argv, const std::string& cache, EnvVars extra = {}) {
-  Runs r;
-  r.direct = run_process(argv, extra);
-  EnvVars env = shim_env(cache);
-  env.insert(extra.begin(), extra.end());
-  r.cold = run_process(argv, env);
-  r.after_cold = counters_of(cache);
-  r.warm = run_process(argv, env);
-  r.after_warm = counters_of(cache);
-  return r;
-}
-
-void expect_identical(const Runs& r) {
-  ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
-  EXPECT_EQ(r.cold.exit_code, 0) << r.cold.err;
-  EXPECT_EQ(r.warm.exit_code, 0) << r.warm.err;
-  EXPECT_EQ(r.cold.out, r.direct.out);
-  EXPECT_EQ(r.warm.out, r.direct.out);
-}
+using Runs = ColdAndWarm;
 
 const std::vector<std::string> kClients = {NVVM_CLIENT_PATH, NVVM_CLIENT_UNLINKED_PATH};
 
 TEST(Nvvm, TheClientsLoadLibNvvmAsTheirNamesSay) {
-  const auto needed = [](const std::string& path) {
-    for (const std::string& library : needed_libraries(path)) {
-      if (library.find("libnvvm") != std::string::npos) return true;
-    }
-    return false;
-  };
-  EXPECT_TRUE(needed(NVVM_CLIENT_PATH));
-  EXPECT_FALSE(needed(NVVM_CLIENT_UNLINKED_PATH));
+  EXPECT_TRUE(needs_library(NVVM_CLIENT_PATH, "libnvvm"));
+  EXPECT_FALSE(needs_library(NVVM_CLIENT_UNLINKED_PATH, "libnvvm"));
 }
 
 // PTX and LTO-IR (-gen-lto), lazily added modules, a verification before the compile (as cuda.core

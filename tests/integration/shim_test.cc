@@ -393,12 +393,13 @@ TEST(Shim, DebugLogGoesToTheLogFileNeverStdout) {
   }
 }
 
-TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
+TEST(Shim, ExportsOnlyTheJitLibrariesAndTheObservedLibcEntryPoints) {
   FILE* pipe = popen(("nm -D --defined-only " + std::string(NVRTC_CACHE_SHIM_PATH)).c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   // The watched libc functions (shim/watch/watched_libc.def), each under its glibc version, and dlsym.
   std::set<std::string> libc = {"dlsym"};
-  std::set<std::string> nodes = {"libnvrtc.so.11.2", "libnvrtc.so.12", "libnvrtc.so.13", "GLIBC_2.34"};
+  std::set<std::string> nodes = {"libnvrtc.so.11.2",   "libnvrtc.so.12", "libnvrtc.so.13",
+                                 "libnvJitLink.so.13", "libnvvm.so.4",   "GLIBC_2.34"};
 #define NVRTC_CACHE_WATCHED(name, version) \
   libc.insert(#name);                      \
   nodes.insert(#version);
@@ -406,6 +407,7 @@ TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
 #undef NVRTC_CACHE_WATCHED
   char line[512];
   std::map<std::string, std::set<std::string>> nvrtc;  // name -> versions
+  std::map<std::string, std::string> nvjitlink, nvvm;  // name -> version
   while (fgets(line, sizeof line, pipe)) {
     std::istringstream fields(line);
     std::string address, type, symbol;
@@ -418,6 +420,14 @@ TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
       nvrtc[name].insert(version);
       continue;
     }
+    if (name.rfind("nvJitLink", 0) == 0 || name.rfind("__nvJitLink", 0) == 0) {
+      nvjitlink[name] = version;
+      continue;
+    }
+    if (name.rfind("nvvm", 0) == 0) {
+      nvvm[name] = version;
+      continue;
+    }
     EXPECT_TRUE(libc.count(name)) << "unexpected export " << symbol;
   }
   pclose(pipe);
@@ -427,6 +437,17 @@ TEST(Shim, ExportsOnlyNvrtcAndTheObservedLibcEntryPoints) {
   EXPECT_EQ(nvrtc.count("__nvrtcNvvmHandle"), 0u);
   const std::set<std::string> all_majors = {"@@libnvrtc.so.13", "@libnvrtc.so.12", "@libnvrtc.so.11.2"};
   EXPECT_EQ(nvrtc["nvrtcCompileProgram"], all_majors);
+  // nvJitLink's 15 hooked functions under their plain names and the release suffixes of 13.0 to 13.5,
+  // all in nvJitLink's node; never nvJitLinkVersion or the private __nvJitLinkAPI.
+  EXPECT_EQ(nvjitlink.size(), 15u * 7u);
+  for (const auto& [name, version] : nvjitlink) EXPECT_EQ(version, "@@libnvJitLink.so.13") << name;
+  EXPECT_EQ(nvjitlink.count("__nvJitLinkCreate_13_5"), 1u);
+  EXPECT_EQ(nvjitlink.count("nvJitLinkVersion"), 0u);
+  EXPECT_EQ(nvjitlink.count("__nvJitLinkAPI"), 0u);
+  // libNVVM's 10 program functions; never nvvmVersion, nvvmIRVersion or nvvmGetErrorString.
+  EXPECT_EQ(nvvm.size(), 10u);
+  for (const auto& [name, version] : nvvm) EXPECT_EQ(version, "@@libnvvm.so.4") << name;
+  EXPECT_EQ(nvvm.count("nvvmVersion"), 0u);
 }
 
 TEST(Cli, RunPreloadsTheShimKeepsLdPreloadAndPassesTheExitCode) {

@@ -7,7 +7,11 @@ every output, the logs) so runs under the shim can be compared with runs without
                                     (LTO-IR to CUBIN) and libNVVM (NVVM IR to PTX), through cuda.core
 """
 import hashlib
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nvvm_stacks  # noqa: E402  the NVVM IR module
 
 CALLER = "extern __device__ float scale(float);\n__global__ void apply(float* x) { x[threadIdx.x] = scale(x[threadIdx.x]); }\n"
 CALLEE = "__device__ float scale(float v) { return v * v + 1.0f; }\n"
@@ -59,20 +63,6 @@ def run_bindings():
     nvjitlink.destroy(handle)
 
 
-NVVM_IR = """target datalayout = "e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64"
-target triple = "nvptx64-nvidia-cuda"
-define void @twice(float* %a) {
-entry:
-  %v = load float, float* %a
-  %m = fmul float %v, 2.0
-  store float %m, float* %a
-  ret void
-}
-!nvvm.annotations = !{!0}
-!0 = !{void (float*)* @twice, !"kernel", i32 1}
-!nvvmir.version = !{!1}
-!1 = !{i32 2, i32 0, i32 3, i32 2}
-"""
 
 
 def run_pipeline():
@@ -80,7 +70,7 @@ def run_pipeline():
 
     linker = Linker(ltoir(CALLER), ltoir(CALLEE), options=LinkerOptions(arch="sm_90", link_time_optimization=True))
     print("cubin", digest(linker.link("cubin").code))
-    print("ptx", digest(Program(NVVM_IR, "nvvm", ProgramOptions(arch="sm_90")).compile("ptx").code))
+    print("ptx", digest(Program(nvvm_stacks.IR, "nvvm", ProgramOptions(arch="sm_90")).compile("ptx").code))
 
 
 if __name__ == "__main__":
