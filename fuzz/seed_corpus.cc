@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/compile_entry.h"
+#include "core/handle_entry.h"
 #include "core/compile_record.h"
 #include "direct/manifest.h"
 #include <zstd.h>
@@ -155,6 +156,22 @@ int main(int argc, char** argv) {
   }
   const Corpus corpus{argv[1]};
   const std::string dir = temp_directory();
+
+  // An nvJitLink link (the NUL past an empty error log, no LTO-IR getter) and a libNVVM compile.
+  core::HandleEntry link;
+  link.library = core::JitLibrary::nvjitlink;
+  link.outputs = {{0, true, 4, 0, "\x7f" "ELF", true},
+                  {3, false, 0, 3, "", true},
+                  core::unavailable_output(),
+                  {0, true, 0, 0, std::string(1, '\0'), true},
+                  {0, true, 3, 0, std::string("ok\0", 3), true}};
+  link.description = {{"-arch=sm_90", "-lto"}, {"a", "b"}, 100};
+  corpus.add_framed("handle_entry", "link", core::encode_handle_entry(link));
+  core::HandleEntry nvvm;
+  nvvm.library = core::JitLibrary::nvvm;
+  nvvm.rc = 9;
+  nvvm.outputs = {{0, true, 1, 0, std::string(1, '\0'), true}, {0, true, 6, 0, "error\0", true}};
+  corpus.add_framed("handle_entry", "nvvm", core::encode_handle_entry(nvvm));
 
   int i = 0;
   for (const auto& e : entries()) {
