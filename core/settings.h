@@ -15,7 +15,7 @@ namespace nvrtc_cache::core {
 
 struct Config;
 
-enum class SettingType { kBool, kPath, kSize, kLogLevel, kText, kSeconds };
+enum class SettingType { kBool, kPath, kSize, kLogLevel, kText, kSeconds, kNumber };
 
 struct SettingSpec {
   std::string_view key;  // in a configuration file: "max_size = 10G"

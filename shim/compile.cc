@@ -132,6 +132,7 @@ class LinuxCompileHost final : public CompileHost {
   store::Store* store() override { return runtime_.store(); }
   bool store_read_only() override { return runtime_.store_read_only(); }
   core::StatsDeltas& stats() override { return runtime_.stats(); }
+  int compression_level() override { return runtime_.config().compression_level; }
   std::optional<std::string> append_flags() override { return environment_variable("NVRTC_APPEND_FLAGS"); }
   CompileContext compile_context() override {
     return {current_working_directory(), environment_variable("PWD"), environment_variable("NVRTC_APPEND_FLAGS")};

@@ -77,7 +77,7 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
   std::size_t results = 0;
   const std::optional<store::Status> status =
       store_result(store, real, prog, record, key, std::move(dependencies), compile.rc, compile.nanos, miss_reason,
-                   host.stats(), &results);
+                   host.compression_level(), host.stats(), &results);
   if (!status) {
     log_info(
         [&] { return "not cached: " + program_label(record, &key) + ": an output could not be read back exactly"; });

@@ -63,6 +63,8 @@ class CompileHost {
   virtual store::Store* store() = 0;
   virtual bool store_read_only() = 0;
   virtual core::StatsDeltas& stats() = 0;
+  // The zstd level results are stored at (core/entry_compression.h; 0: uncompressed).
+  virtual int compression_level() { return 0; }
   // NVRTC_APPEND_FLAGS as the option check reads it (getenv).
   virtual std::optional<std::string> append_flags() = 0;
   virtual CompileContext compile_context() = 0;
