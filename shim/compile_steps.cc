@@ -87,14 +87,18 @@ direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
   return uses;
 }
 
+// The miss reason of a program whose manifest or result eviction removed (store::Store::was_evicted).
+constexpr const char* kEvictedReason = "evicted (the cache reached max_size)";
+
 Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const interpose::RealNvrtc& real,
                core::StatsDeltas& stats, void (*on_corrupt_entry)()) {
   Lookup out;
   const std::string manifest_key = direct::manifest_store_key(direct_key);
   std::optional<std::string> bytes = store.get(manifest_key);
   if (!bytes) {
-    out.miss_reason = "no manifest";
-    out.miss = core::Counter::miss_new;
+    const bool evicted = store.was_evicted(manifest_key);
+    out.miss_reason = evicted ? kEvictedReason : "no manifest";
+    out.miss = evicted ? core::Counter::miss_evicted : core::Counter::miss_new;
     return out;
   }
   std::optional<direct::Manifest> manifest = direct::decode_manifest(*bytes);
@@ -122,8 +126,9 @@ Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const in
     std::optional<std::string> entry_bytes = store.get(key);
     if (!entry_bytes) {
       if (out.miss_reason.empty()) {
-        out.miss_reason = "the result is gone from the store";
-        out.miss = core::Counter::miss_result_gone;
+        const bool evicted = store.was_evicted(key);
+        out.miss_reason = evicted ? kEvictedReason : "the result is gone from the store";
+        out.miss = evicted ? core::Counter::miss_evicted : core::Counter::miss_result_gone;
       }
       continue;
     }
