@@ -635,6 +635,33 @@ TEST(CliDoctor, ASampleCompileThatNvrtcItselfFailsIsAFailure) {
   expect_one_verdict_per_check(report.out);
 }
 
+// NVRTC_APPEND_FLAGS reaches every compile: an option there that may not be cached (one with side
+// effects, one this build does not know) stops caching, and doctor names the variable instead of
+// blaming interception.
+TEST(CliDoctor, NamesNvrtcAppendFlagsWhenItStopsCaching) {
+  TempDir home;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  const std::string side_effect = "--time=" + home.path() + "/time.csv";
+  for (const std::string& flags : {side_effect, std::string("--no-such-option")}) {
+    env["NVRTC_APPEND_FLAGS"] = flags;
+    const auto report = cli({"doctor"}, env);
+    EXPECT_EQ(report.exit_code, 1) << report.out;
+    EXPECT_NE(report.out.find("FAIL  sample compile   NVRTC_APPEND_FLAGS=\"" + flags + "\" "), std::string::npos)
+        << report.out;
+    EXPECT_NE(report.out.find("Unset NVRTC_APPEND_FLAGS"), std::string::npos) << report.out;
+    EXPECT_EQ(report.out.find("not intercepted"), std::string::npos) << report.out;
+    EXPECT_EQ(report.out.find("NVRTC itself could not compile"), std::string::npos) << report.out;
+    expect_one_verdict_per_check(report.out);
+  }
+  EXPECT_NE(cli({"doctor"}, env).out.find("adds an option this build does not know"), std::string::npos);
+  env["NVRTC_APPEND_FLAGS"] = side_effect;
+  EXPECT_NE(cli({"doctor"}, env).out.find("adds an option with side effects"), std::string::npos);
+  env["NVRTC_APPEND_FLAGS"] = "-lineinfo";  // an option that changes nothing about caching
+  const auto healthy = cli({"doctor"}, env);
+  EXPECT_NE(healthy.out.find("ok    sample compile"), std::string::npos) << healthy.out;
+}
+
 TEST(CliDoctor, AHealthySetupHasOneVerdictPerCheck) {
   TempDir home;
   EnvVars env = user_env(home);
