@@ -219,6 +219,24 @@ std::string suggest_variable(std::string_view name) {
   return best.empty() ? "" : std::string(kVariablePrefix) + best;
 }
 
+std::vector<UnknownVariable> unknown_variables(const char* const* environment) {
+  std::vector<UnknownVariable> out;
+  for (const char* const* e = environment; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry = *e;
+    if (!entry.starts_with(kVariablePrefix)) continue;
+    const std::string name(entry.substr(0, entry.find('=')));
+    if (is_known_variable(name)) continue;
+    out.push_back({name, suggest_variable(name)});
+  }
+  return out;
+}
+
+std::string unknown_variable_message(const UnknownVariable& variable) {
+  return variable.name + " is not a variable nvrtc-cache reads" +
+         (variable.suggestion.empty() ? std::string(" (`nvrtc-cache config` lists the settings)")
+                                      : "; did you mean " + variable.suggestion + "?");
+}
+
 std::string suggest_key(std::string_view key) {
   if (const SettingSpec* spec = find_setting(key)) return spec->key == key ? "" : std::string(spec->key);
   std::vector<std::string> keys;
