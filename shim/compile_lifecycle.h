@@ -77,8 +77,8 @@ class CompileHost {
     (void)key, (void)result_ready;
     return {};
   }
-  // Runs real.nvrtcCompileProgram under the watch and records the dependencies it observed (none
-  // needed when NVRTC returned what is never cached: result_is_cacheable()).
+  // Runs real.nvrtcCompileProgram under the watch and records the dependencies it observed (the
+  // lifecycle ignores them when NVRTC returned what is never cached: result_is_cacheable()).
   virtual ObservedCompile compile_observed(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
                                            const char* const* options, const ProgramRecord& record) = 0;
   // A compile served or stored with these dependencies (the compile record, where one is kept).

@@ -23,39 +23,20 @@
 
 #include "core/settings.h"
 #include "store/lmdb/lmdb_store.h"
+#include "tests/support/cli_testing.h"
 #include "tests/support/harness.h"
 #include "tests/support/process.h"
 
 namespace nvrtc_cache {
 namespace {
 
+using testing::cli;
 using testing::EnvVars;
 using testing::read_file;
 using testing::run_process;
 using testing::TempDir;
-
-void write_file(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-testing::ProcessResult cli(std::vector<std::string> args, const EnvVars& env) {
-  args.insert(args.begin(), NVRTC_CACHE_CLI_PATH);
-  return run_process(args, env);
-}
-
-// A user whose configuration lives under `home`, with no system file and no setting in the
-// environment.
-EnvVars user_env(const TempDir& home) {
-  EnvVars env = {{"HOME", home.path()},
-                 {"XDG_CONFIG_HOME", std::nullopt},
-                 {"XDG_CACHE_HOME", std::nullopt},
-                 {"NVRTC_CACHE_CONFIG", std::nullopt},
-                 {"NVRTC_CACHE_SYSTEM_CONFIG", home.path() + "/system.conf"},
-                 {"COLUMNS", std::nullopt}};
-  for (const core::SettingSpec& s : core::settings()) env[std::string(s.env)] = std::nullopt;
-  return env;
-}
+using testing::user_env;
+using testing::write_file;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
