@@ -101,7 +101,7 @@ std::string filesystem_name(long type) {
   return it != kNames.end() ? it->second : fmt::format("type {:#x}", static_cast<unsigned long>(type));
 }
 
-std::string mib(std::uint64_t bytes) { return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / 1048576.0); }
+std::string mib_text(std::uint64_t bytes) { return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / 1048576.0); }
 
 // The file named `soname` in the first directory of LD_LIBRARY_PATH that has one ("" if none): what
 // the loader tried first.
@@ -213,8 +213,8 @@ void check_cache_directory(DoctorReport& report, const core::Config& config) {
                                    : 0;
     const std::uint64_t room = config.max_size_bytes > used ? config.max_size_bytes - used : 0;
     report.add(free_bytes >= room ? Severity::kOk : Severity::kWarn, "free space",
-               fmt::format("{} free; the store uses {} of its {} cap{}", mib(free_bytes), mib(used),
-                           mib(config.max_size_bytes),
+               fmt::format("{} free; the store uses {} of its {} cap{}", mib_text(free_bytes), mib_text(used),
+                           mib_text(config.max_size_bytes),
                            free_bytes >= room ? "" : " (the disk fills before the cap: lower max_size)"));
   }
   std::uint64_t entries = 0, damaged = 0;
