@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/entry_codec.h"
+#include "core/entry_compression.h"
 #include "util/binary_io.h"
 
 namespace nvrtc_cache::core {
@@ -188,7 +189,9 @@ std::string encode_entry(const CompileEntry& e) {
   return std::move(w.str());
 }
 
-std::optional<CompileEntry> decode_entry(std::string_view bytes) {
+namespace {
+
+std::optional<CompileEntry> decode_plain_entry(std::string_view bytes) {
   std::uint32_t version = kEntryFormatVersion;
   std::optional<util::ByteReader> frame;
   for (std::uint32_t v :
@@ -226,6 +229,15 @@ std::optional<CompileEntry> decode_entry(std::string_view bytes) {
     return std::nullopt;
   }
   return e;
+}
+
+}  // namespace
+
+std::optional<CompileEntry> decode_entry(std::string_view bytes) {
+  if (!is_compressed_entry(bytes)) return decode_plain_entry(bytes);
+  const std::optional<std::string> expanded = expand_entry(bytes);
+  if (!expanded) return std::nullopt;
+  return decode_plain_entry(*expanded);
 }
 
 }  // namespace nvrtc_cache::core

@@ -4,7 +4,8 @@
 // input. The bytes decoded are untrusted (anyone who can write the cache can recompute the
 // checksum): decode returns nullopt for anything malformed, truncated, of another version, whose
 // XXH3 checksum does not match, or that is not well-formed (see is_well_formed), and allocates no
-// more than the input's size for any count or length in it.
+// more than the input's size for any count or length in it. decode_entry() also takes an entry
+// compressed by compress_entry() (core/entry_compression.h, which bounds what it expands).
 #pragma once
 
 #include <nvrtc.h>
@@ -105,6 +106,7 @@ inline constexpr OutputKind kOutputKinds[kOutputCount] = {OutputKind::log,   Out
 // unknown name's expression is empty; an unwritten PCH heap size is 0. Replay relies on it.
 bool is_well_formed(const CompileEntry& entry);
 
+// The uncompressed encoding (core/entry_compression.h compresses it for the store).
 std::string encode_entry(const CompileEntry& entry);
 std::optional<CompileEntry> decode_entry(std::string_view bytes);
 

@@ -27,6 +27,7 @@ struct Config {
   bool disabled = false;
   std::string cache_dir;
   std::uint64_t max_size_bytes = 5ull << 30;
+  int compression_level = 1;  // NVRTC_CACHE_COMPRESSION: zstd level of new entries; 0 stores them uncompressed
   LogLevel log_level = LogLevel::kWarn;
   std::string log_file;      // empty: stderr
   bool shared = false;       // NVRTC_CACHE_SHARED=1: accept a cache directory shared between users

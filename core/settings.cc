@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/entry_compression.h"
 #include "platform/paths.h"
 #include "util/spelling.h"
 
@@ -100,6 +101,19 @@ constexpr SettingSpec kSettings[] = {
        return std::nullopt;
      },
      [](const Config& c) { return show_size(c.max_size_bytes); }},
+    {"compression", "NVRTC_CACHE_COMPRESSION", SettingType::kNumber, "1",
+     "The zstd level new results are stored at (`1` to `19`; `0` stores them uncompressed). Entries of either "
+     "kind are read whatever the setting. Level 1 stores a CUB kernel's result in a tenth of the space for about "
+     "0.2 ms more per hit (docs/performance.md); higher levels gain little and take longer to store.",
+     [](Config& c, std::string_view v) -> Problem {
+       if (v.empty() || v.size() > 2 || v.find_first_not_of("0123456789") != std::string_view::npos ||
+           std::stoi(std::string(v)) > kMaxCompressionLevel) {
+         return "is not a zstd level from 0 (off) to 19";
+       }
+       c.compression_level = std::stoi(std::string(v));
+       return std::nullopt;
+     },
+     [](const Config& c) { return std::to_string(c.compression_level); }},
     {"log", "NVRTC_CACHE_LOG", SettingType::kLogLevel, "warn",
      "`off`, `error`, `warn`, `info`, `debug` (debug says for every compile: hit, miss, or why uncacheable).",
      [](Config& c, std::string_view v) -> Problem {
@@ -205,6 +219,24 @@ std::string suggest_variable(std::string_view name) {
   return best.empty() ? "" : std::string(kVariablePrefix) + best;
 }
 
+std::vector<UnknownVariable> unknown_variables(const char* const* environment) {
+  std::vector<UnknownVariable> out;
+  for (const char* const* e = environment; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry = *e;
+    if (!entry.starts_with(kVariablePrefix)) continue;
+    const std::string name(entry.substr(0, entry.find('=')));
+    if (is_known_variable(name)) continue;
+    out.push_back({name, suggest_variable(name)});
+  }
+  return out;
+}
+
+std::string unknown_variable_message(const UnknownVariable& variable) {
+  return variable.name + " is not a variable nvrtc-cache reads" +
+         (variable.suggestion.empty() ? std::string(" (`nvrtc-cache config` lists the settings)")
+                                      : "; did you mean " + variable.suggestion + "?");
+}
+
 std::string suggest_key(std::string_view key) {
   if (const SettingSpec* spec = find_setting(key)) return spec->key == key ? "" : std::string(spec->key);
   std::vector<std::string> keys;
@@ -242,6 +274,8 @@ std::string_view type_name(SettingType type) {
       return "text";
     case SettingType::kSeconds:
       return "seconds";
+    case SettingType::kNumber:
+      return "number";
   }
   return "text";
 }

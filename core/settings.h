@@ -10,12 +10,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nvrtc_cache::core {
 
 struct Config;
 
-enum class SettingType { kBool, kPath, kSize, kLogLevel, kText, kSeconds };
+enum class SettingType { kBool, kPath, kSize, kLogLevel, kText, kSeconds, kNumber };
 
 struct SettingSpec {
   std::string_view key;  // in a configuration file: "max_size = 10G"
@@ -51,6 +52,16 @@ bool is_known_variable(std::string_view name);
 // The known NVRTC_CACHE_* variable `name` is likely a misspelling of ("NVRTC_CACHE_MAX_SIZE" for
 // "NVRTC_CACHE_MAXSIZE"); "" when none is close.
 std::string suggest_variable(std::string_view name);
+// An NVRTC_CACHE_* variable of an environment that nvrtc-cache does not read.
+struct UnknownVariable {
+  std::string name;
+  std::string suggestion;  // the known variable it is likely a misspelling of; "" when none
+};
+// The unknown NVRTC_CACHE_* variables of `environment` ("NAME=VALUE" strings, NULL-terminated, as
+// `environ`), in its order.
+std::vector<UnknownVariable> unknown_variables(const char* const* environment);
+// "NVRTC_CACHE_MAXSIZE is not a variable nvrtc-cache reads; did you mean NVRTC_CACHE_MAX_SIZE?"
+std::string unknown_variable_message(const UnknownVariable& variable);
 // The setting file key `key` is likely a misspelling of ("max_size" for "max_sise" or for
 // "NVRTC_CACHE_MAX_SIZE"); "" when none is close.
 std::string suggest_key(std::string_view key);

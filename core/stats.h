@@ -67,7 +67,8 @@ namespace nvrtc_cache::core {
   X(miss_dependency, "miss.dependency_changed", "a file it depends on changed, appeared or vanished")            \
   X(miss_environment, "miss.environment_changed", "an environment variable NVRTC read changed")                  \
   X(miss_date, "miss.date_changed", "__DATE__ is used and the date changed")                                     \
-  X(miss_result_gone, "miss.result_gone", "the result was evicted or damaged")                                   \
+  X(miss_evicted, "miss.evicted", "its result was evicted to stay under max_size")                               \
+  X(miss_result_gone, "miss.result_gone", "the result was removed (damaged, or evicted before the last 1024)")   \
   X(miss_outputs, "miss.outputs_missing", "the stored result lacks an output this NVRTC has (an older build's)") \
   X(miss_other, "miss.other", "another reason (the debug log names it)")
 

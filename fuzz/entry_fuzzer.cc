@@ -1,10 +1,13 @@
 // decode_entry on hostile bytes (checksum recomputed), then replay of whatever decodes: the host's
-// buffers are exactly the sizes replay reports, so ASan flags any write past them.
+// buffers are exactly the sizes replay reports, so ASan flags any write past them. The same bytes also
+// go in as a compressed entry's declared size and zstd frame (core/entry_compression.h), checksummed.
 #include <memory>
 
 #include "core/compile_entry.h"
+#include "core/entry_compression.h"
 #include "core/replay_output.h"
 #include "fuzz/fuzz_support.h"
+#include "util/binary_io.h"
 
 namespace nvrtc_cache::fuzz {
 namespace {
@@ -32,10 +35,31 @@ void check(std::string_view framed) {
   if (!decoded) return;
   NVRTC_CACHE_FUZZ_CHECK(core::is_well_formed(*decoded));
   const std::string encoded = core::encode_entry(*decoded);
-  NVRTC_CACHE_FUZZ_CHECK(encoded == framed);  // the encoding is canonical
+  if (core::is_compressed_entry(framed)) {
+    const std::optional<std::string> expanded = core::expand_entry(framed);
+    NVRTC_CACHE_FUZZ_CHECK(expanded && encoded == *expanded);  // what was compressed is canonical
+  } else {
+    NVRTC_CACHE_FUZZ_CHECK(encoded == framed);  // the encoding is canonical
+    const std::string compressed = core::compress_entry(encoded, 1);
+    const std::optional<core::CompileEntry> expanded = core::decode_entry(compressed);
+    NVRTC_CACHE_FUZZ_CHECK(expanded && core::encode_entry(*expanded) == encoded);
+  }
   const std::optional<core::CompileEntry> again = core::decode_entry(encoded);
   NVRTC_CACHE_FUZZ_CHECK(again && core::encode_entry(*again) == encoded);
   replay_everything(*decoded);
+}
+
+// The input as a compressed entry: its first 8 bytes the declared size, the rest the zstd frame.
+std::string as_compressed_entry(std::string_view input) {
+  util::ByteReader r(input);
+  std::uint64_t declared = 0;
+  (void)r.u64(declared);
+  util::ByteWriter w;
+  util::begin_frame(w, "NVRZ", core::kCompressedEntryVersion);
+  w.u64(declared);
+  w.bytes(input.substr(input.size() < 8 ? input.size() : 8));
+  util::append_checksum(w);
+  return std::move(w.str());
 }
 
 }  // namespace
@@ -46,5 +70,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view input = as_view(data, size);
   check(input);               // as stored (the checksum usually fails)
   check(checksummed(input));  // as a writer who recomputes the checksum stores it
+  check(as_compressed_entry(input));
   return 0;
 }

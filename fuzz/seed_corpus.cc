@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/compile_entry.h"
+#include "core/entry_compression.h"
 #include "core/handle_entry.h"
 #include "core/compile_record.h"
 #include "direct/manifest.h"
@@ -177,6 +178,14 @@ int main(int argc, char** argv) {
   for (const auto& e : entries()) {
     const std::string encoded = core::encode_entry(e);
     corpus.add_framed("entry", "entry-" + std::to_string(i), encoded);
+    // Compressed (core/entry_compression.h) where that saves space: as stored, and as the fuzzer's
+    // third reading takes it (the declared size, then the zstd frame).
+    const std::string compressed = core::compress_entry(encoded, 1);
+    if (core::is_compressed_entry(compressed)) {
+      corpus.add_framed("entry", "compressed-" + std::to_string(i), compressed);
+      corpus.add("entry", "zstd-" + std::to_string(i),
+                 compressed.substr(8, 8) + compressed.substr(24, compressed.size() - 24 - 8));
+    }
     const std::string key = "R" + std::string(32, static_cast<char>('a' + i));
     corpus.add("envelope", "entry-" + std::to_string(i),
                std::string(1, static_cast<char>(key.size())) + key + store::wrap_value(key, encoded));

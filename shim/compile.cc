@@ -116,6 +116,7 @@ class LinuxCompileHost final : public CompileHost {
   store::Store* store() override { return runtime_.store(); }
   bool store_read_only() override { return runtime_.store_read_only(); }
   core::StatsDeltas& stats() override { return runtime_.stats(); }
+  int compression_level() override { return runtime_.config().compression_level; }
   std::optional<std::string> append_flags() override { return environment_variable("NVRTC_APPEND_FLAGS"); }
   CompileContext compile_context() override {
     return {current_working_directory(), environment_variable("PWD"), environment_variable("NVRTC_APPEND_FLAGS")};
@@ -142,7 +143,7 @@ class LinuxCompileHost final : public CompileHost {
     out.error_after = errno;
     out.nanos = nanos_between(start, end);
     try {
-      out.dependencies = dependencies_of(watch, out.rc, start_realtime_ns, record);
+      out.dependencies = dependencies_of(watch, start_realtime_ns, record);
     } catch (...) {
       out.internal_error = true;  // the result stands, uncached
     }
@@ -160,13 +161,10 @@ class LinuxCompileHost final : public CompileHost {
 
  private:
   // What the compile depended on, from what the watch saw; no set when it must not be stored.
-  static direct::RecordedDependencies dependencies_of(const watch::CompileWatch& watch, nvrtcResult rc,
-                                                      std::int64_t start_realtime_ns, const ProgramRecord& record) {
+  static direct::RecordedDependencies dependencies_of(const watch::CompileWatch& watch, std::int64_t start_realtime_ns,
+                                                      const ProgramRecord& record) {
     direct::RecordedDependencies dependencies;
-    if (!result_is_cacheable(rc)) {
-      dependencies.why_not = "NVRTC returned " + std::to_string(rc);
-      dependencies.reason = direct::NotRecorded::kNvrtcError;
-    } else if (watch.tainted()) {
+    if (watch.tainted()) {
       dependencies.why_not = watch.why_tainted();
       dependencies.reason = watch.taint_reason();
     } else if (watch.event_count() == 0) {

@@ -77,7 +77,7 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
   std::size_t results = 0;
   const std::optional<store::Status> status =
       store_result(store, real, prog, record, key, std::move(dependencies), compile.rc, compile.nanos, miss_reason,
-                   host.stats(), &results);
+                   host.compression_level(), host.stats(), &results);
   if (!status) {
     log_info(
         [&] { return "not cached: " + program_label(record, &key) + ": an output could not be read back exactly"; });
@@ -161,7 +161,9 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
   *error_after = compile.error_after;
   try {  // the real compile stands: from here on only the caching can fail
     if (compile.internal_error) throw std::runtime_error("recording the dependencies failed");
-    if (compile.dependencies.set) host.compile_recorded(real, record, *compile.dependencies.set);
+    if (compile.dependencies.set && result_is_cacheable(compile.rc)) {
+      host.compile_recorded(real, record, *compile.dependencies.set);
+    }
     keep_result(host, store, real, prog, record, key, compile, miss);
   } catch (...) {
     host.stats().add(core::Counter::errors);

@@ -63,6 +63,8 @@ class CompileHost {
   virtual store::Store* store() = 0;
   virtual bool store_read_only() = 0;
   virtual core::StatsDeltas& stats() = 0;
+  // The zstd level results are stored at (core/entry_compression.h; 0: uncompressed).
+  virtual int compression_level() { return 0; }
   // NVRTC_APPEND_FLAGS as the option check reads it (getenv).
   virtual std::optional<std::string> append_flags() = 0;
   virtual CompileContext compile_context() = 0;
@@ -75,8 +77,8 @@ class CompileHost {
     (void)key, (void)result_ready;
     return {};
   }
-  // Runs real.nvrtcCompileProgram under the watch and records the dependencies it observed (none
-  // needed when NVRTC returned what is never cached: result_is_cacheable()).
+  // Runs real.nvrtcCompileProgram under the watch and records the dependencies it observed (the
+  // lifecycle ignores them when NVRTC returned what is never cached: result_is_cacheable()).
   virtual ObservedCompile compile_observed(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
                                            const char* const* options, const ProgramRecord& record) = 0;
   // A compile served or stored with these dependencies (the compile record, where one is kept).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/entry_compression.h"
 #include "core/log.h"
 #include "keying/option_table.h"
 #include "shim/capture.h"
@@ -167,7 +168,7 @@ void note_store_damage(const store::Store& store, core::StatsDeltas& stats, std:
 std::optional<store::Status> store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                                           const ProgramRecord& record, const keying::CacheKey& direct_key,
                                           direct::DependencySet dependencies, nvrtcResult compile_rc,
-                                          std::int64_t compile_nanos, core::Counter miss_reason,
+                                          std::int64_t compile_nanos, core::Counter miss_reason, int compression_level,
                                           core::StatsDeltas& stats, std::size_t* results_in_manifest) {
   std::optional<core::CompileEntry> entry = entry_to_store(real, prog, record, compile_rc, compile_nanos, stats);
   if (!entry) return std::nullopt;
@@ -175,7 +176,8 @@ std::optional<store::Status> store_result(store::Store& store, const interpose::
   stats.add(miss_reason);
   stats.add(core::Counter::compile_ns, compile_nanos);
   const keying::CacheKey result = direct::result_key(direct_key, dependencies);
-  store::Status status = store.put(direct::result_store_key(result), core::encode_entry(*entry));
+  store::Status status =
+      store.put(direct::result_store_key(result), core::compress_entry(core::encode_entry(*entry), compression_level));
   if (status) status = add_to_manifest(store, direct_key, result, std::move(dependencies), results_in_manifest);
   stats.add(status ? core::Counter::stores : core::Counter::errors);
   return status;

@@ -89,13 +89,14 @@ store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direc
                               direct::DependencySet dependencies, std::size_t* results = nullptr,
                               std::string (*store_key_of)(const keying::CacheKey&) = &direct::result_store_key);
 
-// After a miss with a dependency set: reads the outputs back and stores them under their result key
-// and in the manifest, counting the miss (`miss_reason`), its compile time and the outcome (stores
-// or errors). nullopt when the outputs could not be read back (counted by entry_to_store).
+// After a miss with a dependency set: reads the outputs back and stores them (compressed at zstd
+// `compression_level`, 0 for none: core/entry_compression.h) under their result key and in the manifest, counting the
+// miss (`miss_reason`), its compile time and the outcome (stores or errors). nullopt when the outputs could not be read
+// back (counted by entry_to_store).
 std::optional<store::Status> store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                                           const ProgramRecord& record, const keying::CacheKey& direct_key,
                                           direct::DependencySet dependencies, nvrtcResult compile_rc,
-                                          std::int64_t compile_nanos, core::Counter miss_reason,
+                                          std::int64_t compile_nanos, core::Counter miss_reason, int compression_level,
                                           core::StatsDeltas& stats, std::size_t* results_in_manifest = nullptr);
 
 // What the store found damaged by itself since the last call, for the statistics flush of both

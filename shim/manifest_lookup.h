@@ -31,6 +31,9 @@ struct LookupOf {
   std::int64_t validate_ns = 0;
 };
 
+// The miss reason of a program whose manifest or result eviction removed (store::Store::was_evicted).
+inline constexpr const char* kEvictedReason = "evicted (the cache reached max_size)";
+
 // Why a decoded result cannot answer this library: nullopt when it can.
 struct Unusable {
   std::string why;
@@ -48,8 +51,9 @@ LookupOf<Entry> look_up_manifest(store::Store& store, const keying::CacheKey& di
   const std::string manifest_key = direct::manifest_store_key(direct_key);
   std::optional<std::string> bytes = store.get(manifest_key);
   if (!bytes) {
-    out.miss_reason = "no manifest";
-    out.miss = core::Counter::miss_new;
+    const bool evicted = store.was_evicted(manifest_key);
+    out.miss_reason = evicted ? kEvictedReason : "no manifest";
+    out.miss = evicted ? core::Counter::miss_evicted : core::Counter::miss_new;
     return out;
   }
   std::optional<direct::Manifest> manifest = direct::decode_manifest(*bytes);
@@ -78,7 +82,9 @@ LookupOf<Entry> look_up_manifest(store::Store& store, const keying::CacheKey& di
     const std::string key = store_key_of(result.result_key);
     std::optional<std::string> entry_bytes = store.get(key);
     if (!entry_bytes) {
-      first_reason("the result is gone from the store", core::Counter::miss_result_gone);
+      const bool evicted = store.was_evicted(key);
+      first_reason(evicted ? kEvictedReason : "the result is gone from the store",
+                   evicted ? core::Counter::miss_evicted : core::Counter::miss_result_gone);
       continue;
     }
     out.entry = decode(*entry_bytes);

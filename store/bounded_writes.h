@@ -36,6 +36,7 @@ class BoundedWrites final : public Store {
   Counters counters() override { return inner_->counters(); }
   CounterFile* counter_file() override { return inner_->counter_file(); }
   std::uint64_t corrupt_entries_dropped() const override { return inner_->corrupt_entries_dropped(); }
+  bool was_evicted(std::string_view key) override { return inner_->was_evicted(key); }
   std::uint64_t stores_quarantined() const override { return inner_->stores_quarantined(); }
 
   // Writes that were not done within the bound, by this process (monotonic).

@@ -46,6 +46,13 @@ class Store {
   // its cells survive any exit of the process (store/counter_file.h).
   virtual CounterFile* counter_file() { return nullptr; }
 
+  // Whether `key` is among the entries this store evicted lately (a bounded record, for the miss
+  // reason: store/lmdb/evicted_keys.h); false where the store keeps no such record.
+  virtual bool was_evicted(std::string_view key) {
+    (void)key;
+    return false;
+  }
+
   // Values that failed their integrity check and were dropped, by this process (monotonic).
   virtual std::uint64_t corrupt_entries_dropped() const { return 0; }
   // Times this process found the whole store damaged and moved it aside (monotonic).

@@ -101,7 +101,7 @@ std::string filesystem_name(long type) {
   return it != kNames.end() ? it->second : fmt::format("type {:#x}", static_cast<unsigned long>(type));
 }
 
-std::string mib(std::uint64_t bytes) { return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / 1048576.0); }
+std::string mib_text(std::uint64_t bytes) { return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / 1048576.0); }
 
 // The file named `soname` in the first directory of LD_LIBRARY_PATH that has one ("" if none): what
 // the loader tried first.
@@ -213,8 +213,8 @@ void check_cache_directory(DoctorReport& report, const core::Config& config) {
                                    : 0;
     const std::uint64_t room = config.max_size_bytes > used ? config.max_size_bytes - used : 0;
     report.add(free_bytes >= room ? Severity::kOk : Severity::kWarn, "free space",
-               fmt::format("{} free; the store uses {} of its {} cap{}", mib(free_bytes), mib(used),
-                           mib(config.max_size_bytes),
+               fmt::format("{} free; the store uses {} of its {} cap{}", mib_text(free_bytes), mib_text(used),
+                           mib_text(config.max_size_bytes),
                            free_bytes >= room ? "" : " (the disk fills before the cap: lower max_size)"));
   }
   std::uint64_t entries = 0, damaged = 0;
@@ -258,7 +258,7 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
   const std::map<std::string, std::string> env = {{"LD_PRELOAD", shim}, {"NVRTC_CACHE_DIR", scratch + "/cache"}};
   const Captured cold = run_capturing({self, "__sample-compile", nvrtc}, env);
   const Captured warm = run_capturing({self, "__sample-compile", nvrtc}, env);
-  std::int64_t hits = 0, stores = 0;
+  std::int64_t hits = 0, stores = 0, side_effect = 0, unknown_option = 0, uncacheable = 0;
   {
     core::Config scratch_config;
     scratch_config.cache_dir = scratch + "/cache";
@@ -268,11 +268,27 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
       const store::Counters counters = opened.store->counters();
       if (auto it = counters.find("hits"); it != counters.end()) hits = it->second;
       if (auto it = counters.find("stores"); it != counters.end()) stores = it->second;
+      if (auto it = counters.find("uncacheable"); it != counters.end()) uncacheable = it->second;
+      if (auto it = counters.find("uncacheable.side_effect_option"); it != counters.end()) side_effect = it->second;
+      if (auto it = counters.find("uncacheable.unknown_option"); it != counters.end()) unknown_option = it->second;
     }
   }
   std::error_code ignored;
   std::filesystem::remove_all(scratch, ignored);
-  if (direct.exit_code != 0) {
+  // NVRTC appends NVRTC_APPEND_FLAGS to every compile: an option there that NVRTC rejects, or that the
+  // cache may not cache (a side effect, an option it does not know), stops all caching by itself.
+  const char* appended = std::getenv("NVRTC_APPEND_FLAGS");
+  const std::string append_flags = appended != nullptr ? appended : "";
+  if (!append_flags.empty() && (direct.exit_code != 0 || (stores < 1 && (side_effect > 0 || unknown_option > 0)))) {
+    report.add(Severity::kFail, "sample compile",
+               fmt::format("NVRTC_APPEND_FLAGS=\"{}\" {}: NVRTC adds it to every compile, so no compile is cached. "
+                           "Unset NVRTC_APPEND_FLAGS, or remove that option from it",
+                           append_flags,
+                           direct.exit_code != 0 ? "makes NVRTC itself fail the sample" +
+                                                       (direct_error.empty() ? "" : " (" + direct_error + ")")
+                           : side_effect > 0 ? std::string("adds an option with side effects (it writes files)")
+                                             : std::string("adds an option this build does not know")));
+  } else if (direct.exit_code != 0) {
     // Nothing can be cached when NVRTC itself does not compile.
     report.add(Severity::kFail, "sample compile",
                fmt::format("NVRTC itself could not compile the sample ({}{}). Put the directory of a working "
@@ -282,6 +298,9 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
                            std::filesystem::path(NVRTC_CACHE_TOOLKIT_NVRTC).parent_path().string()));
   } else if (cold.exit_code != 0 || warm.exit_code != 0) {
     report.add(Severity::kFail, "sample compile", "failed under the shim (it should behave exactly like NVRTC)");
+  } else if (stores < 1 && uncacheable > 0) {
+    report.add(Severity::kFail, "sample compile",
+               "intercepted, but not cacheable here (`NVRTC_CACHE_LOG=info nvrtc-cache run -- CMD` says why)");
   } else if (stores < 1) {
     report.add(Severity::kFail, "sample compile",
                "not intercepted: the shim stored nothing (is the shim loadable? NVRTC_CACHE_LOG=debug says more)");

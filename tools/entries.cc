@@ -17,8 +17,6 @@
 namespace nvrtc_cache::tools {
 namespace {
 
-constexpr std::size_t kStoreKeySize = 33;  // a prefix byte ('M' manifest, 'R' result) and a 32-byte key
-
 std::string hex_of(std::string_view bytes) {
   std::string out;
   for (const unsigned char c : bytes) out += fmt::format("{:02x}", c);

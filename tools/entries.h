@@ -13,6 +13,9 @@
 
 namespace nvrtc_cache::tools {
 
+// A store key of an entry: a prefix byte ('M' manifest, 'R' result) and a 32-byte key.
+inline constexpr std::size_t kStoreKeySize = 33;
+
 struct EntryInfo {
   std::string key_hex;                                // the result key, 64 hex digits
   std::string manifest_hex;                           // the direct key of a manifest naming it ("" if none)

@@ -20,7 +20,7 @@
 namespace nvrtc_cache::tools {
 namespace {
 
-double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+double in_mib(std::uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
 
 struct EvictArguments {
   std::string max_size, older_than;
@@ -54,10 +54,10 @@ int evict(const CLI::App& command, const EvictArguments& arguments) {
         progress.update(examined);
       });
   progress.finish();
-  fmt::print("evicted {} entries ({:.2f} MiB) from {}\n", result.entries, mib(result.bytes), opened.directory);
+  fmt::print("evicted {} entries ({:.2f} MiB) from {}\n", result.entries, in_mib(result.bytes), opened.directory);
   const store::MapUsage usage = cache.map_usage();
   fmt::print("now {} entries, {:.2f} MiB of payload; {:.2f} MiB of the {:.2f} MiB map in use\n", cache.entry_count(),
-             mib(cache.size_bytes()), mib(usage.used_bytes), mib(usage.map_bytes));
+             in_mib(cache.size_bytes()), in_mib(usage.used_bytes), in_mib(usage.map_bytes));
   if (!status) {
     fmt::print(stderr, "nvrtc-cache: evict failed: {}\n", status.message());
     return 1;

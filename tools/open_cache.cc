@@ -9,23 +9,7 @@ extern char** environ;
 
 namespace nvrtc_cache::tools {
 
-std::vector<UnknownVariable> unknown_variables() {
-  std::vector<UnknownVariable> out;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view entry = *e;
-    if (!entry.starts_with("NVRTC_CACHE_")) continue;
-    const std::string name(entry.substr(0, entry.find('=')));
-    if (core::is_known_variable(name)) continue;
-    out.push_back({name, core::suggest_variable(name)});
-  }
-  return out;
-}
-
-std::string unknown_variable_message(const UnknownVariable& variable) {
-  return variable.name + " is not a variable nvrtc-cache reads" +
-         (variable.suggestion.empty() ? std::string(" (`nvrtc-cache config` lists the settings)")
-                                      : "; did you mean " + variable.suggestion + "?");
-}
+std::vector<UnknownVariable> unknown_variables() { return core::unknown_variables(environ); }
 
 core::Config load_settings() {
   core::Config config = core::config_from_process_environment();

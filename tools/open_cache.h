@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/settings.h"
 #include "store/cache_directory.h"
 
 namespace nvrtc_cache::tools {
@@ -17,14 +18,10 @@ namespace nvrtc_cache::tools {
 // likely a misspelling of one nvrtc-cache reads ("did you mean").
 core::Config load_settings();
 
-struct UnknownVariable {
-  std::string name;
-  std::string suggestion;  // the known variable it is likely a misspelling of; "" when none
-};
+using core::unknown_variable_message;
+using core::UnknownVariable;
 // The NVRTC_CACHE_* variables of this process's environment that nvrtc-cache does not read.
 std::vector<UnknownVariable> unknown_variables();
-// "NVRTC_CACHE_MAXSIZE is not a variable nvrtc-cache reads; did you mean NVRTC_CACHE_MAX_SIZE?"
-std::string unknown_variable_message(const UnknownVariable& variable);
 
 // `opened.store` is null when the cache cannot be opened (already reported).
 store::OpenedCache open_cache_reporting(const core::Config& config);

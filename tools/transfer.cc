@@ -8,12 +8,12 @@
 #include "core/config.h"
 #include "direct/manifest.h"
 #include "store/remote/sealed_value.h"
+#include "tools/entries.h"
 #include "tools/open_cache.h"
 
 namespace nvrtc_cache::tools {
 namespace {
 
-constexpr std::size_t kStoreKeySize = 33;
 constexpr auto kOperationTime = std::chrono::seconds(30);
 constexpr auto kWalkTime = std::chrono::hours(24);
 

@@ -63,14 +63,9 @@ std::string current_working_directory() {
 }
 
 // What the compile depended on; no set when it must not be stored.
-direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch, nvrtcResult rc,
-                                             std::int64_t start_realtime_ns, const ProgramRecord& record) {
+direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch, std::int64_t start_realtime_ns,
+                                             const ProgramRecord& record) {
   direct::RecordedDependencies dependencies;
-  if (!result_is_cacheable(rc)) {
-    dependencies.why_not = "NVRTC returned " + std::to_string(rc);
-    dependencies.reason = direct::NotRecorded::kNvrtcError;
-    return dependencies;
-  }
   if (watch.tainted()) {
     dependencies.why_not = watch.why_tainted();
     dependencies.reason = watch.taint_reason();
@@ -130,7 +125,7 @@ class WindowsCompileHost final : public CompileHost {
     watch.stop();
     out.nanos = nanos_between(compile_start, compile_end);
     try {
-      out.dependencies = dependencies_of(watch, out.rc, start_realtime_ns, record);
+      out.dependencies = dependencies_of(watch, start_realtime_ns, record);
     } catch (...) {
       out.internal_error = true;  // the result stands, uncached
     }

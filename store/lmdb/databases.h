@@ -1,7 +1,8 @@
 // The store's named LMDB databases and their rows, read and written inside a caller's transaction:
 //   "entries"  key -> enveloped value (store/envelope.h)
 //   "access"   key -> access record (store/lmdb/records.h), written with its entry
-//   "meta"     "entry_count", "payload_bytes", "last_eviction" -> le64, updated with every change
+//   "meta"     "entry_count", "payload_bytes", "last_eviction" -> le64, updated with every change;
+//              "evicted_keys" -> the recently evicted keys (store/lmdb/evicted_keys.h)
 //   "counters" name -> le64 (two's complement), the shim's statistics
 // Contract: every function works within the transaction it is given (no locking of its own; the
 // caller's Txn holds what is needed) and returns an LMDB code; values read back are untrusted and

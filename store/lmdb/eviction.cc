@@ -12,6 +12,7 @@
 #include "store/lmdb/arithmetic.h"
 #include "store/lmdb/databases.h"
 #include "store/lmdb/errors.h"
+#include "store/lmdb/evicted_keys.h"
 #include "store/lmdb/library.h"
 #include "store/lmdb/page_layout.h"
 #include "store/lmdb/touches.h"
@@ -141,7 +142,8 @@ std::size_t order_candidates(std::vector<Candidate>& candidates, const EvictGoal
   return forced;
 }
 
-int evict_one(MDB_txn* txn, const SharedEnv& env, const Candidate& candidate, EvictResult* batch, bool* changed) {
+int evict_one(MDB_txn* txn, const SharedEnv& env, const Candidate& candidate, EvictResult* batch,
+              std::vector<std::string>* evicted, bool* changed) {
   AccessRecord record;
   const int access_rc = read_access(txn, env, candidate.key, &record);
   if (access_rc != MDB_SUCCESS && access_rc != MDB_NOTFOUND) return access_rc;
@@ -160,6 +162,7 @@ int evict_one(MDB_txn* txn, const SharedEnv& env, const Candidate& candidate, Ev
   *changed = true;
   ++batch->entries;
   batch->bytes += payload;
+  evicted->push_back(candidate.key);
   return MDB_SUCCESS;
 }
 
@@ -171,6 +174,7 @@ Status evict_batch(SharedEnv& env, const EvictGoal& goal, const std::vector<Cand
   Txn txn(env, 0);
   if (txn.begin_rc() != MDB_SUCCESS) return to_status(txn.begin_rc(), "begin eviction");
   EvictResult batch;
+  std::vector<std::string> evicted;  // remembered, so that their next miss says so (evicted_keys.h)
   bool changed = false;
   for (int processed = 0; *next < candidates.size() && processed < kEvictBatch; ++*next, ++processed) {
     const Candidate& candidate = candidates[*next];
@@ -185,11 +189,14 @@ Status evict_batch(SharedEnv& env, const EvictGoal& goal, const std::vector<Cand
         break;
       }
     }
-    if (const int rc = evict_one(txn.get(), env, candidate, &batch, &changed); rc != MDB_SUCCESS) {
+    if (const int rc = evict_one(txn.get(), env, candidate, &batch, &evicted, &changed); rc != MDB_SUCCESS) {
       return write_failed(env, rc, "evict");
     }
   }
   if (!changed) return Status::ok();
+  if (const int rc = remember_evicted(txn.get(), env.meta, evicted); rc != MDB_SUCCESS) {
+    return write_failed(env, rc, "remember evicted keys");
+  }
   if (const int rc = txn.commit(); rc != MDB_SUCCESS) return write_failed(env, rc, "commit eviction");
   result->entries += batch.entries;
   result->bytes += batch.bytes;

@@ -116,6 +116,10 @@ CounterFile* LmdbStore::counter_file() {
   });
 }
 
+bool LmdbStore::was_evicted(std::string_view key) {
+  return guarded("was_evicted", [&] { return impl_->was_evicted(key); });
+}
+
 Counters LmdbStore::counters() {
   return guarded("counters", [&] { return impl_->counters(); });
 }

@@ -117,6 +117,8 @@ class LmdbStore final : public Store {
   Status add_counters(const Counters& deltas) override;
   Counters counters() override;
   CounterFile* counter_file() override;
+  // Among the last 1024 entries evicted (store/lmdb/evicted_keys.h).
+  bool was_evicted(std::string_view key) override;
 
   // Number of entries whose envelope failed verification and were dropped (this process).
   std::uint64_t corrupt_entries_dropped() const override;

@@ -54,6 +54,7 @@ struct LmdbStore::Impl {
   // ---- Reads (store_reads.cc) ----
   std::optional<std::string> get(std::string_view key);
   lmdb::Totals totals();
+  bool was_evicted(std::string_view key);
   Counters counters();
   MapUsage map_usage();
   Status for_each(const std::function<void(std::string_view key, std::optional<std::string_view> payload)>& visit);

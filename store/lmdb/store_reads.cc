@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include "platform/fault_guard.h"
+#include "store/lmdb/evicted_keys.h"
 #include "store/envelope.h"
 #include "store/lmdb/errors.h"
 #include "store/lmdb/eviction.h"
@@ -147,6 +148,28 @@ lmdb::Totals LmdbStore::Impl::totals() {
   Txn txn(*ref, MDB_RDONLY);
   if (txn.begin_rc() != MDB_SUCCESS) return {};
   return lmdb::read_totals(txn.get(), ref->meta);
+}
+
+// The record of evicted keys is on a mapped page: read under the fault guard.
+bool LmdbStore::Impl::was_evicted(std::string_view key) {
+  Status status;
+  const EnvRef ref = acquire(&status);
+  if (!ref) return false;
+  Txn txn(*ref, MDB_RDONLY);
+  if (txn.begin_rc() != MDB_SUCCESS) return false;
+  struct Read {
+    MDB_txn* txn;
+    MDB_dbi meta;
+    std::string_view key;
+    bool evicted = false;
+  } read{txn.get(), ref->meta, key};
+  const bool readable = platform::run_guarded(
+      [](void* arg) {
+        auto* r = static_cast<Read*>(arg);
+        r->evicted = lmdb::was_evicted(r->txn, r->meta, r->key);
+      },
+      &read);
+  return readable && read.evicted;
 }
 
 Counters LmdbStore::Impl::counters() {

@@ -7,6 +7,7 @@
 #include "store/envelope.h"
 #include "store/lmdb/arithmetic.h"
 #include "store/lmdb/errors.h"
+#include "store/lmdb/evicted_keys.h"
 #include "store/lmdb/eviction.h"
 #include "store/lmdb/library.h"
 #include "store/lmdb/store_impl.h"
@@ -155,6 +156,7 @@ Status LmdbStore::Impl::clear() {
   if (rc == MDB_SUCCESS) rc = api().mdb_drop(txn.get(), ref->access, 0);
   if (rc == MDB_SUCCESS) rc = api().mdb_drop(txn.get(), ref->counters, 0);
   if (rc == MDB_SUCCESS) rc = lmdb::write_totals(txn.get(), ref->meta, lmdb::Totals{});
+  if (rc == MDB_SUCCESS) rc = lmdb::forget_evicted(txn.get(), ref->meta);
   if (rc == MDB_SUCCESS) rc = txn.commit();
   if (rc == MDB_SUCCESS && ref->counter_file) ref->counter_file->zero();
   return rc == MDB_SUCCESS ? Status::ok() : lmdb::write_failed(*ref, rc, "clear");

@@ -93,6 +93,7 @@ class TieredStore final : public Store {
   Counters counters() override { return local_->counters(); }
   CounterFile* counter_file() override { return local_->counter_file(); }
   std::uint64_t corrupt_entries_dropped() const override { return local_->corrupt_entries_dropped(); }
+  bool was_evicted(std::string_view key) override { return local_->was_evicted(key); }
   std::uint64_t stores_quarantined() const override { return local_->stores_quarantined(); }
 
   Store& local() { return *local_; }

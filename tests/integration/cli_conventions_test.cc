@@ -23,39 +23,20 @@
 
 #include "core/settings.h"
 #include "store/lmdb/lmdb_store.h"
+#include "tests/support/cli_testing.h"
 #include "tests/support/harness.h"
 #include "tests/support/process.h"
 
 namespace nvrtc_cache {
 namespace {
 
+using testing::cli;
 using testing::EnvVars;
 using testing::read_file;
 using testing::run_process;
 using testing::TempDir;
-
-void write_file(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-testing::ProcessResult cli(std::vector<std::string> args, const EnvVars& env) {
-  args.insert(args.begin(), NVRTC_CACHE_CLI_PATH);
-  return run_process(args, env);
-}
-
-// A user whose configuration lives under `home`, with no system file and no setting in the
-// environment.
-EnvVars user_env(const TempDir& home) {
-  EnvVars env = {{"HOME", home.path()},
-                 {"XDG_CONFIG_HOME", std::nullopt},
-                 {"XDG_CACHE_HOME", std::nullopt},
-                 {"NVRTC_CACHE_CONFIG", std::nullopt},
-                 {"NVRTC_CACHE_SYSTEM_CONFIG", home.path() + "/system.conf"},
-                 {"COLUMNS", std::nullopt}};
-  for (const core::SettingSpec& s : core::settings()) env[std::string(s.env)] = std::nullopt;
-  return env;
-}
+using testing::user_env;
+using testing::write_file;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
@@ -633,6 +614,33 @@ TEST(CliDoctor, ASampleCompileThatNvrtcItselfFailsIsAFailure) {
   EXPECT_NE(report.out.find("LD_LIBRARY_PATH"), std::string::npos) << report.out;
   EXPECT_EQ(report.out.find("caching works"), std::string::npos) << report.out;
   expect_one_verdict_per_check(report.out);
+}
+
+// NVRTC_APPEND_FLAGS reaches every compile: an option there that may not be cached (one with side
+// effects, one this build does not know) stops caching, and doctor names the variable instead of
+// blaming interception.
+TEST(CliDoctor, NamesNvrtcAppendFlagsWhenItStopsCaching) {
+  TempDir home;
+  EnvVars env = user_env(home);
+  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
+  const std::string side_effect = "--time=" + home.path() + "/time.csv";
+  for (const std::string& flags : {side_effect, std::string("--no-such-option")}) {
+    env["NVRTC_APPEND_FLAGS"] = flags;
+    const auto report = cli({"doctor"}, env);
+    EXPECT_EQ(report.exit_code, 1) << report.out;
+    EXPECT_NE(report.out.find("FAIL  sample compile   NVRTC_APPEND_FLAGS=\"" + flags + "\" "), std::string::npos)
+        << report.out;
+    EXPECT_NE(report.out.find("Unset NVRTC_APPEND_FLAGS"), std::string::npos) << report.out;
+    EXPECT_EQ(report.out.find("not intercepted"), std::string::npos) << report.out;
+    EXPECT_EQ(report.out.find("NVRTC itself could not compile"), std::string::npos) << report.out;
+    expect_one_verdict_per_check(report.out);
+  }
+  EXPECT_NE(cli({"doctor"}, env).out.find("adds an option this build does not know"), std::string::npos);
+  env["NVRTC_APPEND_FLAGS"] = side_effect;
+  EXPECT_NE(cli({"doctor"}, env).out.find("adds an option with side effects"), std::string::npos);
+  env["NVRTC_APPEND_FLAGS"] = "-lineinfo";  // an option that changes nothing about caching
+  const auto healthy = cli({"doctor"}, env);
+  EXPECT_NE(healthy.out.find("ok    sample compile"), std::string::npos) << healthy.out;
 }
 
 TEST(CliDoctor, AHealthySetupHasOneVerdictPerCheck) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cli_testing.h"
 #include "tests/support/harness.h"
 #include "tests/support/process.h"
 #include "tests/support/redis_server.h"
@@ -18,16 +19,12 @@
 namespace nvrtc_cache {
 namespace {
 
+using testing::cli;
 using testing::EnvVars;
 using testing::RedisServer;
 using testing::run_process;
 using testing::TempDir;
 namespace fs = std::filesystem;
-
-testing::ProcessResult cli(std::vector<std::string> args, const EnvVars& env) {
-  args.insert(args.begin(), NVRTC_CACHE_CLI_PATH);
-  return run_process(args, env);
-}
 
 // A user with no configuration files and `remote` set to `remote`.
 EnvVars remote_env(const TempDir& home, const std::string& remote) {

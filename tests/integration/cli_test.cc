@@ -22,36 +22,22 @@
 #include <nlohmann/json.hpp>
 
 #include "store/lmdb/lmdb_store.h"
+#include "tests/support/cli_testing.h"
 #include "tests/support/harness.h"
 #include "tests/support/process.h"
 
 namespace nvrtc_cache {
 namespace {
 
+using testing::cli;
 using testing::EnvVars;
 using testing::probe;
 using testing::read_file;
 using testing::run_process;
 using testing::shim_env;
 using testing::TempDir;
-
-void write_file(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-testing::ProcessResult cli(std::vector<std::string> args, const EnvVars& env) {
-  args.insert(args.begin(), NVRTC_CACHE_CLI_PATH);
-  return run_process(args, env);
-}
-
-// The environment of a user whose configuration lives under `home` (no system file unless given).
-EnvVars user_env(const TempDir& home) {
-  return {{"HOME", home.path()},
-          {"XDG_CONFIG_HOME", std::nullopt},
-          {"XDG_CACHE_HOME", std::nullopt},
-          {"NVRTC_CACHE_SYSTEM_CONFIG", home.path() + "/system.conf"}};
-}
+using testing::user_env;
+using testing::write_file;
 
 // `config set` never writes through a path another user could have prepared: its temporary file is
 // created exclusively under a random name, so a link planted at "<file>.tmp" is left alone.

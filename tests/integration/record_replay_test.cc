@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/compile_record.h"
+#include "tests/support/cli_testing.h"
 #include "tests/support/harness.h"
 #include "tools/elf_identity.h"
 
@@ -29,16 +30,6 @@ namespace {
 
 using namespace testing;
 namespace fs = std::filesystem;
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
-
-ProcessResult cli(std::vector<std::string> args, const EnvVars& env, const std::string& cwd = "") {
-  args.insert(args.begin(), NVRTC_CACHE_CLI_PATH);
-  return run_process(args, env, cwd);
-}
 
 constexpr const char* kSource =
     "#include \"probe_dep.h\"\nextern \"C\" __global__ void k(int* x) { x[0] = PROBE_VALUE; }\n";

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "tests/support/cli_testing.h"
 #include "tests/support/harness.h"
 
 namespace nvrtc_cache {
@@ -17,11 +18,6 @@ namespace {
 
 using namespace testing;
 namespace fs = std::filesystem;
-
-void write_file(const std::string& path, const std::string& content) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::trunc) << content;
-}
 
 std::string header_defining(int value) { return "#pragma once\n#define PROBE_VALUE " + std::to_string(value) + "\n"; }
 

@@ -365,6 +365,31 @@ TEST(Shim, BadSettingsGetOneMessageNamingTheVariable) {
   EXPECT_EQ(get(counters_of(dir.path()), "stores"), 1);
 }
 
+// A misspelled variable's setting is not applied: the shim says so once per process, on its log
+// (stderr), never stdout, with the variable it likely means; another tool's NVRTC_CACHE_* variable
+// is named only at info.
+TEST(Shim, AMisspelledVariableIsSaidOnceWithWhatItLikelyMeans) {
+  TempDir dir;
+  auto env = shim_env(dir.path());
+  env["NVRTC_CACHE_MAXSIZE"] = "1G";
+  env["NVRTC_CACHE_SOME_OTHER_TOOLS_SETTING"] = "1";
+  const ProcessResult direct = probe({"trivial"}, {});
+  const ProcessResult shimmed = probe({"trivial", "cubin", "template"}, env);
+  EXPECT_EQ(shimmed.exit_code, 0) << shimmed.err;
+  EXPECT_EQ(probe({"trivial"}, env).out, direct.out);
+  const std::string message =
+      "NVRTC_CACHE_MAXSIZE is not a variable nvrtc-cache reads; did you mean NVRTC_CACHE_MAX_SIZE?";
+  const std::size_t first = shimmed.err.find(message);
+  EXPECT_NE(first, std::string::npos) << shimmed.err;
+  EXPECT_EQ(shimmed.err.find(message, first + 1), std::string::npos) << "said more than once: " << shimmed.err;
+  EXPECT_EQ(shimmed.out.find("NVRTC_CACHE_MAXSIZE"), std::string::npos);
+  EXPECT_EQ(shimmed.err.find("SOME_OTHER_TOOLS"), std::string::npos) << shimmed.err;
+  env["NVRTC_CACHE_LOG"] = "info";
+  EXPECT_NE(probe({"trivial"}, env).err.find("NVRTC_CACHE_SOME_OTHER_TOOLS_SETTING is not a variable"),
+            std::string::npos);
+  EXPECT_EQ(get(counters_of(dir.path()), "stores"), 3);
+}
+
 TEST(Shim, DebugLogGoesToTheLogFileNeverStdout) {
   TempDir dir;
   auto env = shim_env(dir.path());

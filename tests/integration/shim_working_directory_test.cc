@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/cli_testing.h"
 #include "tests/support/harness.h"
 
 namespace nvrtc_cache {
@@ -27,11 +28,6 @@ constexpr const char* kIncluding =
     "extern \"C\" __global__ void axpy(float a, float* x, float* y, int n) { int i = threadIdx.x;"
     " if (i < n) y[i] = twice(a) * x[i] + y[i]; }\n";
 constexpr const char* kHelper = "__device__ float twice(float v) { return 2 * v; }\n";
-
-void write_file(const std::string& path, const std::string& content) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::trunc) << content;
-}
 
 struct Compiled {
   std::int64_t hits = 0, misses = 0;
