@@ -88,6 +88,13 @@ bool RedisServer::start() {
   if (!socket_path_.empty()) argv.insert(argv.end(), {"--unixsocket", socket_path_, "--unixsocketperm", "700"});
   if (!options_.maxmemory.empty()) argv.insert(argv.end(), {"--maxmemory", options_.maxmemory});
   if (!options_.maxmemory_policy.empty()) argv.insert(argv.end(), {"--maxmemory-policy", options_.maxmemory_policy});
+  if (!options_.tls_directory.empty()) {
+    tls_port_ = free_loopback_port();
+    const std::string& t = options_.tls_directory;
+    argv.insert(argv.end(), {"--tls-port", std::to_string(tls_port_), "--tls-cert-file", t + "/server.crt",
+                             "--tls-key-file", t + "/server.key", "--tls-ca-cert-file", t + "/ca.crt",
+                             "--tls-auth-clients", options_.tls_auth_clients});
+  }
   argv.insert(argv.end(), options_.extra_arguments.begin(), options_.extra_arguments.end());
   std::vector<char*> raw;
   for (std::string& arg : argv) raw.push_back(arg.data());
@@ -140,6 +147,11 @@ bool RedisServer::wait_until_answering() {
 std::string RedisServer::url(unsigned db) const {
   const std::string auth = options_.password.empty() ? "" : ":" + options_.password + "@";
   return "redis://" + auth + "127.0.0.1:" + std::to_string(port_) + "/" + std::to_string(db);
+}
+
+std::string RedisServer::tls_url(unsigned db) const {
+  const std::string auth = options_.password.empty() ? "" : ":" + options_.password + "@";
+  return "rediss://" + auth + "127.0.0.1:" + std::to_string(tls_port_) + "/" + std::to_string(db);
 }
 
 std::string RedisServer::unix_url(unsigned db) const {

@@ -5,6 +5,15 @@
 // sends AUTH and SELECT pipelined. A connection that saw anything but a complete reply is dropped.
 // An idle pooled connection the server closed is noticed before use (stale()), and an idempotent
 // command that fails on a pooled connection is tried once more on a fresh one.
+// redis+cluster://: keys are `<prefix>:v1:{<hex key>}` and claims `<prefix>:v1:claim:{<hex key>}`, so
+// a value and its claim share a hash slot. Each command goes to the node the slot map names
+// (store/remote/redis/cluster_router.h; filled from CLUSTER NODES at the first command and after
+// changes); -MOVED moves the slot and is followed, -ASK is followed once with ASKING. A node whose
+// connection fails or times out is skipped for 1 s (its commands fail at once) and the map is
+// refreshed, so a failed master costs at most one timeout until a replica takes over its slots.
+// rediss://: the TLS context (trust store, client certificate) is made at the tier's first
+// connection, not before (a tier that is configured but never used loads no OpenSSL), and kept; each
+// new connection runs its handshake within connect-timeout (and the operation's deadline).
 #include <unistd.h>
 
 #include <array>
@@ -12,11 +21,14 @@
 #include <random>
 
 #include "platform/errno_guard.h"
-#include "store/remote/redis/address_resolver.h"
-#include "store/remote/redis/connection_pool.h"
+#include "platform/fork_locks.h"
+#include "store/remote/redis/cluster_map.h"
+#include "store/remote/redis/cluster_router.h"
 #include "store/remote/redis/redis_config.h"
 #include "store/remote/redis/resp_connection.h"
+#include "store/remote/redis/server_node.h"
 #include "store/remote/redis/shard_choice.h"
+#include "store/remote/redis/tls_session.h"
 #include "store/remote/tier.h"
 
 namespace nvrtc_cache::store::remote {
@@ -83,10 +95,15 @@ class RedisTier final : public Tier {
  public:
   RedisTier(redis::RedisConfig config, const TierOptions& options, std::string display_name)
       : config_(std::move(config)), options_(options), display_name_(std::move(display_name)) {
-    for (redis::ServerSpec& spec : config_.servers) servers_.push_back(std::make_unique<Server>(std::move(spec)));
+    if (config_.cluster) {
+      router_ = std::make_unique<redis::ClusterRouter>(std::move(config_.servers), config_.tls ? "rediss" : "redis");
+    } else {
+      for (redis::ServerSpec& spec : config_.servers) servers_.push_back(std::make_unique<Server>(std::move(spec)));
+    }
     config_.servers.clear();
     for (const auto& server : servers_) weights_.push_back({server->spec.shard_name, server->spec.weight});
   }
+  ~RedisTier() override { delete tls_.load(); }
 
   const std::string& display_name() const override { return display_name_; }
   bool writable() const override { return !options_.read_only; }
@@ -94,23 +111,15 @@ class RedisTier final : public Tier {
   TierResult get(std::string_view key, Deadline deadline) override {
     const platform::ErrnoGuard errno_guard;
     const std::string redis_key = data_key(key);
-    Server& server = server_for(key);
-    TierResult outcome;
     const std::array<std::string_view, 2> args{"GET", redis_key};
-    TierResult io = run(server, deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, options_.max_entry_size + kBulkSlack, deadline);
-      if (!done.ok()) return done;
-      if (reply.kind == Reply::Kind::kBulk) {
-        outcome = TierResult{TierCode::kOk, std::move(reply.text), {}};
-      } else if (reply.kind == Reply::Kind::kNil) {
-        outcome = result(TierCode::kMiss);
-      } else {
-        outcome = unexpected(server, reply);
-      }
-      return done;
-    });
-    return io.code == TierCode::kOk ? outcome : io;
+    Reply reply;
+    Server* server = nullptr;
+    const TierResult io = call(key, redis_key, args, options_.max_entry_size + kBulkSlack, deadline,
+                               /*retry_on_fresh=*/true, &reply, &server);
+    if (!io.ok()) return io;
+    if (reply.kind == Reply::Kind::kBulk) return TierResult{TierCode::kOk, std::move(reply.text), {}};
+    if (reply.kind == Reply::Kind::kNil) return result(TierCode::kMiss);
+    return unexpected(*server, reply);
   }
 
   TierResult put(std::string_view key, std::string_view value, Deadline deadline) override {
@@ -125,7 +134,7 @@ class RedisTier final : public Tier {
     const std::string ttl_ms = std::to_string(std::chrono::duration_cast<milliseconds>(options_.ttl).count());
     std::vector<std::string_view> args{"SET", redis_key, value};
     if (options_.ttl.count() > 0) args.insert(args.end(), {"PX", ttl_ms});
-    return expect_ok(server_for(key), args, deadline, /*retry_on_fresh=*/true);
+    return expect_ok(key, redis_key, args, deadline, /*retry_on_fresh=*/true);
   }
 
   ClaimCode try_claim(std::string_view claim_key, std::string_view token, milliseconds lease, Deadline deadline,
@@ -136,24 +145,22 @@ class RedisTier final : public Tier {
     const std::string redis_key = claim_redis_key(claim_key);
     const std::string lease_ms = std::to_string(std::max<long long>(lease.count(), 1));
     const std::array<std::string_view, 6> args{"SET", redis_key, token, "NX", "PX", lease_ms};
-    Server& server = server_for(claim_key);
     ClaimCode code = ClaimCode::kFailed;
     TierResult refusal;
+    Reply reply;
+    Server* server = nullptr;
     // Not retried: a SET NX that reached the server before the connection failed would make the
     // retry see our own claim as another's.
-    const TierResult io = run(server, deadline, /*retry_on_fresh=*/false, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
-      if (!done.ok()) return done;
+    const TierResult io =
+        call(claim_key, redis_key, args, kSmallReply, deadline, /*retry_on_fresh=*/false, &reply, &server);
+    if (io.ok()) {
       if (reply.kind == Reply::Kind::kStatus && reply.text == "OK")
         code = ClaimCode::kClaimed;
       else if (reply.kind == Reply::Kind::kNil)
         code = ClaimCode::kHeldByOther;
       else
-        refusal = unexpected(server, reply);  // e.g. OOM (full, noeviction), NOPERM
-      return done;
-    });
-    if (io.code != TierCode::kOk) code = ClaimCode::kFailed;
+        refusal = unexpected(*server, reply);  // e.g. OOM (full, noeviction), NOPERM
+    }
     if (code == ClaimCode::kFailed && failure != nullptr) *failure = io.code != TierCode::kOk ? io : refusal;
     return code;
   }
@@ -162,20 +169,16 @@ class RedisTier final : public Tier {
     const platform::ErrnoGuard errno_guard;
     const std::string redis_key = claim_redis_key(claim_key);
     const std::array<std::string_view, 4> args{"EVAL", kHolderScript, "1", redis_key};
-    std::optional<ClaimHolder> holder;
-    (void)run(server_for(claim_key), deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
-      if (!done.ok() || reply.kind != Reply::Kind::kBulk) return done;
-      const std::size_t colon = reply.text.find(':');
-      if (colon == std::string::npos || colon == 0 || colon > 20) return done;
-      long long remaining = 0;
-      const auto [end, ec] = std::from_chars(reply.text.data(), reply.text.data() + colon, remaining);
-      if (ec != std::errc() || end != reply.text.data() + colon) return done;
-      holder = ClaimHolder{reply.text.substr(colon + 1), milliseconds(remaining)};
-      return done;
-    });
-    return holder;
+    Reply reply;
+    Server* server = nullptr;
+    const TierResult io = call(claim_key, redis_key, args, kSmallReply, deadline, true, &reply, &server);
+    if (!io.ok() || reply.kind != Reply::Kind::kBulk) return std::nullopt;
+    const std::size_t colon = reply.text.find(':');
+    if (colon == std::string::npos || colon == 0 || colon > 20) return std::nullopt;
+    long long remaining = 0;
+    const auto [end, ec] = std::from_chars(reply.text.data(), reply.text.data() + colon, remaining);
+    if (ec != std::errc() || end != reply.text.data() + colon) return std::nullopt;
+    return ClaimHolder{reply.text.substr(colon + 1), milliseconds(remaining)};
   }
 
   bool renew_claim(std::string_view claim_key, std::string_view token, milliseconds lease, Deadline deadline) override {
@@ -184,14 +187,10 @@ class RedisTier final : public Tier {
     const std::string redis_key = claim_redis_key(claim_key);
     const std::string lease_ms = std::to_string(std::max<long long>(lease.count(), 1));
     const std::array<std::string_view, 6> args{"EVAL", kRenewScript, "1", redis_key, token, lease_ms};
-    bool renewed = false;
-    (void)run(server_for(claim_key), deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
-      if (done.ok() && reply.kind == Reply::Kind::kInteger && reply.integer == 1) renewed = true;
-      return done;
-    });
-    return renewed;
+    Reply reply;
+    Server* server = nullptr;
+    const TierResult io = call(claim_key, redis_key, args, kSmallReply, deadline, true, &reply, &server);
+    return io.ok() && reply.kind == Reply::Kind::kInteger && reply.integer == 1;
   }
 
   void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) override {
@@ -199,10 +198,9 @@ class RedisTier final : public Tier {
     if (options_.read_only) return;
     const std::string redis_key = claim_redis_key(claim_key);
     const std::array<std::string_view, 5> args{"EVAL", kReleaseScript, "1", redis_key, token};
-    (void)run(server_for(claim_key), deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-      Reply reply;
-      return connection.command(args, &reply, kSmallReply, deadline);
-    });
+    Reply reply;
+    Server* server = nullptr;
+    (void)call(claim_key, redis_key, args, kSmallReply, deadline, true, &reply, &server);
   }
 
   // SCAN runs inside a script that joins the cursor and the keys with newlines into one bulk
@@ -212,7 +210,7 @@ class RedisTier final : public Tier {
     const platform::ErrnoGuard errno_guard;
     const std::string pattern = options_.prefix + ":v1:*";
     const std::string claims = options_.prefix + ":v1:claim:";
-    for (const auto& server : servers_) {
+    for (Server* server : listed_servers(deadline)) {
       std::string cursor = "0";
       do {
         std::string batch;
@@ -236,7 +234,10 @@ class RedisTier final : public Tier {
           const std::string_view redis_key = rest.substr(0, end);
           rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
           if (redis_key.starts_with(claims)) continue;
-          const std::string key = unhex(redis_key.substr(std::min(redis_key.size(), pattern.size() - 1)));
+          std::string_view digits = redis_key.substr(std::min(redis_key.size(), pattern.size() - 1));
+          if (config_.cluster && digits.size() >= 2 && digits.front() == '{' && digits.back() == '}')
+            digits = digits.substr(1, digits.size() - 2);
+          const std::string key = unhex(digits);
           if (key.empty()) continue;
           TierResult value = get(key, deadline);
           if (value.code == TierCode::kMiss) continue;  // expired or evicted meanwhile
@@ -252,25 +253,171 @@ class RedisTier final : public Tier {
     const platform::ErrnoGuard errno_guard;
     std::string detail;
     TierCode worst = TierCode::kOk;
-    for (const auto& server : servers_) {
-      const TierResult one = check_server(*server, deadline);
+    if (config_.cluster) router_->request_refresh();
+    const std::vector<Server*> servers = listed_servers(deadline);
+    if (servers.empty()) return result(TierCode::kError, display_name_ + ": " + kNoMap);
+    for (Server* server : servers) {
+      const TierResult one = check_server(*server, deadline, /*probe_writes=*/!config_.cluster);
       if (!detail.empty()) detail += "; ";
       detail += one.detail;
       if (worst == TierCode::kOk && one.code != TierCode::kOk) worst = one.code;
+    }
+    if (config_.cluster && worst == TierCode::kOk) {
+      detail = "a cluster of " + std::to_string(servers.size()) + " masters: " + detail;
+      if (writable()) {  // the write probe through the slot map, wherever its slot lives
+        const TierResult probed = probe_writes(deadline);
+        if (!probed.ok()) return probed;
+        detail += "; " + probed.detail;
+      }
     }
     return result(worst, std::move(detail));
   }
 
  private:
-  struct Server {
-    explicit Server(redis::ServerSpec s) : spec(std::move(s)), resolver(spec.host, spec.port, spec.socket_path) {}
-    redis::ServerSpec spec;
-    redis::AddressResolver resolver;
-    redis::ConnectionPool pool;
+  // The TLS context, or why there is none (a file that cannot be used, no libssl.so.3).
+  struct TlsSetup {
+    std::shared_ptr<const redis::TlsContext> context;
+    std::string problem;
   };
 
-  std::string data_key(std::string_view key) const { return options_.prefix + ":v1:" + hex(key); }
-  std::string claim_redis_key(std::string_view key) const { return options_.prefix + ":v1:claim:" + hex(key); }
+  const TlsSetup& tls_setup() {
+    return *platform::publish_once(tls_, [this] {
+      auto* setup = new TlsSetup;
+      setup->context = redis::TlsContext::create(config_.tls_settings, &setup->problem);
+      return setup;
+    });
+  }
+
+  using Server = redis::ServerNode;
+  static constexpr int kMaxRedirections = 5;
+  static constexpr auto kNodeDownFor = std::chrono::seconds(1);
+  static constexpr const char* kNoMap =
+      "no node of the cluster answered CLUSTER NODES (down, or not a Redis Cluster: use redis://)";
+
+  // Cluster keys hold the hex key as their hash tag: a value and its claim share a slot.
+  std::string tagged(std::string_view key) const { return config_.cluster ? "{" + hex(key) + "}" : hex(key); }
+  std::string data_key(std::string_view key) const { return options_.prefix + ":v1:" + tagged(key); }
+  std::string claim_redis_key(std::string_view key) const { return options_.prefix + ":v1:claim:" + tagged(key); }
+
+  // The servers to list or check: every shard, or the masters of a cluster (after a map refresh).
+  std::vector<Server*> listed_servers(Deadline deadline) {
+    std::vector<Server*> out;
+    if (!config_.cluster) {
+      for (const auto& server : servers_) out.push_back(server.get());
+      return out;
+    }
+    refresh_if_needed(deadline);
+    return router_->masters();
+  }
+
+  // Sends `args`, a command about `redis_key` (for the tier's `key`), to the server that holds it
+  // and reads the reply into *reply; *answered says which server answered. In a cluster, follows
+  // -MOVED (moving the slot, and asking for a map refresh) and -ASK (ASKING, then the command, on
+  // that node only), at most kMaxRedirections times. kOk when a whole reply was read.
+  TierResult call(std::string_view key, std::string_view redis_key, std::span<const std::string_view> args,
+                  std::uint64_t max_bulk, Deadline deadline, bool retry_on_fresh, Reply* reply, Server** answered) {
+    if (!config_.cluster) {
+      Server& server = server_for(key);
+      *answered = &server;
+      return run(server, deadline, retry_on_fresh,
+                 [&](RespConnection& connection) { return connection.command(args, reply, max_bulk, deadline); });
+    }
+    const std::uint16_t slot = redis::key_slot(redis_key);
+    refresh_if_needed(deadline);
+    Server* server = router_->node_for_slot(slot);
+    if (server == nullptr) {
+      router_->request_refresh();
+      return result(TierCode::kError, display_name_ + ": no node serves slot " + std::to_string(slot) + " (" +
+                                          (router_->nodes().empty() ? std::string("no node") : kNoMap) + ")");
+    }
+    bool asking = false;
+    for (int hop = 0; hop <= kMaxRedirections; ++hop) {
+      *answered = server;
+      if (server->down(Clock::now())) {
+        router_->request_refresh();
+        return result(TierCode::kError, server->spec.display + ": skipped (down a moment ago)");
+      }
+      const TierResult io = run(*server, deadline, retry_on_fresh && !asking, [&](RespConnection& connection) {
+        if (!asking) return connection.command(args, reply, max_bulk, deadline);
+        const std::array<std::string_view, 1> asking_command{"ASKING"};
+        if (IoResult sent = connection.send(asking_command, deadline); !sent.ok()) return sent;
+        if (IoResult sent = connection.send(args, deadline); !sent.ok()) return sent;
+        Reply accepted;
+        if (IoResult read = connection.read_reply(&accepted, kSmallReply, deadline); !read.ok()) return read;
+        return connection.read_reply(reply, max_bulk, deadline);
+      });
+      if (!io.ok()) {
+        if (io.code == TierCode::kTimeout || io.code == TierCode::kError) {
+          server->mark_down(Clock::now() + kNodeDownFor);
+          router_->request_refresh();
+        }
+        return io;
+      }
+      if (reply->kind != Reply::Kind::kError) return io;
+      const std::optional<redis::Redirect> redirect = redis::parse_redirect(reply->text);
+      if (!redirect) {
+        if (starts_with(reply->text, "TRYAGAIN") || starts_with(reply->text, "CLUSTERDOWN")) router_->request_refresh();
+        return io;
+      }
+      Server* target = router_->node_at(redirect->host.empty() ? server->spec.host : redirect->host, redirect->port);
+      if (target == nullptr) return result(TierCode::kError, display_name_ + ": too many cluster nodes");
+      if (redirect->moved) {
+        router_->set_slot(redirect->slot, target);
+        router_->request_refresh();
+      }
+      asking = !redirect->moved;
+      server = target;
+    }
+    return result(TierCode::kError,
+                  display_name_ + ": more than " + std::to_string(kMaxRedirections) + " redirections for one command");
+  }
+
+  // Fills the cluster's slot map from CLUSTER NODES when it is stale and no other thread is at it:
+  // the known nodes (the seeds first) are asked in turn, skipping those found down, until one answers.
+  void refresh_if_needed(Deadline deadline) {
+    if (!router_->needs_refresh() || !router_->begin_refresh()) return;
+    bool refreshed = false;
+    const std::array<std::string_view, 2> args{"CLUSTER", "NODES"};
+    for (Server* node : router_->nodes()) {
+      if (node->down(Clock::now()) || Clock::now() >= deadline) continue;
+      Reply reply;
+      const TierResult io = run(*node, deadline, true, [&](RespConnection& connection) {
+        return connection.command(args, &reply, kScanReply, deadline);
+      });
+      if (!io.ok()) {
+        node->mark_down(Clock::now() + kNodeDownFor);
+        continue;
+      }
+      if (reply.kind != Reply::Kind::kBulk) continue;  // NOPERM, or cluster support disabled
+      const auto nodes = redis::parse_cluster_nodes(reply.text, node->spec.host);
+      if (!nodes) continue;
+      router_->apply(*nodes);
+      refreshed = true;
+      break;
+    }
+    router_->end_refresh(refreshed);
+  }
+
+  // A cluster's write probe: SET / GET / DEL of a probe key through the slot map.
+  TierResult probe_writes(Deadline deadline) {
+    std::random_device random;
+    const std::string key = "probe:" + std::to_string(getpid()) + "-" + std::to_string(random());
+    const std::string value = "nvrtc-cache probe " + std::to_string(random());
+    const auto start = Clock::now();
+    const std::string redis_key = data_key(key);
+    const std::string ttl = std::to_string(kProbeTtl.count());
+    const std::array<std::string_view, 5> set_probe{"SET", redis_key, value, "PX", ttl};
+    if (TierResult stored = expect_ok(key, redis_key, set_probe, deadline, true); !stored.ok()) return stored;
+    const TierResult read = get(key, deadline);
+    if (!read.ok() || read.value != value)
+      return read.ok() ? result(TierCode::kError, display_name_ + ": the probe key read back differently") : read;
+    const std::array<std::string_view, 2> delete_probe{"DEL", redis_key};
+    Reply reply;
+    Server* server = nullptr;
+    (void)call(key, redis_key, delete_probe, kSmallReply, deadline, true, &reply, &server);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+    return result(TierCode::kOk, "SET/GET/DEL of a probe key in " + std::to_string(us) + " us");
+  }
 
   Server& server_for(std::string_view key) { return *servers_[redis::choose_shard(key, weights_)]; }
 
@@ -295,9 +442,8 @@ class RedisTier final : public Tier {
     if (starts_with(text, "NOPERM")) {  // an ACL user without the right to run the command (e.g. a readers' user)
       return result(TierCode::kRefused, name + ": not permitted for this user (" + redis::printable(text) + ")");
     }
-    if (starts_with(text, "MOVED") || starts_with(text, "ASK") || starts_with(text, "CLUSTERDOWN")) {
-      return result(TierCode::kError,
-                    name + ": a Redis Cluster node; cluster mode is not supported (list the nodes as shards)");
+    if (starts_with(text, "MOVED") || starts_with(text, "ASK")) {
+      return result(TierCode::kError, name + ": a Redis Cluster node: use redis+cluster://");
     }
     return result(TierCode::kError, name + ": " + redis::printable(text));
   }
@@ -312,6 +458,13 @@ class RedisTier final : public Tier {
     IoResult why;
     auto connection = RespConnection::connect(addresses, connect_deadline, &why);
     if (connection == nullptr) return io_failure(server, why);
+    if (config_.tls) {
+      const TlsSetup& tls = tls_setup();
+      if (tls.context == nullptr) return result(TierCode::kError, server.spec.display + ": " + tls.problem);
+      const Deadline handshake_deadline = std::min(deadline, Clock::now() + options_.connect_timeout);
+      if (IoResult secured = connection->start_tls(tls.context, server.spec.host, handshake_deadline); !secured.ok())
+        return io_failure(server, secured);
+    }
     const std::string db = std::to_string(config_.db);
     std::vector<std::string_view> auth{"AUTH"};
     if (!config_.user.empty()) auth.push_back(config_.user);
@@ -376,22 +529,19 @@ class RedisTier final : public Tier {
   }
 
   // Sends `args` and expects +OK.
-  TierResult expect_ok(Server& server, std::span<const std::string_view> args, Deadline deadline, bool retry_on_fresh) {
-    TierResult outcome;
-    const TierResult io = run(server, deadline, retry_on_fresh, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
-      if (done.ok()) {
-        outcome = reply.kind == Reply::Kind::kStatus && reply.text == "OK" ? result(TierCode::kOk)
-                                                                           : unexpected(server, reply);
-      }
-      return done;
-    });
-    return io.ok() ? outcome : io;
+  TierResult expect_ok(std::string_view key, std::string_view redis_key, std::span<const std::string_view> args,
+                       Deadline deadline, bool retry_on_fresh) {
+    Reply reply;
+    Server* server = nullptr;
+    const TierResult io = call(key, redis_key, args, kSmallReply, deadline, retry_on_fresh, &reply, &server);
+    if (!io.ok()) return io;
+    return reply.kind == Reply::Kind::kStatus && reply.text == "OK" ? result(TierCode::kOk)
+                                                                    : unexpected(*server, reply);
   }
 
-  // PING, and when writable a SET / GET / DEL of a probe key, with round-trip times.
-  TierResult check_server(Server& server, Deadline deadline) {
+  // PING, and when writable (and `probe_writes`: not a cluster node, whose slots decide where a
+  // key goes) a SET / GET / DEL of a probe key on this server, with round-trip times.
+  TierResult check_server(Server& server, Deadline deadline, bool probe_writes) {
     const std::string& name = server.spec.display;
     const auto start = Clock::now();
     TierResult pinged;
@@ -410,6 +560,7 @@ class RedisTier final : public Tier {
     const auto ping_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
     std::string detail = name + ": PONG in " + std::to_string(ping_us) + " us";
     if (!writable()) return result(TierCode::kOk, detail + ", read-only");
+    if (!probe_writes) return result(TierCode::kOk, detail);
 
     std::random_device random;
     const std::string probe_key =
@@ -418,7 +569,17 @@ class RedisTier final : public Tier {
     const std::string ttl = std::to_string(kProbeTtl.count());
     const auto write_start = Clock::now();
     const std::array<std::string_view, 5> set_probe{"SET", probe_key, probe_value, "PX", ttl};
-    if (TierResult stored = expect_ok(server, set_probe, deadline, true); !stored.ok()) return stored;
+    TierResult stored;
+    const TierResult set_io = run(server, deadline, true, [&](RespConnection& connection) {
+      Reply reply;
+      IoResult done = connection.command(set_probe, &reply, kSmallReply, deadline);
+      if (done.ok())
+        stored = reply.kind == Reply::Kind::kStatus && reply.text == "OK" ? result(TierCode::kOk)
+                                                                          : unexpected(server, reply);
+      return done;
+    });
+    if (!set_io.ok()) return set_io;
+    if (!stored.ok()) return stored;
     TierResult read_back;
     const std::array<std::string_view, 2> get_probe{"GET", probe_key};
     const std::array<std::string_view, 2> delete_probe{"DEL", probe_key};
@@ -441,7 +602,9 @@ class RedisTier final : public Tier {
   TierOptions options_;
   std::string display_name_;
   std::vector<std::unique_ptr<Server>> servers_;
-  std::vector<redis::ShardWeight> weights_;  // names point into servers_' specs
+  std::vector<redis::ShardWeight> weights_;       // names point into servers_' specs
+  std::unique_ptr<redis::ClusterRouter> router_;  // redis+cluster://: the nodes and the slot map
+  std::atomic<TlsSetup*> tls_{nullptr};           // rediss://: made at the first connection
 };
 
 }  // namespace
