@@ -87,6 +87,7 @@ no_emulation+=":Cli.RunSaysWhenTheProgramIsSetuidOrTheShimIsMissing"
 no_emulation+=":Cli.StatsCountAcrossProcessesAndClearEmptiesTheCache:CliDoctor.HealthySetupPassesAndARefusedDirectoryFails"
 no_emulation+=":CliProgress.ABarOnATerminalAndNothingWhenPiped:Loading.ProxyMode*:Loading.PythonCtypesBySoname"
 no_emulation+=":Record.*:Replay.*"
+no_emulation+=":ShimRedisTls.PythonsOwnTlsKeepsWorkingWhileTheShimTalksTls:ShimRedisTls.OnlyATlsTierLoadsOpenSsl"
 
 failed=0
 run() {  # run NAME COMMAND...: one emulated gtest binary, timed

@@ -1,19 +1,15 @@
 // The Redis tier (make_redis_tier in store/remote/tier.h): keys `<prefix>:v1:<hex key>`, values
 // stored as given, GET / SET [PX ttl]; claims with SET NX PX and a compare-and-delete script.
-// Connections: a lock-free pool per server (store/remote/redis/connection_pool.h); each operation
-// takes one, or connects (non-blocking, within connect-timeout and the operation's deadline) and
-// sends AUTH and SELECT pipelined. A connection that saw anything but a complete reply is dropped.
-// An idle pooled connection the server closed is noticed before use (stale()), and an idempotent
-// command that fails on a pooled connection is tried once more on a fresh one.
+// Connections: store/remote/redis/redis_connector.h (a lock-free pool per server, new ones within
+// connect-timeout, TLS, AUTH and SELECT). An idle pooled connection the server closed is noticed
+// before use (stale()), and an idempotent command that fails on a pooled connection is tried once
+// more on a fresh one.
 // redis+cluster://: keys are `<prefix>:v1:{<hex key>}` and claims `<prefix>:v1:claim:{<hex key>}`, so
 // a value and its claim share a hash slot. Each command goes to the node the slot map names
 // (store/remote/redis/cluster_router.h; filled from CLUSTER NODES at the first command and after
 // changes); -MOVED moves the slot and is followed, -ASK is followed once with ASKING. A node whose
 // connection fails or times out is skipped for 1 s (its commands fail at once) and the map is
 // refreshed, so a failed master costs at most one timeout until a replica takes over its slots.
-// rediss://: the TLS context (trust store, client certificate) is made at the tier's first
-// connection, not before (a tier that is configured but never used loads no OpenSSL), and kept; each
-// new connection runs its handshake within connect-timeout (and the operation's deadline).
 #include <unistd.h>
 
 #include <array>
@@ -21,14 +17,13 @@
 #include <random>
 
 #include "platform/errno_guard.h"
-#include "platform/fork_locks.h"
 #include "store/remote/redis/cluster_map.h"
 #include "store/remote/redis/cluster_router.h"
 #include "store/remote/redis/redis_config.h"
+#include "store/remote/redis/redis_connector.h"
 #include "store/remote/redis/resp_connection.h"
 #include "store/remote/redis/server_node.h"
 #include "store/remote/redis/shard_choice.h"
-#include "store/remote/redis/tls_session.h"
 #include "store/remote/tier.h"
 
 namespace nvrtc_cache::store::remote {
@@ -43,8 +38,7 @@ using std::chrono::milliseconds;
 // A value read back may exceed max-entry-size by this much (the server's copy is bounded by what
 // put() accepted; the slack only spares a tier whose limit was lowered a refusal of old entries).
 constexpr std::uint64_t kBulkSlack = 64 * 1024;
-// Replies to every command other than GET are short.
-constexpr std::uint64_t kSmallReply = 64 * 1024;
+using redis::kSmallReply;
 constexpr std::uint64_t kScanReply = 16 * 1024 * 1024;
 constexpr char kScanScript[] =
     "local r=redis.call('scan',ARGV[1],'match',ARGV[2],'count',1000) "
@@ -94,7 +88,10 @@ TierResult result(TierCode code, std::string detail = {}) { return TierResult{co
 class RedisTier final : public Tier {
  public:
   RedisTier(redis::RedisConfig config, const TierOptions& options, std::string display_name)
-      : config_(std::move(config)), options_(options), display_name_(std::move(display_name)) {
+      : config_(std::move(config)),
+        options_(options),
+        display_name_(std::move(display_name)),
+        connector_(config_, options_) {
     if (config_.cluster) {
       router_ = std::make_unique<redis::ClusterRouter>(std::move(config_.servers), config_.tls ? "rediss" : "redis");
     } else {
@@ -103,7 +100,6 @@ class RedisTier final : public Tier {
     config_.servers.clear();
     for (const auto& server : servers_) weights_.push_back({server->spec.shard_name, server->spec.weight});
   }
-  ~RedisTier() override { delete tls_.load(); }
 
   const std::string& display_name() const override { return display_name_; }
   bool writable() const override { return !options_.read_only; }
@@ -119,7 +115,7 @@ class RedisTier final : public Tier {
     if (!io.ok()) return io;
     if (reply.kind == Reply::Kind::kBulk) return TierResult{TierCode::kOk, std::move(reply.text), {}};
     if (reply.kind == Reply::Kind::kNil) return result(TierCode::kMiss);
-    return unexpected(*server, reply);
+    return redis::RedisConnector::unexpected(*server, reply);
   }
 
   TierResult put(std::string_view key, std::string_view value, Deadline deadline) override {
@@ -159,7 +155,7 @@ class RedisTier final : public Tier {
       else if (reply.kind == Reply::Kind::kNil)
         code = ClaimCode::kHeldByOther;
       else
-        refusal = unexpected(*server, reply);  // e.g. OOM (full, noeviction), NOPERM
+        refusal = redis::RedisConnector::unexpected(*server, reply);  // e.g. OOM (full, noeviction), NOPERM
     }
     if (code == ClaimCode::kFailed && failure != nullptr) *failure = io.code != TierCode::kOk ? io : refusal;
     return code;
@@ -215,15 +211,16 @@ class RedisTier final : public Tier {
       do {
         std::string batch;
         const std::array<std::string_view, 5> args{"EVAL", kScanScript, "0", cursor, pattern};
-        const TierResult io = run(*server, deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-          Reply reply;
-          IoResult done = connection.command(args, &reply, kScanReply, deadline);
-          if (done.ok() && reply.kind == Reply::Kind::kBulk)
-            batch = std::move(reply.text);
-          else if (done.ok())
-            done = IoResult{IoCode::kError, "unexpected reply to SCAN"};
-          return done;
-        });
+        const TierResult io =
+            connector_.run(*server, deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
+              Reply reply;
+              IoResult done = connection.command(args, &reply, kScanReply, deadline);
+              if (done.ok() && reply.kind == Reply::Kind::kBulk)
+                batch = std::move(reply.text);
+              else if (done.ok())
+                done = IoResult{IoCode::kError, "unexpected reply to SCAN"};
+              return done;
+            });
         if (!io.ok()) return io;
         std::string_view rest = batch;
         const std::size_t first = rest.find('\n');
@@ -274,20 +271,6 @@ class RedisTier final : public Tier {
   }
 
  private:
-  // The TLS context, or why there is none (a file that cannot be used, no libssl.so.3).
-  struct TlsSetup {
-    std::shared_ptr<const redis::TlsContext> context;
-    std::string problem;
-  };
-
-  const TlsSetup& tls_setup() {
-    return *platform::publish_once(tls_, [this] {
-      auto* setup = new TlsSetup;
-      setup->context = redis::TlsContext::create(config_.tls_settings, &setup->problem);
-      return setup;
-    });
-  }
-
   using Server = redis::ServerNode;
   static constexpr int kMaxRedirections = 5;
   static constexpr auto kNodeDownFor = std::chrono::seconds(1);
@@ -319,8 +302,9 @@ class RedisTier final : public Tier {
     if (!config_.cluster) {
       Server& server = server_for(key);
       *answered = &server;
-      return run(server, deadline, retry_on_fresh,
-                 [&](RespConnection& connection) { return connection.command(args, reply, max_bulk, deadline); });
+      return connector_.run(server, deadline, retry_on_fresh, [&](RespConnection& connection) {
+        return connection.command(args, reply, max_bulk, deadline);
+      });
     }
     const std::uint16_t slot = redis::key_slot(redis_key);
     refresh_if_needed(deadline);
@@ -337,15 +321,16 @@ class RedisTier final : public Tier {
         router_->request_refresh();
         return result(TierCode::kError, server->spec.display + ": skipped (down a moment ago)");
       }
-      const TierResult io = run(*server, deadline, retry_on_fresh && !asking, [&](RespConnection& connection) {
-        if (!asking) return connection.command(args, reply, max_bulk, deadline);
-        const std::array<std::string_view, 1> asking_command{"ASKING"};
-        if (IoResult sent = connection.send(asking_command, deadline); !sent.ok()) return sent;
-        if (IoResult sent = connection.send(args, deadline); !sent.ok()) return sent;
-        Reply accepted;
-        if (IoResult read = connection.read_reply(&accepted, kSmallReply, deadline); !read.ok()) return read;
-        return connection.read_reply(reply, max_bulk, deadline);
-      });
+      const TierResult io =
+          connector_.run(*server, deadline, retry_on_fresh && !asking, [&](RespConnection& connection) {
+            if (!asking) return connection.command(args, reply, max_bulk, deadline);
+            const std::array<std::string_view, 1> asking_command{"ASKING"};
+            if (IoResult sent = connection.send(asking_command, deadline); !sent.ok()) return sent;
+            if (IoResult sent = connection.send(args, deadline); !sent.ok()) return sent;
+            Reply accepted;
+            if (IoResult read = connection.read_reply(&accepted, kSmallReply, deadline); !read.ok()) return read;
+            return connection.read_reply(reply, max_bulk, deadline);
+          });
       if (!io.ok()) {
         if (io.code == TierCode::kTimeout || io.code == TierCode::kError) {
           server->mark_down(Clock::now() + kNodeDownFor);
@@ -381,7 +366,7 @@ class RedisTier final : public Tier {
     for (Server* node : router_->nodes()) {
       if (node->down(Clock::now()) || Clock::now() >= deadline) continue;
       Reply reply;
-      const TierResult io = run(*node, deadline, true, [&](RespConnection& connection) {
+      const TierResult io = connector_.run(*node, deadline, true, [&](RespConnection& connection) {
         return connection.command(args, &reply, kScanReply, deadline);
       });
       if (!io.ok()) {
@@ -421,113 +406,6 @@ class RedisTier final : public Tier {
 
   Server& server_for(std::string_view key) { return *servers_[redis::choose_shard(key, weights_)]; }
 
-  // A failed exchange as the tier reports it.
-  static TierResult io_failure(const Server& server, const IoResult& io) {
-    return result(io.code == IoCode::kTimeout ? TierCode::kTimeout : TierCode::kError,
-                  server.spec.display + ": " + io.detail);
-  }
-
-  // What an error reply (or any reply the command does not expect) means for the caller.
-  static TierResult unexpected(const Server& server, const Reply& reply) {
-    const std::string& name = server.spec.display;
-    if (reply.kind != Reply::Kind::kError) return result(TierCode::kError, name + ": unexpected reply");
-    const std::string_view text = reply.text;
-    if (starts_with(text, "NOAUTH"))
-      return result(TierCode::kRefused, "wrong password for " + name + " (it requires one)");
-    if (starts_with(text, "WRONGPASS") || starts_with(text, "ERR invalid password")) {
-      return result(TierCode::kRefused, "wrong password for " + name);
-    }
-    if (starts_with(text, "OOM")) return result(TierCode::kRefused, name + ": server is full (maxmemory, noeviction)");
-    if (starts_with(text, "READONLY")) return result(TierCode::kRefused, name + ": the server is a read-only replica");
-    if (starts_with(text, "NOPERM")) {  // an ACL user without the right to run the command (e.g. a readers' user)
-      return result(TierCode::kRefused, name + ": not permitted for this user (" + redis::printable(text) + ")");
-    }
-    if (starts_with(text, "MOVED") || starts_with(text, "ASK")) {
-      return result(TierCode::kError, name + ": a Redis Cluster node: use redis+cluster://");
-    }
-    return result(TierCode::kError, name + ": " + redis::printable(text));
-  }
-
-  // Connects to `server` and authenticates and selects the database (one round trip).
-  TierResult open(Server& server, Deadline deadline, std::unique_ptr<RespConnection>* out) {
-    const Deadline connect_deadline = std::min(deadline, Clock::now() + options_.connect_timeout);
-    std::vector<redis::SocketAddress> addresses;
-    if (IoResult found = server.resolver.addresses(connect_deadline, &addresses); !found.ok()) {
-      return io_failure(server, found);
-    }
-    IoResult why;
-    auto connection = RespConnection::connect(addresses, connect_deadline, &why);
-    if (connection == nullptr) return io_failure(server, why);
-    if (config_.tls) {
-      const TlsSetup& tls = tls_setup();
-      if (tls.context == nullptr) return result(TierCode::kError, server.spec.display + ": " + tls.problem);
-      const Deadline handshake_deadline = std::min(deadline, Clock::now() + options_.connect_timeout);
-      if (IoResult secured = connection->start_tls(tls.context, server.spec.host, handshake_deadline); !secured.ok())
-        return io_failure(server, secured);
-    }
-    const std::string db = std::to_string(config_.db);
-    std::vector<std::string_view> auth{"AUTH"};
-    if (!config_.user.empty()) auth.push_back(config_.user);
-    auth.push_back(config_.password);
-    const std::array<std::string_view, 2> select{"SELECT", db};
-    const bool send_auth = !config_.password.empty();
-    const bool send_select = config_.db != 0;
-    if (send_auth) {
-      if (IoResult sent = connection->send(auth, deadline); !sent.ok()) return io_failure(server, sent);
-    }
-    if (send_select) {
-      if (IoResult sent = connection->send(select, deadline); !sent.ok()) return io_failure(server, sent);
-    }
-    Reply reply;
-    if (send_auth) {
-      if (IoResult read = connection->read_reply(&reply, kSmallReply, deadline); !read.ok())
-        return io_failure(server, read);
-      if (reply.kind != Reply::Kind::kStatus) {
-        // The server's words are not repeated: an old server's "unknown command" would echo the password.
-        if (reply.kind == Reply::Kind::kError &&
-            reply.text.find("without any password configured") != std::string::npos) {
-          return result(TierCode::kRefused, "wrong password for " + server.spec.display + " (it has none)");
-        }
-        return result(TierCode::kRefused, "wrong password for " + server.spec.display);
-      }
-    }
-    if (send_select) {
-      if (IoResult read = connection->read_reply(&reply, kSmallReply, deadline); !read.ok())
-        return io_failure(server, read);
-      if (reply.kind == Reply::Kind::kError && starts_with(reply.text, "ERR DB index")) {
-        return result(TierCode::kRefused, server.spec.display + ": database " + db + " does not exist");
-      }
-      if (reply.kind != Reply::Kind::kStatus) return unexpected(server, reply);
-    }
-    *out = std::move(connection);
-    return result(TierCode::kOk);
-  }
-
-  // Runs `exchange` on a connection to `server`: a pooled one, else a new one. The connection goes
-  // back to the pool only when the exchange read complete replies. With `retry_on_fresh`, an
-  // exchange that failed on a pooled connection (closed by the server while idle) runs once more
-  // on a new connection. Returns kOk, or the failure of connecting or of the exchange.
-  template <typename Exchange>
-  TierResult run(Server& server, Deadline deadline, bool retry_on_fresh, Exchange&& exchange) {
-    if (Clock::now() >= deadline) return result(TierCode::kTimeout, server.spec.display + ": no time left");
-    for (int attempt = 0;; ++attempt) {
-      std::unique_ptr<RespConnection> connection = server.pool.take();
-      while (connection != nullptr && connection->stale()) connection = server.pool.take();
-      const bool pooled = connection != nullptr;
-      if (!pooled) {
-        if (TierResult opened = open(server, deadline, &connection); !opened.ok()) return opened;
-      }
-      const IoResult io = exchange(*connection);
-      if (io.ok()) {
-        server.pool.give_back(std::move(connection));
-        return result(TierCode::kOk);
-      }
-      connection.reset();
-      if (pooled && retry_on_fresh && attempt == 0 && io.code == IoCode::kError && Clock::now() < deadline) continue;
-      return io_failure(server, io);
-    }
-  }
-
   // Sends `args` and expects +OK.
   TierResult expect_ok(std::string_view key, std::string_view redis_key, std::span<const std::string_view> args,
                        Deadline deadline, bool retry_on_fresh) {
@@ -536,7 +414,7 @@ class RedisTier final : public Tier {
     const TierResult io = call(key, redis_key, args, kSmallReply, deadline, retry_on_fresh, &reply, &server);
     if (!io.ok()) return io;
     return reply.kind == Reply::Kind::kStatus && reply.text == "OK" ? result(TierCode::kOk)
-                                                                    : unexpected(*server, reply);
+                                                                    : redis::RedisConnector::unexpected(*server, reply);
   }
 
   // PING, and when writable (and `probe_writes`: not a cluster node, whose slots decide where a
@@ -546,12 +424,13 @@ class RedisTier final : public Tier {
     const auto start = Clock::now();
     TierResult pinged;
     const std::array<std::string_view, 1> ping{"PING"};
-    const TierResult io = run(server, deadline, true, [&](RespConnection& connection) {
+    const TierResult io = connector_.run(server, deadline, true, [&](RespConnection& connection) {
       Reply reply;
       IoResult done = connection.command(ping, &reply, kSmallReply, deadline);
       if (done.ok()) {
-        pinged = reply.kind == Reply::Kind::kStatus && reply.text == "PONG" ? result(TierCode::kOk)
-                                                                            : unexpected(server, reply);
+        pinged = reply.kind == Reply::Kind::kStatus && reply.text == "PONG"
+                     ? result(TierCode::kOk)
+                     : redis::RedisConnector::unexpected(server, reply);
       }
       return done;
     });
@@ -570,12 +449,13 @@ class RedisTier final : public Tier {
     const auto write_start = Clock::now();
     const std::array<std::string_view, 5> set_probe{"SET", probe_key, probe_value, "PX", ttl};
     TierResult stored;
-    const TierResult set_io = run(server, deadline, true, [&](RespConnection& connection) {
+    const TierResult set_io = connector_.run(server, deadline, true, [&](RespConnection& connection) {
       Reply reply;
       IoResult done = connection.command(set_probe, &reply, kSmallReply, deadline);
       if (done.ok())
-        stored = reply.kind == Reply::Kind::kStatus && reply.text == "OK" ? result(TierCode::kOk)
-                                                                          : unexpected(server, reply);
+        stored = reply.kind == Reply::Kind::kStatus && reply.text == "OK"
+                     ? result(TierCode::kOk)
+                     : redis::RedisConnector::unexpected(server, reply);
       return done;
     });
     if (!set_io.ok()) return set_io;
@@ -583,7 +463,7 @@ class RedisTier final : public Tier {
     TierResult read_back;
     const std::array<std::string_view, 2> get_probe{"GET", probe_key};
     const std::array<std::string_view, 2> delete_probe{"DEL", probe_key};
-    const TierResult exchanged = run(server, deadline, true, [&](RespConnection& connection) {
+    const TierResult exchanged = connector_.run(server, deadline, true, [&](RespConnection& connection) {
       Reply reply;
       IoResult done = connection.command(get_probe, &reply, kSmallReply, deadline);
       if (!done.ok()) return done;
@@ -604,7 +484,7 @@ class RedisTier final : public Tier {
   std::vector<std::unique_ptr<Server>> servers_;
   std::vector<redis::ShardWeight> weights_;       // names point into servers_' specs
   std::unique_ptr<redis::ClusterRouter> router_;  // redis+cluster://: the nodes and the slot map
-  std::atomic<TlsSetup*> tls_{nullptr};           // rediss://: made at the first connection
+  redis::RedisConnector connector_;               // connections to each server
 };
 
 }  // namespace
