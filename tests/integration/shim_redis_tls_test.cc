@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "tests/support/dynamic_section.h"
 #include "tests/support/harness.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/test_certificates.h"
@@ -71,8 +72,10 @@ TEST_F(ShimRedisTls, AWrongCaIsPassThroughWithOneMessage) {
 }
 
 TEST_F(ShimRedisTls, PythonsOwnTlsKeepsWorkingWhileTheShimTalksTls) {
-  const std::vector<std::string> argv = {"python3", kHostClient, std::to_string(server_->tls_port()),
-                                         certificates_.ca(), server_->password()};
+  const std::string python = python_binary("python3");
+  ASSERT_FALSE(python.empty());
+  const std::vector<std::string> argv = {python, kHostClient, std::to_string(server_->tls_port()), certificates_.ca(),
+                                         server_->password()};
   const ProcessResult direct = run_process(argv, {});
   ASSERT_EQ(direct.exit_code, 0) << direct.err;
   ASSERT_NE(direct.out.find("host tls during: 0 failures"), std::string::npos) << direct.out;
@@ -93,7 +96,11 @@ TEST_F(ShimRedisTls, PythonsOwnTlsKeepsWorkingWhileTheShimTalksTls) {
 }
 
 TEST_F(ShimRedisTls, OnlyATlsTierLoadsOpenSsl) {
-  const std::vector<std::string> argv = {"python3", kHostClient, "--maps"};
+  for (const std::string& library : needed_libraries(NVRTC_CACHE_SHIM_PATH))
+    EXPECT_EQ(library.find("libssl"), std::string::npos) << "the shim links " << library;
+  const std::string python = python_binary("python3");
+  ASSERT_FALSE(python.empty());
+  const std::vector<std::string> argv = {python, kHostClient, "--maps"};
   const ProcessResult plain = run_process(argv, node_env(node("plain"), server_->url()));
   EXPECT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_NE(plain.out.find("libssl mapped: no"), std::string::npos) << plain.out;

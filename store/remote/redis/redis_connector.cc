@@ -67,8 +67,10 @@ TierResult RedisConnector::open(ServerNode& server, Deadline deadline, std::uniq
   if (tls_) {
     const TlsSetup& tls = tls_setup();
     if (tls.context == nullptr) return result(TierCode::kError, server.spec.display + ": " + tls.problem);
-    const Deadline handshake_deadline = std::min(deadline, Clock::now() + connect_timeout_);
-    if (IoResult secured = connection->start_tls(tls.context, server.spec.host, handshake_deadline); !secured.ok())
+    // The handshake shares the operation's deadline with the commands: it costs CPU on both ends (a
+    // busy node's handshake can take longer than a TCP connect's connect-timeout), and a frozen
+    // server costs one `timeout` either way.
+    if (IoResult secured = connection->start_tls(tls.context, server.spec.host, deadline); !secured.ok())
       return io_failure(server, secured);
   }
   const std::string db = std::to_string(db_);

@@ -1,7 +1,7 @@
 // RedisConnector: how the Redis tier reaches one server (store/remote/redis/server_node.h) for one
 // exchange — a pooled connection, else a new one: the address lookup and the connect within
-// connect-timeout, the TLS handshake (rediss://) within connect-timeout again, then AUTH and SELECT
-// pipelined in one round trip — and what a failed exchange or an unexpected reply means for the
+// connect-timeout, the TLS handshake (rediss://) within the operation's deadline, then AUTH and
+// SELECT pipelined in one round trip — and what a failed exchange or an unexpected reply means for the
 // tier (kTimeout, kRefused or kError, with one line that names the server and never the password).
 // A connection goes back to the pool only after complete replies; one that failed is dropped. The
 // TLS context (trust store, client certificate) is made at the first TLS connection, not before (a

@@ -108,6 +108,7 @@ class RespConnection {
   IoResult receive(char* buffer, std::size_t length, std::size_t* got, Deadline deadline);
   // Sends from the iovecs (advancing them) until all are sent, through TLS when started.
   IoResult send_all(std::vector<struct iovec>& iov, Deadline deadline);
+  IoResult send_pieces(std::vector<struct iovec>& iov, Deadline deadline);
 
   int fd_;
   pid_t owner_pid_;

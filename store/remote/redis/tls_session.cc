@@ -202,15 +202,7 @@ TlsIo TlsSession::read(char* buffer, std::size_t length, std::size_t* count, std
     received_ = true;
     return TlsIo::kDone;
   }
-  const TlsIo io = outcome(rc, "TLS read", detail);
-  if ((io == TlsIo::kClosed || io == TlsIo::kError) && !received_ && context_->settings().cert_file.empty()) {
-    // A server that requires client certificates accepts the handshake and closes at once.
-    *detail =
-        "the server closed the TLS connection right after the handshake (does it require a client "
-        "certificate? set tls-cert-file and tls-key-file)";
-    return TlsIo::kError;
-  }
-  return io;
+  return after_handshake(outcome(rc, "TLS read", detail), detail);
 }
 
 TlsIo TlsSession::write(const char* data, std::size_t length, std::size_t* count, std::string* detail) {
@@ -225,7 +217,18 @@ TlsIo TlsSession::write(const char* data, std::size_t length, std::size_t* count
     *count = static_cast<std::size_t>(rc);
     return TlsIo::kDone;
   }
-  return outcome(rc, "TLS write", detail);
+  return after_handshake(outcome(rc, "TLS write", detail), detail);
+}
+
+TlsIo TlsSession::after_handshake(TlsIo io, std::string* detail) const {
+  if ((io == TlsIo::kClosed || io == TlsIo::kError) && !received_ && context_->settings().cert_file.empty()) {
+    // A server that requires client certificates accepts the handshake (TLS 1.3) and then closes.
+    *detail =
+        "the server closed the TLS connection right after the handshake (does it require a client "
+        "certificate? set tls-cert-file and tls-key-file)";
+    return TlsIo::kError;
+  }
+  return io;
 }
 
 bool TlsSession::readable_means_stale() {

@@ -81,6 +81,8 @@ class TlsSession {
  private:
   TlsSession(std::shared_ptr<const TlsContext> context, SSL* ssl) : context_(std::move(context)), ssl_(ssl) {}
   TlsIo outcome(int rc, const char* what, std::string* detail);
+  // A failure before any reply was read, without a client certificate, says what is likely.
+  TlsIo after_handshake(TlsIo io, std::string* detail) const;
 
   std::shared_ptr<const TlsContext> context_;
   SSL* ssl_;
