@@ -14,7 +14,20 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
 pw=bench-secret
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# 8 distinct free loopback ports below 45536 whose port + 10000 (a cluster node's bus) is free too,
+# found at once (the sockets are held until all are known).
+read -r -a ports < <(python3 -c '
+import random, socket
+held, ports = [], []
+while len(ports) < 8:
+    port = random.randrange(20000, 45000)
+    try:
+        pair = [socket.socket(), socket.socket()]
+        pair[0].bind(("127.0.0.1", port)); pair[1].bind(("127.0.0.1", port + 10000))
+    except OSError:
+        continue
+    held += pair; ports.append(port)
+print(" ".join(map(str, ports)))')
 ossl() { openssl "$@" >/dev/null 2>&1; }
 ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$dir/ca.key" -out "$dir/ca.crt" \
   -subj /CN=bench-ca -days 1
@@ -29,17 +42,21 @@ start() {  # start NAME ARGS...: a redis-server in $dir/NAME
   redis-server --bind 127.0.0.1 --requirepass "$pw" --masterauth "$pw" --save '' --appendonly no \
     --dir "$dir/$name" --logfile "$dir/$name/log" "$@" & pids+=($!)
 }
-port=$(free_port) tls_port=$(free_port)
+port=${ports[0]} tls_port=${ports[1]}
 start single --port "$port" --tls-port "$tls_port" --tls-cert-file "$dir/server.crt" \
   --tls-key-file "$dir/server.key" --tls-ca-cert-file "$dir/ca.crt" --tls-auth-clients no
 nodes=()
 for i in 1 2 3 4 5 6; do
-  p=$(free_port); nodes+=("127.0.0.1:$p")
+  p=${ports[$((i + 1))]}; nodes+=("127.0.0.1:$p")
   start "node$i" --port "$p" --cluster-enabled yes --cluster-config-file nodes.conf
 done
 for _ in $(seq 100); do redis-cli -p "$port" -a "$pw" --no-auth-warning ping >/dev/null 2>&1 && break; sleep 0.1; done
+i=0
 for n in "${nodes[@]}"; do
+  i=$((i + 1))
   for _ in $(seq 100); do redis-cli -p "${n##*:}" -a "$pw" --no-auth-warning ping >/dev/null 2>&1 && break; sleep 0.1; done
+  redis-cli -p "${n##*:}" -a "$pw" --no-auth-warning ping >/dev/null 2>&1 ||
+    { echo "bench_redis_tiers: node $n did not start:" >&2; tail -5 "$dir/node$i/log" >&2; exit 1; }
 done
 redis-cli -a "$pw" --no-auth-warning --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >/dev/null
 for _ in $(seq 100); do

@@ -15,6 +15,7 @@ RedisCluster::RedisCluster() {
   std::vector<std::string> create{"/usr/bin/redis-cli", "--no-auth-warning", "--cluster", "create"};
   for (int i = 0; i < kNodes; ++i) {
     RedisServerOptions options;
+    options.cluster_bus = true;
     options.extra_arguments = {"--cluster-enabled",      "yes",  "--cluster-config-file", "nodes.conf",
                                "--cluster-node-timeout", "1000", "--masterauth",          options.password};
     nodes_.push_back(std::make_unique<RedisServer>(options));

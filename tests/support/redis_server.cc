@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <thread>
 
 namespace nvrtc_cache::testing {
@@ -43,6 +44,30 @@ std::uint16_t free_loopback_port() {
   return port;
 }
 
+// A free loopback port below 45536 whose port + 10000 is free too (a cluster node's bus port);
+// 0 when none was found.
+std::uint16_t free_cluster_port() {
+  std::random_device random;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const auto port = static_cast<std::uint16_t>(20000 + random() % 25000);
+    int fds[2] = {-1, -1};
+    bool free = true;
+    for (int i = 0; i < 2; ++i) {
+      fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      address.sin_port = htons(static_cast<std::uint16_t>(port + i * 10000));
+      if (fds[i] < 0 || bind(fds[i], reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) free = false;
+    }
+    for (int fd : fds) {
+      if (fd >= 0) close(fd);
+    }
+    if (free) return port;
+  }
+  return 0;
+}
+
 SocketAddress loopback(std::uint16_t port) {
   SocketAddress out;
   auto* in = reinterpret_cast<sockaddr_in*>(&out.storage);
@@ -67,7 +92,7 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
 RedisServer::~RedisServer() { stop(); }
 
 bool RedisServer::start() {
-  port_ = free_loopback_port();
+  port_ = options_.cluster_bus ? free_cluster_port() : free_loopback_port();
   if (port_ == 0 || dir_.path().empty()) return false;
   std::vector<std::string> argv{kRedisServer,
                                 "--port",

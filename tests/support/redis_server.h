@@ -30,6 +30,8 @@ struct RedisServerOptions {
   // (tests/support/test_certificates.h); tls_auth_clients is redis-server's tls-auth-clients.
   std::string tls_directory;
   std::string tls_auth_clients = "optional";
+  // Redis Cluster mode needs its port + 10000 (the cluster bus) free too, and at most 55535.
+  bool cluster_bus = false;
 };
 
 class RedisServer {
