@@ -150,8 +150,8 @@ constexpr SettingSpec kSettings[] = {
      [](Config& c, std::string_view v) { return parse_bool(v, c.shared); },
      [](const Config& c) { return show_bool(c.shared); }},
     {"remote", "NVRTC_CACHE_REMOTE", SettingType::kText, "none",
-     "Shared tiers after the local store, space-separated URLs (`redis://host:6379/0`, `file:///shared/dir`); "
-     "passwords are never shown.",
+     "Shared tiers after the local store, space-separated URLs (`redis://host:6379/0`, "
+     "`rediss://host:6380?tls-ca-file=/etc/ca.pem` over TLS, `file:///shared/dir`); passwords are never shown.",
      [](Config& c, std::string_view v) -> Problem {
        if (v.find("://") == std::string_view::npos) return "is not a list of URLs (e.g. redis://host:6379/0)";
        c.remote = v;

@@ -35,7 +35,8 @@ qemu=/usr/bin/qemu-aarch64-static
 
 # ---- dependencies ----
 packages=(g++-aarch64-linux-gnu qemu-user-static libc6:arm64 libstdc++6:arm64 liblmdb-dev:arm64 libxxhash-dev:arm64 libb2-dev:arm64
-          libgtest-dev:arm64 libfmt-dev:arm64 libzstd-dev:arm64 python3-pip)
+          libgtest-dev:arm64 libfmt-dev:arm64 libzstd-dev:arm64 libssl-dev:arm64
+          python3-pip)
 . scripts/lib/apt.sh
 ensure_packages --no-install-recommends "${packages[@]}"  # the :arm64 ones add the architecture first
 
@@ -86,6 +87,7 @@ no_emulation+=":Cli.RunSaysWhenTheProgramIsSetuidOrTheShimIsMissing"
 no_emulation+=":Cli.StatsCountAcrossProcessesAndClearEmptiesTheCache:CliDoctor.HealthySetupPassesAndARefusedDirectoryFails"
 no_emulation+=":CliProgress.ABarOnATerminalAndNothingWhenPiped:Loading.ProxyMode*:Loading.PythonCtypesBySoname"
 no_emulation+=":Record.*:Replay.*"
+no_emulation+=":ShimRedisTls.PythonsOwnTlsKeepsWorkingWhileTheShimTalksTls:ShimRedisTls.OnlyATlsTierLoadsOpenSsl"
 
 failed=0
 run() {  # run NAME COMMAND...: one emulated gtest binary, timed

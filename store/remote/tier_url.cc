@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "store/remote/redis/redis_config.h"
 #include "store/remote/tier.h"
 
 namespace nvrtc_cache::store::remote {
@@ -120,7 +121,7 @@ bool parse_query(std::string_view query, TierUrl& url, std::string* problem, con
   return true;
 }
 
-bool is_redis(const TierUrl& url) { return url.scheme == "redis" || url.scheme == "redis+unix"; }
+bool is_redis(const TierUrl& url) { return redis::is_redis_scheme(url.scheme); }
 
 }  // namespace
 
@@ -191,7 +192,11 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
     }
     return url;
   }
-  if (url.scheme != "redis") return fail("has an unknown scheme (redis://, redis+unix://, file://)");
+  if (!is_redis(url)) {
+    return fail(
+        "has an unknown scheme (redis://, rediss://, redis+unix://, redis+cluster://, rediss+cluster://, "
+        "file://)");
+  }
 
   // host[:port] or [ipv6][:port]
   std::string_view port_text;
@@ -278,8 +283,8 @@ TierOptions tier_options(const TierUrl& url, std::string* problem) {
         options.max_entry_size = number;
       else
         complain("max-entry-size='" + value + "' is not a size (4096, 64K, 64M, 1G)");
-    } else if ((name == "db" || name == "shards") && is_redis(url)) {
-      // db: checked by parse_tier_url; both used (and checked) by the Redis tier (redis/redis_config.h)
+    } else if (redis::is_redis_attribute(name) && is_redis(url)) {
+      // db: checked by parse_tier_url; all used (and checked) by the Redis tier (redis/redis_config.h)
     } else {
       complain("unknown attribute '" + name + "'");
     }

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <thread>
 
 namespace nvrtc_cache::testing {
@@ -43,6 +44,30 @@ std::uint16_t free_loopback_port() {
   return port;
 }
 
+// A free loopback port below 45536 whose port + 10000 is free too (a cluster node's bus port);
+// 0 when none was found.
+std::uint16_t free_cluster_port() {
+  std::random_device random;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const auto port = static_cast<std::uint16_t>(20000 + random() % 25000);
+    int fds[2] = {-1, -1};
+    bool free = true;
+    for (int i = 0; i < 2; ++i) {
+      fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in address{};
+      address.sin_family = AF_INET;
+      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      address.sin_port = htons(static_cast<std::uint16_t>(port + i * 10000));
+      if (fds[i] < 0 || bind(fds[i], reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) free = false;
+    }
+    for (int fd : fds) {
+      if (fd >= 0) close(fd);
+    }
+    if (free) return port;
+  }
+  return 0;
+}
+
 SocketAddress loopback(std::uint16_t port) {
   SocketAddress out;
   auto* in = reinterpret_cast<sockaddr_in*>(&out.storage);
@@ -67,7 +92,7 @@ RedisServer::RedisServer(RedisServerOptions options) : options_(std::move(option
 RedisServer::~RedisServer() { stop(); }
 
 bool RedisServer::start() {
-  port_ = free_loopback_port();
+  port_ = options_.cluster_bus ? free_cluster_port() : free_loopback_port();
   if (port_ == 0 || dir_.path().empty()) return false;
   std::vector<std::string> argv{kRedisServer,
                                 "--port",
@@ -88,6 +113,13 @@ bool RedisServer::start() {
   if (!socket_path_.empty()) argv.insert(argv.end(), {"--unixsocket", socket_path_, "--unixsocketperm", "700"});
   if (!options_.maxmemory.empty()) argv.insert(argv.end(), {"--maxmemory", options_.maxmemory});
   if (!options_.maxmemory_policy.empty()) argv.insert(argv.end(), {"--maxmemory-policy", options_.maxmemory_policy});
+  if (!options_.tls_directory.empty()) {
+    tls_port_ = free_loopback_port();
+    const std::string& t = options_.tls_directory;
+    argv.insert(argv.end(), {"--tls-port", std::to_string(tls_port_), "--tls-cert-file", t + "/server.crt",
+                             "--tls-key-file", t + "/server.key", "--tls-ca-cert-file", t + "/ca.crt",
+                             "--tls-auth-clients", options_.tls_auth_clients});
+  }
   argv.insert(argv.end(), options_.extra_arguments.begin(), options_.extra_arguments.end());
   std::vector<char*> raw;
   for (std::string& arg : argv) raw.push_back(arg.data());
@@ -140,6 +172,11 @@ bool RedisServer::wait_until_answering() {
 std::string RedisServer::url(unsigned db) const {
   const std::string auth = options_.password.empty() ? "" : ":" + options_.password + "@";
   return "redis://" + auth + "127.0.0.1:" + std::to_string(port_) + "/" + std::to_string(db);
+}
+
+std::string RedisServer::tls_url(unsigned db) const {
+  const std::string auth = options_.password.empty() ? "" : ":" + options_.password + "@";
+  return "rediss://" + auth + "127.0.0.1:" + std::to_string(tls_port_) + "/" + std::to_string(db);
 }
 
 std::string RedisServer::unix_url(unsigned db) const {

@@ -58,12 +58,59 @@ bool split_host_port(const std::string& text, std::string* host, std::uint16_t* 
   return !host->empty();
 }
 
-std::string tcp_display(const std::string& host, std::uint16_t port) {
+std::string tcp_display(const std::string& scheme, const std::string& host, std::uint16_t port) {
   const bool v6 = host.find(':') != std::string::npos;
-  return "redis://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  return scheme + "://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+constexpr std::string_view kTlsAttributes[] = {"tls-ca-file", "tls-ca-dir", "tls-cert-file", "tls-key-file",
+                                               "tls-server-name"};
+
+// A cluster's seeds: the URL's host and seeds=HOST:PORT,... (port 6379 unless given).
+template <typename Fail>
+std::optional<RedisConfig> cluster_config(const TierUrl& url, RedisConfig config, Fail& fail) {
+  if (config.db != 0) return fail("a Redis Cluster has only database 0");
+  if (url.query.contains("shards")) return fail("a Redis Cluster shards itself (no shards=)");
+  if (url.host.empty()) return fail("no host");
+  std::vector<std::pair<std::string, std::uint16_t>> seeds{{url.host, url.port != 0 ? url.port : kDefaultPort}};
+  if (const auto it = url.query.find("seeds"); it != url.query.end()) {
+    std::string_view list = it->second;
+    while (true) {
+      const auto comma = list.find(',');
+      std::string host;
+      std::uint16_t port = kDefaultPort;
+      if (!split_host_port(std::string(list.substr(0, comma)), &host, &port))
+        return fail("malformed seeds list (HOST:PORT, comma-separated)");
+      seeds.emplace_back(std::move(host), port);
+      if (comma == std::string_view::npos) break;
+      list = list.substr(comma + 1);
+    }
+  }
+  const std::string scheme = config.tls ? "rediss+cluster" : "redis+cluster";
+  for (auto& [host, port] : seeds) {
+    ServerSpec seed;
+    seed.host = std::move(host);
+    seed.port = port;
+    seed.display = tcp_display(scheme, seed.host, seed.port);
+    config.servers.push_back(std::move(seed));
+  }
+  return config;
 }
 
 }  // namespace
+
+bool is_redis_scheme(std::string_view scheme) {
+  return scheme == "redis" || scheme == "rediss" || scheme == "redis+unix" || scheme == "redis+cluster" ||
+         scheme == "rediss+cluster";
+}
+
+bool is_redis_attribute(std::string_view name) {
+  if (name == "db" || name == "shards" || name == "seeds") return true;
+  for (std::string_view tls : kTlsAttributes) {
+    if (name == tls) return true;
+  }
+  return false;
+}
 
 std::string redis_display_name(const TierUrl& url) {
   std::string out = url.scheme + "://";
@@ -96,9 +143,27 @@ std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem
     return std::nullopt;
   };
   const bool unix_socket = url.scheme == "redis+unix";
-  if (!unix_socket && url.scheme != "redis") return fail("not a redis:// or redis+unix:// URL");
+  if (!unix_socket && !is_redis_scheme(url.scheme)) return fail("not a redis://, rediss:// or redis+unix:// URL");
 
   RedisConfig config;
+  config.tls = url.scheme == "rediss" || url.scheme == "rediss+cluster";
+  config.cluster = url.scheme == "redis+cluster" || url.scheme == "rediss+cluster";
+  for (std::string_view attribute : kTlsAttributes) {
+    const auto it = url.query.find(attribute);
+    if (it == url.query.end()) continue;
+    if (!config.tls) return fail(std::string(attribute) + " needs a rediss:// (or rediss+cluster://) URL");
+    if (it->second.empty()) return fail(std::string(attribute) + " needs a value");
+    if (attribute != "tls-server-name" && it->second.front() != '/')
+      return fail(std::string(attribute) + " must be an absolute path");
+    std::string* setting = attribute == "tls-ca-file"     ? &config.tls_settings.ca_file
+                           : attribute == "tls-ca-dir"    ? &config.tls_settings.ca_dir
+                           : attribute == "tls-cert-file" ? &config.tls_settings.cert_file
+                           : attribute == "tls-key-file"  ? &config.tls_settings.key_file
+                                                          : &config.tls_settings.server_name;
+    *setting = it->second;
+  }
+  if (config.tls_settings.cert_file.empty() != config.tls_settings.key_file.empty())
+    return fail("tls-cert-file and tls-key-file go together");
   config.user = url.user;
   config.password = url.password;
   if (!url.user.empty() && url.password.empty()) return fail("a user needs a password (redis://USER:PASSWORD@HOST)");
@@ -118,6 +183,8 @@ std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem
     db = value;
   }
   config.db = static_cast<unsigned>(db.value_or(0));
+  if (config.cluster) return cluster_config(url, std::move(config), fail);
+  if (url.query.contains("seeds")) return fail("seeds= is for redis+cluster:// URLs");
 
   const std::string& pattern = unix_socket ? url.path : url.host;
   if (pattern.empty()) return fail(unix_socket ? "no socket path" : "no host");
@@ -167,7 +234,7 @@ std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem
       } else {
         server.host = substituted;
       }
-      server.display = tcp_display(server.host, server.port);
+      server.display = tcp_display(url.scheme, server.host, server.port);
     }
     config.servers.push_back(std::move(server));
   }

@@ -3,7 +3,13 @@
 //
 // URL forms (port 6379 and database 0 unless given):
 //   redis://[[USER:]PASSWORD@]HOST[:PORT][/DB][?db=N&...]
+//   rediss://...                                   (the same over TLS; tls-* attributes below)
 //   redis+unix:///PATH/TO/SOCKET[?db=N&...]        (user and password as in redis://, if any)
+//   redis+cluster://[[USER:]PASSWORD@]HOST[:PORT][?seeds=HOST:PORT,...]   (a Redis Cluster, seeded by
+//                                                  these nodes; rediss+cluster:// over TLS; database 0)
+// TLS attributes (rediss:// only): tls-ca-file, tls-ca-dir, tls-cert-file, tls-key-file,
+// tls-server-name (store/remote/redis/tls_session.h). There is no rediss+unix: Redis serves TLS on
+// its TCP tls-port only.
 // Shards: the host (or the socket path) holds one `*`, and `shards=A,B,C` lists what replaces it;
 // each key goes to one shard by rendezvous hashing on the shard's name (store/remote/redis/
 // shard_choice.h), so adding a shard moves only the keys the new one wins. A name may carry a weight,
@@ -18,6 +24,7 @@
 #include <vector>
 
 #include "store/remote/redis/resp_connection.h"
+#include "store/remote/redis/tls_session.h"
 #include "store/remote/tier.h"
 
 namespace nvrtc_cache::store::remote::redis {
@@ -28,7 +35,7 @@ struct ServerSpec {
   std::string host;  // TCP; empty for a unix socket
   std::uint16_t port = 6379;
   std::string socket_path;  // unix
-  std::string display;      // "redis://host:port" or "redis+unix:///path" (never a secret)
+  std::string display;      // "redis://host:port", "rediss://host:port" or "redis+unix:///path" (no secret)
 };
 
 struct RedisConfig {
@@ -36,7 +43,15 @@ struct RedisConfig {
   std::string password;
   unsigned db = 0;
   std::vector<ServerSpec> servers;
+  bool tls = false;      // rediss://, rediss+cluster://
+  bool cluster = false;  // redis+cluster://: `servers` are the seed nodes
+  TlsSettings tls_settings;
 };
+
+// True for the schemes this tier serves: redis, rediss, redis+unix, redis+cluster, rediss+cluster.
+bool is_redis_scheme(std::string_view scheme);
+// True for the attributes only Redis tiers take (db, shards, seeds, tls-*).
+bool is_redis_attribute(std::string_view name);
 
 // The tier URL's Redis-specific parts; nullopt with *problem set when they are malformed.
 std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem);

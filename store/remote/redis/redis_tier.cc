@@ -1,10 +1,15 @@
 // The Redis tier (make_redis_tier in store/remote/tier.h): keys `<prefix>:v1:<hex key>`, values
 // stored as given, GET / SET [PX ttl]; claims with SET NX PX and a compare-and-delete script.
-// Connections: a lock-free pool per server (store/remote/redis/connection_pool.h); each operation
-// takes one, or connects (non-blocking, within connect-timeout and the operation's deadline) and
-// sends AUTH and SELECT pipelined. A connection that saw anything but a complete reply is dropped.
-// An idle pooled connection the server closed is noticed before use (stale()), and an idempotent
-// command that fails on a pooled connection is tried once more on a fresh one.
+// Connections: store/remote/redis/redis_connector.h (a lock-free pool per server, new ones within
+// connect-timeout, TLS, AUTH and SELECT). An idle pooled connection the server closed is noticed
+// before use (stale()), and an idempotent command that fails on a pooled connection is tried once
+// more on a fresh one.
+// redis+cluster://: keys are `<prefix>:v1:{<hex key>}` and claims `<prefix>:v1:claim:{<hex key>}`, so
+// a value and its claim share a hash slot. Each command goes to the node the slot map names
+// (store/remote/redis/cluster_router.h; filled from CLUSTER NODES at the first command and after
+// changes); -MOVED moves the slot and is followed, -ASK is followed once with ASKING. A node whose
+// connection fails or times out is skipped for 1 s (its commands fail at once) and the map is
+// refreshed, so a failed master costs at most one timeout until a replica takes over its slots.
 #include <unistd.h>
 
 #include <array>
@@ -12,10 +17,12 @@
 #include <random>
 
 #include "platform/errno_guard.h"
-#include "store/remote/redis/address_resolver.h"
-#include "store/remote/redis/connection_pool.h"
+#include "store/remote/redis/cluster_map.h"
+#include "store/remote/redis/cluster_router.h"
 #include "store/remote/redis/redis_config.h"
+#include "store/remote/redis/redis_connector.h"
 #include "store/remote/redis/resp_connection.h"
+#include "store/remote/redis/server_node.h"
 #include "store/remote/redis/shard_choice.h"
 #include "store/remote/tier.h"
 
@@ -31,8 +38,7 @@ using std::chrono::milliseconds;
 // A value read back may exceed max-entry-size by this much (the server's copy is bounded by what
 // put() accepted; the slack only spares a tier whose limit was lowered a refusal of old entries).
 constexpr std::uint64_t kBulkSlack = 64 * 1024;
-// Replies to every command other than GET are short.
-constexpr std::uint64_t kSmallReply = 64 * 1024;
+using redis::kSmallReply;
 constexpr std::uint64_t kScanReply = 16 * 1024 * 1024;
 constexpr char kScanScript[] =
     "local r=redis.call('scan',ARGV[1],'match',ARGV[2],'count',1000) "
@@ -82,8 +88,15 @@ TierResult result(TierCode code, std::string detail = {}) { return TierResult{co
 class RedisTier final : public Tier {
  public:
   RedisTier(redis::RedisConfig config, const TierOptions& options, std::string display_name)
-      : config_(std::move(config)), options_(options), display_name_(std::move(display_name)) {
-    for (redis::ServerSpec& spec : config_.servers) servers_.push_back(std::make_unique<Server>(std::move(spec)));
+      : config_(std::move(config)),
+        options_(options),
+        display_name_(std::move(display_name)),
+        connector_(config_, options_) {
+    if (config_.cluster) {
+      router_ = std::make_unique<redis::ClusterRouter>(std::move(config_.servers), config_.tls ? "rediss" : "redis");
+    } else {
+      for (redis::ServerSpec& spec : config_.servers) servers_.push_back(std::make_unique<Server>(std::move(spec)));
+    }
     config_.servers.clear();
     for (const auto& server : servers_) weights_.push_back({server->spec.shard_name, server->spec.weight});
   }
@@ -94,23 +107,15 @@ class RedisTier final : public Tier {
   TierResult get(std::string_view key, Deadline deadline) override {
     const platform::ErrnoGuard errno_guard;
     const std::string redis_key = data_key(key);
-    Server& server = server_for(key);
-    TierResult outcome;
     const std::array<std::string_view, 2> args{"GET", redis_key};
-    TierResult io = run(server, deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, options_.max_entry_size + kBulkSlack, deadline);
-      if (!done.ok()) return done;
-      if (reply.kind == Reply::Kind::kBulk) {
-        outcome = TierResult{TierCode::kOk, std::move(reply.text), {}};
-      } else if (reply.kind == Reply::Kind::kNil) {
-        outcome = result(TierCode::kMiss);
-      } else {
-        outcome = unexpected(server, reply);
-      }
-      return done;
-    });
-    return io.code == TierCode::kOk ? outcome : io;
+    Reply reply;
+    Server* server = nullptr;
+    const TierResult io = call(key, redis_key, args, options_.max_entry_size + kBulkSlack, deadline,
+                               /*retry_on_fresh=*/true, &reply, &server);
+    if (!io.ok()) return io;
+    if (reply.kind == Reply::Kind::kBulk) return TierResult{TierCode::kOk, std::move(reply.text), {}};
+    if (reply.kind == Reply::Kind::kNil) return result(TierCode::kMiss);
+    return redis::RedisConnector::unexpected(*server, reply);
   }
 
   TierResult put(std::string_view key, std::string_view value, Deadline deadline) override {
@@ -125,7 +130,7 @@ class RedisTier final : public Tier {
     const std::string ttl_ms = std::to_string(std::chrono::duration_cast<milliseconds>(options_.ttl).count());
     std::vector<std::string_view> args{"SET", redis_key, value};
     if (options_.ttl.count() > 0) args.insert(args.end(), {"PX", ttl_ms});
-    return expect_ok(server_for(key), args, deadline, /*retry_on_fresh=*/true);
+    return expect_ok(key, redis_key, args, deadline, /*retry_on_fresh=*/true);
   }
 
   ClaimCode try_claim(std::string_view claim_key, std::string_view token, milliseconds lease, Deadline deadline,
@@ -136,24 +141,22 @@ class RedisTier final : public Tier {
     const std::string redis_key = claim_redis_key(claim_key);
     const std::string lease_ms = std::to_string(std::max<long long>(lease.count(), 1));
     const std::array<std::string_view, 6> args{"SET", redis_key, token, "NX", "PX", lease_ms};
-    Server& server = server_for(claim_key);
     ClaimCode code = ClaimCode::kFailed;
     TierResult refusal;
+    Reply reply;
+    Server* server = nullptr;
     // Not retried: a SET NX that reached the server before the connection failed would make the
     // retry see our own claim as another's.
-    const TierResult io = run(server, deadline, /*retry_on_fresh=*/false, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
-      if (!done.ok()) return done;
+    const TierResult io =
+        call(claim_key, redis_key, args, kSmallReply, deadline, /*retry_on_fresh=*/false, &reply, &server);
+    if (io.ok()) {
       if (reply.kind == Reply::Kind::kStatus && reply.text == "OK")
         code = ClaimCode::kClaimed;
       else if (reply.kind == Reply::Kind::kNil)
         code = ClaimCode::kHeldByOther;
       else
-        refusal = unexpected(server, reply);  // e.g. OOM (full, noeviction), NOPERM
-      return done;
-    });
-    if (io.code != TierCode::kOk) code = ClaimCode::kFailed;
+        refusal = redis::RedisConnector::unexpected(*server, reply);  // e.g. OOM (full, noeviction), NOPERM
+    }
     if (code == ClaimCode::kFailed && failure != nullptr) *failure = io.code != TierCode::kOk ? io : refusal;
     return code;
   }
@@ -162,20 +165,16 @@ class RedisTier final : public Tier {
     const platform::ErrnoGuard errno_guard;
     const std::string redis_key = claim_redis_key(claim_key);
     const std::array<std::string_view, 4> args{"EVAL", kHolderScript, "1", redis_key};
-    std::optional<ClaimHolder> holder;
-    (void)run(server_for(claim_key), deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
-      if (!done.ok() || reply.kind != Reply::Kind::kBulk) return done;
-      const std::size_t colon = reply.text.find(':');
-      if (colon == std::string::npos || colon == 0 || colon > 20) return done;
-      long long remaining = 0;
-      const auto [end, ec] = std::from_chars(reply.text.data(), reply.text.data() + colon, remaining);
-      if (ec != std::errc() || end != reply.text.data() + colon) return done;
-      holder = ClaimHolder{reply.text.substr(colon + 1), milliseconds(remaining)};
-      return done;
-    });
-    return holder;
+    Reply reply;
+    Server* server = nullptr;
+    const TierResult io = call(claim_key, redis_key, args, kSmallReply, deadline, true, &reply, &server);
+    if (!io.ok() || reply.kind != Reply::Kind::kBulk) return std::nullopt;
+    const std::size_t colon = reply.text.find(':');
+    if (colon == std::string::npos || colon == 0 || colon > 20) return std::nullopt;
+    long long remaining = 0;
+    const auto [end, ec] = std::from_chars(reply.text.data(), reply.text.data() + colon, remaining);
+    if (ec != std::errc() || end != reply.text.data() + colon) return std::nullopt;
+    return ClaimHolder{reply.text.substr(colon + 1), milliseconds(remaining)};
   }
 
   bool renew_claim(std::string_view claim_key, std::string_view token, milliseconds lease, Deadline deadline) override {
@@ -184,14 +183,10 @@ class RedisTier final : public Tier {
     const std::string redis_key = claim_redis_key(claim_key);
     const std::string lease_ms = std::to_string(std::max<long long>(lease.count(), 1));
     const std::array<std::string_view, 6> args{"EVAL", kRenewScript, "1", redis_key, token, lease_ms};
-    bool renewed = false;
-    (void)run(server_for(claim_key), deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
-      if (done.ok() && reply.kind == Reply::Kind::kInteger && reply.integer == 1) renewed = true;
-      return done;
-    });
-    return renewed;
+    Reply reply;
+    Server* server = nullptr;
+    const TierResult io = call(claim_key, redis_key, args, kSmallReply, deadline, true, &reply, &server);
+    return io.ok() && reply.kind == Reply::Kind::kInteger && reply.integer == 1;
   }
 
   void release_claim(std::string_view claim_key, std::string_view token, Deadline deadline) override {
@@ -199,10 +194,9 @@ class RedisTier final : public Tier {
     if (options_.read_only) return;
     const std::string redis_key = claim_redis_key(claim_key);
     const std::array<std::string_view, 5> args{"EVAL", kReleaseScript, "1", redis_key, token};
-    (void)run(server_for(claim_key), deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-      Reply reply;
-      return connection.command(args, &reply, kSmallReply, deadline);
-    });
+    Reply reply;
+    Server* server = nullptr;
+    (void)call(claim_key, redis_key, args, kSmallReply, deadline, true, &reply, &server);
   }
 
   // SCAN runs inside a script that joins the cursor and the keys with newlines into one bulk
@@ -212,20 +206,21 @@ class RedisTier final : public Tier {
     const platform::ErrnoGuard errno_guard;
     const std::string pattern = options_.prefix + ":v1:*";
     const std::string claims = options_.prefix + ":v1:claim:";
-    for (const auto& server : servers_) {
+    for (Server* server : listed_servers(deadline)) {
       std::string cursor = "0";
       do {
         std::string batch;
         const std::array<std::string_view, 5> args{"EVAL", kScanScript, "0", cursor, pattern};
-        const TierResult io = run(*server, deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
-          Reply reply;
-          IoResult done = connection.command(args, &reply, kScanReply, deadline);
-          if (done.ok() && reply.kind == Reply::Kind::kBulk)
-            batch = std::move(reply.text);
-          else if (done.ok())
-            done = IoResult{IoCode::kError, "unexpected reply to SCAN"};
-          return done;
-        });
+        const TierResult io =
+            connector_.run(*server, deadline, /*retry_on_fresh=*/true, [&](RespConnection& connection) {
+              Reply reply;
+              IoResult done = connection.command(args, &reply, kScanReply, deadline);
+              if (done.ok() && reply.kind == Reply::Kind::kBulk)
+                batch = std::move(reply.text);
+              else if (done.ok())
+                done = IoResult{IoCode::kError, "unexpected reply to SCAN"};
+              return done;
+            });
         if (!io.ok()) return io;
         std::string_view rest = batch;
         const std::size_t first = rest.find('\n');
@@ -236,7 +231,10 @@ class RedisTier final : public Tier {
           const std::string_view redis_key = rest.substr(0, end);
           rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
           if (redis_key.starts_with(claims)) continue;
-          const std::string key = unhex(redis_key.substr(std::min(redis_key.size(), pattern.size() - 1)));
+          std::string_view digits = redis_key.substr(std::min(redis_key.size(), pattern.size() - 1));
+          if (config_.cluster && digits.size() >= 2 && digits.front() == '{' && digits.back() == '}')
+            digits = digits.substr(1, digits.size() - 2);
+          const std::string key = unhex(digits);
           if (key.empty()) continue;
           TierResult value = get(key, deadline);
           if (value.code == TierCode::kMiss) continue;  // expired or evicted meanwhile
@@ -252,156 +250,187 @@ class RedisTier final : public Tier {
     const platform::ErrnoGuard errno_guard;
     std::string detail;
     TierCode worst = TierCode::kOk;
-    for (const auto& server : servers_) {
-      const TierResult one = check_server(*server, deadline);
+    if (config_.cluster) router_->request_refresh();
+    const std::vector<Server*> servers = listed_servers(deadline);
+    if (servers.empty()) return result(TierCode::kError, display_name_ + ": " + kNoMap);
+    for (Server* server : servers) {
+      const TierResult one = check_server(*server, deadline, /*probe_writes=*/!config_.cluster);
       if (!detail.empty()) detail += "; ";
       detail += one.detail;
       if (worst == TierCode::kOk && one.code != TierCode::kOk) worst = one.code;
+    }
+    if (config_.cluster && worst == TierCode::kOk) {
+      detail = "a cluster of " + std::to_string(servers.size()) + " masters: " + detail;
+      if (writable()) {  // the write probe through the slot map, wherever its slot lives
+        const TierResult probed = probe_writes(deadline);
+        if (!probed.ok()) return probed;
+        detail += "; " + probed.detail;
+      }
     }
     return result(worst, std::move(detail));
   }
 
  private:
-  struct Server {
-    explicit Server(redis::ServerSpec s) : spec(std::move(s)), resolver(spec.host, spec.port, spec.socket_path) {}
-    redis::ServerSpec spec;
-    redis::AddressResolver resolver;
-    redis::ConnectionPool pool;
-  };
+  using Server = redis::ServerNode;
+  static constexpr int kMaxRedirections = 5;
+  static constexpr auto kNodeDownFor = std::chrono::seconds(1);
+  static constexpr const char* kNoMap =
+      "no node of the cluster answered CLUSTER NODES (down, or not a Redis Cluster: use redis://)";
 
-  std::string data_key(std::string_view key) const { return options_.prefix + ":v1:" + hex(key); }
-  std::string claim_redis_key(std::string_view key) const { return options_.prefix + ":v1:claim:" + hex(key); }
+  // Cluster keys hold the hex key as their hash tag: a value and its claim share a slot.
+  std::string tagged(std::string_view key) const { return config_.cluster ? "{" + hex(key) + "}" : hex(key); }
+  std::string data_key(std::string_view key) const { return options_.prefix + ":v1:" + tagged(key); }
+  std::string claim_redis_key(std::string_view key) const { return options_.prefix + ":v1:claim:" + tagged(key); }
+
+  // The servers to list or check: every shard, or the masters of a cluster (after a map refresh).
+  std::vector<Server*> listed_servers(Deadline deadline) {
+    std::vector<Server*> out;
+    if (!config_.cluster) {
+      for (const auto& server : servers_) out.push_back(server.get());
+      return out;
+    }
+    refresh_if_needed(deadline);
+    return router_->masters();
+  }
+
+  // Sends `args`, a command about `redis_key` (for the tier's `key`), to the server that holds it
+  // and reads the reply into *reply; *answered says which server answered. In a cluster, follows
+  // -MOVED (moving the slot, and asking for a map refresh) and -ASK (ASKING, then the command, on
+  // that node only), at most kMaxRedirections times. kOk when a whole reply was read.
+  TierResult call(std::string_view key, std::string_view redis_key, std::span<const std::string_view> args,
+                  std::uint64_t max_bulk, Deadline deadline, bool retry_on_fresh, Reply* reply, Server** answered) {
+    if (!config_.cluster) {
+      Server& server = server_for(key);
+      *answered = &server;
+      return connector_.run(server, deadline, retry_on_fresh, [&](RespConnection& connection) {
+        return connection.command(args, reply, max_bulk, deadline);
+      });
+    }
+    const std::uint16_t slot = redis::key_slot(redis_key);
+    refresh_if_needed(deadline);
+    Server* server = router_->node_for_slot(slot);
+    if (server == nullptr) {
+      router_->request_refresh();
+      return result(TierCode::kError, display_name_ + ": no node serves slot " + std::to_string(slot) + " (" +
+                                          (router_->nodes().empty() ? std::string("no node") : kNoMap) + ")");
+    }
+    bool asking = false;
+    for (int hop = 0; hop <= kMaxRedirections; ++hop) {
+      *answered = server;
+      if (server->down(Clock::now())) {
+        router_->request_refresh();
+        return result(TierCode::kError, server->spec.display + ": skipped (down a moment ago)");
+      }
+      const TierResult io =
+          connector_.run(*server, deadline, retry_on_fresh && !asking, [&](RespConnection& connection) {
+            if (!asking) return connection.command(args, reply, max_bulk, deadline);
+            const std::array<std::string_view, 1> asking_command{"ASKING"};
+            if (IoResult sent = connection.send(asking_command, deadline); !sent.ok()) return sent;
+            if (IoResult sent = connection.send(args, deadline); !sent.ok()) return sent;
+            Reply accepted;
+            if (IoResult read = connection.read_reply(&accepted, kSmallReply, deadline); !read.ok()) return read;
+            return connection.read_reply(reply, max_bulk, deadline);
+          });
+      if (!io.ok()) {
+        if (io.code == TierCode::kTimeout || io.code == TierCode::kError) {
+          server->mark_down(Clock::now() + kNodeDownFor);
+          router_->request_refresh();
+        }
+        return io;
+      }
+      if (reply->kind != Reply::Kind::kError) return io;
+      const std::optional<redis::Redirect> redirect = redis::parse_redirect(reply->text);
+      if (!redirect) {
+        if (starts_with(reply->text, "TRYAGAIN") || starts_with(reply->text, "CLUSTERDOWN")) router_->request_refresh();
+        return io;
+      }
+      Server* target = router_->node_at(redirect->host.empty() ? server->spec.host : redirect->host, redirect->port);
+      if (target == nullptr) return result(TierCode::kError, display_name_ + ": too many cluster nodes");
+      if (redirect->moved) {
+        router_->set_slot(redirect->slot, target);
+        router_->request_refresh();
+      }
+      asking = !redirect->moved;
+      server = target;
+    }
+    return result(TierCode::kError,
+                  display_name_ + ": more than " + std::to_string(kMaxRedirections) + " redirections for one command");
+  }
+
+  // Fills the cluster's slot map from CLUSTER NODES when it is stale and no other thread is at it:
+  // the known nodes (the seeds first) are asked in turn, skipping those found down, until one answers.
+  void refresh_if_needed(Deadline deadline) {
+    if (!router_->needs_refresh() || !router_->begin_refresh()) return;
+    bool refreshed = false;
+    const std::array<std::string_view, 2> args{"CLUSTER", "NODES"};
+    for (Server* node : router_->nodes()) {
+      if (node->down(Clock::now()) || Clock::now() >= deadline) continue;
+      Reply reply;
+      const TierResult io = connector_.run(*node, deadline, true, [&](RespConnection& connection) {
+        return connection.command(args, &reply, kScanReply, deadline);
+      });
+      if (!io.ok()) {
+        node->mark_down(Clock::now() + kNodeDownFor);
+        continue;
+      }
+      if (reply.kind != Reply::Kind::kBulk) continue;  // NOPERM, or cluster support disabled
+      const auto nodes = redis::parse_cluster_nodes(reply.text, node->spec.host);
+      if (!nodes) continue;
+      router_->apply(*nodes);
+      refreshed = true;
+      break;
+    }
+    router_->end_refresh(refreshed);
+  }
+
+  // A cluster's write probe: SET / GET / DEL of a probe key through the slot map.
+  TierResult probe_writes(Deadline deadline) {
+    std::random_device random;
+    const std::string key = "probe:" + std::to_string(getpid()) + "-" + std::to_string(random());
+    const std::string value = "nvrtc-cache probe " + std::to_string(random());
+    const auto start = Clock::now();
+    const std::string redis_key = data_key(key);
+    const std::string ttl = std::to_string(kProbeTtl.count());
+    const std::array<std::string_view, 5> set_probe{"SET", redis_key, value, "PX", ttl};
+    if (TierResult stored = expect_ok(key, redis_key, set_probe, deadline, true); !stored.ok()) return stored;
+    const TierResult read = get(key, deadline);
+    if (!read.ok() || read.value != value)
+      return read.ok() ? result(TierCode::kError, display_name_ + ": the probe key read back differently") : read;
+    const std::array<std::string_view, 2> delete_probe{"DEL", redis_key};
+    Reply reply;
+    Server* server = nullptr;
+    (void)call(key, redis_key, delete_probe, kSmallReply, deadline, true, &reply, &server);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+    return result(TierCode::kOk, "SET/GET/DEL of a probe key in " + std::to_string(us) + " us");
+  }
 
   Server& server_for(std::string_view key) { return *servers_[redis::choose_shard(key, weights_)]; }
 
-  // A failed exchange as the tier reports it.
-  static TierResult io_failure(const Server& server, const IoResult& io) {
-    return result(io.code == IoCode::kTimeout ? TierCode::kTimeout : TierCode::kError,
-                  server.spec.display + ": " + io.detail);
-  }
-
-  // What an error reply (or any reply the command does not expect) means for the caller.
-  static TierResult unexpected(const Server& server, const Reply& reply) {
-    const std::string& name = server.spec.display;
-    if (reply.kind != Reply::Kind::kError) return result(TierCode::kError, name + ": unexpected reply");
-    const std::string_view text = reply.text;
-    if (starts_with(text, "NOAUTH"))
-      return result(TierCode::kRefused, "wrong password for " + name + " (it requires one)");
-    if (starts_with(text, "WRONGPASS") || starts_with(text, "ERR invalid password")) {
-      return result(TierCode::kRefused, "wrong password for " + name);
-    }
-    if (starts_with(text, "OOM")) return result(TierCode::kRefused, name + ": server is full (maxmemory, noeviction)");
-    if (starts_with(text, "READONLY")) return result(TierCode::kRefused, name + ": the server is a read-only replica");
-    if (starts_with(text, "NOPERM")) {  // an ACL user without the right to run the command (e.g. a readers' user)
-      return result(TierCode::kRefused, name + ": not permitted for this user (" + redis::printable(text) + ")");
-    }
-    if (starts_with(text, "MOVED") || starts_with(text, "ASK") || starts_with(text, "CLUSTERDOWN")) {
-      return result(TierCode::kError,
-                    name + ": a Redis Cluster node; cluster mode is not supported (list the nodes as shards)");
-    }
-    return result(TierCode::kError, name + ": " + redis::printable(text));
-  }
-
-  // Connects to `server` and authenticates and selects the database (one round trip).
-  TierResult open(Server& server, Deadline deadline, std::unique_ptr<RespConnection>* out) {
-    const Deadline connect_deadline = std::min(deadline, Clock::now() + options_.connect_timeout);
-    std::vector<redis::SocketAddress> addresses;
-    if (IoResult found = server.resolver.addresses(connect_deadline, &addresses); !found.ok()) {
-      return io_failure(server, found);
-    }
-    IoResult why;
-    auto connection = RespConnection::connect(addresses, connect_deadline, &why);
-    if (connection == nullptr) return io_failure(server, why);
-    const std::string db = std::to_string(config_.db);
-    std::vector<std::string_view> auth{"AUTH"};
-    if (!config_.user.empty()) auth.push_back(config_.user);
-    auth.push_back(config_.password);
-    const std::array<std::string_view, 2> select{"SELECT", db};
-    const bool send_auth = !config_.password.empty();
-    const bool send_select = config_.db != 0;
-    if (send_auth) {
-      if (IoResult sent = connection->send(auth, deadline); !sent.ok()) return io_failure(server, sent);
-    }
-    if (send_select) {
-      if (IoResult sent = connection->send(select, deadline); !sent.ok()) return io_failure(server, sent);
-    }
-    Reply reply;
-    if (send_auth) {
-      if (IoResult read = connection->read_reply(&reply, kSmallReply, deadline); !read.ok())
-        return io_failure(server, read);
-      if (reply.kind != Reply::Kind::kStatus) {
-        // The server's words are not repeated: an old server's "unknown command" would echo the password.
-        if (reply.kind == Reply::Kind::kError &&
-            reply.text.find("without any password configured") != std::string::npos) {
-          return result(TierCode::kRefused, "wrong password for " + server.spec.display + " (it has none)");
-        }
-        return result(TierCode::kRefused, "wrong password for " + server.spec.display);
-      }
-    }
-    if (send_select) {
-      if (IoResult read = connection->read_reply(&reply, kSmallReply, deadline); !read.ok())
-        return io_failure(server, read);
-      if (reply.kind == Reply::Kind::kError && starts_with(reply.text, "ERR DB index")) {
-        return result(TierCode::kRefused, server.spec.display + ": database " + db + " does not exist");
-      }
-      if (reply.kind != Reply::Kind::kStatus) return unexpected(server, reply);
-    }
-    *out = std::move(connection);
-    return result(TierCode::kOk);
-  }
-
-  // Runs `exchange` on a connection to `server`: a pooled one, else a new one. The connection goes
-  // back to the pool only when the exchange read complete replies. With `retry_on_fresh`, an
-  // exchange that failed on a pooled connection (closed by the server while idle) runs once more
-  // on a new connection. Returns kOk, or the failure of connecting or of the exchange.
-  template <typename Exchange>
-  TierResult run(Server& server, Deadline deadline, bool retry_on_fresh, Exchange&& exchange) {
-    if (Clock::now() >= deadline) return result(TierCode::kTimeout, server.spec.display + ": no time left");
-    for (int attempt = 0;; ++attempt) {
-      std::unique_ptr<RespConnection> connection = server.pool.take();
-      while (connection != nullptr && connection->stale()) connection = server.pool.take();
-      const bool pooled = connection != nullptr;
-      if (!pooled) {
-        if (TierResult opened = open(server, deadline, &connection); !opened.ok()) return opened;
-      }
-      const IoResult io = exchange(*connection);
-      if (io.ok()) {
-        server.pool.give_back(std::move(connection));
-        return result(TierCode::kOk);
-      }
-      connection.reset();
-      if (pooled && retry_on_fresh && attempt == 0 && io.code == IoCode::kError && Clock::now() < deadline) continue;
-      return io_failure(server, io);
-    }
-  }
-
   // Sends `args` and expects +OK.
-  TierResult expect_ok(Server& server, std::span<const std::string_view> args, Deadline deadline, bool retry_on_fresh) {
-    TierResult outcome;
-    const TierResult io = run(server, deadline, retry_on_fresh, [&](RespConnection& connection) {
-      Reply reply;
-      IoResult done = connection.command(args, &reply, kSmallReply, deadline);
-      if (done.ok()) {
-        outcome = reply.kind == Reply::Kind::kStatus && reply.text == "OK" ? result(TierCode::kOk)
-                                                                           : unexpected(server, reply);
-      }
-      return done;
-    });
-    return io.ok() ? outcome : io;
+  TierResult expect_ok(std::string_view key, std::string_view redis_key, std::span<const std::string_view> args,
+                       Deadline deadline, bool retry_on_fresh) {
+    Reply reply;
+    Server* server = nullptr;
+    const TierResult io = call(key, redis_key, args, kSmallReply, deadline, retry_on_fresh, &reply, &server);
+    if (!io.ok()) return io;
+    return reply.kind == Reply::Kind::kStatus && reply.text == "OK" ? result(TierCode::kOk)
+                                                                    : redis::RedisConnector::unexpected(*server, reply);
   }
 
-  // PING, and when writable a SET / GET / DEL of a probe key, with round-trip times.
-  TierResult check_server(Server& server, Deadline deadline) {
+  // PING, and when writable (and `probe_writes`: not a cluster node, whose slots decide where a
+  // key goes) a SET / GET / DEL of a probe key on this server, with round-trip times.
+  TierResult check_server(Server& server, Deadline deadline, bool probe_writes) {
     const std::string& name = server.spec.display;
     const auto start = Clock::now();
     TierResult pinged;
     const std::array<std::string_view, 1> ping{"PING"};
-    const TierResult io = run(server, deadline, true, [&](RespConnection& connection) {
+    const TierResult io = connector_.run(server, deadline, true, [&](RespConnection& connection) {
       Reply reply;
       IoResult done = connection.command(ping, &reply, kSmallReply, deadline);
       if (done.ok()) {
-        pinged = reply.kind == Reply::Kind::kStatus && reply.text == "PONG" ? result(TierCode::kOk)
-                                                                            : unexpected(server, reply);
+        pinged = reply.kind == Reply::Kind::kStatus && reply.text == "PONG"
+                     ? result(TierCode::kOk)
+                     : redis::RedisConnector::unexpected(server, reply);
       }
       return done;
     });
@@ -410,6 +439,7 @@ class RedisTier final : public Tier {
     const auto ping_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
     std::string detail = name + ": PONG in " + std::to_string(ping_us) + " us";
     if (!writable()) return result(TierCode::kOk, detail + ", read-only");
+    if (!probe_writes) return result(TierCode::kOk, detail);
 
     std::random_device random;
     const std::string probe_key =
@@ -418,11 +448,22 @@ class RedisTier final : public Tier {
     const std::string ttl = std::to_string(kProbeTtl.count());
     const auto write_start = Clock::now();
     const std::array<std::string_view, 5> set_probe{"SET", probe_key, probe_value, "PX", ttl};
-    if (TierResult stored = expect_ok(server, set_probe, deadline, true); !stored.ok()) return stored;
+    TierResult stored;
+    const TierResult set_io = connector_.run(server, deadline, true, [&](RespConnection& connection) {
+      Reply reply;
+      IoResult done = connection.command(set_probe, &reply, kSmallReply, deadline);
+      if (done.ok())
+        stored = reply.kind == Reply::Kind::kStatus && reply.text == "OK"
+                     ? result(TierCode::kOk)
+                     : redis::RedisConnector::unexpected(server, reply);
+      return done;
+    });
+    if (!set_io.ok()) return set_io;
+    if (!stored.ok()) return stored;
     TierResult read_back;
     const std::array<std::string_view, 2> get_probe{"GET", probe_key};
     const std::array<std::string_view, 2> delete_probe{"DEL", probe_key};
-    const TierResult exchanged = run(server, deadline, true, [&](RespConnection& connection) {
+    const TierResult exchanged = connector_.run(server, deadline, true, [&](RespConnection& connection) {
       Reply reply;
       IoResult done = connection.command(get_probe, &reply, kSmallReply, deadline);
       if (!done.ok()) return done;
@@ -441,7 +482,9 @@ class RedisTier final : public Tier {
   TierOptions options_;
   std::string display_name_;
   std::vector<std::unique_ptr<Server>> servers_;
-  std::vector<redis::ShardWeight> weights_;  // names point into servers_' specs
+  std::vector<redis::ShardWeight> weights_;       // names point into servers_' specs
+  std::unique_ptr<redis::ClusterRouter> router_;  // redis+cluster://: the nodes and the slot map
+  redis::RedisConnector connector_;               // connections to each server
 };
 
 }  // namespace

@@ -11,6 +11,8 @@
 // be dlopen'ed to stay out of the host's scope. The RESP2 subset the tier needs (status, error,
 // integer, bulk, nil) is a page of code. Measured on loopback (bench/redis_round_trip.cc), 1 KiB
 // round trips cost the same; 1 MiB ones are several times faster here.
+// With TLS (start_tls(), rediss://) the same bytes go through a TlsSession (store/remote/redis/
+// tls_session.h) on the same socket, under the same deadlines, the handshake included.
 // Contract: one thread at a time per connection; the descriptor is close-on-exec. fork: the child
 // may close its copy (owner_pid() tells whose it is) and must not send on it; close() of a copy
 // never disturbs the parent's connection (no shutdown()). Never throws (allocation failure aside);
@@ -29,6 +31,9 @@
 #include <vector>
 
 namespace nvrtc_cache::store::remote::redis {
+
+class TlsContext;
+class TlsSession;
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
@@ -67,6 +72,9 @@ class RespConnection {
   // Takes ownership of a connected, non-blocking stream socket (a socketpair in tests).
   static std::unique_ptr<RespConnection> adopt(int fd);
   ~RespConnection();
+  // Runs the TLS handshake for `host` (the URL's host name or address) before `deadline`; every
+  // later exchange is encrypted. After a failure the connection must be dropped.
+  IoResult start_tls(std::shared_ptr<const TlsContext> context, const std::string& host, Deadline deadline);
   RespConnection(const RespConnection&) = delete;
   RespConnection& operator=(const RespConnection&) = delete;
 
@@ -95,10 +103,17 @@ class RespConnection {
   // The next line (without CRLF) from the input buffer, receiving as needed; lines are capped.
   IoResult read_line(std::string* line, Deadline deadline);
   IoResult read_bulk(std::uint64_t length, std::string* out, Deadline deadline);
+  // Receives at least one byte into buffer (*got >= 1), waiting as needed; *got == 0 when the
+  // server closed the connection. Through TLS when started.
+  IoResult receive(char* buffer, std::size_t length, std::size_t* got, Deadline deadline);
+  // Sends from the iovecs (advancing them) until all are sent, through TLS when started.
+  IoResult send_all(std::vector<struct iovec>& iov, Deadline deadline);
+  IoResult send_pieces(std::vector<struct iovec>& iov, Deadline deadline);
 
   int fd_;
   pid_t owner_pid_;
-  std::vector<char> in_;  // received, not yet consumed: in_[in_begin_, in_end_)
+  std::unique_ptr<TlsSession> tls_;  // destroyed before fd_ is closed
+  std::vector<char> in_;             // received, not yet consumed: in_[in_begin_, in_end_)
   std::size_t in_begin_ = 0;
   std::size_t in_end_ = 0;
 };

@@ -1,0 +1,224 @@
+// The Redis tier against a real Redis Cluster of 6 redis-server processes (3 masters, 3 replicas;
+// tests/support/redis_cluster.h), seeded by one node: exact round trips spread over every master,
+// a value and its claim in one slot, `remote check`, a slot migrated during the run (-ASK followed,
+// then -MOVED), and a master killed mid-run (each operation waits at most its timeout, nothing
+// wrong is read, and the replica that takes over serves every key). Also the slot and CLUSTER NODES
+// parsing (store/remote/redis/cluster_map.h) on the specification's examples.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/remote/redis/cluster_map.h"
+#include "store/remote/tier.h"
+#include "tests/support/redis_cluster.h"
+#include "tests/support/redis_tier_testing.h"
+
+namespace nvrtc_cache::store::remote {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace redis_tier_testing;
+using redis::Reply;
+using testing::RedisCluster;
+
+std::unique_ptr<Tier> cluster_tier(const RedisCluster& cluster, const std::string& attributes = "") {
+  std::string problem;
+  auto url = parse_tier_url(cluster.url() + attributes, &problem);
+  EXPECT_TRUE(url.has_value()) << problem;
+  if (!url) return nullptr;
+  const TierOptions options = tier_options(*url, &problem);
+  EXPECT_EQ(problem, "");
+  return make(*url, options);
+}
+
+std::uint16_t slot_of(const std::string& key) { return redis::key_slot("nvrtc-cache:v1:{" + hex(key) + "}"); }
+
+TEST(ClusterMap, SlotsAndRepliesAsTheSpecificationGivesThem) {
+  EXPECT_EQ(redis::key_slot("123456789"), 12739);  // CRC16/XMODEM check value 0x31C3 mod 16384
+  EXPECT_EQ(redis::key_slot("{user1000}.following"), redis::key_slot("{user1000}.followers"));
+  EXPECT_EQ(redis::key_slot("foo{}{bar}"), redis::key_slot("foo{}{bar}"));  // empty tag: the whole key
+  EXPECT_NE(redis::key_slot("foo{}{bar}"), redis::key_slot("bar"));
+  EXPECT_EQ(redis::key_slot("foo{{bar}}zap"), redis::key_slot("{bar"));
+  const auto nodes = redis::parse_cluster_nodes(
+      "07c3 127.0.0.1:30004@31004 slave e7d1 0 1426238317239 4 connected\n"
+      "67ed 127.0.0.1:30002@31002,host.lan master - 0 1426238316232 2 connected 5461-10922\n"
+      "2928 :30001@31001 myself,master - 0 0 1 connected 0-5460 [5461->-67ed]\n"
+      "e7d1 127.0.0.1:30003@31003 master,fail - 0 1426238318243 3 connected 10923-16383\n",
+      "10.0.0.9");
+  ASSERT_TRUE(nodes.has_value());
+  ASSERT_EQ(nodes->size(), 4u);
+  EXPECT_FALSE((*nodes)[0].master);
+  EXPECT_EQ((*nodes)[1].port, 30002);
+  EXPECT_EQ((*nodes)[1].slots, (std::vector<std::pair<std::uint16_t, std::uint16_t>>{{5461, 10922}}));
+  EXPECT_EQ((*nodes)[2].host, "10.0.0.9");
+  EXPECT_EQ((*nodes)[2].slots.size(), 1u) << "a migration marker is not a slot";
+  EXPECT_TRUE((*nodes)[3].failed);
+  EXPECT_FALSE(redis::parse_cluster_nodes("garbage\n", "h").has_value());
+  EXPECT_FALSE(redis::parse_cluster_nodes("a 1.2.3.4:5@6 master - 0 0 1 connected 9-99999\n", "h").has_value());
+  const auto moved = redis::parse_redirect("MOVED 3999 127.0.0.1:6381");
+  ASSERT_TRUE(moved.has_value());
+  EXPECT_TRUE(moved->moved);
+  EXPECT_EQ(moved->slot, 3999);
+  EXPECT_EQ(moved->host, "127.0.0.1");
+  EXPECT_EQ(moved->port, 6381);
+  const auto ask = redis::parse_redirect("ASK 1 :6380");
+  ASSERT_TRUE(ask.has_value());
+  EXPECT_FALSE(ask->moved);
+  EXPECT_EQ(ask->host, "");
+  EXPECT_FALSE(redis::parse_redirect("MOVED 16384 h:1").has_value());
+  EXPECT_FALSE(redis::parse_redirect("ERR MOVED").has_value());
+}
+
+TEST(RedisCluster, RoundTripsAreExactAcrossEveryMaster) {
+  RedisCluster cluster;
+  ASSERT_TRUE(cluster.ok());
+  auto tier = cluster_tier(cluster);
+  ASSERT_NE(tier, nullptr);
+  EXPECT_EQ(tier->display_name().find(cluster.node(0).password()), std::string::npos);
+  for (int i = 0; i < 200; ++i) {
+    const std::string key = "key-" + std::to_string(i);
+    ASSERT_EQ(
+        tier->put(key, random_bytes(static_cast<std::size_t>(i) * 331, static_cast<unsigned>(i)), in(kGenerous)).code,
+        TierCode::kOk)
+        << key;
+  }
+  for (int i = 0; i < 200; ++i) {
+    const std::string key = "key-" + std::to_string(i);
+    const TierResult got = tier->get(key, in(kGenerous));
+    ASSERT_EQ(got.code, TierCode::kOk) << got.detail;
+    EXPECT_TRUE(got.value == random_bytes(static_cast<std::size_t>(i) * 331, static_cast<unsigned>(i))) << key;
+  }
+  EXPECT_EQ(tier->get("absent", in(kGenerous)).code, TierCode::kMiss);
+  const std::vector<int> masters = cluster.masters();
+  ASSERT_EQ(masters.size(), 3u);
+  for (int m : masters) EXPECT_GT(integer_of(cluster.node(m).command({"DBSIZE"})), 30) << "node " << m;
+
+  // A value and its claim share a slot: the claim is taken, seen, refused to another, released.
+  const std::string claim = "key-7";
+  EXPECT_EQ(redis::key_slot("nvrtc-cache:v1:claim:{" + hex(claim) + "}"), slot_of(claim));
+  EXPECT_EQ(tier->try_claim(claim, "token-1", 5000ms, in(kGenerous), nullptr), ClaimCode::kClaimed);
+  EXPECT_EQ(tier->try_claim(claim, "token-2", 5000ms, in(kGenerous), nullptr), ClaimCode::kHeldByOther);
+  const auto holder = tier->claim_holder(claim, in(kGenerous));
+  ASSERT_TRUE(holder.has_value());
+  EXPECT_EQ(holder->token, "token-1");
+  EXPECT_TRUE(tier->renew_claim(claim, "token-1", 5000ms, in(kGenerous)));
+  tier->release_claim(claim, "token-1", in(kGenerous));
+  EXPECT_FALSE(tier->claim_holder(claim, in(kGenerous)).has_value());
+
+  const TierResult checked = tier->check(in(kGenerous));
+  EXPECT_EQ(checked.code, TierCode::kOk) << checked.detail;
+  EXPECT_NE(checked.detail.find("a cluster of 3 masters"), std::string::npos) << checked.detail;
+  EXPECT_NE(checked.detail.find("SET/GET/DEL of a probe key"), std::string::npos) << checked.detail;
+
+  std::size_t listed = 0;
+  EXPECT_TRUE(tier->for_each_value([&](std::string_view, std::int64_t) { return ++listed, true; }, in(kGenerous)).ok());
+  EXPECT_EQ(listed, 200u) << "every master's values are listed";
+}
+
+TEST(RedisCluster, ASlotMigratedDuringTheRunIsFollowed) {
+  RedisCluster cluster;
+  ASSERT_TRUE(cluster.ok());
+  auto tier = cluster_tier(cluster);
+  ASSERT_NE(tier, nullptr);
+  ASSERT_EQ(tier->put("warm", "up", in(kGenerous)).code, TierCode::kOk);  // the slot map is known now
+  const std::string key = "migrating";
+  const std::uint16_t slot = slot_of(key);
+  const int source = cluster.owner_of(slot);
+  ASSERT_GE(source, 0);
+  int target = -1;
+  for (int m : cluster.masters()) {
+    if (m != source) target = m;
+  }
+  ASSERT_GE(target, 0);
+  const std::string slot_text = std::to_string(slot);
+  ASSERT_EQ(cluster.node(target).command({"CLUSTER", "SETSLOT", slot_text, "IMPORTING", cluster.id_of(source)}).text,
+            "OK");
+  ASSERT_EQ(cluster.node(source).command({"CLUSTER", "SETSLOT", slot_text, "MIGRATING", cluster.id_of(target)}).text,
+            "OK");
+  // The key is not on the source: it answers -ASK, and the tier writes and reads it on the target.
+  ASSERT_EQ(tier->put(key, "moved value", in(kGenerous)).code, TierCode::kOk);
+  EXPECT_EQ(integer_of(cluster.node(target).command({"CLUSTER", "COUNTKEYSINSLOT", slot_text})), 1);
+  EXPECT_EQ(integer_of(cluster.node(source).command({"CLUSTER", "COUNTKEYSINSLOT", slot_text})), 0);
+  const TierResult asked = tier->get(key, in(kGenerous));
+  ASSERT_EQ(asked.code, TierCode::kOk) << asked.detail;
+  EXPECT_EQ(asked.value, "moved value");
+  // The migration ends: the source answers -MOVED, and the tier moves the slot.
+  for (int m : cluster.masters()) {
+    cluster.node(m).command({"CLUSTER", "SETSLOT", slot_text, "NODE", cluster.id_of(target)});
+  }
+  for (int i = 0; i < 3; ++i) {
+    const TierResult moved = tier->get(key, in(kGenerous));
+    ASSERT_EQ(moved.code, TierCode::kOk) << moved.detail;
+    EXPECT_EQ(moved.value, "moved value");
+  }
+  EXPECT_EQ(tier->get("warm", in(kGenerous)).value, "up");
+}
+
+TEST(RedisCluster, AKilledMasterCostsAtMostATimeoutAndNothingWrong) {
+  RedisCluster cluster;
+  ASSERT_TRUE(cluster.ok());
+  auto tier = cluster_tier(cluster, "?timeout=300");
+  ASSERT_NE(tier, nullptr);
+  constexpr int kKeys = 60;
+  auto value_of = [](int i) { return random_bytes(2000 + static_cast<std::size_t>(i), static_cast<unsigned>(i)); };
+  for (int i = 0; i < kKeys; ++i)
+    ASSERT_EQ(tier->put("k" + std::to_string(i), value_of(i), in(kGenerous)).code, TierCode::kOk);
+  std::this_thread::sleep_for(300ms);  // the replicas have every write (asynchronous replication, loopback)
+  const int victim = cluster.owner_of(slot_of("k0"));
+  ASSERT_GE(victim, 0);
+  cluster.node(victim).kill9();
+
+  long long slowest = 0;
+  int wrong = 0, failed = 0;
+  std::string last_failure;
+  const auto give_up = Clock::now() + 20s;
+  bool all_served = false;
+  while (Clock::now() < give_up && !all_served) {
+    all_served = true;
+    for (int i = 0; i < kKeys; ++i) {
+      const auto start = Clock::now();
+      const TierResult got = tier->get("k" + std::to_string(i), in(300ms));
+      slowest = std::max(slowest, elapsed_ms(start));
+      if (got.code == TierCode::kOk && got.value != value_of(i)) ++wrong;
+      if (got.code != TierCode::kOk) {
+        ++failed;
+        last_failure = got.detail;
+        all_served = false;
+      }
+    }
+    if (!all_served) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(all_served) << "the replica never served the killed master's keys: " << last_failure;
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(failed, 0) << "the kill changed nothing: the test proved nothing";
+  EXPECT_LE(slowest, 400) << "an operation waited past its timeout";
+  const TierResult after = tier->put("after", "failover", in(kGenerous));
+  EXPECT_EQ(after.code, TierCode::kOk) << after.detail;
+  EXPECT_EQ(tier->get("after", in(kGenerous)).value, "failover");
+}
+
+TEST(RedisCluster, UrlsAreChecked) {
+  std::string problem;
+  auto url = parse_tier_url("redis+cluster://h:7000/2", &problem);
+  ASSERT_TRUE(url.has_value()) << problem;
+  EXPECT_EQ(make_redis_tier(*url, {}, &problem), nullptr);
+  EXPECT_NE(problem.find("only database 0"), std::string::npos) << problem;
+  url = parse_tier_url("redis+cluster://:pw@h:7000?seeds=h2:7001,[::1]:7002", &problem);
+  ASSERT_TRUE(url.has_value()) << problem;
+  problem.clear();
+  (void)tier_options(*url, &problem);
+  EXPECT_EQ(problem, "");
+  EXPECT_NE(make_redis_tier(*url, {}, &problem), nullptr) << problem;
+  url = parse_tier_url("redis+cluster://h:7000?seeds=h2:x", &problem);
+  ASSERT_TRUE(url.has_value());
+  EXPECT_EQ(make_redis_tier(*url, {}, &problem), nullptr);
+  EXPECT_NE(problem.find("malformed seeds"), std::string::npos) << problem;
+  url = parse_tier_url("redis://h:7000?seeds=h2:7001", &problem);
+  ASSERT_TRUE(url.has_value());
+  EXPECT_EQ(make_redis_tier(*url, {}, &problem), nullptr);
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::store::remote
