@@ -210,7 +210,14 @@ TEST_F(RedisTls, AFrozenServersHandshakeCostsAtMostTheTimeout) {
 }
 
 TEST_F(RedisTls, OpenSslIsLoadedOnlyByATlsConnection) {
-  // The test binary links no OpenSSL; this suite's earlier tests loaded it through the tier.
+  // The test binary links no OpenSSL: a TLS connection loads it through the tier (each test may run in
+  // a process of its own, so this one makes its own connection). A process that never connects over
+  // TLS never maps libssl: ShimRedisTls checks that through /proc/self/maps.
+  RedisServer server(tls_options());
+  ASSERT_TRUE(server.ok());
+  auto tier = make_checked(url_of(server, ca()));
+  ASSERT_NE(tier, nullptr);
+  EXPECT_EQ(tier->get("key", in(kGenerous)).code, TierCode::kMiss);
   EXPECT_TRUE(redis::tls_library_requested());
   EXPECT_NE(redis::tls_library(), nullptr);
 }
