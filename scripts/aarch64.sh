@@ -75,7 +75,7 @@ export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # aarch64 NVRTC (no compiles), then the client kinds cold then warm (byte-identical to NVRTC without the shim, warm served from the cache),
 # dependency tracking with a header edit, and fork.
 subset_shim="LibcCoverage.TheWatchedTableIsWhatTheShimAndTheProxyExport:LibcCoverage.ToolkitNvrtcReadsOnlyThroughWatchedFunctions"
-subset_shim+=":Shim.ExportsOnlyNvrtcAndTheObservedLibcEntryPoints"
+subset_shim+=":Shim.ExportsOnlyTheJitLibrariesAndTheObservedLibcEntryPoints"
 subset_shim+=":Loading.LinkedWithLnvrtc:Loading.DlopenBySonameAndDlsym:Loading.DlopenByAbsolutePathAndDlsym"
 subset_shim+=":Dependencies.EditedHeaderIsAMissAndMatchesAFreshCompile"
 subset_shim+=":ForkSafety.ChildrenServedFromTheCacheDoNotWaitForARealCompileOfTheParent"
