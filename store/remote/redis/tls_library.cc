@@ -18,6 +18,18 @@ struct Loaded {
   TlsLibrary library;
   bool ok = false;
   std::string error;
+
+  Loaded() = default;
+  Loaded(Loaded&& other) noexcept : library(other.library), ok(other.ok), error(std::move(other.error)) {
+    other.library.socket_method = nullptr;
+  }
+  Loaded& operator=(Loaded&&) = delete;
+  // The published one lives until exit; one made by a thread that lost the race to publish it
+  // (platform::publish_once deletes it) frees its BIO method.
+  ~Loaded() {
+    if (library.socket_method != nullptr && library.BIO_meth_free != nullptr)
+      library.BIO_meth_free(library.socket_method);
+  }
 };
 
 std::atomic<Loaded*> g_loaded{nullptr};

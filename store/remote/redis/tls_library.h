@@ -29,18 +29,17 @@
 
 namespace nvrtc_cache::store::remote::redis {
 
-#define NVRTC_CACHE_TLS_FUNCTIONS(X)                                                                                  \
-  X(OPENSSL_init_ssl) X(OPENSSL_atexit)                                                                               \
-  X(TLS_client_method)                                                                                                \
-  X(SSL_CTX_new) X(SSL_CTX_free) X(SSL_CTX_set_verify) X(SSL_CTX_load_verify_locations)                               \
-      X(SSL_CTX_set_default_verify_paths) X(SSL_CTX_use_certificate_chain_file) X(SSL_CTX_use_PrivateKey_file)        \
-          X(SSL_CTX_check_private_key) X(SSL_CTX_ctrl) X(SSL_new) X(SSL_free) X(SSL_set_bio) X(SSL_ctrl)              \
-              X(SSL_set1_host) X(SSL_get0_param) X(SSL_connect) X(SSL_read) X(SSL_write) X(SSL_peek)                  \
-                  X(SSL_get_verify_result) X(SSL_get_shutdown) X(ERR_set_mark) X(ERR_pop_to_mark)                     \
-                      X(ERR_peek_last_error) X(ERR_error_string_n) X(X509_verify_cert_error_string)                   \
-                          X(X509_VERIFY_PARAM_set1_ip_asc) X(BIO_get_new_index) X(BIO_meth_new) X(BIO_meth_set_write) \
-                              X(BIO_meth_set_read) X(BIO_meth_set_ctrl) X(BIO_new) X(BIO_set_data) X(BIO_get_data)    \
-                                  X(BIO_set_init) X(BIO_set_flags) X(BIO_clear_flags)
+#define NVRTC_CACHE_TLS_FUNCTIONS(X)                                                                                \
+  X(OPENSSL_init_ssl)                                                                                               \
+  X(OPENSSL_atexit) X(TLS_client_method) X(SSL_CTX_new) X(SSL_CTX_free) X(SSL_CTX_set_verify)                       \
+      X(SSL_CTX_load_verify_locations) X(SSL_CTX_set_default_verify_paths) X(SSL_CTX_use_certificate_chain_file)    \
+          X(SSL_CTX_use_PrivateKey_file) X(SSL_CTX_check_private_key) X(SSL_CTX_ctrl) X(SSL_new) X(SSL_free)        \
+              X(SSL_set_bio) X(SSL_ctrl) X(SSL_set1_host) X(SSL_get0_param) X(SSL_connect) X(SSL_read) X(SSL_write) \
+                  X(SSL_peek) X(SSL_get_verify_result) X(SSL_get_shutdown) X(ERR_set_mark) X(ERR_pop_to_mark)       \
+                      X(ERR_peek_last_error) X(ERR_error_string_n) X(X509_verify_cert_error_string)                 \
+                          X(X509_VERIFY_PARAM_set1_ip_asc) X(BIO_get_new_index) X(BIO_meth_new) X(BIO_meth_free)    \
+                              X(BIO_meth_set_write) X(BIO_meth_set_read) X(BIO_meth_set_ctrl) X(BIO_new)            \
+                                  X(BIO_set_data) X(BIO_get_data) X(BIO_set_init) X(BIO_set_flags) X(BIO_clear_flags)
 
 struct TlsLibrary {
 #define NVRTC_CACHE_TLS_MEMBER(name) decltype(&::name) name = nullptr;
