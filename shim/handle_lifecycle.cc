@@ -28,8 +28,23 @@ std::string label(const char* what, const HandleRecord& record, const keying::Ca
   return text;
 }
 
-void log_info(const std::string& message) {
-  if (core::log_enabled(core::LogLevel::kInfo)) core::log_line(core::LogLevel::kInfo, message);
+std::shared_ptr<HandleRecord> record_of(const void* handle) {
+  return Runtime::instance().enabled() ? handle_table().find(handle) : nullptr;
+}
+
+std::optional<std::string> reason_not_captured(core::JitLibrary library, const keying::LibraryIdentity& identity,
+                                               const std::vector<std::string>& unknown_functions,
+                                               const HandleRecord& record, const char* what) {
+  if (!record.capturable) return record.why_not;
+  if (unknown_functions.empty()) return std::nullopt;
+  const std::string name = core::library_name(library);
+  std::string names;
+  for (const std::string& function : unknown_functions) names += (names.empty() ? "" : ", ") + function;
+  core::log_once(core::LogLevel::kWarn, "unknown-functions:" + name + ":" + identity.build_id,
+                 name + " " + std::to_string(identity.major) + "." + std::to_string(identity.minor) +
+                     " exports functions this build does not know (" + names + "); its " + what +
+                     "s are passed through uncached");
+  return name + " exports functions this build does not know";
 }
 
 std::optional<std::string> read_regular_file(const char* path) {

@@ -14,7 +14,9 @@
 //   static constexpr core::JitLibrary kLibrary;  static constexpr std::string_view kSchema;
 //   static constexpr HandleCounters kCounters;    static constexpr const char* kWhat;  ("link")
 //   static bool cacheable(Result rc);             return codes worth keeping
-//   static std::optional<std::string> not_cacheable(const Real&, const HandleRecord&);
+//   static std::optional<std::string> options_not_cacheable(const HandleRecord&);  options it does not know
+// (Real has `identity` and `unknown_functions`: a library exporting a function the build does not know
+// is not cached, said once.)
 //   static const void* code(const Real&);         an address inside the library, for the watch
 //   static std::optional<std::vector<core::RecordedOutput>> read_outputs(const Real&, Handle);
 //   static Result run_recorded(const Real&, Handle, const HandleRecord&);   the completing call again
@@ -68,7 +70,19 @@ std::int64_t nanos_since(Clock::time_point start);
 std::string current_working_directory();
 // "link of 2 inputs ('a', ...) (key ...)" for the log.
 std::string label(const char* what, const HandleRecord& record, const keying::CacheKey* key);
-void log_info(const std::string& message);
+// One info line, made only when info is logged.
+template <typename MakeMessage>
+void log_info(MakeMessage&& make_message) {
+  if (core::log_enabled(core::LogLevel::kInfo)) core::log_line(core::LogLevel::kInfo, make_message());
+}
+// The record of `handle`, or nullptr (not recorded, or the cache is disabled).
+std::shared_ptr<HandleRecord> record_of(const void* handle);
+// Why `record` of a library with these `unknown_functions` may not be cached: not captured, or the
+// library exports functions this build does not know (said once per library at warn); nullopt when
+// neither. `what` names its calls in the log ("link").
+std::optional<std::string> reason_not_captured(core::JitLibrary library, const keying::LibraryIdentity& identity,
+                                               const std::vector<std::string>& unknown_functions,
+                                               const HandleRecord& record, const char* what);
 // The content of the regular file at `path` (at most kMaxCapturedBytes), or nullopt.
 std::optional<std::string> read_regular_file(const char* path);
 
@@ -153,7 +167,7 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
   core::StatsDeltas& stats = runtime.stats();
   const auto uncacheable = [&](const std::string& why) {
     stats.add(D::kCounters.uncacheable);
-    log_info("not cached: " + label(D::kWhat, record, &key) + ": " + why);
+    log_info([&] { return "not cached: " + label(D::kWhat, record, &key) + ": " + why; });
   };
   if (!D::cacheable(rc))
     return uncacheable(std::string(core::library_name(D::kLibrary)) + " returned " + std::to_string(rc));
@@ -222,9 +236,9 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
       return rc;
     }
   }
-  if (core::log_enabled(core::LogLevel::kInfo)) {
-    log_info("miss " + label(D::kWhat, record, &key) + ": " + (store ? found.miss_reason : "the cache is unavailable"));
-  }
+  log_info([&] {
+    return "miss " + label(D::kWhat, record, &key) + ": " + (store ? found.miss_reason : "the cache is unavailable");
+  });
   watch::CompileWatch watch(D::code(real));
   const std::int64_t start_realtime_ns = util::realtime_ns();
   const auto start = Clock::now();
@@ -248,7 +262,7 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
 // the real call.
 template <typename D, typename RunReal>
 typename D::Result complete(const typename D::Real& real, typename D::Handle handle, RunReal&& run_real) {
-  std::shared_ptr<HandleRecord> record = Runtime::instance().enabled() ? handle_table().find(handle) : nullptr;
+  std::shared_ptr<HandleRecord> record = record_of(handle);
   if (!record) return run_real();
   if (record->completed) {  // a second call (nvJitLink answers it with an error): the library's answer
     materialize<D>(real, handle, *record);
@@ -259,9 +273,12 @@ typename D::Result complete(const typename D::Real& real, typename D::Handle han
   platform::ErrnoGuard guard;
   int error_after = errno;
   try {
-    if (std::optional<std::string> why = D::not_cacheable(real, *record)) {
+    std::optional<std::string> why =
+        reason_not_captured(D::kLibrary, real.identity, real.unknown_functions, *record, D::kWhat);
+    if (!why) why = D::options_not_cacheable(*record);
+    if (why) {
       runtime.stats().add(D::kCounters.uncacheable);
-      log_info("not cached: " + label(D::kWhat, *record, nullptr) + ": " + *why);
+      log_info([&] { return "not cached: " + label(D::kWhat, *record, nullptr) + ": " + *why; });
       const typename D::Result rc = run_real();
       guard.set(errno);
       runtime.flush_stats(false);

@@ -38,17 +38,7 @@ struct NvJitLinkDescription {
     return core::is_known_result(kLibrary, rc) && rc != NVJITLINK_ERROR_INTERNAL && rc != NVJITLINK_ERROR_THREADPOOL;
   }
 
-  static std::optional<std::string> not_cacheable(const Real& real, const HandleRecord& record) {
-    if (!record.capturable) return record.why_not;
-    if (!real.unknown_functions.empty()) {
-      std::string names;
-      for (const std::string& name : real.unknown_functions) names += (names.empty() ? "" : ", ") + name;
-      core::log_once(core::LogLevel::kWarn, "unknown-nvjitlink-functions:" + real.identity.build_id,
-                     "nvJitLink " + std::to_string(real.identity.major) + "." + std::to_string(real.identity.minor) +
-                         " exports functions this build does not know (" + names +
-                         "); its links are passed through uncached");
-      return "nvJitLink exports functions this build does not know";
-    }
+  static std::optional<std::string> options_not_cacheable(const HandleRecord& record) {
     return keying::link_options_not_cacheable(record.inputs.options);
   }
 
@@ -75,10 +65,6 @@ struct NvJitLinkDescription {
   }
 };
 using D = NvJitLinkDescription;
-
-std::shared_ptr<HandleRecord> record_of(nvJitLinkHandle handle) {
-  return Runtime::instance().enabled() ? handle_table().find(handle) : nullptr;
-}
 
 }  // namespace
 
@@ -112,7 +98,7 @@ nvJitLinkResult nvJitLinkDestroy(const RealNvJitLink& real, nvJitLinkHandle* han
 
 nvJitLinkResult nvJitLinkAddData(const RealNvJitLink& real, nvJitLinkHandle handle, nvJitLinkInputType type,
                                  const void* data, size_t size, const char* name) {
-  std::shared_ptr<HandleRecord> record = record_of(handle);
+  std::shared_ptr<HandleRecord> record = lifecycle::record_of(handle);
   if (!record) return real.nvJitLinkAddData(handle, type, data, size, name);
   lifecycle::materialize<D>(real, handle, *record);
   const nvJitLinkResult rc = real.nvJitLinkAddData(handle, type, data, size, name);
@@ -122,7 +108,7 @@ nvJitLinkResult nvJitLinkAddData(const RealNvJitLink& real, nvJitLinkHandle hand
 
 nvJitLinkResult nvJitLinkAddFile(const RealNvJitLink& real, nvJitLinkHandle handle, nvJitLinkInputType type,
                                  const char* file_name) {
-  std::shared_ptr<HandleRecord> record = record_of(handle);
+  std::shared_ptr<HandleRecord> record = lifecycle::record_of(handle);
   if (!record) return real.nvJitLinkAddFile(handle, type, file_name);
   lifecycle::materialize<D>(real, handle, *record);
   std::optional<std::string> before;

@@ -51,17 +51,7 @@ struct NvvmDescription {
     }
   }
 
-  static std::optional<std::string> not_cacheable(const Real& real, const HandleRecord& record) {
-    if (!record.capturable) return record.why_not;
-    if (!real.unknown_functions.empty()) {
-      std::string names;
-      for (const std::string& name : real.unknown_functions) names += (names.empty() ? "" : ", ") + name;
-      core::log_once(core::LogLevel::kWarn, "unknown-nvvm-functions:" + real.identity.build_id,
-                     "libNVVM " + std::to_string(real.identity.major) + "." + std::to_string(real.identity.minor) +
-                         " exports functions this build does not know (" + names +
-                         "); its compiles are passed through uncached");
-      return "libNVVM exports functions this build does not know";
-    }
+  static std::optional<std::string> options_not_cacheable(const HandleRecord& record) {
     return keying::nvvm_options_not_cacheable(record.inputs.options);
   }
 
@@ -85,14 +75,10 @@ struct NvvmDescription {
 };
 using D = NvvmDescription;
 
-std::shared_ptr<HandleRecord> record_of(nvvmProgram prog) {
-  return Runtime::instance().enabled() ? handle_table().find(prog) : nullptr;
-}
-
 nvvmResult add_module(const RealNvvm& real, nvvmProgram prog, const char* buffer, size_t size, const char* name,
                       bool lazy) {
   const auto add = lazy ? real.nvvmLazyAddModuleToProgram : real.nvvmAddModuleToProgram;
-  std::shared_ptr<HandleRecord> record = record_of(prog);
+  std::shared_ptr<HandleRecord> record = lifecycle::record_of(prog);
   if (!record) return add(prog, buffer, size, name);
   lifecycle::materialize<D>(real, prog, *record);
   const nvvmResult rc = add(prog, buffer, size, name);
@@ -128,7 +114,7 @@ nvvmResult nvvmLazyAddModuleToProgram(const RealNvvm& real, nvvmProgram prog, co
 }
 
 nvvmResult nvvmCompileProgram(const RealNvvm& real, nvvmProgram prog, int num_options, const char** options) {
-  if (std::shared_ptr<HandleRecord> record = record_of(prog); record && !record->completed) {
+  if (std::shared_ptr<HandleRecord> record = lifecycle::record_of(prog); record && !record->completed) {
     const platform::ErrnoGuard guard;
     try {
       if (num_options < 0 || (num_options > 0 && options == nullptr)) {
@@ -154,7 +140,7 @@ nvvmResult nvvmCompileProgram(const RealNvvm& real, nvvmProgram prog, int num_op
 // one after the compile (its log replaces the compile's: the served compile is first run for real),
 // leaves the program uncached.
 nvvmResult nvvmVerifyProgram(const RealNvvm& real, nvvmProgram prog, int num_options, const char** options) {
-  std::shared_ptr<HandleRecord> record = record_of(prog);
+  std::shared_ptr<HandleRecord> record = lifecycle::record_of(prog);
   if (!record) return real.nvvmVerifyProgram(prog, num_options, options);
   lifecycle::materialize<D>(real, prog, *record);
   const nvvmResult rc = real.nvvmVerifyProgram(prog, num_options, options);
