@@ -9,7 +9,7 @@
 namespace nvrtc_cache::core {
 namespace {
 
-constexpr std::string_view kMagic = "NVRE";
+constexpr std::string_view kEntryMagic = "NVRE";
 
 using util::ByteReader;
 using util::ByteWriter;
@@ -165,7 +165,7 @@ std::uint64_t CompileEntry::payload_bytes() const {
 std::string encode_entry(const CompileEntry& e) {
   util::ByteWriter w;
   const bool newer = has_newer_outputs(e);
-  util::begin_frame(w, kMagic,
+  util::begin_frame(w, kEntryMagic,
                     newer           ? kEntryFormatVersion
                     : e.description ? kEntryFormatVersionWithoutNewerOutputs
                                     : kEntryFormatVersionWithoutDescription);
@@ -196,7 +196,7 @@ std::optional<CompileEntry> decode_plain_entry(std::string_view bytes) {
   std::optional<util::ByteReader> frame;
   for (std::uint32_t v :
        {kEntryFormatVersion, kEntryFormatVersionWithoutNewerOutputs, kEntryFormatVersionWithoutDescription}) {
-    if ((frame = util::open_frame(bytes, kMagic, v))) {
+    if ((frame = util::open_frame(bytes, kEntryMagic, v))) {
       version = v;
       break;
     }

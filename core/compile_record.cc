@@ -5,7 +5,7 @@
 namespace nvrtc_cache::core {
 namespace {
 
-constexpr std::string_view kMagic = "NVRR";
+constexpr std::string_view kRecordMagic = "NVRR";
 // magic, version, body length; then the body and the checksum.
 constexpr std::size_t kHeaderBytes = 4 + util::kU32Bytes + util::kU64Bytes;
 constexpr std::size_t kChecksumBytes = util::kU64Bytes;
@@ -89,7 +89,7 @@ bool read_body(ByteReader& r, CompileRecord& record) {
 
 // The length of the frame at the start of `rest`, once its header is readable and plausible.
 std::optional<std::uint64_t> frame_length(std::string_view rest) {
-  if (rest.size() < kHeaderBytes + kChecksumBytes || !rest.starts_with(kMagic)) return std::nullopt;
+  if (rest.size() < kHeaderBytes + kChecksumBytes || !rest.starts_with(kRecordMagic)) return std::nullopt;
   const std::uint64_t body = util::load_le(rest.data() + 8, 8);
   if (body > rest.size() - kHeaderBytes - kChecksumBytes) return std::nullopt;
   return kHeaderBytes + body + kChecksumBytes;
@@ -107,14 +107,14 @@ std::string encode_record(std::string_view library_path, const keying::ProgramIn
   write_identity(body, library_path, inputs);
   dependencies.encode(body);
   ByteWriter w;
-  util::begin_frame(w, kMagic, kRecordFormatVersion);
+  util::begin_frame(w, kRecordMagic, kRecordFormatVersion);
   w.bytes(body.str());
   util::append_checksum(w);
   return std::move(w.str());
 }
 
 std::optional<CompileRecord> decode_record(std::string_view frame) {
-  std::optional<ByteReader> r = util::open_frame(frame, kMagic, kRecordFormatVersion);
+  std::optional<ByteReader> r = util::open_frame(frame, kRecordMagic, kRecordFormatVersion);
   std::string body;
   if (!r || !r->bytes(body) || r->remaining() != 0) return std::nullopt;
   ByteReader body_reader(body);
@@ -156,11 +156,11 @@ RecordScan scan_records(std::string_view file) {
         continue;
       }
     } else {
-      const bool starts_a_frame = rest.starts_with(kMagic) || kMagic.starts_with(rest);
+      const bool starts_a_frame = rest.starts_with(kRecordMagic) || kRecordMagic.starts_with(rest);
       what = starts_a_frame ? "a truncated record" : "bytes that are not a record";
     }
     // Resynchronise at the next magic.
-    const std::size_t next = file.find(kMagic, pos + 1);
+    const std::size_t next = file.find(kRecordMagic, pos + 1);
     const std::size_t end = next == std::string_view::npos ? file.size() : next;
     scan.damage.push_back({pos, end - pos, what});
     pos = end;

@@ -7,7 +7,7 @@
 namespace nvrtc_cache::core {
 namespace {
 
-constexpr std::string_view kMagic = "NVRZ";
+constexpr std::string_view kCompressedMagic = "NVRZ";
 
 // The declared size expand_entry() accepts for `compressed_bytes` of zstd frame.
 bool within_bounds(std::uint64_t declared, std::size_t compressed_bytes) {
@@ -16,7 +16,7 @@ bool within_bounds(std::uint64_t declared, std::size_t compressed_bytes) {
 
 }  // namespace
 
-bool is_compressed_entry(std::string_view stored) { return stored.starts_with(kMagic); }
+bool is_compressed_entry(std::string_view stored) { return stored.starts_with(kCompressedMagic); }
 
 std::string compress_entry(std::string encoded, int level) {
   if (level <= 0 || encoded.size() > kMaxExpandedEntryBytes) return encoded;
@@ -26,7 +26,7 @@ std::string compress_entry(std::string encoded, int level) {
   if (ZSTD_isError(n) || !within_bounds(encoded.size(), n)) return encoded;
   frame.resize(n);
   util::ByteWriter w;
-  util::begin_frame(w, kMagic, kCompressedEntryVersion);
+  util::begin_frame(w, kCompressedMagic, kCompressedEntryVersion);
   w.u64(encoded.size());
   w.bytes(frame);
   util::append_checksum(w);
@@ -35,7 +35,7 @@ std::string compress_entry(std::string encoded, int level) {
 }
 
 std::optional<std::string> expand_entry(std::string_view stored) {
-  std::optional<util::ByteReader> r = util::open_frame(stored, kMagic, kCompressedEntryVersion);
+  std::optional<util::ByteReader> r = util::open_frame(stored, kCompressedMagic, kCompressedEntryVersion);
   std::uint64_t declared = 0;
   std::string_view frame;
   if (!r || !r->u64(declared) || !r->bytes_view(frame) || !r->at_end()) return std::nullopt;

@@ -6,7 +6,7 @@
 namespace nvrtc_cache::core {
 namespace {
 
-constexpr std::string_view kMagic = "NVHE";
+constexpr std::string_view kHandleEntryMagic = "NVHE";
 
 constexpr OutputSpec kNvJitLinkOutputs[] = {
     {"cubin", false}, {"ptx", false}, {"ltoir", true}, {"error_log", false}, {"info_log", false}};
@@ -59,7 +59,7 @@ bool is_well_formed(const HandleEntry& e) {
 // nanos, the description, XXH3-64 of everything before it. Little-endian throughout.
 std::string encode_handle_entry(const HandleEntry& e) {
   util::ByteWriter w;
-  util::begin_frame(w, kMagic, kHandleEntryFormatVersion);
+  util::begin_frame(w, kHandleEntryMagic, kHandleEntryFormatVersion);
   w.u8(static_cast<std::uint8_t>(e.library));
   w.i32(e.rc);
   w.u64(e.outputs.size());
@@ -76,7 +76,7 @@ std::string encode_handle_entry(const HandleEntry& e) {
 }
 
 std::optional<HandleEntry> decode_handle_entry(std::string_view bytes) {
-  std::optional<util::ByteReader> frame = util::open_frame(bytes, kMagic, kHandleEntryFormatVersion);
+  std::optional<util::ByteReader> frame = util::open_frame(bytes, kHandleEntryMagic, kHandleEntryFormatVersion);
   if (!frame) return std::nullopt;
   util::ByteReader& r = *frame;
   HandleEntry e;

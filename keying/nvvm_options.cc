@@ -5,15 +5,15 @@
 namespace nvrtc_cache::keying {
 namespace {
 
-constexpr std::string_view kValued[] = {
+constexpr std::string_view kNvvmValued[] = {
     "-opt=", "-arch=", "-ftz=", "-prec-sqrt=", "-prec-div=", "-fma=", "-jump-table-density="};
-constexpr std::string_view kFlags[] = {"-g", "-gen-lto"};
+constexpr std::string_view kNvvmFlags[] = {"-g", "-gen-lto"};
 
-bool known(std::string_view option) {
-  for (std::string_view flag : kFlags) {
+bool known_nvvm_option(std::string_view option) {
+  for (std::string_view flag : kNvvmFlags) {
     if (option == flag) return true;
   }
-  for (std::string_view prefix : kValued) {
+  for (std::string_view prefix : kNvvmValued) {
     if (option.size() > prefix.size() && option.starts_with(prefix)) return true;
   }
   return false;
@@ -23,7 +23,7 @@ bool known(std::string_view option) {
 
 std::optional<std::string> nvvm_options_not_cacheable(std::span<const std::string> options) {
   for (const std::string& option : options) {
-    if (!known(option)) return "option " + option + " is not one this build knows";
+    if (!known_nvvm_option(option)) return "option " + option + " is not one this build knows";
   }
   return std::nullopt;
 }

@@ -42,7 +42,7 @@ void on_fault(int signal, siginfo_t* info, void* context) {
 // Installing is guarded by a lock of the fork order (ForkRank::kFaultGuard), not std::call_once,
 // whose "in progress" state a child forked meanwhile would inherit.
 constinit std::mutex g_install_mu;
-std::atomic<bool> g_installed{false};
+std::atomic<bool> g_fault_handlers_installed{false};
 
 void install() {
   struct sigaction action = {};
@@ -54,11 +54,11 @@ void install() {
 }
 
 void install_once() {
-  if (g_installed.load(std::memory_order_acquire)) return;
+  if (g_fault_handlers_installed.load(std::memory_order_acquire)) return;
   std::lock_guard lock(g_install_mu);
-  if (g_installed.load(std::memory_order_relaxed)) return;
+  if (g_fault_handlers_installed.load(std::memory_order_relaxed)) return;
   install();
-  g_installed.store(true, std::memory_order_release);
+  g_fault_handlers_installed.store(true, std::memory_order_release);
 }
 
 __attribute__((constructor)) void register_fork_locks() {

@@ -40,10 +40,10 @@ LONG CALLBACK on_exception(EXCEPTION_POINTERS* exception) {
   return EXCEPTION_CONTINUE_EXECUTION;
 }
 
-std::atomic<bool> g_installed{false};
+std::atomic<bool> g_fault_handlers_installed{false};
 
 void install_once() {
-  if (g_installed.exchange(true, std::memory_order_acq_rel)) return;
+  if (g_fault_handlers_installed.exchange(true, std::memory_order_acq_rel)) return;
   AddVectoredExceptionHandler(1, &on_exception);
 }
 

@@ -13,7 +13,7 @@ constexpr int kRanks = static_cast<int>(ForkRank::kCount);
 
 // Written only by library constructors (single-threaded), read by the fork handlers.
 ForkParticipant g_participants[kRanks] = {};
-bool g_installed = false;
+bool g_atfork_handlers_installed = false;
 
 void prepare() {
   const ErrnoGuard errno_guard;
@@ -42,8 +42,8 @@ void join_fork_order(ForkRank rank, ForkParticipant participant) {
   const int index = static_cast<int>(rank);
   if (index < 0 || index >= kRanks) return;
   g_participants[index] = participant;
-  if (!g_installed) {
-    g_installed = true;
+  if (!g_atfork_handlers_installed) {
+    g_atfork_handlers_installed = true;
     pthread_atfork(&prepare, &in_parent, &in_child);
   }
 }

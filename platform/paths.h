@@ -31,6 +31,16 @@ std::string root_of(const std::string& path);
 bool is_drive_root(std::string_view path);
 bool is_bare_drive(std::string_view path);
 
+// `name` under `base`: one separator between them unless `base` ends in one; `name` alone when `base`
+// is empty.
+inline std::string joined_path(const std::string& base, std::string_view name) {
+  if (base.empty()) return std::string(name);
+  std::string out = base;
+  if (!is_path_separator(base.back())) out += '/';
+  out += name;
+  return out;
+}
+
 // The device that reads as an empty file ("/dev/null"; Windows "NUL").
 const char* null_device();
 

@@ -81,10 +81,6 @@ void remove_moved_aside(const DirectoryHandle& parent, const std::string& name, 
   env.remove_at(parent.fd(), name, /*directory=*/true);
 }
 
-std::string joined(const std::string& directory, const std::string& name) {
-  return !directory.empty() && directory.back() == '/' ? directory + name : directory + "/" + name;
-}
-
 }  // namespace
 
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env) {
@@ -103,7 +99,7 @@ DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env
   if (std::string why = unsafe_reason(path, st, allow_shared); !why.empty())
     return {DirectoryVerdict::kUnsafe, why, {}};
   // The store's own directory and files must not be links planted by someone else either.
-  const std::string store_path = joined(path, kStoreName);
+  const std::string store_path = platform::joined_path(path, kStoreName);
   if (env.stat_at(dir, kStoreName, &st) == 0) {
     if (std::string why = unsafe_reason(store_path, st, allow_shared); !why.empty()) {
       return {DirectoryVerdict::kUnsafe, why, {}};
@@ -112,7 +108,7 @@ DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env
         store.handle.valid()) {
       for (const char* name : {"data.mdb", "lock.mdb"}) {
         if (env.stat_at(store.handle.fd(), name, &st) != 0) continue;
-        if (std::string why = unsafe_reason(joined(store_path, name), st, allow_shared); !why.empty()) {
+        if (std::string why = unsafe_reason(platform::joined_path(store_path, name), st, allow_shared); !why.empty()) {
           return {DirectoryVerdict::kUnsafe, why, {}};
         }
       }
@@ -125,7 +121,7 @@ DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env
 }
 
 Status check_data_file(const DirectoryHandle& store, const std::string& shown, Env& env) {
-  const std::string data = joined(shown, "data.mdb");
+  const std::string data = platform::joined_path(shown, "data.mdb");
   struct stat st;
   if (env.stat_at(store.fd(), "data.mdb", &st) != 0) return Status::ok();  // no store yet
   if (st.st_size == 0) return Status::ok();  // created, never written: LMDB initialises it
@@ -210,13 +206,14 @@ OpenedCache open_cache(const CachePolicy& policy) {
     out.status = Status::invalid_argument(check.detail + hint);
     return out;
   }
-  const std::string store_dir = joined(out.directory, kStoreName);
+  const std::string store_dir = platform::joined_path(out.directory, kStoreName);
   // Moves a damaged store aside (saying why); false if it could not be moved.
   auto move_aside = [&](const Status& damage) {
     const std::string aside = quarantine(check.handle, kStoreName, env);
-    out.messages.push_back(damage.message() + (aside.empty() ? "; could not move it aside"
-                                                             : "; moved aside to " + joined(out.directory, aside) +
-                                                                   " and starting afresh"));
+    out.messages.push_back(
+        damage.message() +
+        (aside.empty() ? "; could not move it aside"
+                       : "; moved aside to " + platform::joined_path(out.directory, aside) + " and starting afresh"));
     return !aside.empty();
   };
   if (const DirectoryWalk store = open_subdirectory(check.handle, kStoreName, store_dir, false, env);

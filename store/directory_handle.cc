@@ -33,11 +33,6 @@ std::deque<std::string> components_of(const std::string& path) {
   return out;
 }
 
-std::string joined(const std::string& base, const std::string& name) {
-  if (base.empty()) return name;
-  return is_path_separator(base.back()) ? base + name : base + "/" + name;
-}
-
 DirectoryWalk failed(int error, bool unsafe, std::string detail) {
   DirectoryWalk out;
   out.error = error;
@@ -107,7 +102,7 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
   while (!pending.empty()) {
     const std::string name = std::move(pending.front());
     pending.pop_front();
-    const std::string here = joined(shown, name);
+    const std::string here = platform::joined_path(shown, name);
     const int rc = open_or_create(current.fd(), name, create, env, &fd, create_mode);
     if (rc == 0) {
       current = DirectoryHandle(fd);
