@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "core/log.h"
 #include "core/settings.h"
 #include "platform/env.h"
 #include "platform/own_file.h"
@@ -270,6 +271,13 @@ store::CachePolicy cache_policy(const Config& config) {
 Config config_from_process_environment() {
   // getenv(3); on Windows the process's environment block (UTF-16, converted), not the CRT's copy.
   return load_config([](const char* name) { return platform::Env::system()->environment_variable(name); });
+}
+
+void log_settings_problems(const Config& config) {
+  for (const std::string& problem : config.problems) log_line(LogLevel::kWarn, problem);
+  for (const UnknownVariable& variable : unknown_variables(platform::Env::system()->environment_variable_names())) {
+    log_line(variable.suggestion.empty() ? LogLevel::kInfo : LogLevel::kWarn, unknown_variable_message(variable));
+  }
 }
 
 }  // namespace nvrtc_cache::core

@@ -56,6 +56,11 @@ Config config_from_environment(const EnvLookup& lookup);
 // Defaults < system file < user file < environment, the files named by config_paths(lookup).
 Config config_from_process_environment();
 
+// Logs what a process's settings got wrong, as every intercepting library says it at start: each bad
+// value (warn), each NVRTC_CACHE_* variable of the environment that nothing reads (warn when it is
+// likely a misspelling of one, naming it; info otherwise: it may be another tool's).
+void log_settings_problems(const Config& config);
+
 // The configuration files. The user file is $NVRTC_CACHE_CONFIG if set, else
 // $XDG_CONFIG_HOME/nvrtc-cache/nvrtc-cache.conf, else ~/.config/nvrtc-cache/nvrtc-cache.conf; the
 // system file is $NVRTC_CACHE_SYSTEM_CONFIG if set (tests, packagers), else /etc/nvrtc-cache.conf.

@@ -1,6 +1,7 @@
 #include "core/handle_entry.h"
 
 #include "core/entry_codec.h"
+#include "core/entry_compression.h"
 #include "util/binary_io.h"
 
 namespace nvrtc_cache::core {
@@ -75,7 +76,9 @@ std::string encode_handle_entry(const HandleEntry& e) {
   return std::move(w.str());
 }
 
-std::optional<HandleEntry> decode_handle_entry(std::string_view bytes) {
+namespace {
+
+std::optional<HandleEntry> decode_plain_handle_entry(std::string_view bytes) {
   std::optional<util::ByteReader> frame = util::open_frame(bytes, kHandleEntryMagic, kHandleEntryFormatVersion);
   if (!frame) return std::nullopt;
   util::ByteReader& r = *frame;
@@ -95,6 +98,15 @@ std::optional<HandleEntry> decode_handle_entry(std::string_view bytes) {
   }
   if (!r.at_end() || !is_well_formed(e)) return std::nullopt;
   return e;
+}
+
+}  // namespace
+
+std::optional<HandleEntry> decode_handle_entry(std::string_view bytes) {
+  if (!is_compressed_entry(bytes)) return decode_plain_handle_entry(bytes);
+  const std::optional<std::string> expanded = expand_entry(bytes);
+  if (!expanded) return std::nullopt;
+  return decode_plain_handle_entry(*expanded);
 }
 
 }  // namespace nvrtc_cache::core

@@ -69,6 +69,8 @@ struct HandleEntry {
 // getter, one that failed wrote nothing.
 bool is_well_formed(const HandleEntry& entry);
 
+// The store keeps an encoded entry as compress_entry() (core/entry_compression.h) leaves it: decoding
+// takes either form, expanding a compressed one within that file's bounds.
 std::string encode_handle_entry(const HandleEntry& entry);
 std::optional<HandleEntry> decode_handle_entry(std::string_view bytes);
 

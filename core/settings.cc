@@ -219,13 +219,10 @@ std::string suggest_variable(std::string_view name) {
   return best.empty() ? "" : std::string(kVariablePrefix) + best;
 }
 
-std::vector<UnknownVariable> unknown_variables(const char* const* environment) {
+std::vector<UnknownVariable> unknown_variables(const std::vector<std::string>& names) {
   std::vector<UnknownVariable> out;
-  for (const char* const* e = environment; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view entry = *e;
-    if (!entry.starts_with(kVariablePrefix)) continue;
-    const std::string name(entry.substr(0, entry.find('=')));
-    if (is_known_variable(name)) continue;
+  for (const std::string& name : names) {
+    if (!name.starts_with(kVariablePrefix) || is_known_variable(name)) continue;
     out.push_back({name, suggest_variable(name)});
   }
   return out;

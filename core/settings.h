@@ -57,9 +57,8 @@ struct UnknownVariable {
   std::string name;
   std::string suggestion;  // the known variable it is likely a misspelling of; "" when none
 };
-// The unknown NVRTC_CACHE_* variables of `environment` ("NAME=VALUE" strings, NULL-terminated, as
-// `environ`), in its order.
-std::vector<UnknownVariable> unknown_variables(const char* const* environment);
+// The unknown NVRTC_CACHE_* variables among the environment variable names `names`, in their order.
+std::vector<UnknownVariable> unknown_variables(const std::vector<std::string>& names);
 // "NVRTC_CACHE_MAXSIZE is not a variable nvrtc-cache reads; did you mean NVRTC_CACHE_MAX_SIZE?"
 std::string unknown_variable_message(const UnknownVariable& variable);
 // The setting file key `key` is likely a misspelling of ("max_size" for "max_sise" or for

@@ -109,6 +109,9 @@ class Env {
   virtual int real_path(const std::string& path, std::string* resolved);
   virtual int read_link(const std::string& path, std::string* target);
   virtual std::optional<std::string> environment_variable(const std::string& name);
+  // The names of the process's environment variables, in its order (Windows: the environment block's,
+  // not the C runtime's copy; its hidden per-drive "=C:" entries left out).
+  virtual std::vector<std::string> environment_variable_names();
   // CLOCK_REALTIME in nanoseconds, the clock file timestamps are compared with.
   virtual std::int64_t now_realtime_ns();
 

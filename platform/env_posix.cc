@@ -12,6 +12,8 @@
 #include <climits>
 #include <cstdlib>
 #include <ctime>
+#include <string_view>
+#include <vector>
 
 #include "platform/fork_locks.h"
 #include "util/clock.h"
@@ -174,6 +176,15 @@ std::optional<std::string> Env::environment_variable(const std::string& name) {
   const char* value = std::getenv(name.c_str());
   if (value == nullptr) return std::nullopt;
   return std::string(value);
+}
+
+std::vector<std::string> Env::environment_variable_names() {
+  std::vector<std::string> names;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view text = *entry;
+    names.emplace_back(text.substr(0, text.find('=')));
+  }
+  return names;
 }
 
 std::int64_t Env::now_realtime_ns() { return util::realtime_ns(); }

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <cwchar>
+#include <string_view>
 #include <mutex>
 #include <vector>
 
@@ -409,6 +411,19 @@ int Env::read_link(const std::string&, std::string*) { return EINVAL; }
 
 std::optional<std::string> Env::environment_variable(const std::string& name) {
   return windows::environment_variable(windows::to_wide(name));
+}
+
+std::vector<std::string> Env::environment_variable_names() {
+  std::vector<std::string> names;
+  wchar_t* block = GetEnvironmentStringsW();
+  if (block == nullptr) return names;
+  for (const wchar_t* entry = block; *entry != L'\0'; entry += std::wcslen(entry) + 1) {
+    const std::wstring_view text = entry;
+    if (text.starts_with(L'=')) continue;  // "=C:=C:\dir": the per-drive current directories
+    names.push_back(windows::to_utf8(std::wstring(text.substr(0, text.find(L'=')))));
+  }
+  FreeEnvironmentStringsW(block);
+  return names;
 }
 
 // The wall clock in nanoseconds since the Unix epoch (file times are compared with it).

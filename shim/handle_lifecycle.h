@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/entry_compression.h"
 #include "core/handle_entry.h"
 #include "core/log.h"
 #include "core/stats.h"
@@ -196,7 +197,9 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
   stats.add(D::kCounters.ns, nanos);
   if (runtime.store_read_only()) return;
   const keying::CacheKey result = direct::result_key(key, *dependencies.set);
-  store::Status status = store->put(direct::handle_result_store_key(result), core::encode_handle_entry(entry));
+  store::Status status =
+      store->put(direct::handle_result_store_key(result),
+                 core::compress_entry(core::encode_handle_entry(entry), runtime.config().compression_level));
   if (status) {
     status =
         add_to_manifest(*store, key, result, std::move(*dependencies.set), nullptr, &direct::handle_result_store_key);

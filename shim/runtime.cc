@@ -78,13 +78,7 @@ Runtime& Runtime::instance() {
 
 Runtime::Runtime() : config_(core::config_from_process_environment()), last_flush_ns_(util::steady_ns()) {
   core::log_configure(config_.log_level, config_.log_file);
-  for (const auto& problem : config_.problems) core::log_line(core::LogLevel::kWarn, problem);
-  // A likely misspelling is said (its setting is not applied); any other NVRTC_CACHE_* variable may
-  // be another tool's, so only the info log names it.
-  for (const core::UnknownVariable& variable : core::unknown_variables(environ)) {
-    core::log_line(variable.suggestion.empty() ? core::LogLevel::kInfo : core::LogLevel::kWarn,
-                   core::unknown_variable_message(variable));
-  }
+  core::log_settings_problems(config_);
   if (config_.disabled)
     core::log_line(core::LogLevel::kInfo, "disabled (NVRTC_CACHE_DISABLE, " +
                                               config_.origins[core::setting_index(*core::find_setting("disable"))] +

@@ -41,17 +41,19 @@ std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walk
               named.try_emplace(direct::result_store_key(r.result_key), Named{hex_of(key.substr(1)), r.dependencies});
             }
           }
-        } else if (key[0] == 'R') {
+        } else if (key[0] == 'R' || key[0] == 'L') {
           EntryInfo info;
+          info.prefix = key[0];
           info.key_hex = hex_of(key.substr(1));
-          if (payload) info.entry = core::decode_entry(*payload);
+          if (payload && key[0] == 'R') info.entry = core::decode_entry(*payload);
+          if (payload && key[0] == 'L') info.handle = core::decode_handle_entry(*payload);
           info.access = access;
           info.stored_bytes = payload ? payload->size() : 0;
           results.push_back(std::move(info));
         }
       });
   for (EntryInfo& info : results) {
-    std::string store_key = "R";
+    std::string store_key = "R";  // the manifests' results, as their NVRTC store keys
     for (std::size_t i = 0; i + 1 < info.key_hex.size(); i += 2) {
       store_key.push_back(static_cast<char>(std::stoi(info.key_hex.substr(i, 2), nullptr, 16)));
     }
@@ -64,8 +66,29 @@ std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walk
   return results;
 }
 
+const char* EntryInfo::kind() const {
+  if (prefix != 'L') return "compile";
+  return handle && handle->library == core::JitLibrary::nvvm ? "nvvm" : "link";
+}
+
+std::uint64_t EntryInfo::nanos() const {
+  if (handle) return handle->nanos;
+  return entry ? entry->compile_nanos : 0;
+}
+
+std::uint64_t EntryInfo::output_bytes() const {
+  if (handle) return handle->payload_bytes();
+  return entry ? entry->payload_bytes() : 0;
+}
+
+std::vector<std::string> EntryInfo::options() const {
+  if (handle) return handle->description.options;
+  return entry && entry->description ? entry->description->options : std::vector<std::string>{};
+}
+
 std::string compile_status(const EntryInfo& e) {
-  if (!e.entry) return "damaged";
+  if (e.damaged()) return "damaged";
+  if (e.handle) return e.handle->rc == 0 ? "ok" : fmt::format("error {}", e.handle->rc);
   switch (e.entry->compile_rc) {
     case NVRTC_SUCCESS:
       return "ok";
@@ -117,7 +140,14 @@ std::string first_ptx_kernel(std::string_view ptx) {
 }  // namespace
 
 std::string program_label(const EntryInfo& e) {
-  if (!e.entry) return "(damaged)";
+  if (e.damaged()) return "(damaged)";
+  if (e.handle) {
+    std::string inputs;
+    for (const std::string& name : e.handle->description.input_names) {
+      inputs += (inputs.empty() ? "" : ", ") + (name.empty() ? std::string("(unnamed)") : name);
+    }
+    return std::string(e.kind()) + ": " + (inputs.empty() ? "(no inputs)" : inputs);
+  }
   if (!e.entry->description) return "(unrecorded)";
   const core::EntryDescription& d = *e.entry->description;
   if (!d.program_name.empty() && d.program_name != "default_program") return d.program_name;

@@ -1,5 +1,6 @@
-// Entries: the compile results a cache holds, decoded for people (`ls`, `inspect`, `extract`,
-// `stats`). Contract: reads the store only (one read transaction per walk); single-threaded.
+// Entries: the results a cache holds — NVRTC compiles, nvJitLink links and libNVVM compiles — decoded
+// for people (`ls`, `inspect`, `extract`, `stats`). Contract: reads the store only (one read transaction per walk);
+// single-threaded.
 #pragma once
 
 #include <cstdint>
@@ -8,34 +9,47 @@
 #include <vector>
 
 #include "core/compile_entry.h"
+#include "core/handle_entry.h"
 #include "direct/dependencies.h"
 #include "store/lmdb/lmdb_store.h"
 
 namespace nvrtc_cache::tools {
 
-// A store key of an entry: a prefix byte ('M' manifest, 'R' result) and a 32-byte key.
+// A store key of an entry: a prefix byte ('M' manifest, 'R' NVRTC result, 'L' link or NVVM result)
+// and a 32-byte key.
 inline constexpr std::size_t kStoreKeySize = 33;
 
 struct EntryInfo {
+  char prefix = 'R';                                  // 'R' an NVRTC compile; 'L' a link or an NVVM compile
   std::string key_hex;                                // the result key, 64 hex digits
   std::string manifest_hex;                           // the direct key of a manifest naming it ("" if none)
-  std::optional<core::CompileEntry> entry;            // nullopt: damaged
+  std::optional<core::CompileEntry> entry;            // 'R': nullopt when damaged
+  std::optional<core::HandleEntry> handle;            // 'L': nullopt when damaged
   std::optional<direct::DependencySet> dependencies;  // from the manifest naming it
   std::optional<store::AccessRecord> access;
   std::uint64_t stored_bytes = 0;  // the value's size in the store
+
+  bool damaged() const { return prefix == 'L' ? !handle : !entry; }
+  // "compile" (NVRTC), "link" (nvJitLink), "nvvm" (libNVVM).
+  const char* kind() const;
+  // The real call's time (what a hit saves), the outputs' bytes and the options; 0 / empty when damaged
+  // or not recorded.
+  std::uint64_t nanos() const;
+  std::uint64_t output_bytes() const;
+  std::vector<std::string> options() const;
 };
 
-// Every compile result in the store, in key order; `*walked` (optional) gets the walk's status.
+// Every result in the store, in key order; `*walked` (optional) gets the walk's status.
 std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walked = nullptr);
 
-// The cached compile's result as people say it: "ok", "compile error", "bad option", "error N"
-// (another nvrtcResult), "damaged" (the entry does not decode). A cached failure is served as the
-// failure it was.
+// The cached call's result as people say it: "ok", "compile error", "bad option", "error N"
+// (another nvrtcResult, or a link's or NVVM compile's non-zero code), "damaged" (the entry does not
+// decode). A cached failure is served as the failure it was.
 std::string compile_status(const EntryInfo& e);
 // What to call the program in a listing: its name, unless the name says nothing (empty, or the
 // "default_program" cuda.core and others give every program): then its first name expression
 // ("scale<float, 2>"), else the first kernel its PTX defines (demangled, without its parameters),
-// else its options.
+// else its options. A link or NVVM compile: "link: " or "nvvm: " and its inputs' names.
 std::string program_label(const EntryInfo& e);
 
 // "sm_80" from -arch=sm_80 / --gpu-architecture sm_80 / -arch compute_90; "" when not given.

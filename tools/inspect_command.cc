@@ -1,4 +1,5 @@
-// nvrtc-cache inspect KEY-PREFIX [--json]: everything an entry records, its dependency set, and
+// nvrtc-cache inspect KEY-PREFIX [--json]: everything an entry records (an NVRTC compile's, a link's or
+// an NVVM compile's), its dependency set, and
 // whether a lookup would be served from it now (direct/ validation, run here).
 #include <memory>
 #include <string>
@@ -17,7 +18,7 @@ namespace {
 
 // "would hit" or why a lookup from this directory, with this environment, would miss now.
 std::string verdict(const EntryInfo& e) {
-  if (!e.entry) return "miss: the entry is damaged (it will be dropped and recompiled)";
+  if (e.damaged()) return "miss: the entry is damaged (it will be dropped and recompiled)";
   if (!e.dependencies) return "miss: no manifest names this result any more (it is evicted with time)";
   direct::DependencySet copy = *e.dependencies;
   const direct::Validation v = direct::validate_dependencies(copy);
@@ -42,6 +43,32 @@ void print_output(const char* label, const core::RecordedOutput& o) {
     fmt::print("  {:<8} none (NVRTC returned {})\n", label, o.data_rc);
 }
 
+// A link (nvJitLink) or an NVVM compile (libNVVM): its inputs, options, return code and outputs.
+void print_handle_entry(const core::HandleEntry& h) {
+  const char* library = core::library_name(h.library);
+  std::string inputs;
+  for (const std::string& name : h.description.input_names) {
+    inputs += (inputs.empty() ? "" : ", ") + (name.empty() ? std::string("(unnamed)") : name);
+  }
+  std::string options;
+  for (const auto& o : h.description.options) options += (options.empty() ? "" : " ") + o;
+  fmt::print("{:<15}{} input(s), {} bytes: {}\n", h.library == core::JitLibrary::nvvm ? "modules" : "inputs",
+             h.description.input_names.size(), h.description.input_bytes, inputs);
+  fmt::print("options        {}\n", options);
+  fmt::print("{:<15}{} returned {} in {}\n", h.library == core::JitLibrary::nvvm ? "compile" : "link", library, h.rc,
+             human_duration(h.nanos));
+  fmt::print("outputs\n");
+  const auto specs = core::outputs_of(h.library);
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const core::RecordedOutput& o = h.outputs[i];
+    if (!o.available) continue;
+    if (o.data_rc == 0)
+      fmt::print("  {:<9} {} bytes\n", specs[i].name, o.bytes.size());
+    else
+      fmt::print("  {:<9} none ({} returned {})\n", specs[i].name, library, o.data_rc);
+  }
+}
+
 int inspect(const CLI::App& command, const std::string& prefix, bool json) {
   const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
@@ -56,7 +83,23 @@ int inspect(const CLI::App& command, const std::string& prefix, bool json) {
     j["schema_version"] = 1;
     j["key"] = e.key_hex;
     j["manifest"] = e.manifest_hex;
-    j["damaged"] = !e.entry;
+    j["kind"] = e.kind();
+    j["damaged"] = e.damaged();
+    if (e.handle) {
+      const core::HandleEntry& h = *e.handle;
+      j["library"] = core::library_name(h.library);
+      j["options"] = h.description.options;
+      j["architecture"] = architecture_of(h.description.options);
+      j["inputs"] = h.description.input_names;
+      j["input_bytes"] = h.description.input_bytes;
+      j["rc"] = h.rc;
+      j["seconds"] = static_cast<double>(h.nanos) / 1e9;
+      const auto specs = core::outputs_of(h.library);
+      for (std::size_t i = 0; i < specs.size(); ++i) {
+        const core::RecordedOutput& o = h.outputs[i];
+        if (o.available) j["outputs"][specs[i].name] = {{"rc", o.data_rc}, {"bytes", o.bytes.size()}};
+      }
+    }
     if (e.entry) {
       const core::CompileEntry& c = *e.entry;
       if (c.description) {
@@ -94,8 +137,10 @@ int inspect(const CLI::App& command, const std::string& prefix, bool json) {
   }
   fmt::print("key            {}\n", e.key_hex);
   fmt::print("manifest       {}\n", e.manifest_hex.empty() ? "(none names it)" : e.manifest_hex);
-  if (!e.entry) {
+  if (e.damaged()) {
     fmt::print("entry          DAMAGED\n");
+  } else if (e.handle) {
+    print_handle_entry(*e.handle);
   } else {
     const core::CompileEntry& c = *e.entry;
     if (c.description) {

@@ -1,4 +1,5 @@
-// nvrtc-cache ls [--sort FIELD] [--reverse] [--json]: one line per compile result the cache holds,
+// nvrtc-cache ls [--sort FIELD] [--reverse] [--json]: one line per result the cache holds (NVRTC
+// compiles, nvJitLink links, libNVVM compiles),
 // fitted to the terminal's width ($COLUMNS, else the terminal's, else 80), with each compile's status
 // (a cached failure is listed as the failure it was) and a label better than "default_program".
 #include <sys/ioctl.h>
@@ -25,20 +26,20 @@ namespace {
 constexpr int kLsSchemaVersion = 1;
 
 std::string options_of(const EntryInfo& e) {
-  if (!e.entry || !e.entry->description) return "";
   std::string joined;
-  for (const auto& o : e.entry->description->options) joined += (joined.empty() ? "" : " ") + o;
+  for (const auto& o : e.options()) joined += (joined.empty() ? "" : " ") + o;
   return joined;
 }
 
 std::string name_of(const EntryInfo& e) {
-  if (!e.entry) return "(damaged)";
+  if (e.damaged()) return "(damaged)";
+  if (e.handle) return program_label(e);
   if (!e.entry->description) return "(unrecorded)";
   return e.entry->description->program_name.empty() ? "(unnamed)" : e.entry->description->program_name;
 }
 
-std::uint64_t output_bytes(const EntryInfo& e) { return e.entry ? e.entry->payload_bytes() : 0; }
-std::uint64_t compile_nanos(const EntryInfo& e) { return e.entry ? e.entry->compile_nanos : 0; }
+std::uint64_t output_bytes(const EntryInfo& e) { return e.output_bytes(); }
+std::uint64_t compile_nanos(const EntryInfo& e) { return e.nanos(); }
 std::int64_t last_use(const EntryInfo& e) { return e.access ? e.access->last_access : 0; }
 std::size_t dependency_count(const EntryInfo& e) {
   return e.dependencies ? e.dependencies->paths.size() + e.dependencies->env.size() : 0;
@@ -47,17 +48,30 @@ std::size_t dependency_count(const EntryInfo& e) {
 nlohmann::ordered_json to_json(const EntryInfo& e) {
   nlohmann::ordered_json j;
   j["key"] = e.key_hex;
+  j["kind"] = e.kind();
   j["program_name"] = name_of(e);
   j["label"] = program_label(e);
   j["status"] = compile_status(e);
-  j["options"] = e.entry && e.entry->description ? e.entry->description->options : std::vector<std::string>{};
-  j["architecture"] = e.entry && e.entry->description ? architecture_of(e.entry->description->options) : "";
-  j["compile_rc"] = e.entry ? e.entry->compile_rc : -1;
-  j["sizes"] = {
-      {"log", e.entry ? e.entry->log.bytes.size() : 0},         {"ptx", e.entry ? e.entry->ptx.bytes.size() : 0},
-      {"cubin", e.entry ? e.entry->cubin.bytes.size() : 0},     {"ltoir", e.entry ? e.entry->ltoir.bytes.size() : 0},
-      {"optixir", e.entry ? e.entry->optixir.bytes.size() : 0}, {"tileir", e.entry ? e.entry->tileir.bytes.size() : 0},
-      {"nvvm", e.entry ? e.entry->nvvm.bytes.size() : 0},       {"stored", e.stored_bytes}};
+  j["options"] = e.options();
+  j["architecture"] = architecture_of(e.options());
+  j["compile_rc"] = e.entry ? e.entry->compile_rc : e.handle ? e.handle->rc : -1;
+  if (e.prefix == 'L') {  // a link's or an NVVM compile's outputs, by the library's names
+    j["sizes"] = nlohmann::ordered_json::object();
+    if (e.handle) {
+      const auto specs = core::outputs_of(e.handle->library);
+      for (std::size_t i = 0; i < specs.size(); ++i) j["sizes"][specs[i].name] = e.handle->outputs[i].bytes.size();
+    }
+    j["sizes"]["stored"] = e.stored_bytes;
+  } else {
+    j["sizes"] = {{"log", e.entry ? e.entry->log.bytes.size() : 0},
+                  {"ptx", e.entry ? e.entry->ptx.bytes.size() : 0},
+                  {"cubin", e.entry ? e.entry->cubin.bytes.size() : 0},
+                  {"ltoir", e.entry ? e.entry->ltoir.bytes.size() : 0},
+                  {"optixir", e.entry ? e.entry->optixir.bytes.size() : 0},
+                  {"tileir", e.entry ? e.entry->tileir.bytes.size() : 0},
+                  {"nvvm", e.entry ? e.entry->nvvm.bytes.size() : 0},
+                  {"stored", e.stored_bytes}};
+  }
   j["compile_seconds"] = static_cast<double>(compile_nanos(e)) / 1e9;
   j["created"] = e.access ? e.access->created : 0;
   j["last_use"] = last_use(e);
@@ -105,7 +119,7 @@ void print_table(const std::vector<EntryInfo>& entries, std::size_t columns) {
       {"output", 9, true, [](const EntryInfo& e) { return human_bytes(output_bytes(e)); }},
       {"arch", 11, false,
        [](const EntryInfo& e) {
-         const std::string arch = e.entry && e.entry->description ? architecture_of(e.entry->description->options) : "";
+         const std::string arch = architecture_of(e.options());
          return arch.empty() ? std::string("-") : arch;
        }},
       {"compile", 9, true, [](const EntryInfo& e) { return human_duration(compile_nanos(e)); }},
@@ -197,7 +211,8 @@ int ls(const LsArguments& arguments) {
 void add_ls_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand(
       "ls",
-      "List the compile results the cache holds: key, program, status (ok, compile error, bad option), output "
+      "List the results the cache holds (compiles, nvJitLink links as 'link: INPUTS', libNVVM compiles as "
+      "'nvvm: MODULES'): key, program, status (ok, compile error, bad option), output "
       "size, architecture, compile time, last use, dependency count and options, as many as fit the width "
       "($COLUMNS, else the terminal's, else 80). A program named default_program is shown by its first name "
       "expression or kernel.");

@@ -4,12 +4,15 @@
 #include <string_view>
 
 #include "core/settings.h"
+#include "platform/env.h"
 
 extern char** environ;
 
 namespace nvrtc_cache::tools {
 
-std::vector<UnknownVariable> unknown_variables() { return core::unknown_variables(environ); }
+std::vector<UnknownVariable> unknown_variables() {
+  return core::unknown_variables(platform::Env::system()->environment_variable_names());
+}
 
 core::Config load_settings() {
   core::Config config = core::config_from_process_environment();

@@ -62,9 +62,9 @@ std::string_view help_of(std::string_view counter_name) {
 }
 
 std::vector<EntryInfo> costliest(std::vector<EntryInfo> entries) {
-  std::erase_if(entries, [](const EntryInfo& e) { return !e.entry; });
+  std::erase_if(entries, [](const EntryInfo& e) { return e.damaged(); });
   std::sort(entries.begin(), entries.end(),
-            [](const EntryInfo& a, const EntryInfo& b) { return a.entry->compile_nanos > b.entry->compile_nanos; });
+            [](const EntryInfo& a, const EntryInfo& b) { return a.nanos() > b.nanos(); });
   if (entries.size() > kTopPrograms) entries.resize(kTopPrograms);
   return entries;
 }
@@ -100,6 +100,7 @@ std::string percent_of(std::uint64_t bytes, std::uint64_t cap) {
 }
 
 std::string program_name(const EntryInfo& e) {
+  if (e.handle) return program_label(e);
   if (!e.entry->description) return "(recorded before names were kept)";
   return e.entry->description->program_name.empty() ? "(unnamed)" : e.entry->description->program_name;
 }
@@ -154,7 +155,7 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
   for (const EntryInfo& e : top) {
     j["top_compile_time"].push_back({{"key", e.key_hex},
                                      {"program_name", program_name(e)},
-                                     {"compile_seconds", static_cast<double>(e.entry->compile_nanos) / 1e9}});
+                                     {"compile_seconds", static_cast<double>(e.nanos()) / 1e9}});
   }
   j["counters"] = counters;
   fmt::print("{}\n", j.dump(2));
@@ -217,8 +218,7 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   if (!top.empty()) {
     fmt::print("costliest compiles cached (compile time, key, program)\n");
     for (const EntryInfo& e : top) {
-      fmt::print("  {:>10}  {}  {}\n", human_duration(e.entry->compile_nanos), e.key_hex.substr(0, 16),
-                 program_name(e));
+      fmt::print("  {:>10}  {}  {}\n", human_duration(e.nanos()), e.key_hex.substr(0, 16), program_name(e));
     }
   }
 }

@@ -37,7 +37,8 @@ StoreAudit audit_store(store::LmdbStore& store, const std::function<void(std::ui
   });
   // A manifest names a compile's result ('R') or a link's or libNVVM compile's ('L').
   for (const auto& key : referenced) {
-    a.dangling += present.count(direct::kResultPrefix + key) == 0 && present.count(direct::kHandleResultPrefix + key) == 0;
+    a.dangling +=
+        present.count(direct::kResultPrefix + key) == 0 && present.count(direct::kHandleResultPrefix + key) == 0;
   }
   return a;
 }

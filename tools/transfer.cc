@@ -18,8 +18,8 @@ constexpr auto kOperationTime = std::chrono::seconds(30);
 constexpr auto kWalkTime = std::chrono::hours(24);
 
 bool is_entry_key(std::string_view key) {
-  return key.size() == kStoreKeySize &&
-         (key[0] == direct::kManifestPrefix || key[0] == direct::kResultPrefix || key[0] == direct::kHandleResultPrefix);
+  return key.size() == kStoreKeySize && (key[0] == direct::kManifestPrefix || key[0] == direct::kResultPrefix ||
+                                         key[0] == direct::kHandleResultPrefix);
 }
 
 }  // namespace

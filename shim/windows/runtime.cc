@@ -44,7 +44,7 @@ WindowsRuntime::WindowsRuntime() {
   enabled_ = !config_.disabled;
   try {
     core::log_configure(config_.log_level, config_.log_file);
-    for (const auto& problem : config_.problems) core::log_line(core::LogLevel::kWarn, problem);
+    core::log_settings_problems(config_);
   } catch (...) {
   }
 }

@@ -4,6 +4,7 @@
 // run served (link hits, no link misses), for both ways of loading nvJitLink (linked, whose calls
 // go through the release-suffixed names, and dlopen by soname + dlsym).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "core/entry_compression.h"
+#include "store/lmdb/lmdb_store.h"
 #include "tests/support/dynamic_section.h"
 #include "tests/support/cold_and_warm.h"
 #include "tests/support/harness.h"
@@ -39,6 +42,18 @@ void expect_served(const Runs& r, std::int64_t links) {
   EXPECT_EQ(get(r.after_warm, "link_misses"), links);
 }
 
+// The payloads of the entries whose keys start with `prefix` in `cache`'s store.
+std::vector<std::string> payloads_of(const std::string& cache, char prefix) {
+  store::Status status;
+  auto opened = store::LmdbStore::open({cache + "/store", 64ull << 20}, &status);
+  std::vector<std::string> out;
+  if (!opened) return out;
+  (void)opened->for_each([&](std::string_view key, std::optional<std::string_view> payload) {
+    if (key.starts_with(prefix) && payload) out.emplace_back(*payload);
+  });
+  return out;
+}
+
 // The two ways of loading nvJitLink.
 const std::vector<std::string> kClients = {LINK_CLIENT_PATH, LINK_CLIENT_UNLINKED_PATH};
 
@@ -58,6 +73,91 @@ TEST(NvJitLink, LinksAreServedByteForByteColdAndWarm) {
     expect_identical(r);
     expect_served(r, 3);
   }
+}
+
+// Link entries are stored compressed by default (the `compression` setting, as NVRTC's), stored plain
+// with compression 0, and either kind is served byte for byte.
+TEST(NvJitLink, LinkEntriesAreStoredCompressedAsTheSettingSays) {
+  for (const char* level : {"1", "0"}) {
+    SCOPED_TRACE(std::string("compression ") + level);
+    TempDir cache;
+    const Runs r =
+        cold_and_warm(argv_of(LINK_CLIENT_PATH, {"lto"}), cache.path(), {{"NVRTC_CACHE_COMPRESSION", level}});
+    expect_identical(r);
+    expect_served(r, 1);
+    const std::vector<std::string> entries = payloads_of(cache.path(), 'L');
+    ASSERT_EQ(entries.size(), 1u);
+    EXPECT_EQ(core::is_compressed_entry(entries[0]), std::string(level) == "1");
+  }
+}
+
+// The hex digits the client printed for `what`'s first `size` bytes ("  cubin bytes=...").
+std::string printed_hex(const std::string& out, const std::string& what, std::size_t size) {
+  const std::string marker = "  " + what + " bytes=";
+  const std::size_t at = out.find(marker);
+  return at == std::string::npos ? "" : out.substr(at + marker.size(), 2 * size);
+}
+
+std::size_t printed_size(const std::string& out, const std::string& what) {
+  const std::string marker = "  " + what + " size_rc=0 size=";
+  const std::size_t at = out.find(marker);
+  return at == std::string::npos ? 0 : std::stoul(out.substr(at + marker.size()));
+}
+
+std::string hex_of_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream hex;
+  for (char c; in.get(c);) hex << "0123456789abcdef"[static_cast<unsigned char>(c) >> 4] << "0123456789abcdef"[c & 15];
+  return hex.str();
+}
+
+// `ls`, `inspect`, `extract` and `stats` show links and NVVM compiles as they show compiles: kind,
+// label ("link: INPUTS", "nvvm: MODULES"), status, sizes; an extracted output is byte for byte what
+// the library returned.
+TEST(NvJitLink, LinksAndNvvmCompilesAreListedInspectedAndExtracted) {
+  TempDir cache, files;
+  const EnvVars env = shim_env(cache.path());
+  const ProcessResult link = run_process({LINK_CLIENT_PATH, "lto"}, env);
+  ASSERT_EQ(link.exit_code, 0) << link.err;
+  const ProcessResult nvvm = run_process({NVVM_CLIENT_PATH, "ptx"}, env);
+  ASSERT_EQ(nvvm.exit_code, 0) << nvvm.err;
+  const EnvVars cli_env = {{"NVRTC_CACHE_DIR", cache.path()}, {"COLUMNS", "200"}};
+  const ProcessResult ls = run_process({NVRTC_CACHE_CLI_PATH, "ls", "--json"}, cli_env);
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  const nlohmann::json listed = nlohmann::json::parse(ls.out, nullptr, false);
+  std::string link_key, nvvm_key;
+  for (const auto& e : listed["entries"]) {
+    if (e["kind"] == "link") link_key = e["key"];
+    if (e["kind"] == "nvvm") nvvm_key = e["key"];
+    if (e["kind"] == "link") {
+      EXPECT_EQ(e["status"], "ok");
+      EXPECT_TRUE(e["label"].get<std::string>().starts_with("link: ")) << e.dump();
+      EXPECT_EQ(e["sizes"]["cubin"], printed_size(link.out, "cubin")) << e.dump();
+    }
+  }
+  ASSERT_FALSE(link_key.empty()) << ls.out;
+  ASSERT_FALSE(nvvm_key.empty()) << ls.out;
+  const ProcessResult table = run_process({NVRTC_CACHE_CLI_PATH, "ls"}, cli_env);
+  EXPECT_NE(table.out.find("link: "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("nvvm: "), std::string::npos) << table.out;
+
+  const ProcessResult inspected = run_process({NVRTC_CACHE_CLI_PATH, "inspect", link_key.substr(0, 8)}, cli_env);
+  EXPECT_EQ(inspected.exit_code, 0) << inspected.err;
+  EXPECT_NE(inspected.out.find("nvJitLink returned 0"), std::string::npos) << inspected.out;
+  EXPECT_NE(inspected.out.find("now            hit"), std::string::npos) << inspected.out;
+
+  const std::string cubin = files.path() + "/linked.cubin", ptx = files.path() + "/nvvm.ptx";
+  ASSERT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "extract", link_key, "--cubin", "-o", cubin}, cli_env).exit_code, 0);
+  EXPECT_EQ(hex_of_file(cubin), printed_hex(link.out, "cubin", printed_size(link.out, "cubin")));
+  ASSERT_EQ(run_process({NVRTC_CACHE_CLI_PATH, "extract", nvvm_key, "--ptx", "-o", ptx}, cli_env).exit_code, 0);
+  EXPECT_EQ(hex_of_file(ptx), printed_hex(nvvm.out, "result", printed_size(nvvm.out, "result")));
+  const ProcessResult no_cubin =
+      run_process({NVRTC_CACHE_CLI_PATH, "extract", nvvm_key, "--cubin", "-o", cubin}, cli_env);
+  EXPECT_EQ(no_cubin.exit_code, 1);
+  EXPECT_NE(no_cubin.err.find("libNVVM result, which has no CUBIN"), std::string::npos) << no_cubin.err;
+
+  const ProcessResult stats = run_process({NVRTC_CACHE_CLI_PATH, "stats"}, cli_env);
+  EXPECT_NE(stats.out.find("link: "), std::string::npos) << stats.out;
 }
 
 // Failed links (an undefined function, no -arch) are cached with their error logs; a failed

@@ -341,6 +341,21 @@ TEST_F(Wine, ConfigFileSetsDirectoryAndMaxSizeIsHonoured) {
   EXPECT_LE(fs::file_size(cache_dir + "/store/data.mdb"), std::uintmax_t{1} << 20);
 }
 
+// A misspelled setting variable is named at start with the one meant, on stderr (never stdout), and
+// changes nothing a compile returns.
+TEST_F(Wine, MisspelledVariableIsNamed) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::string direct = client(direct_client("nvrtc_client_loadlibrary"), {"trivial"}).out;
+  EnvVars env = cache_env();
+  env["NVRTC_CACHE_MAXSIZE"] = "1G";
+  const ProcessResult r = client(client_beside_dll("nvrtc_client_loadlibrary"), {"trivial"}, env);
+  EXPECT_TRUE(r.out == direct);
+  EXPECT_NE(r.err.find("NVRTC_CACHE_MAXSIZE is not a variable nvrtc-cache reads; did you mean NVRTC_CACHE_MAX_SIZE?"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("nvrtc-cache["), std::string::npos);
+}
+
 // Without a real NVRTC the proxy fails open: NVRTC's own error code from every function, no crash.
 TEST_F(Wine, ProxyWithoutRealNvrtcFailsOpen) {
   if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
