@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "store/remote/http/http_config.h"
 #include "store/remote/redis/redis_config.h"
 #include "store/remote/tier.h"
 
@@ -45,9 +46,22 @@ std::size_t user_information_end(std::string_view scheme, std::string_view remai
   return remainder.rfind('@');
 }
 
-// The text of a URL with the password part of its user information replaced by "***", for messages
-// about URLs that did not parse.
+std::string redacted_userinfo(std::string_view text);
+
+// The text of a URL with the password part of its user information and a bearer-token attribute's
+// value replaced by "***", for messages about URLs that did not parse.
 std::string redacted(std::string_view text) {
+  std::string out = redacted_userinfo(text);
+  constexpr std::string_view kToken = "bearer-token=";
+  for (std::size_t at = out.find(kToken); at != std::string::npos; at = out.find(kToken, at + 1)) {
+    const std::size_t begin = at + kToken.size();
+    const std::size_t end = std::min(out.find('&', begin), out.size());
+    out.replace(begin, end - begin, "***");
+  }
+  return out;
+}
+
+std::string redacted_userinfo(std::string_view text) {
   const std::size_t start = text.find(kSeparator);
   if (start == std::string_view::npos) {
     // Not a URL we understand; anything before an '@' could be a secret.
@@ -122,6 +136,10 @@ bool parse_query(std::string_view query, TierUrl& url, std::string* problem, con
 }
 
 bool is_redis(const TierUrl& url) { return redis::is_redis_scheme(url.scheme); }
+bool is_http(const TierUrl& url) { return http::is_http_scheme(url.scheme); }
+
+// Attributes whose value is a secret, shown as "***".
+bool secret_attribute(std::string_view name) { return name == "bearer-token"; }
 
 }  // namespace
 
@@ -139,7 +157,7 @@ std::string TierUrl::display() const {
   for (const auto& [name, value] : query) {
     out += separator;
     out += name;
-    if (!value.empty()) out += "=" + value;
+    if (!value.empty()) out += "=" + (secret_attribute(name) ? std::string("***") : value);
     separator = '&';
   }
   return out;
@@ -192,10 +210,10 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
     }
     return url;
   }
-  if (!is_redis(url)) {
+  if (!is_redis(url) && !is_http(url)) {
     return fail(
         "has an unknown scheme (redis://, rediss://, redis+unix://, redis+cluster://, rediss+cluster://, "
-        "file://)");
+        "http://, https://, file://)");
   }
 
   // host[:port] or [ipv6][:port]
@@ -223,6 +241,10 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
     std::uint64_t port = 0;
     if (!parse_number(port_text, 65535, port) || port == 0) return fail("has a port that is not 1-65535");
     url.port = static_cast<std::uint16_t>(port);
+  }
+  if (is_http(url)) {  // the base path, as written (http_config checks its characters)
+    url.path = std::string(path);
+    return url;
   }
   // redis://host/N: the database goes to the "db" attribute, where redis+unix URLs have it too.
   std::string_view db = path;
@@ -285,6 +307,8 @@ TierOptions tier_options(const TierUrl& url, std::string* problem) {
         complain("max-entry-size='" + value + "' is not a size (4096, 64K, 64M, 1G)");
     } else if (redis::is_redis_attribute(name) && is_redis(url)) {
       // db: checked by parse_tier_url; all used (and checked) by the Redis tier (redis/redis_config.h)
+    } else if (http::is_http_attribute(name) && is_http(url)) {
+      // used (and checked) by the HTTP tier (http/http_config.h)
     } else {
       complain("unknown attribute '" + name + "'");
     }
@@ -295,6 +319,7 @@ TierOptions tier_options(const TierUrl& url, std::string* problem) {
 std::unique_ptr<Tier> make_tier(const TierUrl& url, const TierOptions& options, std::string* problem) {
   if (url.scheme == "file") return make_file_tier(url, options, problem);
   if (is_redis(url)) return make_redis_tier(url, options, problem);
+  if (is_http(url)) return make_http_tier(url, options, problem);
   if (problem) *problem = "no tier for the scheme of " + url.display();
   return nullptr;
 }
