@@ -39,10 +39,15 @@ std::optional<std::string> percent_decode(std::string_view in) {
 
 // Where the user information of a URL's remainder (after "scheme://") ends: its last '@'. A password
 // is often base64 or random text holding '/', '?' or '#' unencoded; no host, port, database number or
-// attribute of a tier URL holds an '@', so the last one ends it. A file:// URL's path may hold '@':
-// there only an '@' before the path counts (and is refused by the parser). npos when there is none.
+// attribute of a Redis tier URL holds an '@', so the last one ends it. A file:// URL's path may hold
+// '@': there only an '@' before the path counts (and is refused by the parser); likewise for http://.
+// npos when there is none.
 std::size_t user_information_end(std::string_view scheme, std::string_view remainder) {
   if (scheme == "file" || scheme == "FILE") return remainder.substr(0, remainder.find_first_of("/?")).rfind('@');
+  // An HTTP URL's path and attributes may hold '@' (a path, a token file's name): its user
+  // information is standard, with '/', '?' and '@' percent-encoded.
+  if (scheme == "http" || scheme == "https" || scheme == "HTTP" || scheme == "HTTPS")
+    return remainder.substr(0, remainder.find_first_of("/?#")).rfind('@');
   return remainder.rfind('@');
 }
 
