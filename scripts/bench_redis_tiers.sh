@@ -102,7 +102,7 @@ urls=("redis://:$pw@127.0.0.1:$port" "rediss://:$pw@127.0.0.1:$tls_port?tls-ca-f
       "https://127.0.0.1:$https_port/cache?tls-ca-file=$dir/ca.crt")
 for i in "${!urls[@]}"; do
   echo "== ${names[$i]}"
-  "$bench" "$entries" "$bytes" "${urls[$i]}" | sed "s/:$pw@/:***@/" | tee "$dir/out.$i"
+  "$bench" "$entries" "$bytes" "${urls[$i]}" | sed "s/:$pw@/:***@/" | tee "$dir/out.$i" || echo "bench_redis_tiers: tier_bench failed on ${names[$i]}" >&2
 done
 # The summary: hit latency (tier read + unseal, median) and 16 readers' throughput, with ratios.
 python3 - "$dir" "${names[@]}" <<'PY'

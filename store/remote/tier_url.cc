@@ -74,7 +74,12 @@ std::string redacted_userinfo(std::string_view text) {
     return at == std::string_view::npos ? std::string(text) : "***" + std::string(text.substr(at));
   }
   const std::size_t authority = start + kSeparator.size();
-  const std::size_t at = user_information_end(text.substr(0, start), text.substr(authority));
+  // Conservative for messages: an http:// URL whose password holds an unencoded '/' does not parse,
+  // and its message must not show the password either, so its last '@' counts here.
+  const std::string_view scheme = text.substr(0, start);
+  const bool http = scheme == "http" || scheme == "https" || scheme == "HTTP" || scheme == "HTTPS";
+  const std::size_t at =
+      http ? text.substr(authority).rfind('@') : user_information_end(scheme, text.substr(authority));
   if (at == std::string_view::npos) return std::string(text);
   const std::string_view userinfo = text.substr(authority, at);
   const std::size_t colon = userinfo.find(':');

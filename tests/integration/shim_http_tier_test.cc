@@ -101,7 +101,7 @@ TEST_F(SharedHttpTier, WithASecretTamperedAndUnsignedValuesAreRejectedAndReplace
   EXPECT_GT(get(cb, "tier.0.mac_rejected") + get(cb, "tier.0.corrupt"), 0);
   EXPECT_GT(get(cb, "misses"), 0);
   EXPECT_EQ(get(cb, "errors"), 0);
-  // Node b overwrote them (it had read them back: no HEAD stopped its PUTs); node c is served.
+  // Node b's compiles overwrote them (a PUT always replaces); node c is served.
   run(node("c"), server.url(), secret);
   const auto cc = counters_of(node("c"));
   EXPECT_EQ(get(cc, "misses"), 0);

@@ -3,17 +3,20 @@
 // and each layout names an entry where ccache's HTTP storage or bazel-remote would.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
 #include "store/remote/http/http_config.h"
 #include "store/remote/tier.h"
-#include "tests/support/process.h"
 
 namespace nvrtc_cache::store::remote {
 namespace {
 
 std::optional<http::HttpConfig> config_of(const std::string& text, std::string* problem) {
+  problem->clear();
   auto url = parse_tier_url(text, problem);
   if (!url) return std::nullopt;
   (void)tier_options(*url, problem);
@@ -50,7 +53,10 @@ TEST(HttpTierUrl, HostPortPathAndDefaults) {
 
 TEST(HttpTierUrl, CredentialsAreSentAndNeverShown) {
   std::string problem;
-  auto url = parse_tier_url("http://ci:p%40ss/w0rd@cache:8080/c", &problem);
+  // A password's '/' and '@' are percent-encoded; unencoded, the URL is refused without showing it.
+  EXPECT_FALSE(parse_tier_url("http://ci:pa/ss-w0rd@cache:8080/c", &problem));
+  EXPECT_EQ(problem.find("w0rd"), std::string::npos) << problem;
+  auto url = parse_tier_url("http://ci:p%40ss%2Fw0rd@cache:8080/c", &problem);
   ASSERT_TRUE(url) << problem;
   EXPECT_EQ(url->display().find("w0rd"), std::string::npos) << url->display();
   auto basic = http::http_config(*url, &problem);
@@ -69,9 +75,11 @@ TEST(HttpTierUrl, CredentialsAreSentAndNeverShown) {
   EXPECT_FALSE(parse_tier_url("https://cache/c?bearer-token=tok456&bad=%zz", &problem));
   EXPECT_EQ(problem.find("tok456"), std::string::npos) << problem;
 
-  testing::TempDir dir;
-  std::ofstream(dir.path() + "/token") << "from-file\n";
-  auto file = config_of("https://cache?bearer-token-file=" + dir.path() + "/token", &problem);
+  std::string dir = (std::filesystem::temp_directory_path() / "http-tier-url-XXXXXX").string();
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  std::ofstream(dir + "/token") << "from-file\n";
+  auto file = config_of("https://cache?bearer-token-file=" + dir + "/token", &problem);
+  std::filesystem::remove_all(dir);
   ASSERT_TRUE(file) << problem;
   EXPECT_EQ(file->authorization, "Bearer from-file");
 }

@@ -1,7 +1,6 @@
 // The HTTP tier (make_http_tier in store/remote/tier.h): entries under the layout of store/remote/
-// http/http_config.h, values stored as given (sealed), GET (200 a hit, 404/410 a miss), PUT, HEAD
-// before a PUT (an entry already there is not sent again, unless this process read it back and it
-// was found wrong), DELETE for the check's probe. Keep-alive connections in a lock-free pool
+// http/http_config.h, values stored as given (sealed), GET (200 a hit, 404/410 a miss), PUT (always
+// replacing: see below), HEAD and DELETE for the check's probe. Keep-alive connections in a lock-free pool
 // (net::ConnectionPool): an idle one the server closed is noticed before use (stale()), and a
 // request that fails on a pooled connection before any response byte is sent once more on a new
 // connection (every request the tier makes is idempotent).
@@ -10,10 +9,14 @@
 // followed and is an error naming its Location (point the URL at the final location: following a
 // redirect could send the credentials elsewhere); anything else (5xx, garbage, a truncated body)
 // an error. Errors and timeouts feed the tiered store's breaker; refusals do not.
+// No HEAD before a PUT: ccache asks HEAD before a non-overwriting PUT, but every write of this tier
+// must overwrite — a manifest grows as nodes add dependency sets under the same key, and a value that
+// failed verification here (corrupt, unsigned, planted) is repaired only by the next write of its
+// key; a HEAD that found "something" there would keep either from happening. (A race of two nodes
+// writing one result costs one extra upload of the same bytes.)
 // Claims: an HTTP cache has no atomic create-if-absent that every server honours, so the tier does
 // not claim (try_claim answers kUnsupported: cross-node single-flight needs a Redis tier). Nor can
 // it be listed (for_each_value: kRefused).
-#include <array>
 #include <atomic>
 
 #include "platform/errno_guard.h"
@@ -43,26 +46,6 @@ constexpr std::uint64_t kBodySlack = 64 * 1024;
 
 TierResult result(TierCode code, std::string detail = {}) { return TierResult{code, {}, std::move(detail)}; }
 
-// Keys whose value this process read back (hashes in a few lock-free slots): a put() of such a key
-// means the value read was rejected (corrupt, unsigned, another key's), so it is overwritten
-// without asking HEAD first. A lost or overwritten slot only costs a HEAD.
-class RecentReads {
- public:
-  void note(std::string_view key) { slots_[hash(key) % kSlots].store(hash(key), std::memory_order_relaxed); }
-  bool contains(std::string_view key) const {
-    return slots_[hash(key) % kSlots].load(std::memory_order_relaxed) == hash(key);
-  }
-
- private:
-  static constexpr std::size_t kSlots = 64;
-  static std::uint64_t hash(std::string_view key) {
-    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
-    return h | 1;  // never 0, the empty slot
-  }
-  std::array<std::atomic<std::uint64_t>, kSlots> slots_{};
-};
-
 class HttpTier final : public Tier {
  public:
   HttpTier(http::HttpConfig config, const TierOptions& options, std::string display_name)
@@ -85,10 +68,7 @@ class HttpTier final : public Tier {
     HttpResponse response;
     const std::uint64_t cap = sealed_size(kMaxSealedKey, options_.max_entry_size, true) + kBodySlack;
     if (TierResult io = request("GET", target, {}, cap, deadline, &response); !io.ok()) return io;
-    if (response.status == 200) {
-      recent_reads_.note(key);
-      return TierResult{TierCode::kOk, std::move(response.body), {}};
-    }
+    if (response.status == 200) return TierResult{TierCode::kOk, std::move(response.body), {}};
     if (response.status == 404 || response.status == 410) return result(TierCode::kMiss);
     return unexpected("GET", response);
   }
@@ -103,13 +83,6 @@ class HttpTier final : public Tier {
     }
     const std::string target = http::entry_target(config_, options_.prefix, key);
     HttpResponse response;
-    if (!recent_reads_.contains(key)) {
-      // HEAD first: an entry another node has already written is not uploaded again.
-      if (TierResult io = request("HEAD", target, {}, 0, deadline, &response); !io.ok()) return io;
-      if (response.status == 200) return result(TierCode::kOk);
-      // 404: absent. Anything else (405 from a server without HEAD, 403 for a writer who may not
-      // read): the PUT's answer decides.
-    }
     if (TierResult io = request("PUT", target, value, kSmallBody, deadline, &response); !io.ok()) return io;
     if (response.status >= 200 && response.status < 300) return result(TierCode::kOk);
     return unexpected("PUT", response);
@@ -227,7 +200,6 @@ class HttpTier final : public Tier {
   std::string host_header_;
   net::AddressResolver resolver_;
   net::ConnectionPool<HttpConnection> pool_;
-  RecentReads recent_reads_;
   std::atomic<TlsSetup*> tls_setup_{nullptr};
 };
 
