@@ -164,7 +164,7 @@ def main():
     parser.add_argument("--tier", choices=("redis", "http", "https"), default="redis")
     args = parser.parse_args()
     args.label = {"redis": "Redis", "http": "HTTP", "https": "HTTPS"}[args.tier]
-    args.flag = "" if args.tier == "redis" else f" --tier {args.tier}"
+    args.flag = ("" if args.tier == "redis" else f" --tier {args.tier}") + (" --quick" if args.quick else "")
     args.server = ("redis-server on loopback (TCP, password, `maxmemory-policy allkeys-lru`)" if args.tier == "redis"
                    else f"nginx on loopback (WebDAV PUT{', TLS 1.3, ECDSA P-256' if args.tier == 'https' else ''})")
     args.build = os.path.abspath(args.build)
