@@ -300,8 +300,8 @@ int main(int argc, char** argv) {
   corpus.add("http_response", "redirect",
              std::string("\x10\x09HTTP/1.1 301 Moved\r\nLocation: http://x/\r\nContent-Length: 0\r\n\r\n"));
   corpus.add("http_response", "to-close", std::string("\x10\x11HTTP/1.0 200 OK\r\n\r\nbody until close"));
-  corpus.add("http_response", "over-cap", std::string("\x04\x20HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n") +
-                                             std::string(4096, 'v'));
+  corpus.add("http_response", "over-cap",
+             std::string("\x04\x20HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n") + std::string(4096, 'v'));
 
   corpus.add("elf_identity", "minimal", minimal_shared_object());
   {
