@@ -206,6 +206,7 @@ class HttpTier final : public Tier {
 }  // namespace
 
 std::unique_ptr<Tier> make_http_tier(const TierUrl& url, const TierOptions& options, std::string* problem) {
+  const platform::ErrnoGuard errno_guard;  // bearer-token-file is read here
   std::string why;
   std::optional<http::HttpConfig> config = http::http_config(url, &why);
   if (!config) {
