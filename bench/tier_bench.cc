@@ -7,6 +7,8 @@
 // 2. A writer node fills the tier through a TieredStore and its write-behind (as the shim does).
 // 3. On a "node" with an empty LMDB store every key is read once (a shared hit: tier read, unseal,
 //    write-back to LMDB) and again (a local hit); the tier's read and unseal alone are timed too.
+// 4. Read throughput: every key read (and unsealed) by 16 reader threads at once, from the tier
+//    alone and from the node's local store (values/s).
 // Prints medians, means and p90 per get in milliseconds.
 #include <stdlib.h>
 
@@ -87,6 +89,29 @@ bool put_all(store::remote::Tier& tier, const std::vector<std::string>& keys, co
   return !failed;
 }
 
+// Reads every key `rounds` times from `readers` threads at once through `get` (true: the value was
+// right); prints values/s.
+template <typename Get>
+bool get_all(const char* what, const std::vector<std::string>& keys, int readers, int rounds, Get&& get) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> failed{0};
+  const std::size_t total = keys.size() * static_cast<std::size_t>(rounds);
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int r = 0; r < readers; ++r) {
+    threads.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < total;) {
+        if (!get(keys[i % keys.size()])) ++failed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("%s, %2d readers: %8.0f values/s  (%zu gets in %.3f s, %zu failed)\n", what, readers,
+              double(total) / seconds, total, seconds, failed.load());
+  return failed == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,6 +183,28 @@ int main(int argc, char** argv) {
   report("tier read + unseal", tier_only);
   report("shared-tier hit (+write-back)", shared);
   report("local hit (LMDB)", local);
+  // 4. 16 readers at once: the tier alone (its connection pool), and the node's local store.
+  {
+    store::remote::TierSet set = tiers(url);
+    store::remote::Tier& tier = *set.tiers.at(0).tier;
+    // One get first: a cluster tier's slot map is filled by its first operation, and the others
+    // that come while it is being filled fail at once (redis+cluster: one refresh at a time).
+    (void)tier.get(keys.front(), Clock::now() + kDeadline);
+    // At least 20 000 tier gets and 200 000 local ones: long enough runs (about a second each) to time.
+    const int rounds = std::max(1, 20000 / std::max(1, entries));
+    const bool tier_ok = get_all("tier get + unseal", keys, 16, rounds, [&](const std::string& key) {
+      const store::remote::TierResult r = tier.get(key, Clock::now() + kDeadline);
+      const auto u = store::remote::unseal_value(key, r.value, nullptr);
+      const bool right = u.code == store::remote::UnsealCode::kOk && u.payload.size() == value_bytes;
+      if (!right && !r.ok()) std::fprintf(stderr, "get failed: %s\n", r.detail.c_str());
+      return right;
+    });
+    const bool local_ok = get_all("local get (LMDB)", keys, 16, rounds * 10, [&](const std::string& key) {
+      const auto v = reader->get(key);
+      return v && v->size() == value_bytes;
+    });
+    if (!tier_ok || !local_ok) return 3;
+  }
   fs::remove_all(scratch);
   return 0;
 }

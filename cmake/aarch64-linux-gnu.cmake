@@ -1,5 +1,5 @@
 # Cross build for aarch64 Linux with Debian's g++-aarch64-linux-gnu and arm64 multiarch -dev packages
-# (liblmdb-dev:arm64, libxxhash-dev:arm64, libb2-dev:arm64, libssl-dev:arm64, libgtest-dev:arm64); scripts/aarch64.sh
+# (liblmdb-dev:arm64, libxxhash-dev:arm64, libb2-dev:arm64, libssl-dev:arm64, libhttp-parser-dev:arm64, libgtest-dev:arm64); scripts/aarch64.sh
 # drives it. The target's NVRTC: -DNVRTC_CACHE_TARGET_NVRTC_DIR=<directory with libnvrtc.so.13>.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)

@@ -64,7 +64,8 @@ std::string show_seconds(std::chrono::milliseconds ms) {
   return text;
 }
 
-// A URL's password replaced by "***" ("redis://:secret@host" -> "redis://:***@host"), each URL.
+// A URL's password replaced by "***" ("redis://:secret@host" -> "redis://:***@host"), each URL, and
+// a bearer token too.
 std::string without_passwords(std::string text) {
   for (std::size_t scheme = text.find("://"); scheme != std::string::npos; scheme = text.find("://", scheme + 3)) {
     const std::size_t end = text.find_first_of(" /", scheme + 3);
@@ -73,6 +74,13 @@ std::string without_passwords(std::string text) {
     const std::size_t colon = text.find(':', scheme + 3);
     if (colon == std::string::npos || colon > at) continue;
     text.replace(colon + 1, at - colon - 1, "***");
+  }
+  // An HTTP tier's bearer-token attribute (bearer-token-file names a file, not a secret).
+  constexpr std::string_view kToken = "bearer-token=";
+  for (std::size_t at = text.find(kToken); at != std::string::npos; at = text.find(kToken, at + 1)) {
+    const std::size_t begin = at + kToken.size();
+    const std::size_t end = std::min(text.find_first_of("& \t\n", begin), text.size());
+    text.replace(begin, end - begin, "***");
   }
   return text;
 }
@@ -151,7 +159,8 @@ constexpr SettingSpec kSettings[] = {
      [](const Config& c) { return show_bool(c.shared); }},
     {"remote", "NVRTC_CACHE_REMOTE", SettingType::kText, "none",
      "Shared tiers after the local store, space-separated URLs (`redis://host:6379/0`, "
-     "`rediss://host:6380?tls-ca-file=/etc/ca.pem` over TLS, `file:///shared/dir`); passwords are never shown.",
+     "`rediss://host:6380?tls-ca-file=/etc/ca.pem` over TLS, `https://cache.lan/nvrtc?layout=bazel` an HTTP cache, "
+     "`file:///shared/dir`); passwords and tokens are never shown.",
      [](Config& c, std::string_view v) -> Problem {
        if (v.find("://") == std::string_view::npos) return "is not a list of URLs (e.g. redis://host:6379/0)";
        c.remote = v;

@@ -292,6 +292,16 @@ int main(int argc, char** argv) {
              std::string("\x10-NOAUTH Authentication required.\r\n-OOM command not allowed\r\n"));
   corpus.add("resp_reply", "over-cap", std::string("\x04$4096\r\n") + std::string(4096, 'v') + "\r\n");
   corpus.add("resp_reply", "array", std::string("\x10*2\r\n$1\r\nx\r\n:7\r\n"));
+  corpus.add("http_response", "get-hit", std::string("\x10\x07HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"));
+  corpus.add("http_response", "miss", std::string("\x10\x40HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"));
+  corpus.add("http_response", "head", std::string("\x90\x03HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"));
+  corpus.add("http_response", "chunked",
+             std::string("\x10\x02HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"));
+  corpus.add("http_response", "redirect",
+             std::string("\x10\x09HTTP/1.1 301 Moved\r\nLocation: http://x/\r\nContent-Length: 0\r\n\r\n"));
+  corpus.add("http_response", "to-close", std::string("\x10\x11HTTP/1.0 200 OK\r\n\r\nbody until close"));
+  corpus.add("http_response", "over-cap",
+             std::string("\x04\x20HTTP/1.1 200 OK\r\nContent-Length: 4096\r\n\r\n") + std::string(4096, 'v'));
 
   corpus.add("elf_identity", "minimal", minimal_shared_object());
   {

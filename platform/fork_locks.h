@@ -35,7 +35,7 @@
 //   kClaimRenewals    store/remote/claim_renewer.cc  the cross-node claims being renewed (as
 //                                                    kWriteBehind)
 //   kLocalWrites      store/bounded_writes.cc        the local store's write queue (as kWriteBehind)
-//   kResolvers        store/remote/redis/address_resolver.cc  the Redis host-name lookups' state (no
+//   kResolvers        store/remote/net/address_resolver.cc  the tiers' host-name lookups' state (no
 //                                                    other lock is taken under it; getaddrinfo runs
 //                                                    outside it)
 //   kClaims           shim/claim_file.cc             no lock: the child closes the single-flight

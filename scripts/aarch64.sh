@@ -35,7 +35,7 @@ qemu=/usr/bin/qemu-aarch64-static
 
 # ---- dependencies ----
 packages=(g++-aarch64-linux-gnu qemu-user-static libc6:arm64 libstdc++6:arm64 liblmdb-dev:arm64 libxxhash-dev:arm64 libb2-dev:arm64
-          libgtest-dev:arm64 libfmt-dev:arm64 libzstd-dev:arm64 libssl-dev:arm64
+          libgtest-dev:arm64 libfmt-dev:arm64 libzstd-dev:arm64 libssl-dev:arm64 libhttp-parser-dev:arm64
           python3-pip)
 . scripts/lib/apt.sh
 ensure_packages --no-install-recommends "${packages[@]}"  # the :arm64 ones add the architecture first

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The shared-tier benchmark: a Redis tier (a redis-server of its own on loopback, with a password)
-against a local hit and the real NVRTC, over the benchmark suite's corpus (bench/bench_kernels.h),
-with ratios side by side from one run; writes docs/shared-tier.md.
+"""The shared-tier benchmark: a Redis tier (a redis-server of its own on loopback, with a password),
+or with --tier http / https an HTTP cache (an nginx of its own with WebDAV PUT), against a local hit
+and the real NVRTC, over the benchmark suite's corpus (bench/bench_kernels.h), with ratios side by
+side from one run; writes docs/shared-tier.md (Redis) or docs/shared-tier-http.md / -https.md.
 
   per program   real NVRTC (a fresh process's compile) | shim cold on a writer node (compile + write-behind)
                 | shared-tier hit (a fresh node: local miss, Redis GET, unseal, local write-back)
@@ -14,6 +15,7 @@ Every shim run's counters are checked (a shared hit has no miss and reads the ti
 not read it), so a figure cannot come from the wrong path.
 
 usage: scripts/bench_shared_tier.py [--build BUILD_DIR] [--python PYTHON] [--quick] [--out DOCS_DIR]
+                                    [--tier redis|http|https]
 """
 import argparse
 import datetime
@@ -75,7 +77,7 @@ def measure_program(args, kernel, env, url, work):
     writer = os.path.join(work, f"{kernel}-writer")
     cold = first_compile_ns(build, kernel, shim_env(build, env, writer, url))
     w = counters(build, writer)
-    assert w["stores"] == 1 and tier_counter(w, "writes") >= 2, f"{kernel}: the writer stored nothing in Redis: {w}"
+    assert w["stores"] == 1 and tier_counter(w, "writes") >= 2, f"{kernel}: the writer stored nothing in the tier: {w}"
     shared, local = [], []
     for i in range(args.repeat):
         node = os.path.join(work, f"{kernel}-node{i}")
@@ -112,17 +114,17 @@ def ms(ns):
 
 
 def write_markdown(path, machine, results, puts, args, seconds):
-    L = ["# Shared tier (Redis) benchmark\n"]
+    L = [f"# Shared tier ({args.label}) benchmark\n"]
     load = ", ".join(f"{v:.1f}" for v in machine["load"])
     L.append(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine['cpu']} "
              f"({machine['cores']} CPUs, load average {load} at the start), NVRTC {machine['nvrtc']}, commit "
-             f"{machine['commit']}; redis-server on loopback (TCP, password, `maxmemory-policy allkeys-lru`); "
-             f"{seconds:.0f} s, one run. Reproduce with `scripts/bench_shared_tier.py`.\n")
+             f"{machine['commit']}; {args.server}; "
+             f"{seconds:.0f} s, one run. Reproduce with `scripts/bench_shared_tier.py{args.flag}`.\n")
     L.append(f"Each figure is a fresh process's compile (`bench/nvrtc_bench`, create to destroy), median of "
              f"{args.repeat}. *Shared-tier hit*: a new node (empty local store) whose first process finds the "
-             "program in Redis (local miss, GET of manifest and result, unseal, dependency validation, write-back "
+             f"program in the tier (local miss, GET of manifest and result, unseal, dependency validation, write-back "
              "into the local store); *local hit*: that node's next process. The counters of every run were "
-             "checked: shared hits read Redis and compiled nothing, local hits did not read Redis.\n")
+             f"checked: shared hits read {args.label} and compiled nothing, local hits did not read it.\n")
     L.append("| program | real NVRTC | shim cold (writer) | shared-tier hit | local hit | **real / shared** | "
              "**real / local** | shared / local |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
@@ -132,7 +134,7 @@ def write_markdown(path, machine, results, puts, args, seconds):
                  f"**{bench_suite.ratio(r['real'] / r['shared'])}** | **{bench_suite.ratio(r['real'] / r['local'])}** | "
                  f"{bench_suite.ratio(r['shared'] / r['local'])} |")
     L.append(f"\n## {CLIENTS} clients at once\n")
-    L.append(f"{CLIENTS} fresh nodes start together and compile the program, every one served from Redis, "
+    L.append(f"{CLIENTS} fresh nodes start together and compile the program, every one served from {args.label}, "
              f"against {CLIENTS} plain processes compiling it at once (this machine has {machine['cores']} CPUs).\n")
     L.append("| program | wall, 16 shared-tier clients | per client: median / max | wall, 16 plain compiles | "
              "**plain / shared** |")
@@ -142,8 +144,8 @@ def write_markdown(path, machine, results, puts, args, seconds):
                  f"{ms(r['many_median'])} / {ms(r['many_max'])} ms | {ms(r['plain_wall'])} ms | "
                  f"**{bench_suite.ratio(r['plain_wall'] / r['many_wall'])}** |")
     L.append("\n## Put throughput and the tier alone (`bench/tier_bench`)\n")
-    L.append("Sealed values written straight to Redis by 1 and by 16 writer threads (one process, the tier's "
-             "connection pool); then a writer node fills Redis through the write-behind, and a fresh node reads "
+    L.append(f"Sealed values written straight to {args.label} by 1 and by 16 writer threads (one process, the tier's "
+             f"connection pool); then a writer node fills {args.label} through the write-behind, and a fresh node reads "
              "every value: the tier alone (GET + unseal), a shared hit (+ write-back into LMDB), a local hit.\n")
     for entries, size, lines in puts:
         L.append(f"{entries} values of {size >> 10} KiB:\n\n```")
@@ -159,7 +161,12 @@ def main():
     parser.add_argument("--python", default=os.path.join(bench_suite.ROOT, ".venv", "bin", "python"))
     parser.add_argument("--out", default=os.path.join(bench_suite.ROOT, "docs"))
     parser.add_argument("--quick", action="store_true", help="a smoke run: fewer repeats and programs")
+    parser.add_argument("--tier", choices=("redis", "http", "https"), default="redis")
     args = parser.parse_args()
+    args.label = {"redis": "Redis", "http": "HTTP", "https": "HTTPS"}[args.tier]
+    args.flag = ("" if args.tier == "redis" else f" --tier {args.tier}") + (" --quick" if args.quick else "")
+    args.server = ("redis-server on loopback (TCP, password, `maxmemory-policy allkeys-lru`)" if args.tier == "redis"
+                   else f"nginx on loopback (WebDAV PUT{', TLS 1.3, ECDSA P-256' if args.tier == 'https' else ''})")
     args.build = os.path.abspath(args.build)
     args.repeat = 3 if args.quick else 5
     machine = bench_suite.machine()
@@ -176,8 +183,11 @@ def main():
         bench_suite.generate_headers(env["NVRTC_BENCH_HEADERS_DIR"], headers)
         bench_suite.KERNEL_LABELS["headers"] = f"{headers} generated headers"
         kernels.append("headers")
-        os.makedirs(os.path.join(work, "redis"))
-        server = bench_suite.RedisServer(os.path.join(work, "redis"))
+        os.makedirs(os.path.join(work, "server"))
+        if args.tier == "redis":
+            server = bench_suite.RedisServer(os.path.join(work, "server"))
+        else:
+            server = bench_suite.NginxServer(os.path.join(work, "server"), tls=args.tier == "https")
         try:
             results = []
             for kernel in kernels:
@@ -188,7 +198,7 @@ def main():
         finally:
             server.stop()
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "shared-tier.md")
+    path = os.path.join(args.out, "shared-tier.md" if args.tier == "redis" else f"shared-tier-{args.tier}.md")
     write_markdown(path, machine, results, puts, args, time.time() - started)
     print(open(path).read())
     return 0

@@ -226,6 +226,60 @@ class RedisServer:
         self.proc.wait()
 
 
+class NginxServer:
+    """A throw-away nginx (Debian's nginx-light) serving an HTTP cache: WebDAV PUT/DELETE into
+    `directory`/www on a loopback port, plain or over TLS with a throw-away CA made with the openssl
+    CLI (`tls=True`; url() then names the CA with tls-ca-file)."""
+
+    def __init__(self, directory, tls=False):
+        self.dir, self.tls = directory, tls
+        os.makedirs(os.path.join(directory, "www"), exist_ok=True)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        ssl = ""
+        if tls:
+            def ossl(*a):
+                subprocess.run(["openssl", *a], check=True, capture_output=True, cwd=directory)
+            ossl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
+                 "-out", "ca.crt", "-subj", "/CN=bench-ca", "-days", "1")
+            ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key",
+                 "-out", "server.csr", "-subj", "/CN=localhost")
+            with open(os.path.join(directory, "ext"), "w") as f:
+                f.write("subjectAltName=IP:127.0.0.1\n")
+            ossl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-days", "1", "-extfile", "ext", "-out", "server.crt")
+            ssl = (f" ssl;\n    ssl_certificate {directory}/server.crt;\n"
+                   f"    ssl_certificate_key {directory}/server.key")
+        user = "user root root;\n" if os.geteuid() == 0 else ""
+        conf = (f"daemon off;\nworker_processes 2;\n{user}error_log {directory}/error.log warn;\n"
+                f"pid {directory}/nginx.pid;\nevents {{ worker_connections 1024; }}\n"
+                f"http {{\n  access_log off;\n  client_body_temp_path {directory}/body;\n"
+                f"  client_max_body_size 256m;\n  keepalive_requests 1000000;\n"
+                f"  server {{\n    listen 127.0.0.1:{self.port}{ssl};\n    root {directory}/www;\n"
+                f"    location / {{ dav_methods PUT DELETE; create_full_put_path on; }}\n  }}\n}}\n")
+        with open(os.path.join(directory, "nginx.conf"), "w") as f:
+            f.write(conf)
+        self.proc = subprocess.Popen(["nginx", "-p", directory, "-c", os.path.join(directory, "nginx.conf"),
+                                      "-e", os.path.join(directory, "error.log")])
+        for _ in range(200):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.025)
+        self.stop()
+        raise RuntimeError("nginx did not start")
+
+    def url(self):
+        if self.tls:
+            return f"https://127.0.0.1:{self.port}/cache?tls-ca-file={self.dir}/ca.crt"
+        return f"http://127.0.0.1:{self.port}/cache"
+
+    def stop(self):
+        self.proc.terminate()  # SIGTERM: nginx's master stops its workers
+        self.proc.wait()
+
+
 def measure_redis(args, build):
     """bench/redis_round_trip against a redis-server of its own: per client (the tier's, hiredis),
     socket (TCP, unix), value size (1 KiB, 1 MiB) and operation, the minimum, median and 90th

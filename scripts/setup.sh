@@ -15,18 +15,19 @@ minimal=0 apt_options=()
 if [ "${1:-}" = --minimal ]; then minimal=1 apt_options=(--no-install-recommends); shift; fi
 
 # What the shim, the proxy and the CLI are built from: the toolchain, CMake, dpkg-source (dpkg-dev) for
-# LMDB's source package, the libraries linked in (BLAKE2, xxHash, zstd), OpenSSL's headers (rediss:// tiers
+# LMDB's source package, the libraries linked in (BLAKE2, xxHash, zstd, http-parser), OpenSSL's headers (rediss:// tiers
 # load libssl.so.3 at run time, only when one is configured), the CLI's header libraries, and
 # Google Benchmark, which bench/ (where the demo client lives) finds at configure time. The shared liblmdb
 # is the fallback when LMDB's source cannot be had.
 packages=(build-essential cmake dpkg-dev liblmdb-dev liblmdb0 libxxhash-dev libb2-dev libzstd-dev libssl-dev
-          libcli11-dev nlohmann-json3-dev libfmt-dev libbenchmark-dev)
+          libhttp-parser-dev libcli11-dev nlohmann-json3-dev libfmt-dev libbenchmark-dev)
 if ((!minimal)); then
   # The tests and the packages' checks: gtest, Python venvs, the ELF tools, Redis (with TLS and cluster
-  # mode; redis-tools for `redis-cli --cluster create`), hiredis, and the openssl CLI that makes the TLS
-  # tests' certificates.
+  # mode; redis-tools for `redis-cli --cluster create`), hiredis, nginx (nginx-light has WebDAV PUT/DELETE
+  # and TLS: the HTTP tier's tests serve a cache with it), and the openssl CLI that makes the TLS tests'
+  # certificates and htpasswd entries.
   packages+=(pkg-config libgtest-dev python3 python3-venv binutils file redis-server redis-tools libhiredis-dev
-             openssl)
+             nginx-light openssl)
   # Windows under Wine (tests/integration/wine_test.cc): the loader and the mingw-w64 cross compiler, x86-64 hosts only.
   if [ "$(uname -m)" = x86_64 ]; then packages+=(wine64 g++-mingw-w64-x86-64-posix binutils-mingw-w64-x86-64); fi
 fi

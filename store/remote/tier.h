@@ -50,17 +50,18 @@ struct TierResult {
 };
 
 // A parsed tier URL, e.g. "redis://:pw@host:6379/2?timeout=50&prefix=team",
-// "redis+unix:///run/redis.sock?db=1", "file:///mnt/cache?read-only".
+// "redis+unix:///run/redis.sock?db=1", "file:///mnt/cache?read-only",
+// "https://user:pw@cache.example:8443/nvrtc?layout=flat".
 struct TierUrl {
-  std::string scheme;                                     // "redis", "redis+unix", "file"
-  std::string user;                                       // redis ACL user (may be empty)
-  std::string password;                                   // secret: never logged (display() replaces it with "***")
-  std::string host;                                       // redis
-  std::uint16_t port = 0;                                 // 0: the scheme's default
-  std::string path;                                       // file: the directory; redis+unix: the socket
+  std::string scheme;      // "redis", "redis+unix", "file", "http", ...
+  std::string user;        // redis ACL user, HTTP basic auth user (may be empty)
+  std::string password;    // secret: never logged (display() replaces it with "***")
+  std::string host;        // redis, http
+  std::uint16_t port = 0;  // 0: the scheme's default
+  std::string path;        // file: the directory; redis+unix: the socket; http: base path
   std::map<std::string, std::string, std::less<>> query;  // attributes; a flag has an empty value
 
-  // The URL as written, with the password (if any) replaced by "***".
+  // The URL as written, with the password (if any) and a bearer-token attribute replaced by "***".
   std::string display() const;
 };
 
@@ -151,6 +152,7 @@ TierOptions tier_options(const TierUrl& url, std::string* problem);
 // Backend factories, one per scheme family; nullptr with *problem set when the tier cannot be built.
 std::unique_ptr<Tier> make_file_tier(const TierUrl& url, const TierOptions& options, std::string* problem);
 std::unique_ptr<Tier> make_redis_tier(const TierUrl& url, const TierOptions& options, std::string* problem);
+std::unique_ptr<Tier> make_http_tier(const TierUrl& url, const TierOptions& options, std::string* problem);
 // Dispatches on url.scheme.
 std::unique_ptr<Tier> make_tier(const TierUrl& url, const TierOptions& options, std::string* problem);
 

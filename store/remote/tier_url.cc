@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "store/remote/http/http_config.h"
 #include "store/remote/redis/redis_config.h"
 #include "store/remote/tier.h"
 
@@ -38,16 +39,34 @@ std::optional<std::string> percent_decode(std::string_view in) {
 
 // Where the user information of a URL's remainder (after "scheme://") ends: its last '@'. A password
 // is often base64 or random text holding '/', '?' or '#' unencoded; no host, port, database number or
-// attribute of a tier URL holds an '@', so the last one ends it. A file:// URL's path may hold '@':
-// there only an '@' before the path counts (and is refused by the parser). npos when there is none.
+// attribute of a Redis tier URL holds an '@', so the last one ends it. A file:// URL's path may hold
+// '@': there only an '@' before the path counts (and is refused by the parser); likewise for http://.
+// npos when there is none.
 std::size_t user_information_end(std::string_view scheme, std::string_view remainder) {
   if (scheme == "file" || scheme == "FILE") return remainder.substr(0, remainder.find_first_of("/?")).rfind('@');
+  // An HTTP URL's path and attributes may hold '@' (a path, a token file's name): its user
+  // information is standard, with '/', '?' and '@' percent-encoded.
+  if (scheme == "http" || scheme == "https" || scheme == "HTTP" || scheme == "HTTPS")
+    return remainder.substr(0, remainder.find_first_of("/?#")).rfind('@');
   return remainder.rfind('@');
 }
 
-// The text of a URL with the password part of its user information replaced by "***", for messages
-// about URLs that did not parse.
+std::string redacted_userinfo(std::string_view text);
+
+// The text of a URL with the password part of its user information and a bearer-token attribute's
+// value replaced by "***", for messages about URLs that did not parse.
 std::string redacted(std::string_view text) {
+  std::string out = redacted_userinfo(text);
+  constexpr std::string_view kToken = "bearer-token=";
+  for (std::size_t at = out.find(kToken); at != std::string::npos; at = out.find(kToken, at + 1)) {
+    const std::size_t begin = at + kToken.size();
+    const std::size_t end = std::min(out.find('&', begin), out.size());
+    out.replace(begin, end - begin, "***");
+  }
+  return out;
+}
+
+std::string redacted_userinfo(std::string_view text) {
   const std::size_t start = text.find(kSeparator);
   if (start == std::string_view::npos) {
     // Not a URL we understand; anything before an '@' could be a secret.
@@ -55,7 +74,12 @@ std::string redacted(std::string_view text) {
     return at == std::string_view::npos ? std::string(text) : "***" + std::string(text.substr(at));
   }
   const std::size_t authority = start + kSeparator.size();
-  const std::size_t at = user_information_end(text.substr(0, start), text.substr(authority));
+  // Conservative for messages: an http:// URL whose password holds an unencoded '/' does not parse,
+  // and its message must not show the password either, so its last '@' counts here.
+  const std::string_view scheme = text.substr(0, start);
+  const bool http = scheme == "http" || scheme == "https" || scheme == "HTTP" || scheme == "HTTPS";
+  const std::size_t at =
+      http ? text.substr(authority).rfind('@') : user_information_end(scheme, text.substr(authority));
   if (at == std::string_view::npos) return std::string(text);
   const std::string_view userinfo = text.substr(authority, at);
   const std::size_t colon = userinfo.find(':');
@@ -122,6 +146,10 @@ bool parse_query(std::string_view query, TierUrl& url, std::string* problem, con
 }
 
 bool is_redis(const TierUrl& url) { return redis::is_redis_scheme(url.scheme); }
+bool is_http(const TierUrl& url) { return http::is_http_scheme(url.scheme); }
+
+// Attributes whose value is a secret, shown as "***".
+bool secret_attribute(std::string_view name) { return name == "bearer-token"; }
 
 }  // namespace
 
@@ -139,7 +167,7 @@ std::string TierUrl::display() const {
   for (const auto& [name, value] : query) {
     out += separator;
     out += name;
-    if (!value.empty()) out += "=" + value;
+    if (!value.empty()) out += "=" + (secret_attribute(name) ? std::string("***") : value);
     separator = '&';
   }
   return out;
@@ -192,10 +220,10 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
     }
     return url;
   }
-  if (!is_redis(url)) {
+  if (!is_redis(url) && !is_http(url)) {
     return fail(
         "has an unknown scheme (redis://, rediss://, redis+unix://, redis+cluster://, rediss+cluster://, "
-        "file://)");
+        "http://, https://, file://)");
   }
 
   // host[:port] or [ipv6][:port]
@@ -223,6 +251,10 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
     std::uint64_t port = 0;
     if (!parse_number(port_text, 65535, port) || port == 0) return fail("has a port that is not 1-65535");
     url.port = static_cast<std::uint16_t>(port);
+  }
+  if (is_http(url)) {  // the base path, as written (http_config checks its characters)
+    url.path = std::string(path);
+    return url;
   }
   // redis://host/N: the database goes to the "db" attribute, where redis+unix URLs have it too.
   std::string_view db = path;
@@ -285,6 +317,8 @@ TierOptions tier_options(const TierUrl& url, std::string* problem) {
         complain("max-entry-size='" + value + "' is not a size (4096, 64K, 64M, 1G)");
     } else if (redis::is_redis_attribute(name) && is_redis(url)) {
       // db: checked by parse_tier_url; all used (and checked) by the Redis tier (redis/redis_config.h)
+    } else if (http::is_http_attribute(name) && is_http(url)) {
+      // used (and checked) by the HTTP tier (http/http_config.h)
     } else {
       complain("unknown attribute '" + name + "'");
     }
@@ -295,6 +329,7 @@ TierOptions tier_options(const TierUrl& url, std::string* problem) {
 std::unique_ptr<Tier> make_tier(const TierUrl& url, const TierOptions& options, std::string* problem) {
   if (url.scheme == "file") return make_file_tier(url, options, problem);
   if (is_redis(url)) return make_redis_tier(url, options, problem);
+  if (is_http(url)) return make_http_tier(url, options, problem);
   if (problem) *problem = "no tier for the scheme of " + url.display();
   return nullptr;
 }

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/remote/redis/tls_library.h"
+#include "store/remote/net/tls_library.h"
 #include "store/remote/tier.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/redis_tier_testing.h"
@@ -218,8 +218,8 @@ TEST_F(RedisTls, OpenSslIsLoadedOnlyByATlsConnection) {
   auto tier = make_checked(url_of(server, ca()));
   ASSERT_NE(tier, nullptr);
   EXPECT_EQ(tier->get("key", in(kGenerous)).code, TierCode::kMiss);
-  EXPECT_TRUE(redis::tls_library_requested());
-  EXPECT_NE(redis::tls_library(), nullptr);
+  EXPECT_TRUE(net::tls_library_requested());
+  EXPECT_NE(net::tls_library(), nullptr);
 }
 
 }  // namespace

@@ -8,14 +8,14 @@
 //   redis+cluster://[[USER:]PASSWORD@]HOST[:PORT][?seeds=HOST:PORT,...]   (a Redis Cluster, seeded by
 //                                                  these nodes; rediss+cluster:// over TLS; database 0)
 // TLS attributes (rediss:// only): tls-ca-file, tls-ca-dir, tls-cert-file, tls-key-file,
-// tls-server-name (store/remote/redis/tls_session.h). There is no rediss+unix: Redis serves TLS on
+// tls-server-name (store/remote/net/tls_session.h). There is no rediss+unix: Redis serves TLS on
 // its TCP tls-port only.
 // Shards: the host (or the socket path) holds one `*`, and `shards=A,B,C` lists what replaces it;
 // each key goes to one shard by rendezvous hashing on the shard's name (store/remote/redis/
 // shard_choice.h), so adding a shard moves only the keys the new one wins. A name may carry a weight,
 // `A(2)`, for a server twice as large. When the host is `*`, a name may carry its own port
 // (`shards=10.0.0.1:6379,10.0.0.2:6380`; IPv6 in brackets, `[::1]:6380`).
-// Contract: pure parsing, no lookup (store/remote/redis/address_resolver.h finds the addresses
+// Contract: pure parsing, no lookup (store/remote/net/address_resolver.h finds the addresses
 // within an operation's deadline). Thread-safe (no shared state).
 #pragma once
 
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "store/remote/redis/resp_connection.h"
-#include "store/remote/redis/tls_session.h"
+#include "store/remote/net/tls_session.h"
 #include "store/remote/tier.h"
 
 namespace nvrtc_cache::store::remote::redis {
@@ -45,7 +45,7 @@ struct RedisConfig {
   std::vector<ServerSpec> servers;
   bool tls = false;      // rediss://, rediss+cluster://
   bool cluster = false;  // redis+cluster://: `servers` are the seed nodes
-  TlsSettings tls_settings;
+  net::TlsSettings tls_settings;
 };
 
 // True for the schemes this tier serves: redis, rediss, redis+unix, redis+cluster, rediss+cluster.

@@ -18,7 +18,7 @@
 #include "store/remote/redis/redis_config.h"
 #include "store/remote/redis/resp_connection.h"
 #include "store/remote/redis/server_node.h"
-#include "store/remote/redis/tls_session.h"
+#include "store/remote/net/tls_session.h"
 #include "store/remote/tier.h"
 
 namespace nvrtc_cache::store::remote::redis {
@@ -67,7 +67,7 @@ class RedisConnector {
  private:
   // The TLS context, or why there is none (a file that cannot be used, no libssl.so.3).
   struct TlsSetup {
-    std::shared_ptr<const TlsContext> context;
+    std::shared_ptr<const net::TlsContext> context;
     std::string problem;
   };
   const TlsSetup& tls_setup();
@@ -79,7 +79,7 @@ class RedisConnector {
   std::string password_;
   unsigned db_;
   bool tls_;
-  TlsSettings tls_settings_;
+  net::TlsSettings tls_settings_;
   std::chrono::milliseconds connect_timeout_;
   std::atomic<TlsSetup*> tls_setup_{nullptr};
 };

@@ -11,8 +11,8 @@
 // be dlopen'ed to stay out of the host's scope. The RESP2 subset the tier needs (status, error,
 // integer, bulk, nil) is a page of code. Measured on loopback (bench/redis_round_trip.cc), 1 KiB
 // round trips cost the same; 1 MiB ones are several times faster here.
-// With TLS (start_tls(), rediss://) the same bytes go through a TlsSession (store/remote/redis/
-// tls_session.h) on the same socket, under the same deadlines, the handshake included.
+// The socket, its deadlines, MSG_NOSIGNAL and TLS (start_tls(), rediss://) are a net::Stream's
+// (store/remote/net/stream.h), shared with the HTTP tier.
 // Contract: one thread at a time per connection; the descriptor is close-on-exec. fork: the child
 // may close its copy (owner_pid() tells whose it is) and must not send on it; close() of a copy
 // never disturbs the parent's connection (no shutdown()). Never throws (allocation failure aside);
@@ -30,28 +30,16 @@
 #include <string_view>
 #include <vector>
 
+#include "store/remote/net/stream.h"
+
 namespace nvrtc_cache::store::remote::redis {
 
-class TlsContext;
-class TlsSession;
-
-using Clock = std::chrono::steady_clock;
-using Deadline = Clock::time_point;
-
-// A socket address the server can be reached at (resolved once, when the tier is built).
-struct SocketAddress {
-  sockaddr_storage storage{};
-  socklen_t length = 0;
-};
-
-enum class IoCode { kOk, kTimeout, kError };
-
-struct IoResult {
-  IoCode code = IoCode::kOk;
-  std::string detail;  // what went wrong, in plain words (no secret, no payload bytes)
-
-  bool ok() const { return code == IoCode::kOk; }
-};
+using net::Clock;
+using net::Deadline;
+using net::IoCode;
+using net::IoResult;
+using net::SocketAddress;
+using net::TlsContext;
 
 // One RESP2 reply. Arrays are not needed by the commands the tier sends and are reported as errors.
 struct Reply {
@@ -90,30 +78,20 @@ class RespConnection {
   // be trusted for the next command). One poll() with a zero timeout.
   bool stale() const;
 
-  pid_t owner_pid() const { return owner_pid_; }
-  int fd() const { return fd_; }
+  pid_t owner_pid() const { return stream_->owner_pid(); }
+  int fd() const { return stream_->fd(); }
 
  private:
-  explicit RespConnection(int fd);
+  explicit RespConnection(std::unique_ptr<net::Stream> stream);
 
-  // Waits until fd_ is ready for `events` or the deadline passes.
-  IoResult wait_for(short events, Deadline deadline) const;
   // Receives at least one more byte into the input buffer.
   IoResult fill(Deadline deadline);
   // The next line (without CRLF) from the input buffer, receiving as needed; lines are capped.
   IoResult read_line(std::string* line, Deadline deadline);
   IoResult read_bulk(std::uint64_t length, std::string* out, Deadline deadline);
-  // Receives at least one byte into buffer (*got >= 1), waiting as needed; *got == 0 when the
-  // server closed the connection. Through TLS when started.
-  IoResult receive(char* buffer, std::size_t length, std::size_t* got, Deadline deadline);
-  // Sends from the iovecs (advancing them) until all are sent, through TLS when started.
-  IoResult send_all(std::vector<struct iovec>& iov, Deadline deadline);
-  IoResult send_pieces(std::vector<struct iovec>& iov, Deadline deadline);
 
-  int fd_;
-  pid_t owner_pid_;
-  std::unique_ptr<TlsSession> tls_;  // destroyed before fd_ is closed
-  std::vector<char> in_;             // received, not yet consumed: in_[in_begin_, in_end_)
+  std::unique_ptr<net::Stream> stream_;
+  std::vector<char> in_;  // received, not yet consumed: in_[in_begin_, in_end_)
   std::size_t in_begin_ = 0;
   std::size_t in_end_ = 0;
 };

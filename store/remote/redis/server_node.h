@@ -8,17 +8,18 @@
 #include <atomic>
 #include <chrono>
 
-#include "store/remote/redis/address_resolver.h"
-#include "store/remote/redis/connection_pool.h"
+#include "store/remote/net/address_resolver.h"
+#include "store/remote/net/connection_pool.h"
 #include "store/remote/redis/redis_config.h"
+#include "store/remote/redis/resp_connection.h"
 
 namespace nvrtc_cache::store::remote::redis {
 
 struct ServerNode {
   explicit ServerNode(ServerSpec s) : spec(std::move(s)), resolver(spec.host, spec.port, spec.socket_path) {}
   ServerSpec spec;
-  AddressResolver resolver;
-  ConnectionPool pool;
+  net::AddressResolver resolver;
+  net::ConnectionPool<RespConnection> pool;
   std::atomic<Clock::rep> down_until{0};  // steady-clock ticks; a cluster node is skipped until then
 
   bool down(Clock::time_point now) const { return now.time_since_epoch().count() < down_until.load(); }

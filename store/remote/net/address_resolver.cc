@@ -1,4 +1,4 @@
-#include "store/remote/redis/address_resolver.h"
+#include "store/remote/net/address_resolver.h"
 
 #include <netdb.h>
 #include <sys/un.h>
@@ -12,7 +12,7 @@
 
 #include "platform/fork_locks.h"
 
-namespace nvrtc_cache::store::remote::redis {
+namespace nvrtc_cache::store::remote::net {
 
 struct AddressResolver::Lookup {
   enum class State { kRunning, kFound, kFailed };
@@ -135,4 +135,4 @@ IoResult AddressResolver::addresses(Deadline deadline, std::vector<SocketAddress
   return {IoCode::kTimeout, "looking up " + host_ + " took longer than the timeout"};
 }
 
-}  // namespace nvrtc_cache::store::remote::redis
+}  // namespace nvrtc_cache::store::remote::net

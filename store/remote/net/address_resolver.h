@@ -1,4 +1,4 @@
-// AddressResolver: a Redis server's socket addresses, found within the deadline of the operation
+// AddressResolver: a shared tier server's socket addresses, found within the deadline of the operation
 // that needs them. A unix socket path or a numeric address is converted at once (no lookup); a host
 // name is looked up by getaddrinfo on a helper thread, and the operation waits for the answer at
 // most until its own deadline (connect-timeout), so a slow or dead DNS costs a compile no more than
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "store/remote/redis/resp_connection.h"
+#include "store/remote/net/stream.h"
 
-namespace nvrtc_cache::store::remote::redis {
+namespace nvrtc_cache::store::remote::net {
 
 class AddressResolver {
  public:
@@ -43,4 +43,4 @@ class AddressResolver {
   std::shared_ptr<Lookup> lookup_;    // guarded by the process-wide resolver lock
 };
 
-}  // namespace nvrtc_cache::store::remote::redis
+}  // namespace nvrtc_cache::store::remote::net

@@ -1,11 +1,11 @@
-#include "store/remote/redis/tls_session.h"
+#include "store/remote/net/tls_session.h"
 
 #include <arpa/inet.h>
 #include <poll.h>
 
 #include <cstring>
 
-namespace nvrtc_cache::store::remote::redis {
+namespace nvrtc_cache::store::remote::net {
 namespace {
 
 // Restores the thread's OpenSSL error queue to what the host left there.
@@ -244,4 +244,4 @@ bool TlsSession::readable_means_stale() {
   return outcome(rc, "TLS peek", &ignored) != TlsIo::kWantRead;
 }
 
-}  // namespace nvrtc_cache::store::remote::redis
+}  // namespace nvrtc_cache::store::remote::net

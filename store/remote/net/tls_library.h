@@ -1,4 +1,4 @@
-// TlsLibrary: the OpenSSL functions the rediss:// tiers use, as a table loaded at first use.
+// TlsLibrary: the OpenSSL functions the TLS tiers (rediss://, https://) use, as a table loaded at first use.
 // Nothing TLS-related is loaded or initialised in a process that configures no TLS tier: the
 // shim does not link OpenSSL (no DT_NEEDED entry, no symbol of it in the shim's tables); the first
 // TLS connection dlopen()s the distribution's libssl.so.3 (which brings libcrypto.so.3) with
@@ -27,18 +27,19 @@
 
 #include <string>
 
-namespace nvrtc_cache::store::remote::redis {
+namespace nvrtc_cache::store::remote::net {
 
-#define NVRTC_CACHE_TLS_FUNCTIONS(X)                                                                                \
-  X(OPENSSL_init_ssl)                                                                                               \
-  X(OPENSSL_atexit) X(TLS_client_method) X(SSL_CTX_new) X(SSL_CTX_free) X(SSL_CTX_set_verify)                       \
-      X(SSL_CTX_load_verify_locations) X(SSL_CTX_set_default_verify_paths) X(SSL_CTX_use_certificate_chain_file)    \
-          X(SSL_CTX_use_PrivateKey_file) X(SSL_CTX_check_private_key) X(SSL_CTX_ctrl) X(SSL_new) X(SSL_free)        \
-              X(SSL_set_bio) X(SSL_ctrl) X(SSL_set1_host) X(SSL_get0_param) X(SSL_connect) X(SSL_read) X(SSL_write) \
-                  X(SSL_peek) X(SSL_get_verify_result) X(SSL_get_shutdown) X(ERR_set_mark) X(ERR_pop_to_mark)       \
-                      X(ERR_peek_last_error) X(ERR_error_string_n) X(X509_verify_cert_error_string)                 \
-                          X(X509_VERIFY_PARAM_set1_ip_asc) X(BIO_get_new_index) X(BIO_meth_new) X(BIO_meth_free)    \
-                              X(BIO_meth_set_write) X(BIO_meth_set_read) X(BIO_meth_set_ctrl) X(BIO_new)            \
+#define NVRTC_CACHE_TLS_FUNCTIONS(X)                                                                             \
+  X(OPENSSL_init_ssl)                                                                                            \
+  X(OPENSSL_atexit)                                                                                              \
+  X(TLS_client_method) X(SSL_CTX_new) X(SSL_CTX_free) X(SSL_CTX_set_verify) X(SSL_CTX_load_verify_locations)     \
+      X(SSL_CTX_set_default_verify_paths) X(SSL_CTX_use_certificate_chain_file) X(SSL_CTX_use_PrivateKey_file)   \
+          X(SSL_CTX_check_private_key) X(SSL_CTX_ctrl) X(SSL_new) X(SSL_free) X(SSL_set_bio) X(SSL_ctrl)         \
+              X(SSL_set1_host) X(SSL_get0_param) X(SSL_connect) X(SSL_read) X(SSL_write) X(SSL_peek)             \
+                  X(SSL_get_verify_result) X(SSL_get_shutdown) X(ERR_set_mark) X(ERR_pop_to_mark)                \
+                      X(ERR_peek_last_error) X(ERR_error_string_n) X(X509_verify_cert_error_string)              \
+                          X(X509_VERIFY_PARAM_set1_ip_asc) X(BIO_get_new_index) X(BIO_meth_new) X(BIO_meth_free) \
+                              X(BIO_meth_set_write) X(BIO_meth_set_read) X(BIO_meth_set_ctrl) X(BIO_new)         \
                                   X(BIO_set_data) X(BIO_get_data) X(BIO_set_init) X(BIO_set_flags) X(BIO_clear_flags)
 
 struct TlsLibrary {
@@ -79,4 +80,4 @@ class TlsUse {
 // tier never loads it).
 bool tls_library_requested();
 
-}  // namespace nvrtc_cache::store::remote::redis
+}  // namespace nvrtc_cache::store::remote::net

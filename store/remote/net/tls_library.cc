@@ -1,4 +1,4 @@
-#include "store/remote/redis/tls_library.h"
+#include "store/remote/net/tls_library.h"
 
 #include <dlfcn.h>
 #include <poll.h>
@@ -11,7 +11,7 @@
 #include "platform/errno_guard.h"
 #include "platform/fork_locks.h"
 
-namespace nvrtc_cache::store::remote::redis {
+namespace nvrtc_cache::store::remote::net {
 namespace {
 
 struct Loaded {
@@ -153,4 +153,4 @@ TlsUse::~TlsUse() { g_in_use.fetch_sub(1, std::memory_order_seq_cst); }
 
 bool tls_library_requested() { return g_requested.load(std::memory_order_relaxed); }
 
-}  // namespace nvrtc_cache::store::remote::redis
+}  // namespace nvrtc_cache::store::remote::net

@@ -1,6 +1,6 @@
-// TLS for the Redis tier (rediss://): TlsContext holds what every connection of a tier shares (the
+// TLS for the shared tiers (rediss://, https://): TlsContext holds what every connection of a tier shares (the
 // trust store, the client certificate), TlsSession one connection's TLS state over a non-blocking
-// socket the caller owns. OpenSSL comes from store/remote/redis/tls_library.h (loaded at the first
+// socket the caller owns. OpenSSL comes from store/remote/net/tls_library.h (loaded at the first
 // TLS connection, never before). Verification is always on: the server's certificate must chain
 // to tls-ca-file / tls-ca-dir (else the system's trust store) and name the server (tls-server-name,
 // else the URL's host; an IP address is matched against the certificate's IP addresses). TLS 1.2
@@ -20,9 +20,9 @@
 #include <memory>
 #include <string>
 
-#include "store/remote/redis/tls_library.h"
+#include "store/remote/net/tls_library.h"
 
-namespace nvrtc_cache::store::remote::redis {
+namespace nvrtc_cache::store::remote::net {
 
 struct TlsSettings {
   std::string ca_file;      // tls-ca-file: PEM CA certificates to trust (else the system's)
@@ -90,4 +90,4 @@ class TlsSession {
   bool received_ = false;  // any application data read yet
 };
 
-}  // namespace nvrtc_cache::store::remote::redis
+}  // namespace nvrtc_cache::store::remote::net
