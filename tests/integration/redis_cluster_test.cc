@@ -1,11 +1,13 @@
 // The Redis tier against a real Redis Cluster of 6 redis-server processes (3 masters, 3 replicas;
-// tests/support/redis_cluster.h), seeded by one node: exact round trips spread over every master,
-// a value and its claim in one slot, `remote check`, a slot migrated during the run (-ASK followed,
-// then -MOVED), and a master killed mid-run (each operation waits at most its timeout, nothing
-// wrong is read, and the replica that takes over serves every key). Also the slot and CLUSTER NODES
+// tests/support/redis_cluster.h), seeded by one node: exact round trips spread over every master
+// (and from 16 threads starting a fresh tier together), a value and its claim in one slot, `remote check`, a slot
+// migrated during the run (-ASK followed, then -MOVED), and a master killed mid-run (each operation waits at most its
+// timeout, nothing wrong is read, and the replica that takes over serves every key), reads from replicas when asked
+// (read-from=replica). Also the slot and CLUSTER NODES
 // parsing (store/remote/redis/cluster_map.h) on the specification's examples.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,6 +93,22 @@ TEST(RedisCluster, RoundTripsAreExactAcrossEveryMaster) {
     EXPECT_TRUE(got.value == random_bytes(static_cast<std::size_t>(i) * 331, static_cast<unsigned>(i))) << key;
   }
   EXPECT_EQ(tier->get("absent", in(kGenerous)).code, TierCode::kMiss);
+  // 16 threads making the first requests of a fresh tier together: those that arrive while one of
+  // them fills the slot map wait for it; none fails.
+  for (int round = 0; round < 5; ++round) {
+    auto fresh = cluster_tier(cluster);
+    ASSERT_NE(fresh, nullptr);
+    std::vector<TierResult> got(16);
+    std::vector<std::thread> readers;
+    for (int t = 0; t < 16; ++t) {
+      readers.emplace_back([&, t] { got[t] = fresh->get("key-" + std::to_string(t * 7), in(kGenerous)); });
+    }
+    for (std::thread& reader : readers) reader.join();
+    for (int t = 0; t < 16; ++t) {
+      ASSERT_EQ(got[t].code, TierCode::kOk) << "round " << round << ", reader " << t << ": " << got[t].detail;
+      EXPECT_TRUE(got[t].value == random_bytes(static_cast<std::size_t>(t * 7) * 331, static_cast<unsigned>(t * 7)));
+    }
+  }
   const std::vector<int> masters = cluster.masters();
   ASSERT_EQ(masters.size(), 3u);
   for (int m : masters) EXPECT_GT(integer_of(cluster.node(m).command({"DBSIZE"})), 30) << "node " << m;
@@ -218,6 +236,63 @@ TEST(RedisCluster, UrlsAreChecked) {
   url = parse_tier_url("redis://h:7000?seeds=h2:7001", &problem);
   ASSERT_TRUE(url.has_value());
   EXPECT_EQ(make_redis_tier(*url, {}, &problem), nullptr);
+  for (const char* bad : {"redis+cluster://h:7000?read-from=sometimes", "redis://h:7000?read-from=replica"}) {
+    url = parse_tier_url(bad, &problem);
+    ASSERT_TRUE(url.has_value()) << bad;
+    problem.clear();
+    EXPECT_EQ(make_redis_tier(*url, {}, &problem), nullptr) << bad;
+    EXPECT_NE(problem.find("read-from"), std::string::npos) << problem;
+  }
+}
+
+// The GETs a node has answered (INFO commandstats).
+long long gets_answered(testing::RedisServer& node) {
+  const std::string info = node.command({"INFO", "commandstats"}).text;
+  const std::string marker = "cmdstat_get:calls=";
+  const std::size_t at = info.find(marker);
+  return at == std::string::npos ? 0 : std::stoll(info.substr(at + marker.size()));
+}
+
+// read-from=replica: GETs are answered by the replicas, exactly; a killed replica leaves its reads
+// to its master (nothing wrong, nothing lost).
+TEST(RedisCluster, ReadsGoToReplicasWhenAsked) {
+  RedisCluster cluster;
+  ASSERT_TRUE(cluster.ok());
+  auto writer = cluster_tier(cluster);
+  auto reader = cluster_tier(cluster, "?read-from=replica&timeout=300");
+  ASSERT_NE(writer, nullptr);
+  ASSERT_NE(reader, nullptr);
+  constexpr int kKeys = 100;
+  auto value_of = [](int i) { return random_bytes(1000 + static_cast<std::size_t>(i), static_cast<unsigned>(i)); };
+  for (int i = 0; i < kKeys; ++i)
+    ASSERT_EQ(writer->put("r" + std::to_string(i), value_of(i), in(kGenerous)).code, TierCode::kOk);
+  std::this_thread::sleep_for(300ms);  // the replicas have every write (asynchronous replication, loopback)
+  const std::vector<int> masters = cluster.masters();
+  ASSERT_EQ(masters.size(), 3u);
+  std::vector<int> replicas;
+  for (int i = 0; i < 6; ++i) {
+    if (std::find(masters.begin(), masters.end(), i) == masters.end()) replicas.push_back(i);
+  }
+  ASSERT_EQ(replicas.size(), 3u);
+  for (int i = 0; i < kKeys; ++i) {
+    const TierResult got = reader->get("r" + std::to_string(i), in(kGenerous));
+    ASSERT_EQ(got.code, TierCode::kOk) << got.detail;
+    EXPECT_TRUE(got.value == value_of(i)) << i;
+  }
+  long long by_replicas = 0;
+  for (int r : replicas) by_replicas += gets_answered(cluster.node(r));
+  EXPECT_EQ(by_replicas, kKeys) << "the replicas did not answer every read";
+  for (int m : masters) EXPECT_EQ(gets_answered(cluster.node(m)), 0) << "node " << m;
+
+  cluster.node(replicas[0]).kill9();
+  for (int i = 0; i < kKeys; ++i) {
+    const TierResult got = reader->get("r" + std::to_string(i), in(kGenerous));
+    ASSERT_EQ(got.code, TierCode::kOk) << got.detail;
+    EXPECT_TRUE(got.value == value_of(i)) << i;
+  }
+  long long by_masters = 0;
+  for (int m : masters) by_masters += gets_answered(cluster.node(m));
+  EXPECT_GT(by_masters, 0) << "the killed replica's reads never reached its master";
 }
 
 }  // namespace

@@ -78,6 +78,8 @@ std::optional<std::vector<ClusterNode>> parse_cluster_nodes(std::string_view tex
     if (node.host.empty()) node.host = answering_host;
     const std::string_view flags = w[2];
     node.master = flags.find("master") != std::string_view::npos;
+    node.id = w[0];
+    if (!node.master && w[3] != "-") node.master_id = w[3];
     if (flags.find("fail") != std::string_view::npos || flags.find("noaddr") != std::string_view::npos ||
         flags.find("handshake") != std::string_view::npos) {
       node.failed = true;

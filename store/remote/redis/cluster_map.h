@@ -20,7 +20,9 @@ inline constexpr std::uint16_t kClusterSlots = 16384;
 std::uint16_t key_slot(std::string_view key);
 
 struct ClusterNode {
-  std::string host;  // as announced (an IP address, or the host of the node that answered when empty)
+  std::string id;         // the node's ID
+  std::string master_id;  // a replica's master's ID; "" for a master
+  std::string host;       // as announced (an IP address, or the host of the node that answered when empty)
   std::uint16_t port = 0;
   bool master = false;
   bool failed = false;  // flagged fail / fail? / noaddr / handshake: owns nothing usable

@@ -23,6 +23,18 @@ ServerNode* ClusterRouter::node_for_slot(std::uint16_t slot) const {
   return number == 0 ? nullptr : nodes_[number - 1u].load(std::memory_order_acquire);
 }
 
+ServerNode* ClusterRouter::replica_for_slot(std::uint16_t slot) const {
+  const std::uint16_t number = replicas_[slot].load(std::memory_order_acquire);
+  return number == 0 ? nullptr : nodes_[number - 1u].load(std::memory_order_acquire);
+}
+
+std::uint16_t ClusterRouter::number_of(ServerNode* node) const {
+  for (std::size_t i = 0; i < kMaxNodes && node != nullptr; ++i) {
+    if (nodes_[i].load(std::memory_order_acquire) == node) return static_cast<std::uint16_t>(i + 1);
+  }
+  return 0;
+}
+
 ServerNode* ClusterRouter::node_at(const std::string& host, std::uint16_t port) {
   for (std::size_t i = 0; i < kMaxNodes; ++i) {
     ServerNode* node = nodes_[i].load(std::memory_order_acquire);
@@ -51,20 +63,28 @@ void ClusterRouter::set_slot(std::uint16_t slot, ServerNode* node) {
 }
 
 void ClusterRouter::apply(const std::vector<ClusterNode>& nodes) {
-  std::vector<std::uint16_t> map(kClusterSlots, 0);
+  std::vector<std::uint16_t> map(kClusterSlots, 0), replica_map(kClusterSlots, 0);
   for (const ClusterNode& announced : nodes) {
     if (!announced.master || announced.failed || announced.slots.empty()) continue;
-    ServerNode* node = node_at(announced.host, announced.port);
-    std::size_t number = 0;
-    for (std::size_t i = 0; i < kMaxNodes && node != nullptr; ++i) {
-      if (nodes_[i].load(std::memory_order_acquire) == node) number = i + 1;
-    }
+    const std::uint16_t number = number_of(node_at(announced.host, announced.port));
     if (number == 0) continue;
+    // Its replicas that can serve reads: slot by slot, in turn.
+    std::vector<std::uint16_t> replicas;
+    for (const ClusterNode& replica : nodes) {
+      if (replica.failed || replica.master_id.empty() || replica.master_id != announced.id) continue;
+      if (const std::uint16_t r = number_of(node_at(replica.host, replica.port)); r != 0) replicas.push_back(r);
+    }
     for (const auto& [first, last] : announced.slots) {
-      for (std::size_t slot = first; slot <= last; ++slot) map[slot] = static_cast<std::uint16_t>(number);
+      for (std::size_t slot = first; slot <= last; ++slot) {
+        map[slot] = number;
+        if (!replicas.empty()) replica_map[slot] = replicas[slot % replicas.size()];
+      }
     }
   }
-  for (std::size_t slot = 0; slot < kClusterSlots; ++slot) slots_[slot].store(map[slot], std::memory_order_release);
+  for (std::size_t slot = 0; slot < kClusterSlots; ++slot) {
+    slots_[slot].store(map[slot], std::memory_order_release);
+    replicas_[slot].store(replica_map[slot], std::memory_order_release);
+  }
 }
 
 void ClusterRouter::end_refresh(bool refreshed) {

@@ -33,16 +33,22 @@ class ClusterRouter {
   // The node mapped to `slot`; nullptr when the map does not know it (before the first refresh,
   // or while no node serves it).
   ServerNode* node_for_slot(std::uint16_t slot) const;
+  // A replica of the master mapped to `slot` (the slots of a master with several replicas are spread
+  // over them); nullptr when it has none that is not failed.
+  ServerNode* replica_for_slot(std::uint16_t slot) const;
   // The node at host:port, added when new; nullptr only when the node table is full.
   ServerNode* node_at(const std::string& host, std::uint16_t port);
   void set_slot(std::uint16_t slot, ServerNode* node);
-  // Replaces the map with `nodes`' masters' slots (failed masters serve nothing).
+  // Replaces the map with `nodes`' masters' slots (failed masters serve nothing), and the replica map
+  // with their replicas that are not failed.
   void apply(const std::vector<ClusterNode>& nodes);
 
   bool needs_refresh() const { return stale_.load(std::memory_order_acquire); }
   void request_refresh() { stale_.store(true, std::memory_order_release); }
   // True for the one caller that may refresh now; it calls end_refresh(refreshed) when done.
   bool begin_refresh() { return !refreshing_.test_and_set(std::memory_order_acq_rel); }
+  // Whether a refresh is under way (a caller that found no node for its slot may wait for it).
+  bool refreshing() const { return refreshing_.test(std::memory_order_acquire); }
   void end_refresh(bool refreshed);
 
   // Every known node: the seeds first, then in the order they were announced.
@@ -52,9 +58,11 @@ class ClusterRouter {
 
  private:
   static constexpr std::size_t kMaxNodes = 1024;
+  std::uint16_t number_of(ServerNode* node) const;  // its index + 1; 0 when it is not in the table
   std::string scheme_;
   std::array<std::atomic<ServerNode*>, kMaxNodes> nodes_{};
-  std::array<std::atomic<std::uint16_t>, kClusterSlots> slots_{};  // node index + 1; 0: unknown
+  std::array<std::atomic<std::uint16_t>, kClusterSlots> slots_{};     // node index + 1; 0: unknown
+  std::array<std::atomic<std::uint16_t>, kClusterSlots> replicas_{};  // node index + 1; 0: none
   std::atomic<bool> stale_{true};
   std::atomic_flag refreshing_;
 };

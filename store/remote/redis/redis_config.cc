@@ -71,6 +71,11 @@ template <typename Fail>
 std::optional<RedisConfig> cluster_config(const TierUrl& url, RedisConfig config, Fail& fail) {
   if (config.db != 0) return fail("a Redis Cluster has only database 0");
   if (url.query.contains("shards")) return fail("a Redis Cluster shards itself (no shards=)");
+  if (const auto it = url.query.find("read-from"); it != url.query.end()) {
+    if (it->second != "replica" && it->second != "master")
+      return fail("read-from='" + it->second + "' is not replica or master");
+    config.read_from_replicas = it->second == "replica";
+  }
   if (url.host.empty()) return fail("no host");
   std::vector<std::pair<std::string, std::uint16_t>> seeds{{url.host, url.port != 0 ? url.port : kDefaultPort}};
   if (const auto it = url.query.find("seeds"); it != url.query.end()) {
@@ -105,7 +110,7 @@ bool is_redis_scheme(std::string_view scheme) {
 }
 
 bool is_redis_attribute(std::string_view name) {
-  if (name == "db" || name == "shards" || name == "seeds") return true;
+  if (name == "db" || name == "shards" || name == "seeds" || name == "read-from") return true;
   for (std::string_view tls : kTlsAttributes) {
     if (name == tls) return true;
   }
@@ -184,6 +189,7 @@ std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem
   }
   config.db = static_cast<unsigned>(db.value_or(0));
   if (config.cluster) return cluster_config(url, std::move(config), fail);
+  if (url.query.contains("read-from")) return fail("read-from= is for redis+cluster:// URLs");
   if (url.query.contains("seeds")) return fail("seeds= is for redis+cluster:// URLs");
 
   const std::string& pattern = unix_socket ? url.path : url.host;

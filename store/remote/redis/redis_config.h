@@ -43,14 +43,15 @@ struct RedisConfig {
   std::string password;
   unsigned db = 0;
   std::vector<ServerSpec> servers;
-  bool tls = false;      // rediss://, rediss+cluster://
-  bool cluster = false;  // redis+cluster://: `servers` are the seed nodes
+  bool tls = false;                 // rediss://, rediss+cluster://
+  bool cluster = false;             // redis+cluster://: `servers` are the seed nodes
+  bool read_from_replicas = false;  // read-from=replica (clusters): GETs go to a replica first
   net::TlsSettings tls_settings;
 };
 
 // True for the schemes this tier serves: redis, rediss, redis+unix, redis+cluster, rediss+cluster.
 bool is_redis_scheme(std::string_view scheme);
-// True for the attributes only Redis tiers take (db, shards, seeds, tls-*).
+// True for the attributes only Redis tiers take (db, shards, seeds, read-from, tls-*).
 bool is_redis_attribute(std::string_view name);
 
 // The tier URL's Redis-specific parts; nullopt with *problem set when they are malformed.

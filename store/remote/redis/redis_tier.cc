@@ -10,11 +10,15 @@
 // changes); -MOVED moves the slot and is followed, -ASK is followed once with ASKING. A node whose
 // connection fails or times out is skipped for 1 s (its commands fail at once) and the map is
 // refreshed, so a failed master costs at most one timeout until a replica takes over its slots.
+// read-from=replica sends GETs to a replica of the slot's master first (READONLY, pipelined), the
+// master answering what the replica cannot.
 #include <unistd.h>
 
 #include <array>
 #include <charconv>
+#include <optional>
 #include <random>
+#include <thread>
 
 #include "platform/errno_guard.h"
 #include "store/remote/redis/cluster_map.h"
@@ -107,6 +111,9 @@ class RedisTier final : public Tier {
   TierResult get(std::string_view key, Deadline deadline) override {
     const platform::ErrnoGuard errno_guard;
     const std::string redis_key = data_key(key);
+    if (config_.cluster && config_.read_from_replicas) {
+      if (std::optional<TierResult> served = get_from_replica(redis_key, deadline)) return std::move(*served);
+    }
     const std::array<std::string_view, 2> args{"GET", redis_key};
     Reply reply;
     Server* server = nullptr;
@@ -274,6 +281,7 @@ class RedisTier final : public Tier {
   using Server = redis::ServerNode;
   static constexpr int kMaxRedirections = 5;
   static constexpr auto kNodeDownFor = std::chrono::seconds(1);
+  static constexpr auto kMapWaitStep = std::chrono::microseconds(200);
   static constexpr const char* kNoMap =
       "no node of the cluster answered CLUSTER NODES (down, or not a Redis Cluster: use redis://)";
 
@@ -309,6 +317,12 @@ class RedisTier final : public Tier {
     const std::uint16_t slot = redis::key_slot(redis_key);
     refresh_if_needed(deadline);
     Server* server = router_->node_for_slot(slot);
+    // The first commands of a fresh tier (and those after a failover emptied a slot) arrive while
+    // another thread fills the map: they wait for it, within their deadline, rather than fail.
+    while (server == nullptr && router_->refreshing() && Clock::now() < deadline) {
+      std::this_thread::sleep_for(kMapWaitStep);
+      server = router_->node_for_slot(slot);
+    }
     if (server == nullptr) {
       router_->request_refresh();
       return result(TierCode::kError, display_name_ + ": no node serves slot " + std::to_string(slot) + " (" +
@@ -355,6 +369,35 @@ class RedisTier final : public Tier {
     }
     return result(TierCode::kError,
                   display_name_ + ": more than " + std::to_string(kMaxRedirections) + " redirections for one command");
+  }
+
+  // read-from=replica: READONLY and GET, pipelined, to a replica of the slot's master. What a replica
+  // cannot answer (none known, down, timed out, a redirection or an error) is left to the master:
+  // nullopt. A replica's miss is a miss (a value written a moment ago may not have reached it).
+  std::optional<TierResult> get_from_replica(std::string_view redis_key, Deadline deadline) {
+    refresh_if_needed(deadline);
+    Server* replica = router_->replica_for_slot(redis::key_slot(redis_key));
+    if (replica == nullptr || replica->down(Clock::now())) return std::nullopt;
+    const std::array<std::string_view, 1> readonly{"READONLY"};
+    const std::array<std::string_view, 2> args{"GET", redis_key};
+    Reply reply;
+    const TierResult io = connector_.run(*replica, deadline, true, [&](RespConnection& connection) {
+      if (IoResult sent = connection.send(readonly, deadline); !sent.ok()) return sent;
+      if (IoResult sent = connection.send(args, deadline); !sent.ok()) return sent;
+      Reply accepted;
+      if (IoResult read = connection.read_reply(&accepted, kSmallReply, deadline); !read.ok()) return read;
+      return connection.read_reply(&reply, options_.max_entry_size + kBulkSlack, deadline);
+    });
+    if (!io.ok()) {
+      if (io.code == TierCode::kTimeout || io.code == TierCode::kError) {
+        replica->mark_down(Clock::now() + kNodeDownFor);
+        router_->request_refresh();
+      }
+      return std::nullopt;
+    }
+    if (reply.kind == Reply::Kind::kBulk) return TierResult{TierCode::kOk, std::move(reply.text), {}};
+    if (reply.kind == Reply::Kind::kNil) return result(TierCode::kMiss);
+    return std::nullopt;
   }
 
   // Fills the cluster's slot map from CLUSTER NODES when it is stale and no other thread is at it:
