@@ -106,12 +106,6 @@ std::unique_ptr<Cache> Cache::open(const OpenRequest& request, Failure* failure)
     }
   }
   cache->store_ = std::move(local);
-  if (cache->max_size_bytes_ != 0) {
-    if (auto failed = cache->walk(nullptr, &cache->tracked_bytes_)) {
-      *failure = *failed;
-      return nullptr;
-    }
-  }
   return cache;
 }
 
@@ -162,11 +156,13 @@ std::optional<Failure> Cache::put(std::string_view key, std::string_view value) 
   puts_.fetch_add(1, std::memory_order_relaxed);
   if (max_size_bytes_ == 0) return std::nullopt;
   touch(store_key);
+  // The whole store's payload bytes (kept exact across processes, read in O(1)) bound this
+  // namespace's: only when they pass the cap is the namespace walked and measured.
+  if (local_->size_bytes() <= max_size_bytes_) return std::nullopt;
   bool over = false;
   {
     std::lock_guard lock(mu_);
-    tracked_bytes_ += entry.size();  // a replaced entry's bytes are found again by the next walk
-    over = tracked_bytes_ > max_size_bytes_ && !evicting_;
+    over = !evicting_;
     if (over) evicting_ = true;
   }
   if (over) enforce_cap();
@@ -181,7 +177,6 @@ std::optional<Failure> Cache::erase(std::string_view key) {
   erases_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(mu_);
   touched_.erase(store_key);
-  tracked_bytes_ -= std::min<std::uint64_t>(tracked_bytes_, bytes->size());
   return std::nullopt;
 }
 
@@ -208,7 +203,6 @@ std::optional<Failure> Cache::clear() {
   }
   std::lock_guard lock(mu_);
   touched_.clear();
-  tracked_bytes_ = 0;
   return std::nullopt;
 }
 
@@ -253,7 +247,6 @@ void Cache::enforce_cap() {
     }
   }
   std::lock_guard lock(mu_);
-  tracked_bytes_ = total;
   evicting_ = false;
 }
 

@@ -5,9 +5,10 @@
 //    and clear() act on this node's store, and only on API entries.
 //  - count(), size() and the cap walk the API entries' keys and access records in the store (no
 //    value is read), so they are exact across processes.
-//  - The cap (max_size_bytes) is kept as cuda.core's FileStreamProgramCache keeps its own: a size
-//    tracked from the puts of this handle, seeded by one walk when the cache opens; when it passes the
-//    cap a walk measures the namespace and erases its least recently used entries until it fits.
+//  - The cap (max_size_bytes) is checked after each put of this handle: while the whole store's
+//    payload bytes (exact across processes, read in O(1)) are within it, so is the namespace;
+//    otherwise a walk measures the namespace and erases its least recently used entries until it
+//    fits (every process's entries count; a value larger than the cap does not survive its put).
 //    Recency is the store's access record (to about a minute, shared by every process), then this
 //    handle's own reads and writes (exact, in this process).
 // Contract: thread-safe (close() aside: the last call); never throws but std::bad_alloc; fork: the
@@ -89,7 +90,6 @@ class Cache {
   std::mutex mu_;                                                                    // guards what follows
   std::unordered_map<std::string, std::pair<std::int64_t, std::uint64_t>> touched_;  // key -> (seconds, order)
   std::uint64_t touch_order_ = 0;
-  std::uint64_t tracked_bytes_ = 0;
   bool evicting_ = false;
 
   std::atomic<std::uint64_t> hits_{0}, misses_{0}, puts_{0}, put_failures_{0}, erases_{0}, evictions_{0}, rejected_{0};
