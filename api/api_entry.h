@@ -17,9 +17,11 @@
 #include <string>
 #include <string_view>
 
+#include "direct/manifest.h"
+
 namespace nvrtc_cache::api {
 
-inline constexpr char kApiEntryPrefix = 'A';
+using direct::kApiEntryPrefix;
 inline constexpr std::size_t kApiStoreKeySize = 33;
 inline constexpr std::uint8_t kApiEntryFormatVersion = 1;
 inline constexpr std::size_t kApiEntryHeaderSize = 1 + 8;
