@@ -80,7 +80,7 @@ TEST(CApi, VersionAndStatusNames) {
 }
 
 TEST(CApi, ExportsOnlyItsOwnSymbols) {
-  const ProcessResult nm = run_process({"nm", "-D", "--defined-only", NVRTC_CACHE_API_PATH});
+  const ProcessResult nm = run_process({"/usr/bin/nm", "-D", "--defined-only", NVRTC_CACHE_API_PATH});
   ASSERT_EQ(nm.exit_code, 0) << nm.err;
   std::size_t exported = 0;
   std::istringstream lines(nm.out);
@@ -130,7 +130,7 @@ TEST(CApi, PutGetEraseClearCountSize) {
   ASSERT_EQ(nvrtc_cache_stats_get(h.cache, &stats), NVRTC_CACHE_OK);
   EXPECT_EQ(stats.puts, 7u);
   EXPECT_EQ(stats.erases, 1u);
-  EXPECT_EQ(stats.hits, 7u);
+  EXPECT_EQ(stats.hits, 6u);
   EXPECT_EQ(stats.misses, 3u);
   EXPECT_EQ(stats.shared_tiers, 0u);
   EXPECT_EQ(nvrtc_cache_flush(h.cache, 10), NVRTC_CACHE_OK);
