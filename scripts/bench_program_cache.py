@@ -3,15 +3,18 @@
 FileStreamProgramCache), on the same Program.compile("cubin", cache=...) calls, from one run.
 
 usage: scripts/bench_program_cache.py [--build BUILD_DIR] [--python VENV_PYTHON] [--entries N]
+                                     [--processes N] [--repeat N]
+scripts/bench_suite.py imports measure() and markdown_table() from here (its program-cache section).
 
 Measures, per backend (times in ms, medians):
   warm first    the first compile of a fresh process whose cache another process filled
                 (the in-memory cache lives in one process: its first compile is a real compile)
   in-process    a compile repeated in the same process (a hit)
-  16 processes  16 processes started at once on a filled cache, each compiling the program set:
-                the wall time until the last one is done
-  10^4 entries  a cache holding N entries (4-16 KiB each, written through the backend): the time to
-                write them (per entry), then the warm first compile of a fresh process among them
+  16 processes  16 processes (--processes) started at once on a filled cache, each compiling the
+                program set: the wall time until the last one is done, and their median first compile
+  10^4 entries  a cache holding N (--entries) entries (4-16 KiB each, written through the backend):
+                the time to write them (per entry), then the warm first compile of a fresh process
+                among them
 Ratios are the backend's time over nvrtc_cache.ProgramCache's (> 1: ProgramCache is faster).
 """
 import argparse
@@ -111,21 +114,32 @@ def measure(python, build, entries, processes=16, repeat=20):
     return rows
 
 
+NAMES = {"nvrtc-cache": "ProgramCache", "file-stream": "FileStream", "in-memory": "InMemory"}
+
+
+def markdown_table(rows):
+    """The rows of measure() as a Markdown table: ms per backend, then each of cuda.core's backends
+    over ProgramCache."""
+    lines = ["| measure (ms) | " + " | ".join(NAMES[m] for m in MODES) + " | FileStream / ProgramCache | "
+             "InMemory / ProgramCache |",
+             "|---|" + "--:|" * (len(MODES) + 2)]
+    for metric in rows["nvrtc-cache"]:
+        ours = rows["nvrtc-cache"][metric]
+        cells = [f"{rows[m][metric]:.3f}" for m in MODES]
+        ratios = [f"{rows[m][metric] / ours:.2f}x" if ours > 0 else "-" for m in ("file-stream", "in-memory")]
+        lines.append(f"| {metric} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default="build")
     parser.add_argument("--python", default=os.environ.get("NVRTC_CACHE_TEST_PYTHON", sys.executable))
     parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--processes", type=int, default=16)
+    parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
-    rows = measure(args.python, args.build, args.entries)
-    metrics = list(rows["nvrtc-cache"].keys())
-    print("| measure (ms) | " + " | ".join(MODES) + " | FileStream / ProgramCache | InMemory / ProgramCache |")
-    print("|---|" + "---|" * (len(MODES) + 2))
-    for metric in metrics:
-        ours = rows["nvrtc-cache"][metric]
-        cells = [f"{rows[m][metric]:.3f}" for m in MODES]
-        ratios = [f"{rows[m][metric] / ours:.2f}x" if ours > 0 else "-" for m in ("file-stream", "in-memory")]
-        print(f"| {metric} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    print(markdown_table(measure(args.python, args.build, args.entries, args.processes, args.repeat)))
 
 
 if __name__ == "__main__":
