@@ -1,13 +1,17 @@
 #include "api/cache.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "api/api_entry.h"
 #include "api/shim_presence.h"
 #include "core/config.h"
+#include "core/settings.h"
 #include "include/nvrtc_cache.h"
 #include "store/cache_directory.h"
 #include "store/remote/tier_set.h"
@@ -49,6 +53,63 @@ std::string normalized(const std::string& path) {
   return p.empty() ? path : p.lexically_normal().string();
 }
 
+// The settings the C API reads: where the store is, how large, who may share it, its shared tiers.
+constexpr std::array<std::string_view, 5> kApiSettings = {"cache_dir", "max_size", "shared", "remote",
+                                                          "remote_secret_file"};
+
+// What the configuration's reader does not refuse but the C API must: a line of `settings` naming
+// one of the shim's own settings (the C API would silently not use it), or a key without a value
+// (a configuration file's way of keeping the value before it). "" when every line is fine.
+std::string settings_refused(std::string_view text) {
+  std::size_t line_number = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    const std::optional<core::ConfigLine> parsed = core::parse_config_line(line);
+    if (!parsed) continue;  // a comment, a blank line, or not `key = value` (the reader refuses it)
+    const core::SettingSpec* spec = core::find_setting(parsed->key);
+    if (spec == nullptr || spec->key != parsed->key) continue;  // unknown (the reader refuses it)
+    const std::string where = "settings:" + std::to_string(line_number) + ": ";
+    if (std::find(kApiSettings.begin(), kApiSettings.end(), spec->key) == kApiSettings.end()) {
+      return where + "'" + parsed->key +
+             "' is a setting of the shim, which the C API does not use (it reads cache_dir, max_size, shared, "
+             "remote and remote_secret_file)";
+    }
+    if (parsed->value.empty()) return where + "'" + parsed->key + "' has no value";
+  }
+  return "";
+}
+
+// A message of the configuration or of the shared tiers as the C API gives it: the open failed, so
+// the note on what the shim would do instead ("; ignored", "; using 5G (default)") is dropped.
+std::string as_refusal(std::string message) {
+  for (const std::string_view tail : {"; ignored", "; skipped", "; shared tiers are not used"}) {
+    if (message.ends_with(tail)) message.resize(message.size() - tail.size());
+  }
+  if (const std::size_t using_at = message.rfind("; using "); using_at != std::string::npos) message.resize(using_at);
+  return message;
+}
+
+// A shared tier's message names the environment variable; when `remote` and `remote_secret_file`
+// came from elsewhere (the settings, a file), it names the setting and where it came from.
+std::string named_by_origin(std::string message, const core::Config& config) {
+  for (const auto& [variable, key] :
+       {std::pair<std::string_view, std::string_view>{"NVRTC_CACHE_REMOTE_SECRET_FILE", "remote_secret_file"},
+        {"NVRTC_CACHE_REMOTE", "remote"}}) {
+    if (!message.starts_with(variable) || message.size() == variable.size() ||
+        (message[variable.size()] != ':' && message[variable.size()] != ' '))
+      continue;
+    const core::SettingSpec* spec = core::find_setting(key);
+    const std::string& origin = config.origins[core::setting_index(*spec)];
+    if (!origin.starts_with("environment "))
+      message = std::string(key) + " (" + origin + ")" + message.substr(variable.size());
+    break;
+  }
+  return message;
+}
+
 std::int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -66,7 +127,11 @@ std::unique_ptr<Cache> Cache::open(const OpenRequest& request, Failure* failure)
                               [](const char* name) { return platform::Env::system()->environment_variable(name); });
   }
   if (config.problems.size() > known_problems) {
-    *failure = {NVRTC_CACHE_INVALID_ARGUMENT, config.problems[known_problems]};
+    *failure = {NVRTC_CACHE_INVALID_ARGUMENT, as_refusal(config.problems[known_problems])};
+    return nullptr;
+  }
+  if (std::string refused = settings_refused(request.settings); !refused.empty()) {
+    *failure = {NVRTC_CACHE_INVALID_ARGUMENT, std::move(refused)};
     return nullptr;
   }
   if (request.directory) config.cache_dir = *request.directory;
@@ -93,8 +158,8 @@ std::unique_ptr<Cache> Cache::open(const OpenRequest& request, Failure* failure)
   std::unique_ptr<store::Store> local = std::move(opened.store);
   if (!config.remote.empty()) {
     store::remote::TierSet set = store::remote::open_tiers(config.remote, config.remote_secret_file);
-    if (!set.problems.empty()) {
-      *failure = {NVRTC_CACHE_INVALID_ARGUMENT, set.problems.front()};
+    if (!set.problems.empty()) {  // warnings (a secret file others may read) do not refuse: the shim uses it too
+      *failure = {NVRTC_CACHE_INVALID_ARGUMENT, named_by_origin(as_refusal(set.problems.front()), config)};
       return nullptr;
     }
     if (!set.tiers.empty()) {

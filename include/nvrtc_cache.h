@@ -80,8 +80,11 @@ typedef struct nvrtc_cache_options {
   const char* directory; /* the cache directory (the store is <directory>/store); NULL: the configured one */
   /* Settings over the configuration, as lines of nvrtc-cache.conf ("remote = redis://host:6379\n"):
    * cache_dir, max_size (the store's map size, shared with the shim), shared, remote,
-   * remote_secret_file. NULL or "": none. A line or value that is not understood makes the open fail
-   * with NVRTC_CACHE_INVALID_ARGUMENT, naming it. */
+   * remote_secret_file. NULL or "": none. The open fails with NVRTC_CACHE_INVALID_ARGUMENT, its
+   * message naming the line ("settings:2: ..."), for a line that is not `key = value`, an unknown
+   * key, one of the shim's own settings (log, disable, compression, ...: the C API would not use
+   * them), a key without a value, a bad value, a shared tier URL that does not parse, or a
+   * remote_secret_file that cannot be used. */
   const char* settings;
   /* A cap on this namespace: after a put leaves the bytes of its entries (keys and values) above it,
    * its least recently used entries are erased until they fit (a value larger than the cap does not
@@ -115,10 +118,13 @@ NVRTC_CACHE_EXPORT const char* nvrtc_cache_error_message(void);
 
 /* Opens (creating it if missing) the cache `options` describes (NULL: all defaults of the
  * configuration) and stores its handle in *cache.
- * Errors: INVALID_ARGUMENT (cache NULL, options->size too small, a setting not understood), IO_ERROR
- * (the directory cannot be created or is unsafe: owned by another user or writable by others, unless
- * `shared = 1`), IN_USE, NO_MEMORY. A shared tier that cannot be reached is not an error (it is
- * skipped until it answers); one whose URL is malformed is. */
+ * Errors: INVALID_ARGUMENT (cache NULL, options->size too small, a setting refused: see
+ * options->settings; without NVRTC_CACHE_OPEN_DEFAULTS also a malformed NVRTC_CACHE_REMOTE or unusable
+ * NVRTC_CACHE_REMOTE_SECRET_FILE of the configuration), IO_ERROR (the directory cannot be created or
+ * is unsafe: owned by another user or writable by others, unless `shared = 1`), IN_USE, NO_MEMORY.
+ * A shared tier that cannot be reached is not an error (it is skipped until it answers: fail-open);
+ * one whose URL is malformed is. The shim's own settings in the environment or the configuration
+ * files (NVRTC_CACHE_LOG, ...) are the shim's: they are neither used nor refused. */
 NVRTC_CACHE_EXPORT int nvrtc_cache_open(const nvrtc_cache_options* options, nvrtc_cache_t** cache);
 
 /* The cache directory in use (a network filesystem is replaced by a node-local fallback); valid until

@@ -21,13 +21,14 @@ from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent
 
-__all__ = ["ProgramCache", "CacheError", "cli_path", "shim_path", "proxy_dir", "api_library_path", "main"]
+__all__ = ["ProgramCache", "CacheError", "InvalidArgumentError", "cli_path", "shim_path", "proxy_dir",
+           "api_library_path", "main"]
 
 
 def __getattr__(name):
     # The backend is imported on first use: `nvrtc-cache` (the console script) never loads ctypes,
     # cuda.core or the C API library.
-    if name in ("ProgramCache", "CacheError", "api_library_path"):
+    if name in ("ProgramCache", "CacheError", "InvalidArgumentError", "api_library_path"):
         from . import program_cache
 
         return getattr(program_cache, name)

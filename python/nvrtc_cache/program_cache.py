@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import collections.abc
 import ctypes
+import operator
 import os
+import re
 import threading
 from pathlib import Path
 
@@ -60,7 +62,7 @@ except ImportError:  # no cuda.core: the same methods on a plain base
             self.close()
 
 
-__all__ = ["ProgramCache", "CacheError", "api_library_path"]
+__all__ = ["ProgramCache", "CacheError", "InvalidArgumentError", "api_library_path"]
 
 # nvrtc_cache_status (include/nvrtc_cache.h)
 _OK, _NOT_FOUND, _INVALID_ARGUMENT = 0, 1, 2
@@ -73,6 +75,12 @@ class CacheError(OSError):
     def __init__(self, status: str, message: str):
         super().__init__(f"{status}: {message}" if message else status)
         self.status = status
+
+
+class InvalidArgumentError(CacheError, ValueError):
+    """NVRTC_CACHE_INVALID_ARGUMENT: an argument the C API refused, above all a setting it does not
+    take (an unknown or shim-only key, a bad value, a malformed shared tier URL or secret file). Both a
+    CacheError and a ValueError; its message names the setting and its line (``settings:N``)."""
 
 
 class _Options(ctypes.Structure):
@@ -151,8 +159,9 @@ def _api():
 
 
 def _error(lib, status: int) -> CacheError:
-    return CacheError(lib.nvrtc_cache_status_name(status).decode(),
-                      lib.nvrtc_cache_error_message().decode("utf-8", "replace"))
+    kind = InvalidArgumentError if status == _INVALID_ARGUMENT else CacheError
+    return kind(lib.nvrtc_cache_status_name(status).decode(),
+                lib.nvrtc_cache_error_message().decode("utf-8", "replace"))
 
 
 def _as_key_bytes(key: object) -> bytes:
@@ -178,13 +187,43 @@ def _extract_bytes(value: object) -> bytes:
     raise TypeError(f"cache values must be bytes-like or ObjectCode, got {type(value).__name__}")
 
 
+_SETTING_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _setting_value(key: str, value) -> str:
+    """One value of a settings mapping as its nvrtc-cache.conf line holds it."""
+    if isinstance(value, bool):  # before int: True is an int
+        return "1" if value else "0"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, os.PathLike):
+        value = os.fsdecode(os.fspath(value))
+    if not isinstance(value, str):
+        raise TypeError(f"setting {key!r}: values must be str, int, float, bool or path-like, "
+                        f"got {type(value).__name__}")
+    if any(c in value for c in "\n\r\0"):
+        raise ValueError(f"setting {key!r}: a value is one line, without NUL")
+    if not value.strip():
+        raise ValueError(f"setting {key!r} has no value")
+    return value
+
+
 def _settings_text(settings) -> str | None:
     if settings is None:
         return None
     if isinstance(settings, str):
+        if "\0" in settings:
+            raise ValueError("settings: embedded null byte")
         return settings
     if isinstance(settings, collections.abc.Mapping):
-        return "".join(f"{key} = {value}\n" for key, value in settings.items())
+        lines = []
+        for key, value in settings.items():
+            if not isinstance(key, str):
+                raise TypeError(f"setting keys must be str, got {type(key).__name__}")
+            if not _SETTING_KEY.fullmatch(key):
+                raise ValueError(f"{key!r} is not a setting's name (nvrtc-cache.conf keys: remote, max_size, ...)")
+            lines.append(f"{key} = {_setting_value(key, value)}\n")
+        return "".join(lines)
     raise TypeError("settings must be a mapping of nvrtc-cache.conf keys to values, or their lines as a str")
 
 
@@ -204,8 +243,11 @@ class ProgramCache(_Base):
         no cap of its own (the store's ``max_size`` still bounds the whole store, LRU).
     settings:
         nvrtc-cache.conf settings over the configuration, as a mapping (``{"remote":
-        "redis://cache:6379"}``) or as lines: ``remote``, ``remote_secret_file``, ``shared``,
-        ``max_size``, ``cache_dir``.
+        "redis://cache:6379"}``; values ``str``, ``int``, ``float``, ``bool`` or path-like) or as lines:
+        ``remote``, ``remote_secret_file``, ``shared``, ``max_size``, ``cache_dir``. Any other key,
+        a bad value, a malformed tier URL or an unusable secret file raises
+        ``InvalidArgumentError`` (a ``ValueError``) here, naming it; a tier that cannot be reached
+        does not (it is skipped until it answers).
     use_configuration:
         ``True`` (the default): start from the configuration the shim would use (environment and
         configuration files), so that the same shared tiers serve both. ``False``: from the
@@ -222,8 +264,14 @@ class ProgramCache(_Base):
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, max_size_bytes: int | None = None,
                  settings=None, use_configuration: bool = True) -> None:
-        if max_size_bytes is not None and max_size_bytes <= 0:
-            raise ValueError("max_size_bytes must be positive or None (0 would evict every write)")
+        if max_size_bytes is not None:
+            if isinstance(max_size_bytes, bool):
+                raise TypeError("max_size_bytes must be an int or None")
+            max_size_bytes = operator.index(max_size_bytes)  # TypeError for a float or a str
+            if max_size_bytes <= 0:
+                raise ValueError("max_size_bytes must be positive or None (0 would evict every write)")
+            if max_size_bytes >= 1 << 64:
+                raise ValueError("max_size_bytes must be below 2**64")
         self._lib = _api()
         self._lock = threading.Condition()
         self._calls = 0
@@ -232,7 +280,10 @@ class ProgramCache(_Base):
         options = _Options()
         options.size = ctypes.sizeof(_Options)
         options.flags = 0 if use_configuration else _OPEN_DEFAULTS
-        options.directory = os.fsencode(path) if path is not None else None
+        directory = os.fsencode(path) if path is not None else None
+        if directory is not None and (not directory or b"\0" in directory):
+            raise ValueError("path contains a NUL byte" if directory else "path is empty")
+        options.directory = directory
         text = _settings_text(settings)
         options.settings = text.encode("utf-8") if text is not None else None
         options.max_size_bytes = max_size_bytes or 0

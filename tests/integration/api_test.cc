@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -174,6 +175,50 @@ TEST(CApi, BadArgumentsAreStatusesWithMessages) {
   EXPECT_STREQ(nvrtc_cache_error_message(), "no entry under this key");
   EXPECT_EQ(put(h.cache, "k", "v"), NVRTC_CACHE_OK);
   EXPECT_STREQ(nvrtc_cache_error_message(), "");
+}
+
+// Settings the C API does not read, keys without values and bad values are refused at open, each
+// message naming the setting and its line, without what the shim would do instead ("; ignored");
+// a secret file others may read is used (the shim only warns), an unreachable tier fails open.
+TEST(CApi, SettingsAreRefusedAtOpenNamingTheLineAndUnreachableTiersFailOpen) {
+  TempDir dir, tier;
+  nvrtc_cache_t* c = nullptr;
+  const std::string relative_tier = "remote = file://relative/dir\n";
+  for (const auto& [settings, named] : std::vector<std::pair<std::string, std::string>>{
+           {"log = debug\n", "settings:1: 'log' is a setting of the shim, which the C API does not use"},
+           {"shared = 1\nwait_timeout = 5\n", "settings:2: 'wait_timeout' is a setting of the shim"},
+           {"remote =\n", "settings:1: 'remote' has no value"},
+           {"max_size = lots\n", "settings:1: max_size='lots' is not a size of at least 1M (e.g. 10G, 512M)"},
+           {relative_tier, "remote (settings:1): the shared tier URL file://relative/dir names a host"},
+           {"remote = file://" + tier.path() + "\nremote_secret_file = /nonexistent\n",
+            "remote_secret_file (settings:2) /nonexistent: does not exist"}}) {
+    const nvrtc_cache_options o = options_for(dir.path(), 0, settings.c_str());
+    EXPECT_EQ(nvrtc_cache_open(&o, &c), NVRTC_CACHE_INVALID_ARGUMENT) << settings;
+    EXPECT_EQ(c, nullptr);
+    const std::string message = nvrtc_cache_error_message();
+    EXPECT_NE(message.find(named), std::string::npos) << message;
+    for (const char* tail : {"; ignored", "; using", "; skipped", "shared tiers are not used"}) {
+      EXPECT_EQ(message.find(tail), std::string::npos) << message;
+    }
+  }
+  const std::string secret = tier.path() + "/secret";
+  {
+    std::ofstream f(secret);
+    f << "0123456789abcdefghijklmnopqrstuvwxyzABCDEF\n";
+  }
+  ASSERT_EQ(chmod(secret.c_str(), 0644), 0);
+  const std::string signed_tier = "remote = file://" + tier.path() + "/tier\nremote_secret_file = " + secret + "\n";
+  for (const std::string& settings : {signed_tier, std::string("remote = redis://127.0.0.1:1\n")}) {
+    Handle h;
+    const nvrtc_cache_options o = options_for(dir.path(), 0, settings.c_str());
+    ASSERT_EQ(nvrtc_cache_open(&o, &h.cache), NVRTC_CACHE_OK) << settings << nvrtc_cache_error_message();
+    nvrtc_cache_stats stats{};
+    stats.size = sizeof stats;
+    ASSERT_EQ(nvrtc_cache_stats_get(h.cache, &stats), NVRTC_CACHE_OK);
+    EXPECT_EQ(stats.shared_tiers, 1u);
+    EXPECT_EQ(put(h.cache, "k", "v"), NVRTC_CACHE_OK);
+    EXPECT_EQ(get(h.cache, "k"), "v");
+  }
 }
 
 TEST(CApi, TheShimsEntriesAreNeitherCountedNorCleared) {

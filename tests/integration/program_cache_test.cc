@@ -2,7 +2,8 @@
 // scenario of tests/data/python/program_cache.py in fresh Python processes: cuda.core's
 // ProgramCacheResource contract; Program.compile("cubin", cache=) cold then warm, byte-identical to
 // a compile without a cache; 16 writer processes; eviction under max_size_bytes; threads; a damaged
-// store; a Redis tier shared by two nodes (two cache directories, one redis-server of the test's).
+// store; a Redis tier shared by two nodes (two cache directories, one redis-server of the test's);
+// bad settings.
 // Needs NVRTC_CACHE_TEST_PYTHON (scripts/python_env.sh): skipped without it, failed under
 // NVRTC_CACHE_REQUIRE_PYPI=1.
 #include <sys/stat.h>
@@ -75,6 +76,11 @@ TEST_F(ProgramCache, Contract) { EXPECT_EQ(run_ok({"contract", dir_.path()}), "o
 TEST_F(ProgramCache, EvictionUnderMaxSizeBytes) { EXPECT_EQ(run_ok({"eviction", dir_.path()}), "ok\n"); }
 TEST_F(ProgramCache, SixteenProcessesOnOneKeyAndManyKeys) { EXPECT_EQ(run_ok({"writers", dir_.path()}), "ok\n"); }
 TEST_F(ProgramCache, Threads) { EXPECT_EQ(run_ok({"threads", dir_.path()}), "ok\n"); }
+// An unknown or shim-only setting, a bad value, a malformed tier URL or secret file: a ValueError
+// (InvalidArgumentError) at open naming it; an unreachable tier: opened, served from the local store.
+TEST_F(ProgramCache, BadSettingsAreRefusedAtOpenAndUnreachableTiersFailOpen) {
+  EXPECT_EQ(run_ok({"settings", dir_.path()}), "ok\n");
+}
 
 TEST_F(ProgramCache, CompileColdThenWarmInAnotherProcessIsByteIdentical) {
   run_ok({"plain", out_.path() + "/plain"});

@@ -8,12 +8,14 @@ one scenario per run (tests/integration/program_cache_test.cc runs them, each in
   program_cache.py writers DIR                  16 processes writing and reading one key and many keys
   program_cache.py eviction DIR                 max_size_bytes: LRU eviction, as cuda.core's backends
   program_cache.py threads DIR                  8 threads on one cache, then close() while in use
+  program_cache.py settings DIR                 bad settings refused at open; unreachable tiers fail open
 
 Exits 0 and prints "ok" (or the counts) on success; an AssertionError otherwise.
 """
 import hashlib
 import multiprocessing
 import os
+import pathlib
 import sys
 import tempfile
 import threading
@@ -267,6 +269,99 @@ def threads(directory):
     print("ok")
 
 
+def _refused(make, kind, named=""):
+    """make() must raise `kind` (naming `named`), with no trace of what the shim would do instead."""
+    try:
+        make()
+    except kind as e:
+        assert named in str(e), (named, str(e))
+        for tail in ("; ignored", "; using", "; skipped", "shared tiers are not used"):
+            assert tail not in str(e), str(e)
+        return e
+    raise AssertionError(f"expected {kind.__name__} naming {named!r}")
+
+
+def bad_settings(directory):
+    secret_dir = tempfile.mkdtemp()
+    secret = os.path.join(secret_dir, "secret")
+    with open(secret, "wb") as f:
+        f.write(os.urandom(32).hex().encode())
+    os.chmod(secret, 0o600)
+    tier = tempfile.mkdtemp()
+    # Refused by the C API at open: InvalidArgumentError, both a ValueError and a CacheError, naming
+    # the setting and its line; nothing is opened.
+    for given, named in [
+        ({"remoet": "redis://h:1"}, "unknown setting 'remoet'; did you mean 'remote'?"),
+        ({"max_size": "lots"}, "settings:1: max_size='lots' is not a size"),
+        ({"shared": "maybe"}, "shared='maybe' is not 0/1"),
+        ({"remote": "redis-host:6379"}, "remote='redis-host:6379' is not a list of URLs"),
+        ({"remote": "ftp://host/x"}, "remote (settings:1): the shared tier URL ftp://host/x has an unknown scheme"),
+        ({"remote": "redis://"}, "has no host"),
+        ({"cache_dir": "relative/dir"}, "cache_dir='relative/dir' is not an absolute path"),
+        ({"remote_secret_file": "relative"}, "is not an absolute path"),
+        ({"log": "debug"}, "'log' is a setting of the shim, which the C API does not use"),
+        ({"disable": True}, "'disable' is a setting of the shim"),
+        ({"remote": f"file://{tier}", "remote_secret_file": "/nonexistent/secret"},
+         "remote_secret_file (settings:2) /nonexistent/secret: does not exist"),
+        ("remote redis://h:1\n", "settings:1: 'remote redis://h:1' is not `key = value`"),
+        ("# a comment\nremote =\n", "settings:2: 'remote' has no value"),
+    ]:
+        e = _refused(lambda: nvrtc_cache.ProgramCache(directory, settings=given), nvrtc_cache.InvalidArgumentError,
+                     named)
+        assert isinstance(e, ValueError) and isinstance(e, nvrtc_cache.CacheError), type(e).__mro__
+        assert e.status == "NVRTC_CACHE_INVALID_ARGUMENT", e.status
+    # Refused in Python before the C API sees them: a value that would add a line, a NUL, a key
+    # that is not a name, a type that is not a setting's.
+    for given, kind in [
+        ({"remote": f"file://{tier}\ncache_dir = /tmp"}, ValueError),
+        ({"remote": "redis://h:1\0x"}, ValueError),
+        ("remote = redis://h:1\0x", ValueError),
+        ({"remote = x": "y"}, ValueError),
+        ({"remote": ""}, ValueError),
+        ({"remote": None}, TypeError),
+        ({"max_size": [1]}, TypeError),
+        ({1: "x"}, TypeError),
+        (b"remote = redis://h:1", TypeError),
+        ([("remote", "redis://h:1")], TypeError),
+    ]:
+        _refused(lambda: nvrtc_cache.ProgramCache(directory, settings=given), kind)
+    _refused(lambda: nvrtc_cache.ProgramCache(directory + "\0x"), ValueError, "NUL")
+    _refused(lambda: nvrtc_cache.ProgramCache(""), ValueError, "empty")
+    for bad in (1.5, "10", True):
+        _refused(lambda: nvrtc_cache.ProgramCache(directory, max_size_bytes=bad), TypeError)
+    _refused(lambda: nvrtc_cache.ProgramCache(directory, max_size_bytes=1 << 64), ValueError)
+    # A bad setting of the environment (the configuration the shim would use) refuses too, naming
+    # its variable; without the configuration it is not read. The shim's own settings there are the
+    # shim's (not refused).
+    os.environ["NVRTC_CACHE_REMOTE"] = "ftp://host/x"
+    _refused(lambda: nvrtc_cache.ProgramCache(directory), nvrtc_cache.InvalidArgumentError, "NVRTC_CACHE_REMOTE")
+    nvrtc_cache.ProgramCache(directory, use_configuration=False).close()
+    del os.environ["NVRTC_CACHE_REMOTE"]
+    os.environ["NVRTC_CACHE_LOG"] = "debug"
+    nvrtc_cache.ProgramCache(directory).close()
+    del os.environ["NVRTC_CACHE_LOG"]
+    # Values as Python gives them: bools, numbers, paths.
+    with nvrtc_cache.ProgramCache(directory, settings={"shared": False, "max_size": 2, "remote": f"file://{tier}",
+                                                       "remote_secret_file": pathlib.Path(secret)}) as cache:
+        assert cache.stats()["shared_tiers"] == 1
+        cache[b"k"] = b"v"
+        assert cache.flush(5.0)
+    with nvrtc_cache.ProgramCache(os.path.join(directory, "node-b"),
+                                  settings=f"remote = file://{tier}\nremote_secret_file = {secret}\n") as cache:
+        assert cache[b"k"] == b"v"  # through the file tier, its MAC checked
+    # A secret file others may read is used (the shim warns about it): not refused.
+    os.chmod(secret, 0o644)
+    with nvrtc_cache.ProgramCache(directory, settings={"remote": f"file://{tier}", "remote_secret_file": secret}):
+        pass
+    # Fail-open: a shared tier that cannot be reached is no error; the cache works on its local store.
+    for unreachable in ("redis://127.0.0.1:1", "redis+unix:///nonexistent/redis.sock"):
+        with nvrtc_cache.ProgramCache(os.path.join(directory, "alone"), settings={"remote": unreachable}) as cache:
+            assert cache.stats()["shared_tiers"] == 1
+            cache[b"local"] = b"still stored"
+            assert cache[b"local"] == b"still stored" and cache.get(b"absent") is None
+    print("ok")
+
+
 def main():
     scenario, args = sys.argv[1], sys.argv[2:]
     if scenario == "contract":
@@ -287,6 +382,8 @@ def main():
         eviction(args[0])
     elif scenario == "threads":
         threads(args[0])
+    elif scenario == "settings":
+        bad_settings(args[0])
     else:
         raise SystemExit(f"unknown scenario {scenario}")
 
