@@ -8,7 +8,8 @@
 #     `nvrtc_cache.ProgramCache` stores and serves through the C API library the wheel carries;
 #  2. the Debian package: built with cpack -G DEB from $BUILD_DIR (default build/), its Depends checked
 #     and resolved by apt (simulated), unpacked with dpkg -x into a temporary root (this machine's
-#     /usr is not touched); the same runs from that root.
+#     /usr is not touched); the same runs from that root, and a C99 program builds against the C API
+#     it installed (nvrtc_cache.h, -lnvrtc-cache-api), stores and serves.
 # The demo client is bench/nvrtc_demo from $BUILD_DIR (built here if missing). Each run asserts the
 # cache's counters with `nvrtc-cache stats --json`: misses only when cold, a hit for every kernel warm.
 set -euo pipefail
@@ -133,3 +134,40 @@ for f in usr/bin/nvrtc-cache usr/lib/libnvrtc-cache.so usr/lib/libnvrtc-cache-ap
 done
 cli="$work/root/usr/bin/nvrtc-cache"
 warm_path deb
+# The C API from the package, as a C program uses it: the header compiles as C99 without a warning,
+# -lnvrtc-cache-api finds the library through its link, and a value is stored and served.
+cat >"$work/api.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+
+#include <nvrtc_cache.h>
+
+int main(int argc, char** argv) {
+  nvrtc_cache_options options;
+  nvrtc_cache_t* cache = NULL;
+  void* value = NULL;
+  size_t size = 0;
+  int ok;
+  if (argc != 2 || nvrtc_cache_version() >> 16 != NVRTC_CACHE_VERSION_MAJOR) return 2;
+  memset(&options, 0, sizeof options);
+  options.size = sizeof options;
+  options.flags = NVRTC_CACHE_OPEN_DEFAULTS;
+  options.directory = argv[1];
+  if (nvrtc_cache_open(&options, &cache) != NVRTC_CACHE_OK ||
+      nvrtc_cache_put(cache, "key", 3, "value", 5) != NVRTC_CACHE_OK ||
+      nvrtc_cache_get(cache, "key", 3, &value, &size) != NVRTC_CACHE_OK) {
+    fprintf(stderr, "%s\n", nvrtc_cache_error_message());
+    return 1;
+  }
+  ok = size == 5 && memcmp(value, "value", 5) == 0;
+  nvrtc_cache_free(value);
+  nvrtc_cache_close(cache);
+  return ok ? 0 : 1;
+}
+C
+cc -std=c99 -Wall -Wextra -pedantic -Werror -I"$work/root/usr/include" "$work/api.c" -L"$work/root/usr/lib" \
+  -lnvrtc-cache-api -o "$work/api" || fail "deb: a C program does not build against nvrtc_cache.h and -lnvrtc-cache-api"
+LD_LIBRARY_PATH="$work/root/usr/lib" "$work/api" "$work/cache-c" || fail "deb: the C program's put and get failed"
+[ "$(NVRTC_CACHE_DIR="$work/cache-c" "$cli" stats --json | "$python" -c 'import json, sys; print(json.load(sys.stdin)["api_entries"])')" -eq 1 ] ||
+  fail "deb: stats does not count the C program's entry"
+echo "package_test: deb: a C99 program builds against /usr/include/nvrtc_cache.h and -lnvrtc-cache-api, stores and serves"
