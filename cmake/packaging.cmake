@@ -3,6 +3,8 @@
 #   bin/nvrtc-cache                        the CLI; finds the two below relative to itself (tools/run_command.cc)
 #   lib/libnvrtc-cache.so                  the shim (preload mode)
 #   lib/nvrtc-cache/proxy/libnvrtc.so.13   the proxy (nvrtc-cache run --proxy)
+#   lib/libnvrtc-cache-api.so.1            the C API (api/CMakeLists.txt), which nvrtc_cache.ProgramCache loads
+#   include/nvrtc_cache.h                  its header
 # This file adds what the packages carry besides them, and the Debian package (cpack -G DEB).
 # The Python wheel (pyproject.toml, scikit-build-core) installs the same tree under the nvrtc_cache
 # package; scripts/package_test.sh tests both packages.

@@ -69,6 +69,8 @@ std::string shown(std::string_view line) {
 // At most this many messages about the lines of one file; then one that counts the rest.
 constexpr std::size_t kMaxLineProblemsPerFile = 3;
 
+void apply_text(Config& c, std::string_view text, const std::string& path, const EnvLookup& lookup);
+
 void apply_file(Config& c, const std::string& path, const FileReader& read, const EnvLookup& lookup) {
   if (path.empty()) return;
   const ConfigFileText file = read(path);
@@ -76,7 +78,12 @@ void apply_file(Config& c, const std::string& path, const FileReader& read, cons
     if (!file.problem.empty()) c.problems.push_back(path + " " + file.problem + "; ignored");
     return;
   }
-  const std::optional<std::string>& text = file.text;
+  apply_text(c, *file.text, path, lookup);
+}
+
+// The lines of a configuration file (or of settings given as text, named `path` in messages).
+void apply_text(Config& c, std::string_view whole, const std::string& path, const EnvLookup& lookup) {
+  const std::string_view* text = &whole;
   std::size_t line_problems = 0;
   auto line_problem = [&](std::string message) {
     if (++line_problems <= kMaxLineProblemsPerFile) c.problems.push_back(std::move(message));
@@ -112,6 +119,10 @@ void apply_file(Config& c, const std::string& path, const FileReader& read, cons
 }
 
 }  // namespace
+
+void apply_settings_text(Config& config, std::string_view text, const std::string& origin, const EnvLookup& lookup) {
+  apply_text(config, text, origin, lookup);
+}
 
 std::optional<ConfigLine> parse_config_line(std::string_view line) {
   line = trimmed(line);

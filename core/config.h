@@ -87,6 +87,10 @@ ConfigFileText read_config_file(const std::string& path);
 
 Config load_config(const EnvLookup& lookup, const FileReader& read = read_config_file);
 
+// Applies `text`, lines as in a configuration file, over `config` (each value's origin is
+// "<origin>:<line>"; a bad line or value adds one message to config.problems, as a file's would).
+void apply_settings_text(Config& config, std::string_view text, const std::string& origin, const EnvLookup& lookup);
+
 // One `key = value` line of a configuration file; blank lines and lines starting with '#' are
 // neither. Whitespace around key and value is dropped.
 struct ConfigLine {

@@ -41,10 +41,12 @@ keying::CacheKey result_key(const keying::CacheKey& direct_key, const Dependency
 
 // Store keys: manifests, NVRTC's compile results and the results of the handle-based libraries
 // (nvJitLink links, libNVVM compiles: core/handle_entry.h) share one keyspace, told apart by a prefix
-// byte ('M', 'R', 'L'). A manifest names results of one kind only.
+// byte ('M', 'R', 'L'). A manifest names results of one kind only. 'A' keys are the C API's entries
+// (api/api_entry.h): values callers store under their own keys, never named by a manifest.
 inline constexpr char kManifestPrefix = 'M';
 inline constexpr char kResultPrefix = 'R';
 inline constexpr char kHandleResultPrefix = 'L';
+inline constexpr char kApiEntryPrefix = 'A';
 std::string manifest_store_key(const keying::CacheKey& direct_key);
 std::string result_store_key(const keying::CacheKey& result_key);
 std::string handle_result_store_key(const keying::CacheKey& result_key);

@@ -17,6 +17,7 @@
 
 #include "core/compile_entry.h"
 #include "core/entry_compression.h"
+#include "api/api_entry.h"
 #include "core/handle_entry.h"
 #include "core/compile_record.h"
 #include "direct/manifest.h"
@@ -161,7 +162,10 @@ int main(int argc, char** argv) {
   // An nvJitLink link (the NUL past an empty error log, no LTO-IR getter) and a libNVVM compile.
   core::HandleEntry link;
   link.library = core::JitLibrary::nvjitlink;
-  link.outputs = {{0, true, 4, 0, "\x7f" "ELF", true},
+  link.outputs = {{0, true, 4, 0,
+                   "\x7f"
+                   "ELF",
+                   true},
                   {3, false, 0, 3, "", true},
                   core::unavailable_output(),
                   {0, true, 0, 0, std::string(1, '\0'), true},
@@ -173,6 +177,11 @@ int main(int argc, char** argv) {
   nvvm.rc = 9;
   nvvm.outputs = {{0, true, 1, 0, std::string(1, '\0'), true}, {0, true, 6, 0, "error\0", true}};
   corpus.add_framed("handle_entry", "nvvm", core::encode_handle_entry(nvvm));
+  corpus.add("api_entry", "empty", api::encode_api_entry("", ""));
+  corpus.add("api_entry", "cubin",
+             api::encode_api_entry(std::string(32, '\x5a'),
+                                   "\x7f"
+                                   "ELF cubin bytes"));
 
   int i = 0;
   for (const auto& e : entries()) {

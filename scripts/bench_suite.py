@@ -7,6 +7,8 @@ side by side, as docs/benchmarks.md (Markdown tables) and docs/benchmarks.png (a
   single-flight N processes on one key (scripts/bench_single_flight.sh)
   store         get latency and disk use against the entry count (bench/store_scaling.cc)
   cuda.core     cuda.core's own program caches vs the shim (scripts/bench_cuda_core.py)
+  program-cache nvrtc_cache.ProgramCache vs cuda.core's InMemoryProgramCache and FileStreamProgramCache
+                (scripts/bench_program_cache.py)
   first-hit     a fresh process's first compiles, real NVRTC vs the shim warm (bench/first_hit_bench.cc)
   redis         GET/SET round trips of the Redis tier's own client against hiredis, on a throw-away
                 redis-server (bench/redis_round_trip.cc; skipped without hiredis or redis-server)
@@ -35,9 +37,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402  scripts/bench.py
 import bench_cuda_core  # noqa: E402  scripts/bench_cuda_core.py
 import bench_nvvm  # noqa: E402  scripts/bench_nvvm.py
+import bench_program_cache  # noqa: E402  scripts/bench_program_cache.py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SECTIONS = ("corpus", "link", "nvvm", "single-flight", "store", "cuda.core", "first-hit", "redis")
+SECTIONS = ("corpus", "link", "nvvm", "single-flight", "store", "cuda.core", "program-cache", "first-hit", "redis")
 CCCL = "/usr/local/cuda/include/cccl"
 KERNEL_LABELS = {"trivial": "trivial (axpy)", "names": "templates + 5 name expressions",
                  "cub": "CUB block reduce + radix sort", "cute": "CuTe tensor tile copy",
@@ -486,6 +489,31 @@ def write_markdown(path, m, results, args, png_name):
                 add(f"| | {names[mode]} | {ms(x['cold'][0] * 1e6)} | {first} | {ms(hits * 1e6)} | "
                     f"**{ratio(plain_rep / hits)}** |")
         add("")
+    pc = results.get("program-cache")
+    if pc:
+        add("## nvrtc_cache.ProgramCache vs cuda.core's backends\n")
+        add(f"`scripts/bench_program_cache.py`: the same `cuda.core` `Program.compile(\"cubin\", cache=...)` calls "
+            "(sm_80, c++17; NVRTC from the nvidia-cuda-nvrtc wheel) through `nvrtc_cache.ProgramCache` (the C API, "
+            "its own cache directory, no configuration), cuda.core's `FileStreamProgramCache` and its "
+            "`InMemoryProgramCache`, each in fresh processes (times in ms, medians). *cold first*: the first "
+            f"compile on an empty cache; *in-process*: a compile repeated in the same process (a hit; median of "
+            f"{pc['repeat']}); *warm first*: the first compile of a fresh process whose cache another process "
+            f"filled (the in-memory cache lives in one process: a real compile); *{pc['processes']} processes*: "
+            f"{pc['processes']} processes started at once on a filled cache, the wall time until the last one is "
+            "done (Python's start and cuda.core's import included), and their median first compile; *fill per "
+            f"entry*: writing {pc['entries']} entries of 4–16 KiB through the backend; *warm first among "
+            f"entries*: the warm first compile with those {pc['entries']} entries in the cache. Ratios are the "
+            "backend's time over `ProgramCache`'s (above 1: `ProgramCache` is faster).\n")
+        add(bench_program_cache.markdown_table(pc["rows"]))
+        ours, fs = pc["rows"]["nvrtc-cache"], pc["rows"]["file-stream"]
+        add(f"\nA hit costs {ours['in-process'] * 1e3:.0f} µs in-process (a read transaction and a copy; "
+            f"FileStream: {fs['in-process'] * 1e3:.0f} µs, a file's open and read), and a fresh process's first hit "
+            f"({ours['warm first']:.1f} ms; FileStream: {fs['warm first']:.1f} ms) is dominated by what both "
+            "persistent backends share (loading NVRTC for `make_program_cache_key`'s version, deriving the key). "
+            f"A write is one LMDB transaction ({ours['fill per entry']:.2f} ms) against a temporary file, `fsync` "
+            f"and rename ({fs['fill per entry']:.2f} ms). The in-memory cache is faster within one process and has "
+            "nothing to give the next.")
+        add("")
     first_hit = results.get("first-hit")
     if first_hit:
         add("## First hit of a fresh process\n")
@@ -695,8 +723,27 @@ def write_chart(path, m, results, args):
         ax.set_title("cuda.core's caches vs the shim")
         ax.legend(fontsize=8, ncol=3, loc="upper center")
 
-    axes[2][1].axis("off")
-    for ax in (axes[0][0], axes[0][1], axes[1][0], axes[1][1], axes[2][0]):
+    ax = axes[2][1]
+    pc = results.get("program-cache")
+    if pc:
+        rows = pc["rows"]
+        metrics = ["in-process", "warm first", f"{pc['processes']} processes, median first", "fill per entry",
+                   "warm first among entries"]
+        backends = [("nvrtc-cache", "nvrtc_cache.ProgramCache", colors["warm"]),
+                    ("file-stream", "FileStreamProgramCache", "#ff7f0e"),
+                    ("in-memory", "InMemoryProgramCache", "#9467bd")]
+        width = 0.27
+        for i, (mode, name, color) in enumerate(backends):
+            ax.bar([j + (i - 1) * width for j in range(len(metrics))], [rows[mode][m] for m in metrics], width,
+                   label=name, color=color)
+        ax.set_xticks(range(len(metrics)), [m.replace(", ", ",\n").replace(" among", "\namong") for m in metrics],
+                      fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel("ms (log)")
+        ax.set_ylim(top=ax.get_ylim()[1] * 30)
+        ax.set_title("nvrtc_cache.ProgramCache vs cuda.core's backends")
+        ax.legend(fontsize=8, ncol=3, loc="upper center")
+    for ax in (axes[0][0], axes[0][1], axes[1][0], axes[1][1], axes[2][0], axes[2][1]):
         if not ax.has_data():
             ax.axis("off")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
@@ -724,6 +771,9 @@ def main():
     args.store_counts = [1000, 3000] if args.quick else [1000, 10000, 100000]
     args.first_hit_samples = 10 if args.quick else 60
     args.redis_iterations = 100 if args.quick else 500
+    args.pc_entries = 1000 if args.quick else 10_000
+    args.pc_processes = 4 if args.quick else 16
+    args.pc_repeat = 5 if args.quick else 20
     args.store_mean_kib = (args.entry_kib[1] - args.entry_kib[0]) / math.log(args.entry_kib[1] / args.entry_kib[0])
     args.store_note = ("10^6 entries are not measured: at these entry sizes (mean "
                        f"{args.store_mean_kib:.1f} KiB) they would take about "
@@ -769,6 +819,12 @@ def main():
             print("cuda.core ...", file=sys.stderr)
             programs = bench_cuda_core.PROGRAMS[:1] if args.quick else bench_cuda_core.PROGRAMS
             results["cuda.core"] = bench_cuda_core.measure(args.python, build, args.repeat, programs)
+        if "program-cache" in args.only:
+            print("program cache ...", file=sys.stderr)
+            results["program-cache"] = {
+                "entries": args.pc_entries, "processes": args.pc_processes, "repeat": args.pc_repeat,
+                "rows": bench_program_cache.measure(args.python, build, args.pc_entries, args.pc_processes,
+                                                    args.pc_repeat)}
         if "first-hit" in args.only:
             print("first hit ...", file=sys.stderr)
             results["first-hit"] = measure_first_hit(args, build)

@@ -5,9 +5,11 @@
 #     policy allows, no symbol needs a newer glibc than it names, no RPATH/RUNPATH), installed into a
 #     fresh venv; `nvrtc-cache run` (the console script) compiles the
 #     demo's kernels cold then warm, and again through `run --proxy`, with LMDB built in (no liblmdb loaded);
+#     `nvrtc_cache.ProgramCache` stores and serves through the C API library the wheel carries;
 #  2. the Debian package: built with cpack -G DEB from $BUILD_DIR (default build/), its Depends checked
 #     and resolved by apt (simulated), unpacked with dpkg -x into a temporary root (this machine's
-#     /usr is not touched); the same runs from that root.
+#     /usr is not touched); the same runs from that root, and a C99 program builds against the C API
+#     it installed (nvrtc_cache.h, -lnvrtc-cache-api), stores and serves.
 # The demo client is bench/nvrtc_demo from $BUILD_DIR (built here if missing). Each run asserts the
 # cache's counters with `nvrtc-cache stats --json`: misses only when cold, a hit for every kernel warm.
 set -euo pipefail
@@ -75,7 +77,8 @@ tag=$("$work/build-venv/bin/auditwheel" show "$wheel" | tr '\n' ' ' |
 wheel=$(ls "$work"/dist/nvrtc_cache-*"$tag".whl)
 max_glibc=$(echo "$tag" | sed -n 's/^manylinux_\([0-9]*\)_\([0-9]*\)_.*/\1.\2/p')
 "$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/wheel"
-for f in bin/nvrtc-cache lib/libnvrtc-cache.so lib/nvrtc-cache/proxy/libnvrtc.so.13 lib/nvrtc-cache/LMDB-LICENSE; do
+for f in bin/nvrtc-cache lib/libnvrtc-cache.so lib/libnvrtc-cache-api.so.1 include/nvrtc_cache.h \
+         lib/nvrtc-cache/proxy/libnvrtc.so.13 lib/nvrtc-cache/LMDB-LICENSE; do
   [ -f "$work/wheel/nvrtc_cache/$f" ] || fail "wheel: nvrtc_cache/$f missing"
 done
 echo "package_test: wheel audit (tag $tag):"
@@ -89,6 +92,21 @@ cli="$work/venv/bin/nvrtc-cache"
 [ "$("$work/venv/bin/python" -c 'import nvrtc_cache; print(nvrtc_cache.shim_path())')" = \
   "$(realpath "$work"/venv/lib/python3*/site-packages/nvrtc_cache/lib/libnvrtc-cache.so)" ] || fail "wheel: shim_path()"
 warm_path wheel
+# The Python backend from the installed wheel, through the C library the wheel carries (no cuda.core
+# in this venv: the plain base class with the same methods).
+NVRTC_CACHE_DIR="$work/cache-api" "$work/venv/bin/python" - <<'PY' || fail "wheel: nvrtc_cache.ProgramCache"
+import nvrtc_cache
+assert nvrtc_cache.api_library_path().endswith("site-packages/nvrtc_cache/lib/libnvrtc-cache-api.so.1")
+with nvrtc_cache.ProgramCache() as cache:
+    cache[b"key"] = b"value"
+    cache["str key"] = memoryview(b"bytes")
+    assert cache[b"key"] == b"value" and cache[b"str key"] == b"bytes" and len(cache) == 2
+with nvrtc_cache.ProgramCache() as cache:
+    assert cache.get("key") == b"value"
+PY
+[ "$(NVRTC_CACHE_DIR="$work/cache-api" "$cli" stats --json | "$python" -c 'import json, sys; print(json.load(sys.stdin)["api_entries"])')" -eq 2 ] ||
+  fail "wheel: stats does not count the ProgramCache entries"
+echo "package_test: wheel: nvrtc_cache.ProgramCache stores and serves through lib/libnvrtc-cache-api.so.1"
 # LMDB is built into the shim and the CLI: no liblmdb is loaded at all.
 LD_DEBUG=files "$cli" run -- "$demo" >/dev/null 2>"$work/ld-debug.txt"
 LD_DEBUG=files "$cli" stats >/dev/null 2>>"$work/ld-debug.txt"
@@ -109,9 +127,47 @@ done
 apt-get install --simulate --no-install-recommends "$deb" >"$work/apt.log" 2>&1 ||
   { cat "$work/apt.log" >&2; fail "deb: apt cannot satisfy its Depends"; }
 dpkg -x "$deb" "$work/root"
-for f in usr/bin/nvrtc-cache usr/lib/libnvrtc-cache.so usr/lib/nvrtc-cache/proxy/libnvrtc.so.13 usr/share/doc/nvrtc-cache/README.md \
+for f in usr/bin/nvrtc-cache usr/lib/libnvrtc-cache.so usr/lib/libnvrtc-cache-api.so.1 usr/include/nvrtc_cache.h \
+         usr/lib/nvrtc-cache/proxy/libnvrtc.so.13 usr/share/doc/nvrtc-cache/README.md \
          usr/share/doc/nvrtc-cache/docs/configuration.md; do
   [ -f "$work/root/$f" ] || fail "deb: /$f missing"
 done
 cli="$work/root/usr/bin/nvrtc-cache"
 warm_path deb
+# The C API from the package, as a C program uses it: the header compiles as C99 without a warning,
+# -lnvrtc-cache-api finds the library through its link, and a value is stored and served.
+cat >"$work/api.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+
+#include <nvrtc_cache.h>
+
+int main(int argc, char** argv) {
+  nvrtc_cache_options options;
+  nvrtc_cache_t* cache = NULL;
+  void* value = NULL;
+  size_t size = 0;
+  int ok;
+  if (argc != 2 || nvrtc_cache_version() >> 16 != NVRTC_CACHE_VERSION_MAJOR) return 2;
+  memset(&options, 0, sizeof options);
+  options.size = sizeof options;
+  options.flags = NVRTC_CACHE_OPEN_DEFAULTS;
+  options.directory = argv[1];
+  if (nvrtc_cache_open(&options, &cache) != NVRTC_CACHE_OK ||
+      nvrtc_cache_put(cache, "key", 3, "value", 5) != NVRTC_CACHE_OK ||
+      nvrtc_cache_get(cache, "key", 3, &value, &size) != NVRTC_CACHE_OK) {
+    fprintf(stderr, "%s\n", nvrtc_cache_error_message());
+    return 1;
+  }
+  ok = size == 5 && memcmp(value, "value", 5) == 0;
+  nvrtc_cache_free(value);
+  nvrtc_cache_close(cache);
+  return ok ? 0 : 1;
+}
+C
+cc -std=c99 -Wall -Wextra -pedantic -Werror -I"$work/root/usr/include" "$work/api.c" -L"$work/root/usr/lib" \
+  -lnvrtc-cache-api -o "$work/api" || fail "deb: a C program does not build against nvrtc_cache.h and -lnvrtc-cache-api"
+LD_LIBRARY_PATH="$work/root/usr/lib" "$work/api" "$work/cache-c" || fail "deb: the C program's put and get failed"
+[ "$(NVRTC_CACHE_DIR="$work/cache-c" "$cli" stats --json | "$python" -c 'import json, sys; print(json.load(sys.stdin)["api_entries"])')" -eq 1 ] ||
+  fail "deb: stats does not count the C program's entry"
+echo "package_test: deb: a C99 program builds against /usr/include/nvrtc_cache.h and -lnvrtc-cache-api, stores and serves"

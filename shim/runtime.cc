@@ -54,6 +54,7 @@ __attribute__((constructor)) void register_fork_locks() {
 std::unique_ptr<store::Store> with_shared_tiers(std::unique_ptr<store::Store> local, const core::Config& config,
                                                 store::remote::TieredStore** tiered) {
   store::remote::TierSet set = store::remote::open_tiers(config.remote, config.remote_secret_file);
+  for (const auto& warning : set.warnings) core::log_line(core::LogLevel::kWarn, warning);
   for (const auto& problem : set.problems) core::log_line(core::LogLevel::kWarn, problem);
   if (set.tiers.empty()) return local;
   auto log = [](std::string_view topic, std::string_view message) {

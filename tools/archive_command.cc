@@ -210,6 +210,10 @@ bool walk_selected(Endpoint& source, const Selection& selection, Report& report,
           if (selection.any()) return;
           record.kind = RecordKind::kHandleResult;
           ++report.results;
+        } else if (e.key[0] == 'A') {  // a C API entry (api/api_entry.h): exported whole, as 'L'
+          if (selection.any()) return;
+          record.kind = RecordKind::kApiEntry;
+          ++report.results;
         } else if (e.key[0] == 'R') {
           if (selection.any()) {
             const auto it = names.find(e.key);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "direct/manifest.h"
 #include "core/stats.h"
 #include "store/cache_directory.h"
 #include "tools/commands.h"
@@ -72,8 +73,8 @@ std::vector<EntryInfo> costliest(std::vector<EntryInfo> entries) {
 // What the store holds, by kind: results ('R' keys) and manifests ('M' keys, the direct-mode index
 // naming results), with their stored bytes.
 struct Composition {
-  std::uint64_t results = 0, manifests = 0, other = 0;
-  std::uint64_t result_bytes = 0, manifest_bytes = 0;
+  std::uint64_t results = 0, manifests = 0, api_entries = 0, other = 0;
+  std::uint64_t result_bytes = 0, manifest_bytes = 0, api_bytes = 0;
 };
 
 Composition composition(store::LmdbStore& s) {
@@ -86,6 +87,9 @@ Composition composition(store::LmdbStore& s) {
     } else if (key.size() == 33 && key[0] == 'M') {
       ++c.manifests;
       c.manifest_bytes += bytes;
+    } else if (key.size() == 33 && key[0] == direct::kApiEntryPrefix) {  // the C API's (api/api_entry.h)
+      ++c.api_entries;
+      c.api_bytes += bytes;
     } else {
       ++c.other;
     }
@@ -120,6 +124,8 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
   j["manifests"] = held.manifests;
   j["result_bytes"] = held.result_bytes;
   j["manifest_bytes"] = held.manifest_bytes;
+  j["api_entries"] = held.api_entries;
+  j["api_bytes"] = held.api_bytes;
   j["bytes"] = s.size_bytes();
   j["max_bytes"] = config.max_size_bytes;
   j["used_fraction"] =
@@ -199,6 +205,9 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   fmt::print("results           {} ({})\n", held.results, human_bytes(held.result_bytes));
   fmt::print("manifests         {} ({}; the index of direct-mode lookups)\n", held.manifests,
              human_bytes(held.manifest_bytes));
+  if (held.api_entries > 0)
+    fmt::print("C API entries     {} ({}; ProgramCache, include/nvrtc_cache.h)\n", held.api_entries,
+               human_bytes(held.api_bytes));
   if (held.other > 0) fmt::print("other entries     {}\n", held.other);
   fmt::print("size              {} of {} ({})\n", human_bytes(s.size_bytes()), human_bytes(config.max_size_bytes),
              percent_of(s.size_bytes(), config.max_size_bytes));

@@ -31,6 +31,8 @@ StoreAudit audit_store(store::LmdbStore& store, const std::function<void(std::ui
     } else if (key.size() == 33 && key[0] == direct::kHandleResultPrefix) {
       ++a.handle_results;
       if (!core::decode_handle_entry(*payload)) ++a.bad_handle_results;
+    } else if (key.size() == 33 && key[0] == direct::kApiEntryPrefix) {
+      ++a.api_entries;  // a caller's value under a caller's key: opaque here
     } else {
       ++a.other;
     }
@@ -50,6 +52,7 @@ int print_audit(const std::string& directory, const StoreAudit& a) {
   std::printf("manifests           %llu (%llu malformed)\n", n(a.manifests), n(a.bad_manifests));
   std::printf("compile results     %llu (%llu malformed)\n", n(a.results), n(a.bad_results));
   std::printf("link/NVVM results   %llu (%llu malformed)\n", n(a.handle_results), n(a.bad_handle_results));
+  std::printf("C API entries       %llu\n", n(a.api_entries));
   std::printf("failed checksum     %llu\n", n(a.damaged));
   std::printf("unknown keys        %llu\n", n(a.other));
   std::printf("missing results     %llu (named by a manifest, evicted or never stored: a miss, not an error)\n",

@@ -18,8 +18,9 @@ struct StoreAudit {
   std::uint64_t manifests = 0, bad_manifests = 0;
   std::uint64_t results = 0, bad_results = 0;
   std::uint64_t handle_results = 0, bad_handle_results = 0;
-  std::uint64_t other = 0;     // keys of no known kind
-  std::uint64_t dangling = 0;  // results a manifest names that are not there (evicted: a miss, not damage)
+  std::uint64_t api_entries = 0;  // the C API's entries (direct::kApiEntryPrefix)
+  std::uint64_t other = 0;        // keys of no known kind
+  std::uint64_t dangling = 0;     // results a manifest names that are not there (evicted: a miss, not damage)
   store::Status walked;
 
   bool sound() const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "api/api_entry.h"
 #include "core/compile_entry.h"
 #include "core/handle_entry.h"
 #include "core/config.h"
@@ -19,7 +20,7 @@ constexpr auto kWalkTime = std::chrono::hours(24);
 
 bool is_entry_key(std::string_view key) {
   return key.size() == kStoreKeySize && (key[0] == direct::kManifestPrefix || key[0] == direct::kResultPrefix ||
-                                         key[0] == direct::kHandleResultPrefix);
+                                         key[0] == direct::kHandleResultPrefix || key[0] == direct::kApiEntryPrefix);
 }
 
 }  // namespace
@@ -123,6 +124,14 @@ bool Endpoint::put(std::string_view key, std::string_view payload, std::string* 
 
 MergeOutcome Endpoint::merge(std::string_view key, std::string_view payload, std::string* problem) {
   if (!is_entry_key(key)) return MergeOutcome::kMalformed;
+  if (key[0] == direct::kApiEntryPrefix) {
+    // A C API entry is taken only under the store key its own caller key makes: an entry crafted to
+    // sit under another key's slot is refused.
+    const auto entry = api::decode_api_entry(payload);
+    if (!entry || api::api_store_key(entry->key) != key) return MergeOutcome::kMalformed;
+    if (get(key)) return MergeOutcome::kPresent;
+    return put(key, payload, problem) ? MergeOutcome::kAdded : MergeOutcome::kFailed;
+  }
   if (key[0] == direct::kResultPrefix || key[0] == direct::kHandleResultPrefix) {
     const bool well_formed = key[0] == direct::kResultPrefix ? core::decode_entry(payload).has_value()
                                                              : core::decode_handle_entry(payload).has_value();

@@ -7,6 +7,12 @@ The package carries the `nvrtc-cache` command, the shim it preloads and the prox
 
 shim_path() is the library to put in LD_PRELOAD yourself; proxy_dir() the directory whose
 libnvrtc.so.13 stands in for NVRTC's (put it first on LD_LIBRARY_PATH).
+
+ProgramCache is a cuda.core program cache (cuda.core.utils.ProgramCacheResource) in the same store,
+for programs that pass cache= to Program.compile rather than preload the shim:
+
+    with nvrtc_cache.ProgramCache() as cache:
+        program.compile("cubin", cache=cache)
 """
 
 import os
@@ -14,6 +20,19 @@ import sys
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parent
+
+__all__ = ["ProgramCache", "CacheError", "InvalidArgumentError", "cli_path", "shim_path", "proxy_dir",
+           "api_library_path", "main"]
+
+
+def __getattr__(name):
+    # The backend is imported on first use: `nvrtc-cache` (the console script) never loads ctypes,
+    # cuda.core or the C API library.
+    if name in ("ProgramCache", "CacheError", "InvalidArgumentError", "api_library_path"):
+        from . import program_cache
+
+        return getattr(program_cache, name)
+    raise AttributeError(f"module 'nvrtc_cache' has no attribute {name!r}")
 
 
 def cli_path() -> str:

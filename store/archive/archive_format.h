@@ -51,8 +51,9 @@ inline constexpr std::size_t kMaxArchiveKey = 1024;
 // A record body over this is skipped (read and discarded in small pieces, never allocated).
 inline constexpr std::uint64_t kDefaultMaxValueBytes = 256ull << 20;
 
-// A compile's result, a handle-based library's (an nvJitLink link, a libNVVM compile), or a manifest naming one.
-enum class RecordKind : std::uint8_t { kManifest = 'M', kResult = 'R', kHandleResult = 'L' };
+// A compile's result, a handle-based library's (an nvJitLink link, a libNVVM compile), a manifest naming one,
+// or a C API entry (a caller's value under a caller's key: api/api_entry.h).
+enum class RecordKind : std::uint8_t { kManifest = 'M', kResult = 'R', kHandleResult = 'L', kApiEntry = 'A' };
 
 // One cache entry as the archive carries it. `payload` is the local store's value (what
 // Store::get returns for `key`), never sealed here.

@@ -16,7 +16,7 @@ namespace nvrtc_cache::store::archive {
 namespace {
 constexpr std::size_t kChunk = 64u << 10;
 constexpr int kMaxWindowLog = 27;          // 128 MiB: zstd refuses frames that ask for more
-constexpr std::size_t kStoreKeySize = 33;  // 'M', 'R' or 'L' and a 32-byte key
+constexpr std::size_t kStoreKeySize = 33;  // 'M', 'R', 'L' or 'A' and a 32-byte key
 }  // namespace
 
 ArchiveSource memory_source(std::string_view bytes, std::size_t piece) {
@@ -232,7 +232,8 @@ ArchiveReader::Step ArchiveReader::read_record(std::uint32_t body_size, ArchiveR
   }
   if ((kind != static_cast<std::uint8_t>(RecordKind::kManifest) &&
        kind != static_cast<std::uint8_t>(RecordKind::kResult) &&
-       kind != static_cast<std::uint8_t>(RecordKind::kHandleResult)) ||
+       kind != static_cast<std::uint8_t>(RecordKind::kHandleResult) &&
+       kind != static_cast<std::uint8_t>(RecordKind::kApiEntry)) ||
       record->program_name.size() > kMaxProgramName || record->key.size() != kStoreKeySize ||
       static_cast<std::uint8_t>(record->key[0]) != kind) {
     return Step::kSkipped;

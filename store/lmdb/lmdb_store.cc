@@ -144,6 +144,10 @@ Status LmdbStore::for_each_with_access(const EntryVisitor& visit) {
   return guarded("for_each", [&] { return impl_->for_each_entry(visit, true); });
 }
 
+Status LmdbStore::for_each_key_with_prefix(std::string_view prefix, const KeyVisitor& visit) {
+  return guarded("for_each", [&] { return impl_->for_each_key_with_prefix(prefix, visit); });
+}
+
 bool LmdbStore::read_only() {
   return guarded("read_only", [&] {
     Status ignored;

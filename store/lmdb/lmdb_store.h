@@ -146,6 +146,14 @@ class LmdbStore final : public Store {
                                           std::optional<AccessRecord> access)>;
   Status for_each_with_access(const EntryVisitor& visit);
 
+  // Visits the keys that start with `prefix`, in key order, in one read transaction, without reading
+  // or checking their values: each key with the stored size of its value (envelope included) and its
+  // access record (nullopt when absent or malformed). For a namespace of keys (the C API's entries:
+  // api/api_entry.h) that needs its own count, size and least recently used order.
+  using KeyVisitor =
+      std::function<void(std::string_view key, std::uint64_t stored_bytes, std::optional<AccessRecord> access)>;
+  Status for_each_key_with_prefix(std::string_view prefix, const KeyVisitor& visit);
+
   struct Impl;
 
  private:

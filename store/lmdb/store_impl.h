@@ -59,6 +59,7 @@ struct LmdbStore::Impl {
   MapUsage map_usage();
   Status for_each(const std::function<void(std::string_view key, std::optional<std::string_view> payload)>& visit);
   Status for_each_entry(const EntryVisitor& visit, bool with_access);
+  Status for_each_key_with_prefix(std::string_view prefix, const KeyVisitor& visit);
 
   // ---- Writes (store_writes.cc) ----
   Status put(std::string_view key, std::string_view value);

@@ -234,4 +234,24 @@ Status LmdbStore::Impl::for_each_entry(const EntryVisitor& visit, bool with_acce
   return rc == MDB_NOTFOUND ? Status::ok() : lmdb::to_status(rc, "walk entries");
 }
 
+Status LmdbStore::Impl::for_each_key_with_prefix(std::string_view prefix, const KeyVisitor& visit) {
+  Status status;
+  const EnvRef ref = acquire(&status);
+  if (!ref) return status;
+  Txn txn(*ref, MDB_RDONLY);
+  if (txn.begin_rc() != MDB_SUCCESS) return lmdb::to_status(txn.begin_rc(), "begin read");
+  MDB_cursor* cursor = nullptr;
+  if (const int rc = api().mdb_cursor_open(txn.get(), ref->entries, &cursor); rc != MDB_SUCCESS) {
+    return lmdb::to_status(rc, "open cursor");
+  }
+  const lmdb::CursorOwner owner = lmdb::own_cursor(cursor);
+  MDB_val key{prefix.size(), const_cast<char*>(prefix.data())}, value;
+  int rc = api().mdb_cursor_get(cursor, &key, &value, prefix.empty() ? MDB_FIRST : MDB_SET_RANGE);
+  for (; rc == MDB_SUCCESS; rc = api().mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+    if (!to_view(key).starts_with(prefix)) break;
+    visit(to_view(key), value.mv_size, access_under_guard(txn.get(), ref->access, key));
+  }
+  return rc == MDB_SUCCESS || rc == MDB_NOTFOUND ? Status::ok() : lmdb::to_status(rc, "walk keys");
+}
+
 }  // namespace nvrtc_cache::store

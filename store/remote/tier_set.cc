@@ -7,7 +7,7 @@ TierSet open_tiers(std::string_view remote, const std::string& secret_file) {
   if (!secret_file.empty()) {
     std::string problem, warning;
     set.secret = read_secret_file(secret_file, &problem, &warning);
-    if (!warning.empty()) set.problems.push_back(warning);
+    if (!warning.empty()) set.warnings.push_back(warning);
     if (!set.secret) {
       set.problems.push_back(problem);
       return set;
@@ -44,7 +44,10 @@ TierSet open_tiers(std::string_view remote, const std::string& secret_file) {
 std::vector<TierCheck> check_tiers(std::string_view remote, const std::string& secret_file,
                                    std::vector<std::string>* problems) {
   TierSet set = open_tiers(remote, secret_file);
-  if (problems) problems->insert(problems->end(), set.problems.begin(), set.problems.end());
+  if (problems) {
+    problems->insert(problems->end(), set.warnings.begin(), set.warnings.end());
+    problems->insert(problems->end(), set.problems.begin(), set.problems.end());
+  }
   std::vector<TierCheck> checks;
   for (ConfiguredTier& configured : set.tiers) {
     TierCheck check;

@@ -27,7 +27,8 @@ struct ConfiguredTier {
 struct TierSet {
   std::vector<ConfiguredTier> tiers;
   std::optional<Secret> secret;
-  std::vector<std::string> problems;  // one line each, safe to log
+  std::vector<std::string> problems;  // one line each, safe to log: what was not used, and why
+  std::vector<std::string> warnings;  // the same, about what is used all the same (a secret others may read)
 };
 
 TierSet open_tiers(std::string_view remote, const std::string& secret_file);

@@ -184,6 +184,25 @@ TEST(TierSet, AnUnreadableSecretDisablesEveryTier) {
   fs::remove_all(dir);
 }
 
+TEST(TierSet, ASecretOthersMayReadIsUsedWithAWarningNotAProblem) {
+  const std::string dir = temp_dir();
+  const std::string path = dir + "/secret";
+  std::ofstream(path) << "correct horse battery staple\n";
+  ::chmod(path.c_str(), 0644);
+  const TierSet set = open_tiers("file://" + dir + "/tier", path);
+  EXPECT_EQ(set.tiers.size(), 1u);
+  EXPECT_TRUE(set.secret);
+  EXPECT_TRUE(set.problems.empty());
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_NE(set.warnings[0].find("readable by group or others"), std::string::npos) << set.warnings[0];
+  // `nvrtc-cache remote check` still reports it.
+  std::vector<std::string> problems;
+  (void)check_tiers("file://" + dir + "/tier", path, &problems);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], set.warnings[0]);
+  fs::remove_all(dir);
+}
+
 // ---- Secret ----
 
 TEST(Secret, FileContentsNeverInMessagesAndLongFilesHashedDown) {
