@@ -1,3 +1,4 @@
+#include "store/remote/net/tls_attributes.h"
 #include "store/remote/http/http_config.h"
 
 #include <blake2.h>
@@ -12,8 +13,6 @@
 namespace nvrtc_cache::store::remote::http {
 namespace {
 
-constexpr std::string_view kTlsAttributes[] = {"tls-ca-file", "tls-ca-dir", "tls-cert-file", "tls-key-file",
-                                               "tls-server-name"};
 constexpr std::size_t kMaxTokenSize = 16 * 1024;
 
 std::string hex(const unsigned char* bytes, std::size_t size) {
@@ -78,10 +77,7 @@ bool is_http_scheme(std::string_view scheme) { return scheme == "http" || scheme
 
 bool is_http_attribute(std::string_view name) {
   if (name == "layout" || name == "bearer-token" || name == "bearer-token-file") return true;
-  for (std::string_view tls : kTlsAttributes) {
-    if (name == tls) return true;
-  }
-  return false;
+  return net::is_tls_attribute(name);
 }
 
 std::string base64(std::string_view bytes) {
@@ -123,22 +119,10 @@ std::optional<HttpConfig> http_config(const TierUrl& url, std::string* problem) 
   if (!config.base_path.empty() && (config.base_path.front() != '/' || !path_safe(config.base_path)))
     return fail("the path holds characters a request path cannot (percent-encode them)");
 
-  for (std::string_view attribute : kTlsAttributes) {
-    const auto it = url.query.find(attribute);
-    if (it == url.query.end()) continue;
-    if (!config.tls) return fail(std::string(attribute) + " needs an https:// URL");
-    if (it->second.empty()) return fail(std::string(attribute) + " needs a value");
-    if (attribute != "tls-server-name" && it->second.front() != '/')
-      return fail(std::string(attribute) + " must be an absolute path");
-    std::string* setting = attribute == "tls-ca-file"     ? &config.tls_settings.ca_file
-                           : attribute == "tls-ca-dir"    ? &config.tls_settings.ca_dir
-                           : attribute == "tls-cert-file" ? &config.tls_settings.cert_file
-                           : attribute == "tls-key-file"  ? &config.tls_settings.key_file
-                                                          : &config.tls_settings.server_name;
-    *setting = it->second;
-  }
-  if (config.tls_settings.cert_file.empty() != config.tls_settings.key_file.empty())
-    return fail("tls-cert-file and tls-key-file go together");
+  if (std::string tls_problem =
+          net::read_tls_attributes(url.query, config.tls, "an https:// URL", &config.tls_settings);
+      !tls_problem.empty())
+    return fail(tls_problem);
 
   if (const auto it = url.query.find("layout"); it != url.query.end()) {
     if (it->second == "subdirs")

@@ -1,3 +1,4 @@
+#include "store/remote/net/tls_attributes.h"
 #include "store/remote/redis/redis_config.h"
 
 #include <sys/un.h>
@@ -63,9 +64,6 @@ std::string tcp_display(const std::string& scheme, const std::string& host, std:
   return scheme + "://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-constexpr std::string_view kTlsAttributes[] = {"tls-ca-file", "tls-ca-dir", "tls-cert-file", "tls-key-file",
-                                               "tls-server-name"};
-
 // A cluster's seeds: the URL's host and seeds=HOST:PORT,... (port 6379 unless given).
 template <typename Fail>
 std::optional<RedisConfig> cluster_config(const TierUrl& url, RedisConfig config, Fail& fail) {
@@ -111,10 +109,7 @@ bool is_redis_scheme(std::string_view scheme) {
 
 bool is_redis_attribute(std::string_view name) {
   if (name == "db" || name == "shards" || name == "seeds" || name == "read-from") return true;
-  for (std::string_view tls : kTlsAttributes) {
-    if (name == tls) return true;
-  }
-  return false;
+  return net::is_tls_attribute(name);
 }
 
 std::string redis_display_name(const TierUrl& url) {
@@ -153,22 +148,10 @@ std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem
   RedisConfig config;
   config.tls = url.scheme == "rediss" || url.scheme == "rediss+cluster";
   config.cluster = url.scheme == "redis+cluster" || url.scheme == "rediss+cluster";
-  for (std::string_view attribute : kTlsAttributes) {
-    const auto it = url.query.find(attribute);
-    if (it == url.query.end()) continue;
-    if (!config.tls) return fail(std::string(attribute) + " needs a rediss:// (or rediss+cluster://) URL");
-    if (it->second.empty()) return fail(std::string(attribute) + " needs a value");
-    if (attribute != "tls-server-name" && it->second.front() != '/')
-      return fail(std::string(attribute) + " must be an absolute path");
-    std::string* setting = attribute == "tls-ca-file"     ? &config.tls_settings.ca_file
-                           : attribute == "tls-ca-dir"    ? &config.tls_settings.ca_dir
-                           : attribute == "tls-cert-file" ? &config.tls_settings.cert_file
-                           : attribute == "tls-key-file"  ? &config.tls_settings.key_file
-                                                          : &config.tls_settings.server_name;
-    *setting = it->second;
-  }
-  if (config.tls_settings.cert_file.empty() != config.tls_settings.key_file.empty())
-    return fail("tls-cert-file and tls-key-file go together");
+  if (std::string tls_problem = net::read_tls_attributes(
+          url.query, config.tls, "a rediss:// (or rediss+cluster://) URL", &config.tls_settings);
+      !tls_problem.empty())
+    return fail(tls_problem);
   config.user = url.user;
   config.password = url.password;
   if (!url.user.empty() && url.password.empty()) return fail("a user needs a password (redis://USER:PASSWORD@HOST)");
