@@ -1,0 +1,57 @@
+// The stand-in libnvJitLink.so.13 (proxy mode): nvJitLink's every function, in nvJitLink's version node
+// (nvjitlink_standin.map), as the 13.5 library exports them: each row of shim/interpose/nvjitlink_api.def
+// under its plain name and its release-suffixed names (__nvJitLinkCreate_13_0 to _13_5), forwarded to
+// the proxy core's hooks (standin_core.h); nvJitLinkVersion and the private __nvJitLinkAPI forwarded
+// untouched to the real nvJitLink the core opened.
+#define NVJITLINK_NO_INLINE
+#include <nvJitLink.h>
+
+#include "shim/interpose/export.h"
+#include "shim/interpose/standin/standin_core.h"
+
+namespace {
+
+using nvrtc_cache::shim::interpose::ProxiedKind;
+constexpr const char* kWhat = "libnvJitLink.so.13";
+
+static_assert(NVJITLINK_ERROR_INTERNAL == 6, "the private forwarder's failure code below");
+constexpr const char* kPassed[] = {"nvJitLinkVersion", "__nvJitLinkAPI"};
+constexpr int kPassedCount = 2;
+
+}  // namespace
+
+extern "C" {
+__attribute__((visibility("hidden"), used)) void* nvrtc_cache_standin_nvjitlink_passed[kPassedCount] = {};
+}
+
+namespace {
+
+__attribute__((constructor)) void load_at_start() {
+  nvrtc_cache::shim::standin::resolve_real_functions(kWhat, ProxiedKind::kNvJitLink, kPassed,
+                                                     nvrtc_cache_standin_nvjitlink_passed, kPassedCount);
+}
+
+void* passed(int which) { return __atomic_load_n(&nvrtc_cache_standin_nvjitlink_passed[which], __ATOMIC_ACQUIRE); }
+
+}  // namespace
+
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                      \
+  NVRTC_CACHE_EXPORT ret name params {                                         \
+    const auto* entries = nvrtc_cache::shim::standin::core_entries(kWhat);     \
+    return entries ? entries->nvjitlink.name args : NVJITLINK_ERROR_INTERNAL;  \
+  }                                                                            \
+  NVRTC_CACHE_EXPORT ret __##name##_13_0 params __attribute__((alias(#name))); \
+  NVRTC_CACHE_EXPORT ret __##name##_13_1 params __attribute__((alias(#name))); \
+  NVRTC_CACHE_EXPORT ret __##name##_13_2 params __attribute__((alias(#name))); \
+  NVRTC_CACHE_EXPORT ret __##name##_13_3 params __attribute__((alias(#name))); \
+  NVRTC_CACHE_EXPORT ret __##name##_13_4 params __attribute__((alias(#name))); \
+  NVRTC_CACHE_EXPORT ret __##name##_13_5 params __attribute__((alias(#name)));
+#include "shim/interpose/nvjitlink_api.def"
+#undef HANDLE_LIBRARY_API
+
+NVRTC_CACHE_EXPORT nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor) {
+  auto* real = reinterpret_cast<nvJitLinkResult (*)(unsigned int*, unsigned int*)>(passed(0));
+  return real ? real(major, minor) : NVJITLINK_ERROR_INTERNAL;
+}
+
+NVRTC_CACHE_STANDIN_JUMP(__nvJitLinkAPI, nvrtc_cache_standin_nvjitlink_passed, 8, 6)
