@@ -1,7 +1,11 @@
 #include "shim/interpose/standin/standin_core.h"
 
 #include <dlfcn.h>
+#include <sys/auxv.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
 
 #include <climits>
 #include <cstring>
@@ -64,7 +68,23 @@ const ProxyEntries* load_core(const char* what) {
   return nullptr;
 }
 
+std::atomic<bool> constructed{false};
+__attribute__((constructor)) void mark_constructed() { constructed.store(true); }
+
 }  // namespace
+
+bool resolving_for_the_loader(const void* resolver_caller) {
+  if (!constructed.load()) return true;  // the relocations that precede every constructor
+  const unsigned long loader_base = getauxval(AT_BASE);
+  Dl_info info;
+  if (loader_base == 0 || dladdr(resolver_caller, &info) == 0) return true;
+  return reinterpret_cast<std::uintptr_t>(info.dli_fbase) == loader_base;
+}
+
+bool real_has(const char* what, interpose::ProxiedKind kind, const char* name) {
+  const ProxyEntries* entries = core_entries(what);
+  return entries != nullptr && entries->real_function(kind, name) != nullptr;
+}
 
 const ProxyEntries* core_entries(const char* what) {
   static const ProxyEntries* const entries = load_core(what);  // thread-safe, once

@@ -22,6 +22,13 @@ const interpose::ProxyEntries* core_entries(const char* what);
 void resolve_real_functions(const char* what, interpose::ProxiedKind kind, const char* const* names, void** slots,
                             int count);
 
+// Whether the real library has the function `name` (in its version node); false without a core.
+bool real_has(const char* what, interpose::ProxiedKind kind, const char* name);
+
+// Whether an indirect function's resolver, called from `resolver_caller`, was called by the dynamic
+// loader (relocations before the stand-in's constructors, lazy binding) rather than by dlsym.
+bool resolving_for_the_loader(const void* resolver_caller);
+
 }  // namespace nvrtc_cache::shim::standin
 
 // The exported entry point `name` of unknown signature: a jump to the function at `offset` bytes into
