@@ -37,17 +37,19 @@ void* passed(int which) { return __atomic_load_n(&nvrtc_cache_standin_nvjitlink_
 
 // Each name is a GNU indirect function whose resolver answers as the real nvJitLink would: to a
 // dlsym or dlvsym, the wrapper where the real library has that very name, NULL where it does not (a
-// client probing a 13.0 nvJitLink for nvJitLinkGetLinkedLTOIR or a _13_1 suffix finds none); to the
+// client probing a 13.0 nvJitLink for nvJitLinkGetLinkedLTOIR or a _13_1 suffix finds none), the
+// wrapper for every name when no real nvJitLink can be loaded (standin_core.h); to the
 // dynamic loader (a linked client's relocations, lazy binding), always the wrapper, which answers a
 // call to a function the real library lacks as the loader would have (exit status 127).
-#define NVRTC_CACHE_STANDIN_NAME(ret, name, exported, params)                                                \
-  extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##exported()->ret(*) params {                    \
-    if (nvrtc_cache::shim::standin::resolving_for_the_loader(__builtin_return_address(0))) {                 \
-      return &standin_##name;                                                                                \
-    }                                                                                                        \
-    return nvrtc_cache::shim::standin::real_has(kWhat, ProxiedKind::kNvJitLink, #exported) ? &standin_##name \
-                                                                                           : nullptr;        \
-  }                                                                                                          \
+#define NVRTC_CACHE_STANDIN_NAME(ret, name, exported, params)                                                     \
+  extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##exported()->ret(*) params {                         \
+    if (nvrtc_cache::shim::standin::resolving_for_the_loader(__builtin_return_address(0))) {                      \
+      return &standin_##name;                                                                                     \
+    }                                                                                                             \
+    return nvrtc_cache::shim::standin::dlsym_finds(kWhat, ProxiedKind::kNvJitLink, #exported, "nvJitLinkVersion") \
+               ? &standin_##name                                                                                  \
+               : nullptr;                                                                                         \
+  }                                                                                                               \
   NVRTC_CACHE_EXPORT ret exported params __attribute__((ifunc("nvrtc_cache_resolve_" #exported)));
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args)                     \
   static ret standin_##name params {                                          \

@@ -81,9 +81,12 @@ bool resolving_for_the_loader(const void* resolver_caller) {
   return reinterpret_cast<std::uintptr_t>(info.dli_fbase) == loader_base;
 }
 
-bool real_has(const char* what, interpose::ProxiedKind kind, const char* name) {
+bool dlsym_finds(const char* what, interpose::ProxiedKind kind, const char* name, const char* probe) {
   const ProxyEntries* entries = core_entries(what);
-  return entries != nullptr && entries->real_function(kind, name) != nullptr;
+  if (entries == nullptr || entries->real_function(kind, probe) == nullptr) return true;  // no real library
+  // Looked up last: where the real library lacks `name`, its failed lookup is what dlerror() then says
+  // (a dlsym answered NULL without an error would leave dlerror() NULL: ctypes crashes on that).
+  return entries->real_function(kind, name) != nullptr;
 }
 
 const ProxyEntries* core_entries(const char* what) {

@@ -22,8 +22,11 @@ const interpose::ProxyEntries* core_entries(const char* what);
 void resolve_real_functions(const char* what, interpose::ProxiedKind kind, const char* const* names, void** slots,
                             int count);
 
-// Whether the real library has the function `name` (in its version node); false without a core.
-bool real_has(const char* what, interpose::ProxiedKind kind, const char* name);
+// Whether a dlsym of `name` finds the stand-in's function: where the real library has that function
+// (in its version node), and where there is no real library (`probe`, a function every one has, is not
+// found) or no core to ask, so that a client gets the functions, each failing with the library's error
+// code, rather than none.
+bool dlsym_finds(const char* what, interpose::ProxiedKind kind, const char* name, const char* probe);
 
 // Whether an indirect function's resolver, called from `resolver_caller`, was called by the dynamic
 // loader (relocations before the stand-in's constructors, lazy binding) rather than by dlsym.
