@@ -208,6 +208,20 @@ TEST(NvJitLink, ProxyModeServesLinksByteForByteColdAndWarm) {
   }
 }
 
+// Proxy mode with the nvJitLink wheel (13.5) behind the stand-in (NVRTC_CACHE_REAL_NVJITLINK), the
+// linked client finding the stand-in before the wheel's directory: the same links, served byte for byte.
+TEST(NvJitLink, ProxyModeServesTheNvJitLinkWheelByteForByte) {
+  const char* wheel = std::getenv("NVRTC_CACHE_TEST_NVJITLINK13");
+  if (wheel == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC_CACHE_TEST_NVJITLINK13 (the nvidia-nvjitlink wheel)");
+  TempDir cache;
+  const EnvVars env = {{"LD_LIBRARY_PATH", fs::path(wheel).parent_path().string()},
+                       {"NVRTC_CACHE_REAL_NVJITLINK", wheel}};
+  const Runs r = proxy_cold_and_warm(NVRTC_CACHE_CLI_PATH, argv_of(LINK_CLIENT_PATH, {"lto", "lto_ptx", "undefined"}),
+                                     cache.path(), env);
+  expect_identical(r);
+  expect_served(r, 3);
+}
+
 // Proxy mode with no real nvJitLink where NVRTC_CACHE_REAL_NVJITLINK points: the client still runs,
 // each nvJitLink call failing as nvJitLink fails (NVJITLINK_ERROR_INTERNAL), the reason said on stderr.
 TEST(NvJitLink, ProxyModeWithoutTheRealNvJitLinkFailsOpen) {

@@ -1,8 +1,9 @@
 // The stand-in libnvJitLink.so.13 (proxy mode): nvJitLink's every function, in nvJitLink's version node
 // (nvjitlink_standin.map), as the 13.5 library exports them: each row of shim/interpose/nvjitlink_api.def
 // under its plain name and its release-suffixed names (__nvJitLinkCreate_13_0 to _13_5), forwarded to
-// the proxy core's hooks (standin_core.h), each found by dlsym only where the real nvJitLink has it; nvJitLinkVersion
-// and the private __nvJitLinkAPI forwarded untouched to the real nvJitLink the core opened.
+// the proxy core's hooks (standin_core.h), each found by dlsym only where the real nvJitLink has it;
+// nvJitLinkVersion and the private __nvJitLinkAPI forwarded untouched to the real nvJitLink the core
+// opened.
 #define NVJITLINK_NO_INLINE
 #include <nvJitLink.h>
 
