@@ -209,13 +209,16 @@ TEST(NvJitLink, ProxyModeServesLinksByteForByteColdAndWarm) {
 }
 
 // Proxy mode with the nvJitLink wheel (13.5) behind the stand-in (NVRTC_CACHE_REAL_NVJITLINK), the
-// linked client finding the stand-in before the wheel's directory: the same links, served byte for byte.
+// linked client finding the stand-ins before the wheel's directory: the same links, served byte for byte.
 TEST(NvJitLink, ProxyModeServesTheNvJitLinkWheelByteForByte) {
   const char* wheel = std::getenv("NVRTC_CACHE_TEST_NVJITLINK13");
   if (wheel == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC_CACHE_TEST_NVJITLINK13 (the nvidia-nvjitlink wheel)");
   TempDir cache;
-  const EnvVars env = {{"LD_LIBRARY_PATH", fs::path(wheel).parent_path().string()},
-                       {"NVRTC_CACHE_REAL_NVJITLINK", wheel}};
+  // The client's NVRTC is the one beside the wheel's nvJitLink when there is one (nvidia-cu13 holds both):
+  // the proxy core is told to forward to it too.
+  const fs::path dir = fs::path(wheel).parent_path();
+  EnvVars env = {{"LD_LIBRARY_PATH", dir.string()}, {"NVRTC_CACHE_REAL_NVJITLINK", wheel}};
+  if (fs::exists(dir / "libnvrtc.so.13")) env["NVRTC_CACHE_REAL_NVRTC"] = (dir / "libnvrtc.so.13").string();
   const Runs r = proxy_cold_and_warm(NVRTC_CACHE_CLI_PATH, argv_of(LINK_CLIENT_PATH, {"lto", "lto_ptx", "undefined"}),
                                      cache.path(), env);
   expect_identical(r);
