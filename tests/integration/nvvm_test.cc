@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@
 
 namespace nvrtc_cache::testing {
 namespace {
+
+namespace fs = std::filesystem;
 
 using Runs = ColdAndWarm;
 
@@ -104,6 +107,35 @@ TEST(Nvvm, ProxyModeWithoutTheRealLibNvvmFailsOpen) {
     EXPECT_NE(run.out.find("ptx\n  create=5\n"), std::string::npos) << run.out;
     EXPECT_NE(run.err.find("cannot load the real libNVVM (" + missing), std::string::npos) << run.err;
   }
+}
+
+// A ctypes client (dlopen by soname, dlsym) finds every libNVVM function through the stand-in, as
+// without the proxy, and the functions the stand-in forwards untouched (the version getters, the
+// error strings) answer as libNVVM's own.
+TEST(Nvvm, ProxyModeForwardsLibNvvmsOtherFunctionsUntouched) {
+  const std::string python = python_binary("python3");
+  ASSERT_FALSE(python.empty());
+  const std::string script =
+      "import ctypes\n"
+      "lib = ctypes.CDLL('libnvvm.so.4')\n"
+      "for name in ['nvvmCreateProgram', 'nvvmVersion', 'nvvmIRVersion', 'nvvmGetErrorString',\n"
+      "             'nvvmDisableConcurrentAPI', '__nvvmHandle', '__nvvmHandleTarget', 'nvvmFuture',\n"
+      "             'nvrtcVersion', 'nvrtc_cache_proxy_entries']:\n"
+      "    print(name, hasattr(lib, name))\n"
+      "v = [ctypes.c_int() for _ in range(4)]\n"
+      "print('version', lib.nvvmVersion(ctypes.byref(v[0]), ctypes.byref(v[1])), v[0].value, v[1].value)\n"
+      "print('ir', lib.nvvmIRVersion(*[ctypes.byref(x) for x in v]), [x.value for x in v])\n"
+      "lib.nvvmGetErrorString.restype = ctypes.c_char_p\n"
+      "print('errors', [lib.nvvmGetErrorString(i) for i in range(12)])\n";
+  const std::string dir = fs::path(NVRTC_CACHE_REAL_NVVM_PATH).parent_path().string();
+  const ProcessResult direct = run_process({python, "-c", script}, {{"LD_LIBRARY_PATH", dir}});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_NE(direct.out.find("nvvmVersion True"), std::string::npos) << direct.out;
+  TempDir cache;
+  const ProcessResult proxied = run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", python, "-c", script},
+                                            {{"LD_LIBRARY_PATH", dir}, {"NVRTC_CACHE_DIR", cache.path()}});
+  EXPECT_EQ(proxied.exit_code, 0) << proxied.err;
+  EXPECT_EQ(proxied.out, direct.out) << proxied.err;
 }
 
 // The stand-in exports exactly libNVVM's functions, unversioned as libNVVM's, and nothing else; its
