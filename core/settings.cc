@@ -200,6 +200,12 @@ constexpr OtherVariable kOtherVariables[] = {
     {"NVRTC_CACHE_REAL_NVRTC",
      "In proxy mode (nvrtc-cache run --proxy), the real NVRTC library the stand-in "
      "libnvrtc.so.13 loads, instead of the toolkit's."},
+    {"NVRTC_CACHE_REAL_NVJITLINK",
+     "In proxy mode (nvrtc-cache run --proxy), the real nvJitLink library the stand-in "
+     "libnvJitLink.so.13 forwards to, instead of the toolkit's."},
+    {"NVRTC_CACHE_REAL_NVVM",
+     "In proxy mode (nvrtc-cache run --proxy), the real libNVVM library the stand-in "
+     "libnvvm.so.4 forwards to, instead of the toolkit's."},
 };
 
 constexpr std::string_view kVariablePrefix = "NVRTC_CACHE_";

@@ -6,6 +6,8 @@
 #     fresh venv; `nvrtc-cache run` (the console script) compiles the
 #     demo's kernels cold then warm, and again through `run --proxy`, with LMDB built in (no liblmdb loaded);
 #     `nvrtc_cache.ProgramCache` stores and serves through the C API library the wheel carries;
+#     then an nvJitLink link and a libNVVM compile (tests/clients/, dlopen by soname) cold then warm
+#     through `run --proxy`, i.e. through the packaged stand-ins libnvJitLink.so.13 and libnvvm.so.4;
 #  2. the Debian package: built with cpack -G DEB from $BUILD_DIR (default build/), its Depends checked
 #     and resolved by apt (simulated), unpacked with dpkg -x into a temporary root (this machine's
 #     /usr is not touched); the same runs from that root, and a C99 program builds against the C API
@@ -19,8 +21,10 @@ work=$(mktemp -d /tmp/nvrtc-cache-package-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 python=/usr/bin/python3  # the distribution's Python (python3-venv), as a user's venv would have it
 
-cmake --build "$build_dir" --target nvrtc_demo -j"$(nproc)" >/dev/null
+cmake --build "$build_dir" --target nvrtc_demo link_client_unlinked nvvm_client_unlinked -j"$(nproc)" >/dev/null
 demo="$PWD/$build_dir/bin/nvrtc_demo"
+link_client="$PWD/$build_dir/bin/link_client_unlinked"
+nvvm_client="$PWD/$build_dir/bin/nvvm_client_unlinked"
 kernels=$("$demo" | grep -c ' ok ')  # the client compiles without the cache first: it works at all
 [ "$kernels" -ge 3 ] || { echo "package_test: the demo client compiled only $kernels kernels" >&2; exit 1; }
 
@@ -28,6 +32,31 @@ fail() { echo "package_test: $*" >&2; exit 1; }
 
 # counter NAME: from `$cli stats --json` (cli and NVRTC_CACHE_DIR set by the caller).
 counter() { "$cli" stats --json | "$python" -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+
+# handle_counter GROUP NAME: `$cli stats --json`'s GROUP.NAME ("links" "hits").
+handle_counter() {
+  "$cli" stats --json | "$python" -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]][sys.argv[2]])' "$1" "$2"
+}
+
+# proxy_standins LABEL: a link (nvJitLink) and an NVVM compile through `$cli run --proxy` cold then warm,
+# each output byte for byte the real library's, the warm runs served.
+proxy_standins() {
+  local label=$1 client what group scenario
+  export NVRTC_CACHE_DIR="$work/cache-$label-standins"
+  for what in link:links:lto nvvm:nvvm_compiles:ptx; do
+    IFS=: read -r client group scenario <<<"$what"
+    client=${client}_client
+    "${!client}" "$scenario" >"$work/$label-$client-direct.txt"
+    "$cli" run --proxy -- "${!client}" "$scenario" >"$work/$label-$client-cold.txt"
+    "$cli" run --proxy -- "${!client}" "$scenario" >"$work/$label-$client-warm.txt"
+    cmp -s "$work/$label-$client-direct.txt" "$work/$label-$client-cold.txt" &&
+      cmp -s "$work/$label-$client-direct.txt" "$work/$label-$client-warm.txt" ||
+      fail "$label: $client through the proxy differs from the real library"
+    [ "$(handle_counter "$group" misses)" -eq 1 ] && [ "$(handle_counter "$group" hits)" -eq 1 ] ||
+      fail "$label: $client through the proxy: $("$cli" stats --json)"
+  done
+  echo "package_test: $label: a link and an NVVM compile through the proxy's stand-ins, cold then warm (hits)"
+}
 
 # warm_path LABEL: cold then warm through `$cli run`, then warm through `$cli run --proxy`.
 warm_path() {
@@ -43,6 +72,7 @@ warm_path() {
   [ "$(counter hits)" -eq $((2 * kernels)) ] || fail "$label: warm run through the proxy: $("$cli" stats --json)"
   echo "package_test: $label: cold $kernels misses, warm $kernels hits (preload), $kernels hits (proxy)"
   sed -n 's/^  total */    warm total /p' "$work/$label-warm.txt"
+  proxy_standins "$label"
 }
 
 # audit_elf FILE MAX_GLIBC: the DT_NEEDED entries a manylinux policy allows (the C and C++ runtimes),
@@ -78,7 +108,8 @@ wheel=$(ls "$work"/dist/nvrtc_cache-*"$tag".whl)
 max_glibc=$(echo "$tag" | sed -n 's/^manylinux_\([0-9]*\)_\([0-9]*\)_.*/\1.\2/p')
 "$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/wheel"
 for f in bin/nvrtc-cache lib/libnvrtc-cache.so lib/libnvrtc-cache-api.so.1 include/nvrtc_cache.h \
-         lib/nvrtc-cache/proxy/libnvrtc.so.13 lib/nvrtc-cache/LMDB-LICENSE; do
+         lib/nvrtc-cache/proxy/libnvrtc.so.13 lib/nvrtc-cache/proxy/libnvJitLink.so.13 \
+         lib/nvrtc-cache/proxy/libnvvm.so.4 lib/nvrtc-cache/LMDB-LICENSE; do
   [ -f "$work/wheel/nvrtc_cache/$f" ] || fail "wheel: nvrtc_cache/$f missing"
 done
 echo "package_test: wheel audit (tag $tag):"
@@ -128,7 +159,8 @@ apt-get install --simulate --no-install-recommends "$deb" >"$work/apt.log" 2>&1 
   { cat "$work/apt.log" >&2; fail "deb: apt cannot satisfy its Depends"; }
 dpkg -x "$deb" "$work/root"
 for f in usr/bin/nvrtc-cache usr/lib/libnvrtc-cache.so usr/lib/libnvrtc-cache-api.so.1 usr/include/nvrtc_cache.h \
-         usr/lib/nvrtc-cache/proxy/libnvrtc.so.13 usr/share/doc/nvrtc-cache/README.md \
+         usr/lib/nvrtc-cache/proxy/libnvrtc.so.13 usr/lib/nvrtc-cache/proxy/libnvJitLink.so.13 \
+         usr/lib/nvrtc-cache/proxy/libnvvm.so.4 usr/share/doc/nvrtc-cache/README.md \
          usr/share/doc/nvrtc-cache/docs/configuration.md; do
   [ -f "$work/root/$f" ] || fail "deb: /$f missing"
 done

@@ -344,6 +344,17 @@ int doctor(bool skip_sample) {
   const bool proxy_found = ::stat(proxy.c_str(), &st) == 0;
   report.add(proxy_found ? Severity::kOk : Severity::kWarn, "proxy",
              proxy_found ? proxy : proxy + " is missing: `nvrtc-cache run --proxy` will not work");
+  if (proxy_found) {  // its stand-ins for nvJitLink and libNVVM, beside it
+    std::string missing;
+    for (const char* standin : {"libnvJitLink.so.13", "libnvvm.so.4"}) {
+      const std::string path = proxy.substr(0, proxy.rfind('/') + 1) + standin;
+      if (::stat(path.c_str(), &st) != 0) missing += (missing.empty() ? "" : ", ") + path;
+    }
+    if (!missing.empty()) {
+      report.add(Severity::kWarn, "proxy",
+                 missing + " missing: `nvrtc-cache run --proxy` will not cache nvJitLink links or NVVM compiles");
+    }
+  }
   const NvrtcFound nvrtc = check_nvrtc(report, "libnvrtc.so.13", true);
   std::string sample_library = nvrtc.path.value_or("");
   if (!nvrtc.path && !nvrtc.broken) {

@@ -1,8 +1,8 @@
 // nvrtc-cache run [--proxy] [--record FILE] [--] CMD ARGS...: runs CMD with the shim preloaded (replaces this
 // process); --record sets NVRTC_CACHE_RECORD (made absolute) for CMD and its children. With --proxy,
 // CMD runs as a child (signals it gets from outside are passed on, its exit status is ours), so
-// that a run in which no compile reached the cache can be said at the end: the proxy stands in only
-// for loads of libnvrtc.so.13 by name.
+// that a run in which no compile, link or NVVM compile reached the cache can be said at the end: the
+// proxy stands in only for loads of libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 by name.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,7 +26,8 @@
 namespace nvrtc_cache::tools {
 namespace {
 
-// Compiles the cache has counted (hits, misses, uncacheable), or -1 when it cannot be read.
+// Compiles, links and NVVM compiles the cache has counted (hits, misses, uncacheable), or -1 when it
+// cannot be read.
 std::int64_t compiles_counted() {
   try {
     store::CachePolicy policy = core::cache_policy(core::config_from_process_environment());
@@ -35,8 +36,10 @@ std::int64_t compiles_counted() {
     if (!opened.store) return -1;
     const store::Counters counters = opened.store->counters();
     std::int64_t total = 0;
-    for (const char* name : {"hits", "misses", "uncacheable"}) {
-      if (auto it = counters.find(name); it != counters.end()) total += it->second;
+    for (const char* kind : {"", "link_", "nvvm_"}) {
+      for (const char* name : {"hits", "misses", "uncacheable"}) {
+        if (auto it = counters.find(std::string(kind) + name); it != counters.end()) total += it->second;
+      }
     }
     return total;
   } catch (...) {
@@ -49,8 +52,8 @@ void pass_on(int signal_number) {
   if (g_child > 0) ::kill(g_child, signal_number);
 }
 
-// Runs argv as a child (in proxy mode) and says at the end if no compile reached the cache; exits
-// as the child did.
+// Runs argv as a child (in proxy mode) and says at the end if nothing reached the cache; exits as
+// the child did.
 int run_child_and_report(char** argv) {
   const std::int64_t before = compiles_counted();
   const pid_t pid = ::fork();
@@ -79,9 +82,10 @@ int run_child_and_report(char** argv) {
   const std::int64_t after = compiles_counted();
   if (before >= 0 && after == before && WIFEXITED(status) && WEXITSTATUS(status) != 127) {
     std::fprintf(stderr,
-                 "nvrtc-cache: run --proxy: no NVRTC compile reached the cache. The proxy stands in for "
-                 "libnvrtc.so.13 loaded by name only; a program that loads NVRTC by its full path (cuda.core, "
-                 "CuPy 14, numba-cuda) is not reached: run it with `nvrtc-cache run -- CMD` (preload) instead.\n");
+                 "nvrtc-cache: run --proxy: no NVRTC compile, nvJitLink link or NVVM compile reached the cache. "
+                 "The proxy stands in for libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 loaded by name "
+                 "only; a program that loads them by their full path (cuda.core, CuPy 14, numba-cuda) is not "
+                 "reached: run it with `nvrtc-cache run -- CMD` (preload) instead.\n");
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
@@ -196,8 +200,8 @@ void add_run_command(CLI::App& app, Outcome&) {
       "after it). CMD's exit code is passed through. Everything after CMD is CMD's own arguments.");
   static bool proxy_for_help = false;
   run->add_flag("--proxy", proxy_for_help,
-                "Do not preload: put a stand-in libnvrtc.so.13 first on LD_LIBRARY_PATH instead, for environments "
-                "where preloading is not possible");
+                "Do not preload: put stand-ins for libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 first on "
+                "LD_LIBRARY_PATH instead, for environments where preloading is not possible");
   static std::string record_for_help;
   run->add_option("--record", record_for_help,
                   "Append a record of every compile CMD and its children make (hit or miss) to FILE, for "

@@ -6,7 +6,8 @@ The package carries the `nvrtc-cache` command, the shim it preloads and the prox
     $ nvrtc-cache stats
 
 shim_path() is the library to put in LD_PRELOAD yourself; proxy_dir() the directory whose
-libnvrtc.so.13 stands in for NVRTC's (put it first on LD_LIBRARY_PATH).
+libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 stand in for NVRTC's, nvJitLink's and libNVVM's
+(put it first on LD_LIBRARY_PATH).
 
 ProgramCache is a cuda.core program cache (cuda.core.utils.ProgramCacheResource) in the same store,
 for programs that pass cache= to Program.compile rather than preload the shim:
@@ -46,7 +47,7 @@ def shim_path() -> str:
 
 
 def proxy_dir() -> str:
-    """The directory holding the proxy libnvrtc.so.13."""
+    """The directory holding the proxy libnvrtc.so.13 and its stand-ins libnvJitLink.so.13 and libnvvm.so.4."""
     return str(_ROOT / "lib" / "nvrtc-cache" / "proxy")
 
 

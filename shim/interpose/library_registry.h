@@ -6,6 +6,8 @@
 //   static constexpr const char* kProbe;      a function every such library exports ("nvJitLinkVersion")
 //   static constexpr std::span<const char* const> nodes();  its version nodes, newest first (may be empty)
 //   static bool fill(Real&, void* library, const char* node);  looks the table's functions up; reads the identity
+//   static constexpr const ProxiedLibrary& kProxied;  proxy mode only: the real library, by absolute path
+// In proxy mode (NVRTC_CACHE_PROXY) every caller reaches the one real library kProxied names.
 // Contract: thread-safe; slots are made once per real library and never freed; resolution allocates
 // only on the first call from a given call site; no dl* or library call is made while the registry's
 // lock (the fork rank given to register_fork_order) is held; never throws out of its public functions.
@@ -24,6 +26,7 @@
 
 #include "platform/fork_locks.h"
 #include "shim/interpose/loaded_object.h"
+#include "shim/interpose/proxied_library.h"
 #include "shim/interpose/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {
@@ -88,6 +91,19 @@ class LibraryRegistry {
  private:
   static const char* first_node() { return Lib::nodes().empty() ? nullptr : Lib::nodes()[0]; }
 
+#ifdef NVRTC_CACHE_PROXY
+  // Proxy mode: the probe function of the real library, opened by absolute path.
+  static void* find_probe(const void*) {
+    void* library = open_proxied_library(Lib::kProxied);
+    if (library == nullptr) return nullptr;
+    void* found = nullptr;
+    for (const char* node : Lib::nodes()) {
+      if (found == nullptr) found = dlvsym(library, Lib::kProbe, node);
+    }
+    if (found == nullptr) found = real_dlsym(library, Lib::kProbe);
+    return found && !in_shim(found) ? found : nullptr;
+  }
+#else
   // The probe function of the library the caller's scope (or, failing that, anything loaded after
   // the shim) reaches.
   static void* find_probe(const void* caller) {
@@ -104,6 +120,7 @@ class LibraryRegistry {
     if (found == nullptr) found = real_dlsym(RTLD_NEXT, Lib::kProbe);
     return found && !in_shim(found) ? found : nullptr;
   }
+#endif
 
   static std::unique_ptr<Real> make_slot(void* probe) {
     const link_map* library_map = link_map_of(probe);

@@ -23,6 +23,9 @@ bool is_known_nvjitlink_function(const std::string& name) {
 struct NvJitLinkLibrary {
   using Real = RealNvJitLink;
   static constexpr const char* kProbe = "nvJitLinkVersion";
+#ifdef NVRTC_CACHE_PROXY
+  static constexpr const ProxiedLibrary& kProxied = kProxiedNvJitLink;
+#endif
   static std::span<const char* const> nodes() { return kNvJitLinkVersionNodes; }
   static bool fill(Real& slot, void* library, const char* node) {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) \

@@ -221,8 +221,8 @@ TEST(CliHelp, TheManPageHasItsReferenceSectionsAndNoMarkdown) {
   for (const core::SettingSpec& s : core::settings()) {
     EXPECT_NE(environment.find(".B " + roff(s.env) + "\n"), std::string::npos) << s.env;
   }
-  for (const char* variable :
-       {"NVRTC_CACHE_CONFIG", "NVRTC_CACHE_SYSTEM_CONFIG", "NVRTC_CACHE_SHIM", "NVRTC_CACHE_REAL_NVRTC"}) {
+  for (const char* variable : {"NVRTC_CACHE_CONFIG", "NVRTC_CACHE_SYSTEM_CONFIG", "NVRTC_CACHE_SHIM",
+                               "NVRTC_CACHE_REAL_NVRTC", "NVRTC_CACHE_REAL_NVJITLINK", "NVRTC_CACHE_REAL_NVVM"}) {
     EXPECT_NE(environment.find(".B " + std::string(variable) + "\n"), std::string::npos) << variable;
   }
   const std::string files = man.out.substr(man.out.find(".SH FILES"));

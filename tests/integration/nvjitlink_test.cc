@@ -2,12 +2,14 @@
 // run directly, then under the shim cold, then warm, each in its own process with the real NVRTC
 // and the real nvJitLink; every return code, size, output byte and log must be identical, the warm
 // run served (link hits, no link misses), for both ways of loading nvJitLink (linked, whose calls
-// go through the release-suffixed names, and dlopen by soname + dlsym).
+// go through the release-suffixed names, and dlopen by soname + dlsym), under the preloaded shim and
+// through the proxy's stand-in libnvJitLink.so.13 (`nvrtc-cache run --proxy`).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -281,6 +283,123 @@ TEST(NvJitLink, TheNvJitLinkWheelIsServedByteForByte) {
   const Runs r = cold_and_warm(argv_of(LINK_CLIENT_PATH, {"lto", "lto_ptx", "undefined"}), cache.path(), env);
   expect_identical(r);
   expect_served(r, 3);
+}
+
+// Proxy mode (`nvrtc-cache run --proxy`, no preload): the stand-in libnvJitLink.so.13 the linked
+// client finds first on the library path, and the one the unlinked client dlopens by soname, forward to
+// the proxy core, which links with the toolkit's nvJitLink by absolute path: every output and log byte
+// for byte, the warm run served (and NVRTC's compiles through the proxy libnvrtc.so.13 with it).
+TEST(NvJitLink, ProxyModeServesLinksByteForByteColdAndWarm) {
+  for (const std::string& client : kClients) {
+    SCOPED_TRACE(client);
+    TempDir cache;
+    const Runs r = proxy_cold_and_warm(
+        NVRTC_CACHE_CLI_PATH, argv_of(client, {"lto", "lto_ptx", "ptx", "undefined", "bad_option"}), cache.path());
+    ASSERT_NE(r.direct.out.find("cubin size_rc=0 size="), std::string::npos) << r.direct.out;
+    expect_identical(r);
+    EXPECT_EQ(r.cold.err.find("reached the cache"), std::string::npos) << r.cold.err;
+    EXPECT_EQ(get(r.after_cold, "link_hits"), 0);
+    EXPECT_EQ(get(r.after_cold, "link_misses"), 4);  // the bad option fails at nvJitLinkCreate: nothing to link
+    EXPECT_EQ(get(r.after_warm, "link_hits"), 4);
+    EXPECT_EQ(get(r.after_warm, "link_misses"), 4);
+    // NVRTC's compiles, through the proxy core: none compiled again warm.
+    EXPECT_GT(get(r.after_cold, "misses"), 0);
+    EXPECT_EQ(get(r.after_warm, "misses"), get(r.after_cold, "misses"));
+  }
+}
+
+// Proxy mode with the nvJitLink wheel (13.5) behind the stand-in (NVRTC_CACHE_REAL_NVJITLINK), the
+// linked client finding the stand-ins before the wheel's directory: the same links, served byte for byte.
+TEST(NvJitLink, ProxyModeServesTheNvJitLinkWheelByteForByte) {
+  const char* wheel = std::getenv("NVRTC_CACHE_TEST_NVJITLINK13");
+  if (wheel == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC_CACHE_TEST_NVJITLINK13 (the nvidia-nvjitlink wheel)");
+  TempDir cache;
+  // The client's NVRTC is the one beside the wheel's nvJitLink when there is one (nvidia-cu13 holds both):
+  // the proxy core is told to forward to it too.
+  const fs::path dir = fs::path(wheel).parent_path();
+  EnvVars env = {{"LD_LIBRARY_PATH", dir.string()}, {"NVRTC_CACHE_REAL_NVJITLINK", wheel}};
+  if (fs::exists(dir / "libnvrtc.so.13")) env["NVRTC_CACHE_REAL_NVRTC"] = (dir / "libnvrtc.so.13").string();
+  const Runs r = proxy_cold_and_warm(NVRTC_CACHE_CLI_PATH, argv_of(LINK_CLIENT_PATH, {"lto", "lto_ptx", "undefined"}),
+                                     cache.path(), env);
+  expect_identical(r);
+  expect_served(r, 3);
+}
+
+// Proxy mode with no real nvJitLink where NVRTC_CACHE_REAL_NVJITLINK points: the client still runs,
+// each nvJitLink call failing as nvJitLink fails (NVJITLINK_ERROR_INTERNAL), the reason said on stderr.
+TEST(NvJitLink, ProxyModeWithoutTheRealNvJitLinkFailsOpen) {
+  for (const std::string& client : kClients) {
+    SCOPED_TRACE(client);
+    TempDir cache;
+    const std::string missing = cache.path() + "/missing/libnvJitLink.so.13";
+    const ProcessResult run = run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", client, "lto"},
+                                          {{"NVRTC_CACHE_DIR", cache.path()}, {"NVRTC_CACHE_REAL_NVJITLINK", missing}});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.out.find("lto\n  create=6\n"), std::string::npos) << run.out;
+    EXPECT_NE(run.err.find("cannot load the real nvJitLink (" + missing), std::string::npos) << run.err;
+    EXPECT_EQ(get(counters_of(cache.path()), "link_misses"), 0);
+  }
+}
+
+// The stand-in exports every function of 13.5, yet a dlsym client (ctypes, by soname) finds exactly
+// the names the real nvJitLink behind it has: with 13.0, no LTO-IR getter and no suffix after _13_0,
+// as without the proxy; with the 13.5 wheel, all of them.
+TEST(NvJitLink, ProxyModeDlsymFindsWhatTheRealNvJitLinkHas) {
+  const std::string python = python_binary("python3");
+  ASSERT_FALSE(python.empty());
+  const std::string script =
+      "import ctypes\n"
+      "lib = ctypes.CDLL('libnvJitLink.so.13')\n"
+      "for name in ['nvJitLinkCreate', '__nvJitLinkCreate_13_0', '__nvJitLinkCreate_13_1', '__nvJitLinkCreate_13_5',\n"
+      "             'nvJitLinkGetLinkedLTOIR', '__nvJitLinkGetLinkedLTOIRSize_13_5', 'nvJitLinkVersion',\n"
+      "             '__nvJitLinkAPI', 'nvrtcVersion', 'nvrtc_cache_proxy_entries']:\n"
+      "    print(name, hasattr(lib, name))\n"
+      "major, minor = ctypes.c_uint(), ctypes.c_uint()\n"
+      "print('version', lib.nvJitLinkVersion(ctypes.byref(major), ctypes.byref(minor)), major.value, minor.value)\n";
+  std::vector<std::string> libraries = {fs::path(NVRTC_CACHE_REAL_NVJITLINK_PATH).parent_path().string()};
+  if (const char* wheel = std::getenv("NVRTC_CACHE_TEST_NVJITLINK13")) {
+    libraries.push_back(fs::path(wheel).parent_path().string());
+  } else if (pypi_required()) {
+    FAIL() << "NVRTC_CACHE_TEST_NVJITLINK13 (the nvidia-nvjitlink wheel) is required";
+  }
+  for (const std::string& dir : libraries) {
+    SCOPED_TRACE(dir);
+    TempDir cache;
+    const ProcessResult direct = run_process({python, "-c", script}, {{"LD_LIBRARY_PATH", dir}});
+    ASSERT_EQ(direct.exit_code, 0) << direct.err;
+    const bool wheel = dir != libraries.front();
+    EXPECT_NE(direct.out.find(wheel ? "nvJitLinkGetLinkedLTOIR True" : "nvJitLinkGetLinkedLTOIR False"),
+              std::string::npos)
+        << direct.out;
+    const ProcessResult proxied = run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", python, "-c", script},
+                                              {{"LD_LIBRARY_PATH", dir},
+                                               {"NVRTC_CACHE_REAL_NVJITLINK", dir + "/libnvJitLink.so.13"},
+                                               {"NVRTC_CACHE_DIR", cache.path()}});
+    EXPECT_EQ(proxied.exit_code, 0) << proxied.err;
+    EXPECT_EQ(proxied.out, direct.out) << proxied.err;
+  }
+}
+
+// The stand-in exports exactly what nvJitLink 13.5 exports (every function, the release-suffixed
+// names of 13.0 to 13.5, in nvJitLink's version node), a superset of 13.0's, and nothing else; its
+// soname is nvJitLink's.
+TEST(NvJitLink, TheProxyStandInExportsNvJitLinksFunctionsOnly) {
+  const std::string standin = std::string(NVRTC_CACHE_PROXY_DIR) + "/libnvJitLink.so.13";
+  const std::set<std::string> exported = defined_dynamic_symbols(standin);
+  ASSERT_FALSE(exported.empty()) << standin;
+  EXPECT_EQ(exported.size(), 108u);  // 15 functions x 7 names, nvJitLinkVersion, __nvJitLinkAPI, the node
+  for (const std::string& symbol : exported) {
+    if (symbol == "libnvJitLink.so.13") continue;  // the version node's own symbol
+    const bool nvjitlink = symbol.rfind("nvJitLink", 0) == 0 || symbol.rfind("__nvJitLink", 0) == 0;
+    EXPECT_TRUE(nvjitlink && symbol.find("@@libnvJitLink.so.13") != std::string::npos) << symbol;
+  }
+  for (const std::string& symbol : defined_dynamic_symbols(NVRTC_CACHE_REAL_NVJITLINK_PATH)) {
+    EXPECT_TRUE(exported.count(symbol)) << "the toolkit's nvJitLink exports " << symbol;
+  }
+  EXPECT_EQ(soname_of(standin), "libnvJitLink.so.13");
+  const char* wheel = std::getenv("NVRTC_CACHE_TEST_NVJITLINK13");
+  if (wheel == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC_CACHE_TEST_NVJITLINK13 (the nvidia-nvjitlink wheel)");
+  EXPECT_EQ(exported, defined_dynamic_symbols(wheel));
 }
 
 // Python's JIT stacks (scripts/python_env.sh): cuda.core's Linker and cuda.bindings.nvjitlink, which

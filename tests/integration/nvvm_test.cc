@@ -1,11 +1,14 @@
 // libNVVM through the shim (shim/nvvm/): the NVVM client (tests/clients/nvvm_client.cc) run directly,
 // then under the shim cold, then warm, each in its own process with the real libNVVM; every return
 // code, size, result byte and log must be identical, the warm run served (NVVM hits, no new misses),
-// linked and through dlopen. Then the Python stacks that compile through libNVVM (numba-cuda's
+// linked and through dlopen, under the preloaded shim and through the proxy's stand-in libnvvm.so.4
+// (`nvrtc-cache run --proxy`). Then the Python stacks that compile through libNVVM (numba-cuda's
 // compile_ptx, cuda.core's Program(code_type="nvvm")).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,8 @@
 
 namespace nvrtc_cache::testing {
 namespace {
+
+namespace fs = std::filesystem;
 
 using Runs = ColdAndWarm;
 
@@ -57,6 +62,90 @@ TEST(Nvvm, CallsTheEntryCannotAnswerReachLibNvvm) {
     expect_identical(r);
     EXPECT_EQ(get(r.after_warm, "nvvm_hits"), 1);
   }
+}
+
+// Proxy mode (`nvrtc-cache run --proxy`, no preload): the stand-in libnvvm.so.4 (linked, or dlopened
+// by soname) forwards to the proxy core, which compiles with the toolkit's libNVVM by absolute path:
+// every result and log byte for byte, the warm run served.
+TEST(Nvvm, ProxyModeServesCompilesByteForByteColdAndWarm) {
+  for (const std::string& client : kClients) {
+    SCOPED_TRACE(client);
+    TempDir cache;
+    const Runs r = proxy_cold_and_warm(NVRTC_CACHE_CLI_PATH, {client, "ptx", "gen_lto", "lazy", "verified", "broken"},
+                                       cache.path());
+    expect_identical(r);
+    EXPECT_EQ(r.cold.err.find("reached the cache"), std::string::npos) << r.cold.err;
+    EXPECT_EQ(get(r.after_cold, "nvvm_hits"), 0);
+    EXPECT_EQ(get(r.after_cold, "nvvm_misses"), 5);
+    EXPECT_EQ(get(r.after_warm, "nvvm_hits"), 5);
+    EXPECT_EQ(get(r.after_warm, "nvvm_misses"), 5);
+  }
+}
+
+// A process that uses libNVVM only loads the proxy core (its cache runtime) but never the real NVRTC.
+TEST(Nvvm, ProxyModeLoadsNoRealNvrtcForAnNvvmOnlyProcess) {
+  TempDir cache;
+  const ProcessResult run = run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", NVVM_CLIENT_PATH, "ptx"},
+                                        {{"NVRTC_CACHE_DIR", cache.path()}, {"LD_DEBUG", "files"}});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("file=" + std::string(NVRTC_CACHE_PROXY_DIR) + "/libnvrtc.so.13"), std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.err.find("file=" + std::string(NVRTC_CACHE_REAL_NVRTC_PATH)), std::string::npos) << run.err;
+  EXPECT_EQ(get(counters_of(cache.path()), "nvvm_misses"), 1);
+}
+
+// Proxy mode with no real libNVVM where NVRTC_CACHE_REAL_NVVM points: the client still runs, each
+// libNVVM call failing with libNVVM's NVVM_ERROR_INVALID_PROGRAM, the reason said on stderr.
+TEST(Nvvm, ProxyModeWithoutTheRealLibNvvmFailsOpen) {
+  for (const std::string& client : kClients) {
+    SCOPED_TRACE(client);
+    TempDir cache;
+    const std::string missing = cache.path() + "/missing/libnvvm.so.4";
+    const ProcessResult run = run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", client, "ptx"},
+                                          {{"NVRTC_CACHE_DIR", cache.path()}, {"NVRTC_CACHE_REAL_NVVM", missing}});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.out.find("ptx\n  create=5\n"), std::string::npos) << run.out;
+    EXPECT_NE(run.err.find("cannot load the real libNVVM (" + missing), std::string::npos) << run.err;
+  }
+}
+
+// A ctypes client (dlopen by soname, dlsym) finds every libNVVM function through the stand-in, as
+// without the proxy, and the functions the stand-in forwards untouched (the version getters, the
+// error strings) answer as libNVVM's own.
+TEST(Nvvm, ProxyModeForwardsLibNvvmsOtherFunctionsUntouched) {
+  const std::string python = python_binary("python3");
+  ASSERT_FALSE(python.empty());
+  const std::string script =
+      "import ctypes\n"
+      "lib = ctypes.CDLL('libnvvm.so.4')\n"
+      "for name in ['nvvmCreateProgram', 'nvvmVersion', 'nvvmIRVersion', 'nvvmGetErrorString',\n"
+      "             'nvvmDisableConcurrentAPI', '__nvvmHandle', '__nvvmHandleTarget', 'nvvmFuture',\n"
+      "             'nvrtcVersion', 'nvrtc_cache_proxy_entries']:\n"
+      "    print(name, hasattr(lib, name))\n"
+      "v = [ctypes.c_int() for _ in range(4)]\n"
+      "print('version', lib.nvvmVersion(ctypes.byref(v[0]), ctypes.byref(v[1])), v[0].value, v[1].value)\n"
+      "print('ir', lib.nvvmIRVersion(*[ctypes.byref(x) for x in v]), [x.value for x in v])\n"
+      "lib.nvvmGetErrorString.restype = ctypes.c_char_p\n"
+      "print('errors', [lib.nvvmGetErrorString(i) for i in range(12)])\n";
+  const std::string dir = fs::path(NVRTC_CACHE_REAL_NVVM_PATH).parent_path().string();
+  const ProcessResult direct = run_process({python, "-c", script}, {{"LD_LIBRARY_PATH", dir}});
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_NE(direct.out.find("nvvmVersion True"), std::string::npos) << direct.out;
+  TempDir cache;
+  const ProcessResult proxied = run_process({NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", python, "-c", script},
+                                            {{"LD_LIBRARY_PATH", dir}, {"NVRTC_CACHE_DIR", cache.path()}});
+  EXPECT_EQ(proxied.exit_code, 0) << proxied.err;
+  EXPECT_EQ(proxied.out, direct.out) << proxied.err;
+}
+
+// The stand-in exports exactly libNVVM's functions, unversioned as libNVVM's, and nothing else; its
+// soname is libNVVM's.
+TEST(Nvvm, TheProxyStandInExportsLibNvvmsFunctionsOnly) {
+  const std::string standin = std::string(NVRTC_CACHE_PROXY_DIR) + "/libnvvm.so.4";
+  const std::set<std::string> exported = defined_dynamic_symbols(standin);
+  EXPECT_EQ(exported.size(), 16u);
+  EXPECT_EQ(exported, defined_dynamic_symbols(NVRTC_CACHE_REAL_NVVM_PATH));
+  EXPECT_EQ(soname_of(standin), "libnvvm.so.4");
 }
 
 // Python's stacks that compile through libNVVM (scripts/python_env.sh): numba-cuda's

@@ -1,10 +1,13 @@
 // Test helpers for the clients of the handle-based libraries (tests/integration/nvjitlink_test.cc,
-// nvvm_test.cc): a program run directly, then under the shim cold, then warm, each in its own
-// process, with the cache's counters after each shim run. Contract: test-only; blocking.
+// nvvm_test.cc): a program run directly, then under the shim (or through `nvrtc-cache run --proxy`)
+// cold, then warm, each in its own process, with the cache's counters after each cached run; and the
+// dynamic symbols a library defines. Contract: test-only; blocking.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,52 @@ inline ColdAndWarm cold_and_warm(const std::vector<std::string>& argv, const std
   r.warm = run_process(argv, env);
   r.after_warm = counters_of(cache);
   return r;
+}
+
+// `argv` directly with `extra`, then through `cli run --proxy` (cache in `cache`) twice.
+inline ColdAndWarm proxy_cold_and_warm(const std::string& cli, const std::vector<std::string>& argv,
+                                       const std::string& cache, EnvVars extra = {}) {
+  ColdAndWarm r;
+  r.direct = run_process(argv, extra);
+  std::vector<std::string> through = {cli, "run", "--proxy", "--"};
+  through.insert(through.end(), argv.begin(), argv.end());
+  extra["NVRTC_CACHE_DIR"] = cache;
+  r.cold = run_process(through, extra);
+  r.after_cold = counters_of(cache);
+  r.warm = run_process(through, extra);
+  r.after_warm = counters_of(cache);
+  return r;
+}
+
+// The dynamic symbols `library` defines, as `nm -D --defined-only` names them ("nvJitLinkCreate@@libnvJitLink.so.13").
+inline std::set<std::string> defined_dynamic_symbols(const std::string& library) {
+  std::set<std::string> symbols;
+  FILE* pipe = ::popen(("nm -D --defined-only '" + library + "'").c_str(), "r");
+  if (pipe == nullptr) return symbols;
+  char line[1024];
+  while (std::fgets(line, sizeof line, pipe)) {
+    std::string text = line;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    const auto space = text.rfind(' ');
+    if (space != std::string::npos) symbols.insert(text.substr(space + 1));
+  }
+  ::pclose(pipe);
+  return symbols;
+}
+
+// The DT_SONAME of `library`, or "".
+inline std::string soname_of(const std::string& library) {
+  std::string soname;
+  FILE* pipe = ::popen(("readelf -d '" + library + "'").c_str(), "r");
+  if (pipe == nullptr) return soname;
+  char line[1024];
+  while (std::fgets(line, sizeof line, pipe)) {
+    const std::string text = line;
+    const auto at = text.find("Library soname: [");
+    if (at != std::string::npos) soname = text.substr(at + 17, text.find(']', at) - at - 17);
+  }
+  ::pclose(pipe);
+  return soname;
 }
 
 // All three exited 0 and printed the same.

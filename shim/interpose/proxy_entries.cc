@@ -1,0 +1,59 @@
+// The proxy core's table for the stand-ins (shim/interpose/proxy_entries.h): each entry is a wrapper
+// generated from the library's .def table, as the preloaded shim's exports are
+// (shim/interpose/nvjitlink_exports.cc, nvvm_exports.cc), whose real library is the one the proxy
+// opened by absolute path (the registries' proxy mode, shim/interpose/library_registry.h).
+#include "shim/interpose/proxy_entries.h"
+
+#include "shim/interpose/export.h"
+#include "shim/interpose/proxied_library.h"
+#include "shim/interpose/real_nvjitlink.h"
+#include "shim/interpose/real_nvvm.h"
+#include "shim/interpose/wrapper_body.h"
+
+namespace nvrtc_cache::shim::interpose {
+namespace {
+
+struct NvJitLinkEntries {
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
+  static ret name params NVRTC_CACHE_WRAPPER_BODY(        \
+      kind, ret, name, args, real_nvjitlink_for_caller(__builtin_return_address(0)), "libnvJitLink.so.13")
+#include "shim/interpose/nvjitlink_api.def"
+#undef HANDLE_LIBRARY_API
+};
+
+struct NvvmEntries {
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                \
+  static ret name params NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, \
+                                                  real_nvvm_for_caller(__builtin_return_address(0)), nullptr)
+#include "shim/interpose/nvvm_api.def"
+#undef HANDLE_LIBRARY_API
+};
+
+void* real_function(ProxiedKind kind, const char* name) {
+  try {
+    return proxied_function(kind == ProxiedKind::kNvJitLink ? kProxiedNvJitLink : kProxiedNvvm, name);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+constexpr ProxyEntries make_entries() {
+  ProxyEntries entries;
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args) entries.nvjitlink.name = &NvJitLinkEntries::name;
+#include "shim/interpose/nvjitlink_api.def"
+#undef HANDLE_LIBRARY_API
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args) entries.nvvm.name = &NvvmEntries::name;
+#include "shim/interpose/nvvm_api.def"
+#undef HANDLE_LIBRARY_API
+  entries.real_function = &real_function;
+  return entries;
+}
+
+constexpr ProxyEntries kEntries = make_entries();
+
+}  // namespace
+}  // namespace nvrtc_cache::shim::interpose
+
+NVRTC_CACHE_EXPORT const nvrtc_cache::shim::interpose::ProxyEntries* nvrtc_cache_proxy_entries() {
+  return &nvrtc_cache::shim::interpose::kEntries;
+}
