@@ -35,10 +35,19 @@ qemu=/usr/bin/qemu-aarch64-static
 
 # ---- dependencies ----
 packages=(g++-aarch64-linux-gnu qemu-user-static libc6:arm64 libstdc++6:arm64 liblmdb-dev:arm64 libxxhash-dev:arm64 libb2-dev:arm64
-          libgtest-dev:arm64 libfmt-dev:arm64 libzstd-dev:arm64 libssl-dev:arm64 libhttp-parser-dev:arm64
-          python3-pip)
+          libgtest-dev:arm64 libfmt-dev:arm64 libzstd-dev:arm64 libssl-dev:arm64 python3-pip)
 . scripts/lib/apt.sh
 ensure_packages --no-install-recommends "${packages[@]}"  # the :arm64 ones add the architecture first
+
+# libhttp-parser-dev is not multi-arch: installing its arm64 build would remove the host's, which the
+# native builds link. Its arm64 package is downloaded and unpacked into $downloads instead (apt checks
+# its signature), and the cross build is pointed at the static library in it.
+http_parser_root="$downloads/libhttp-parser-dev-arm64"
+if [ ! -e "$http_parser_root/usr/lib/aarch64-linux-gnu/libhttp_parser.a" ]; then
+  mkdir -p "$downloads"
+  (cd "$downloads" && rm -f libhttp-parser-dev_*_arm64.deb && apt-get download -qq libhttp-parser-dev:arm64)
+  dpkg -x "$downloads"/libhttp-parser-dev_*_arm64.deb "$http_parser_root"
+fi
 
 # ---- the aarch64 NVRTC (libnvrtc.so.13 and its builtins) ----
 nvrtc_dir="$downloads/nvidia-cuda-nvrtc-$nvrtc_version/nvidia/cu13/lib"
@@ -55,7 +64,9 @@ fi
 # ---- cross build ----
 start=$SECONDS
 cmake -S . -B "$build_dir" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DNVRTC_CACHE_WERROR=ON -DNVRTC_CACHE_BENCH=OFF -DNVRTC_CACHE_TARGET_NVRTC_DIR="$nvrtc_dir" >/dev/null
+  -DNVRTC_CACHE_WERROR=ON -DNVRTC_CACHE_BENCH=OFF -DNVRTC_CACHE_TARGET_NVRTC_DIR="$nvrtc_dir" \
+  -DHTTP_PARSER_INCLUDE_DIR="$http_parser_root/usr/include" \
+  -DHTTP_PARSER_LIBRARY="$http_parser_root/usr/lib/aarch64-linux-gnu/libhttp_parser.a" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" --target nvrtc_cache_shim nvrtc_cache_proxy nvrtc_cache_cli shim_tests \
   watch_tests unit_tests
 echo "aarch64: cross build $((SECONDS - start)) s"
