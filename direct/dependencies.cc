@@ -251,7 +251,7 @@ std::string fold_observations(std::span<const Observation> observations, PathMap
 // (`reason` is kFileModified unless it says otherwise.)
 std::string stamp_path(platform::Env& env, PathDependency& p, const std::string& working_directory,
                        std::int64_t compile_start_realtime_ns, std::int64_t now, TimeMacros& uses,
-                       NotRecorded& reason) {
+                       NotRecorded& reason, ProgramNameScan* name_scan) {
   const std::string& shown = p.path;
   const std::string path = absolute(shown, working_directory);  // as NVRTC resolved it
   struct stat st;
@@ -275,6 +275,7 @@ std::string stamp_path(platform::Env& env, PathDependency& p, const std::string&
   p.fingerprint = fingerprint(*content);
   p.racy = now - std::max(p.stamp.mtime_ns, p.stamp.ctime_ns) < kRacyWindowNs;
   const TimeMacros m = scan_time_macros(*content);
+  if (name_scan) name_scan->add_header(*content);
   uses.time = uses.time || m.time;
   uses.date = uses.date || m.date;
   return {};
@@ -325,7 +326,8 @@ std::string pin_working_directory(platform::Env& env, const std::string& working
 RecordedDependencies record_dependencies(std::span<const Observation> observations,
                                          const std::string& working_directory, std::int64_t compile_start_realtime_ns,
                                          TimeMacros texts_use, std::span<const std::string> variables_read_before,
-                                         keying::WorkingDirectoryUse working_directory_use, platform::Env& env) {
+                                         keying::WorkingDirectoryUse working_directory_use, platform::Env& env,
+                                         ProgramNameScan* name_scan) {
   const std::string date_at_start = date_macro_today();
   PathMap paths;
   EnvMap variables;
@@ -351,7 +353,7 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
     if (p.must_be_absent && p.must_exist) return {std::nullopt, path + " appeared or vanished during the compile"};
     if (p.must_exist) {
       NotRecorded reason = NotRecorded::kFileModified;
-      if (std::string why_not = stamp_path(env, p, working_directory, compile_start_realtime_ns, now, uses, reason);
+      if (std::string why_not = stamp_path(env, p, working_directory, compile_start_realtime_ns, now, uses, reason, name_scan);
           !why_not.empty()) {
         return {std::nullopt, std::move(why_not), reason};
       }

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "direct/program_name_scan.h"
 #include "keying/working_directory_rule.h"
 #include "platform/env.h"
 #include "util/binary_io.h"
@@ -106,6 +107,7 @@ struct RecordedDependencies {
   std::optional<DependencySet> set;  // nullopt: the compile must not be stored
   std::string why_not;               // for the log
   NotRecorded reason = NotRecorded::kOther;
+  bool reveals_program_name = false;  // set by the caller from a ProgramNameScan
 };
 
 // Builds the dependency set of a compile from NVRTC's observations. `compile_start_realtime_ns` is
@@ -115,13 +117,14 @@ struct RecordedDependencies {
 // some only once per process, so their current values join every set.
 // `working_directory` is the compile's (what relative paths were resolved against). With
 // kThroughFoundRelativePaths, a compile that read a file through a relative path is pinned to it:
-// the set then requires "." to resolve to the same directory.
+// the set then requires "." to resolve to the same directory. `name_scan` (may be null) is given
+// the text of every file the compile read.
 RecordedDependencies record_dependencies(
     std::span<const Observation> observations, const std::string& working_directory,
     std::int64_t compile_start_realtime_ns, TimeMacros texts_use,
     std::span<const std::string> variables_read_before = {},
     keying::WorkingDirectoryUse working_directory_use = keying::WorkingDirectoryUse::kAlways,
-    platform::Env& env = *platform::Env::system());
+    platform::Env& env = *platform::Env::system(), ProgramNameScan* name_scan = nullptr);
 
 // Which kind of dependency no longer holds.
 enum class Mismatch : std::uint8_t { kNone, kPath, kEnvironment, kDate };

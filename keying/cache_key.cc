@@ -7,17 +7,24 @@
 #include <string_view>
 
 #include "keying/framed_hasher.h"
+#include "keying/program_name_rule.h"
 
 namespace nvrtc_cache::keying {
 
-CacheKey compute_key(const ProgramInputs& inputs) {
+namespace {
+
+CacheKey key_of(const ProgramInputs& inputs, bool program_directory_in_key) {
   FramedHasher h;
   h.field("schema", kKeySchema);
   h.count_field("nvrtc.major", static_cast<std::uint64_t>(inputs.library.major));
   h.count_field("nvrtc.minor", static_cast<std::uint64_t>(inputs.library.minor));
   h.field("nvrtc.build_id", inputs.library.build_id);
-  h.count_field("name.present", inputs.name.has_value() ? 1 : 0);
-  h.field("name", inputs.name.value_or(""));
+  if (program_directory_in_key || !inputs.name) {
+    h.count_field("name.present", inputs.name.has_value() ? 1 : 0);
+    h.field("name", inputs.name.value_or(""));
+  } else {  // a different label: no key without the directory equals one with it
+    h.field("name.file", program_file_name(*inputs.name));
+  }
   h.field("source", inputs.source);
   h.count_field("headers", inputs.headers.size());
   for (const auto& header : inputs.headers) {
@@ -37,6 +44,12 @@ CacheKey compute_key(const ProgramInputs& inputs) {
   }
   return h.finish();
 }
+
+}  // namespace
+
+CacheKey compute_key(const ProgramInputs& inputs) { return key_of(inputs, inputs.program_directory_in_key); }
+
+CacheKey compute_key_with_program_directory(const ProgramInputs& inputs) { return key_of(inputs, true); }
 
 std::string to_hex(const CacheKey& key) {
   static constexpr char kDigits[] = "0123456789abcdef";

@@ -17,6 +17,8 @@ inline constexpr std::string_view kKeySchema = "nvrtc-cache/key/1";
 using CacheKey = std::array<std::uint8_t, 32>;
 
 CacheKey compute_key(const ProgramInputs& inputs);
+// The key as if inputs.program_directory_in_key were true (keying/program_name_rule.h).
+CacheKey compute_key_with_program_directory(const ProgramInputs& inputs);
 
 std::string to_hex(const CacheKey& key);
 inline std::string_view as_bytes(const CacheKey& key) {

@@ -38,6 +38,10 @@ struct ProgramInputs {
   std::string working_directory;
   std::optional<std::string> pwd_variable;
   WorkingDirectoryUse working_directory_use = WorkingDirectoryUse::kAlways;
+  // False when the key holds only the file name of an absolute program name
+  // (keying/program_name_rule.h): a result that turns out to depend on the name is stored under the
+  // key with it (compute_key() of a copy with this true).
+  bool program_directory_in_key = true;
 };
 
 }  // namespace nvrtc_cache::keying

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/log.h"
+#include "keying/program_name_rule.h"
 
 namespace nvrtc_cache::shim {
 namespace {
@@ -71,13 +72,15 @@ std::string summary_of(const direct::DependencySet& dependencies) {
 
 // Stores the result under its result key and adds it to the direct key's manifest.
 void store_and_log(CompileHost& host, store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
-                   const ProgramRecord& record, const keying::CacheKey& key, direct::DependencySet dependencies,
-                   const ObservedCompile& compile, core::Counter miss_reason) {
+                   const ProgramRecord& record, const keying::CacheKey& key, const keying::CacheKey* named_key,
+                   direct::DependencySet dependencies, const ObservedCompile& compile, core::Counter miss_reason) {
   const std::string summary = summary_of(dependencies);
   std::size_t results = 0;
+  keying::CacheKey stored_under = key;
   const std::optional<store::Status> status =
       store_result(store, real, prog, record, key, std::move(dependencies), compile.rc, compile.nanos, miss_reason,
-                   host.compression_level(), host.stats(), &results);
+                   host.compression_level(), host.stats(), &results, named_key,
+                   compile.dependencies.reveals_program_name, &stored_under);
   if (!status) {
     log_info(
         [&] { return "not cached: " + program_label(record, &key) + ": an output could not be read back exactly"; });
@@ -85,8 +88,9 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
   }
   if (*status) {
     core::log_debug([&] {
-      return "stored " + program_label(record, &key) + ": " + summary + " (" + std::to_string(results) +
-             " results in its manifest)";
+      return "stored " + program_label(record, &stored_under) + ": " + summary + " (" + std::to_string(results) +
+             " results in its manifest" +
+             (named_key && stored_under == *named_key ? "; it depends on the program's directory" : "") + ")";
     });
   } else {
     core::log_once(core::LogLevel::kWarn, "store-put",
@@ -97,8 +101,8 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
 
 // After a miss: stores the result if it can be (and the cache is writable), counting the outcome.
 void keep_result(CompileHost& host, store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog,
-                 const ProgramRecord& record, const keying::CacheKey& key, ObservedCompile& compile,
-                 core::Counter miss_reason) {
+                 const ProgramRecord& record, const keying::CacheKey& key, const keying::CacheKey* named_key,
+                 ObservedCompile& compile, core::Counter miss_reason) {
   direct::RecordedDependencies& dependencies = compile.dependencies;
   if (!result_is_cacheable(compile.rc)) {  // an error NVRTC may not give again (out of memory, ...)
     host.stats().add(core::Counter::uncacheable);
@@ -116,7 +120,7 @@ void keep_result(CompileHost& host, store::Store* store, const interpose::RealNv
     host.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
     host.stats().add(miss_reason);
   } else if (store) {
-    store_and_log(host, *store, real, prog, record, key, std::move(*dependencies.set), compile, miss_reason);
+    store_and_log(host, *store, real, prog, record, key, named_key, std::move(*dependencies.set), compile, miss_reason);
   } else {
     host.stats().add(core::Counter::errors);
   }
@@ -129,6 +133,9 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
   const auto started = Clock::now();
   record_compile_context(record, n, options, host.compile_context());
   const keying::CacheKey key = keying::compute_key(record.inputs);
+  // A key that leaves the program's directory out: results that depend on it live under this one.
+  std::optional<keying::CacheKey> named_key;
+  if (!record.inputs.program_directory_in_key) named_key = keying::compute_key_with_program_directory(record.inputs);
   store::Store* store = host.store();
   const auto keyed = Clock::now();
 
@@ -136,11 +143,15 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
   core::Counter miss = core::Counter::miss_other;
   Flight flight;  // a held claim makes other compiles of this key wait for our result; released at return
   if (store) {
-    Lookup found = look_up(*store, key, real, host.stats(), &log_corrupt_entry);
+    const auto look_up_both = [&] {
+      Lookup found = look_up(*store, key, real, host.stats(), &log_corrupt_entry);
+      if (found.entry || !named_key) return found;
+      Lookup named = look_up(*store, *named_key, real, host.stats(), &log_corrupt_entry);
+      return named.entry ? std::move(named) : std::move(found);
+    };
+    Lookup found = look_up_both();
     if (!found.entry && !host.store_read_only()) {
-      flight = host.claim_or_wait(key, [&] {
-        return (found = look_up(*store, key, real, host.stats(), &log_corrupt_entry)).entry.has_value();
-      });
+      flight = host.claim_or_wait(key, [&] { return (found = look_up_both()).entry.has_value(); });
     }
     if (found.entry) {
       const nvrtcResult rc = serve_hit(record, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns,
@@ -164,7 +175,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
     if (compile.dependencies.set && result_is_cacheable(compile.rc)) {
       host.compile_recorded(real, record, *compile.dependencies.set);
     }
-    keep_result(host, store, real, prog, record, key, compile, miss);
+    keep_result(host, store, real, prog, record, key, named_key ? &*named_key : nullptr, compile, miss);
   } catch (...) {
     host.stats().add(core::Counter::errors);
     core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
@@ -181,6 +192,10 @@ void record_compile_context(ProgramRecord& record, int n, const char* const* opt
   record.inputs.working_directory_use = keying::working_directory_use(
       record.inputs.options, record.inputs.name,
       context.append_flags ? std::optional<std::string_view>(*context.append_flags) : std::nullopt);
+  // (Macros NVRTC_APPEND_FLAGS would define are not scanned: with it set, the name stays keyed.)
+  record.inputs.program_directory_in_key =
+      context.append_flags ||
+      !keying::program_directory_can_be_left_out(record.inputs.name, record.inputs.working_directory_use);
 }
 
 nvrtcResult compile_program(CompileHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,

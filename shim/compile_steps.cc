@@ -6,6 +6,7 @@
 #include "core/entry_compression.h"
 #include "core/log.h"
 #include "keying/option_table.h"
+#include "keying/program_name_rule.h"
 #include "shim/capture.h"
 #include "shim/hooks.h"
 #include "platform/error_state.h"
@@ -85,6 +86,61 @@ direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs) {
     uses.date = uses.date || m.date;
   }
   return uses;
+}
+
+direct::ProgramNameScan program_name_scan_of(const keying::ProgramInputs& inputs) {
+  direct::ProgramNameScan scan;
+  scan.add_source(inputs.source);
+  for (const auto& header : inputs.headers) scan.add_header(header.content);
+  const std::vector<std::string>& options = inputs.options;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    std::string_view body = options[i];
+    body.remove_prefix(body.starts_with("--") ? 2 : body.starts_with("-") ? 1 : 0);
+    for (std::string_view spelling : {std::string_view("define-macro"), std::string_view("D")}) {
+      if (!body.starts_with(spelling)) continue;
+      std::string_view value = body.substr(spelling.size());
+      if (value.starts_with('=') && spelling.size() > 1) value.remove_prefix(1);
+      if (value.empty() && i + 1 < options.size()) value = options[i + 1];
+      if (spelling.size() > 1 || !value.empty()) scan.add_command_line_macro(value);
+      break;
+    }
+  }
+  return scan;
+}
+
+namespace {
+
+// NVRTC looks at the program's own path and its directory (whether they exist) but, without line
+// info, its outputs are the same whatever it finds there (measured with NVRTC 13.0: the directory
+// absent, empty, or holding the file with other content); a read of the file is not such a probe.
+bool is_probe_of_the_program_path(const keying::ProgramInputs& inputs, const direct::PathDependency& path) {
+  if (path.content || !inputs.name) return false;
+  const std::string_view directory = keying::program_directory(*inputs.name);
+  return path.path == *inputs.name || path.path == directory || path.path == directory.substr(0, directory.size() - 1);
+}
+
+}  // namespace
+
+bool result_depends_on_program_directory(const keying::ProgramInputs& inputs, const direct::DependencySet& dependencies,
+                                         const core::CompileEntry& entry, bool texts_reveal_it) {
+  if (texts_reveal_it || !inputs.name) return true;
+  const std::string_view directory = keying::program_directory(*inputs.name);
+  if (directory.size() <= 1) return true;  // "/kern.cu": any path is "in" it
+  for (const auto& path : dependencies.paths) {
+    if (is_probe_of_the_program_path(inputs, path)) continue;
+    if (path.path.starts_with(directory) || path.realpath_target.value_or("").starts_with(directory) ||
+        path.readlink_target.value_or("").starts_with(directory)) {
+      return true;
+    }
+  }
+  const std::string_view bare = directory.substr(0, directory.size() - 1);  // as a diagnostic might show it
+  for (core::OutputKind kind : core::kOutputKinds) {
+    if (entry.output(kind).bytes.find(bare) != std::string::npos) return true;
+  }
+  for (const auto& name : entry.lowered_names) {
+    if (name.lowered.find(bare) != std::string::npos) return true;
+  }
+  return false;
 }
 
 Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const interpose::RealNvrtc& real,
@@ -169,16 +225,25 @@ std::optional<store::Status> store_result(store::Store& store, const interpose::
                                           const ProgramRecord& record, const keying::CacheKey& direct_key,
                                           direct::DependencySet dependencies, nvrtcResult compile_rc,
                                           std::int64_t compile_nanos, core::Counter miss_reason, int compression_level,
-                                          core::StatsDeltas& stats, std::size_t* results_in_manifest) {
+                                          core::StatsDeltas& stats, std::size_t* results_in_manifest,
+                                          const keying::CacheKey* named_key, bool texts_reveal_name,
+                                          keying::CacheKey* stored_under) {
   std::optional<core::CompileEntry> entry = entry_to_store(real, prog, record, compile_rc, compile_nanos, stats);
   if (!entry) return std::nullopt;
   stats.add(core::Counter::misses);
   stats.add(miss_reason);
   stats.add(core::Counter::compile_ns, compile_nanos);
-  const keying::CacheKey result = direct::result_key(direct_key, dependencies);
+  const bool named = named_key != nullptr &&
+                     result_depends_on_program_directory(record.inputs, dependencies, *entry, texts_reveal_name);
+  if (named_key != nullptr && !named) {  // what NVRTC found at the program's path is not a dependency
+    std::erase_if(dependencies.paths, [&](const auto& p) { return is_probe_of_the_program_path(record.inputs, p); });
+  }
+  const keying::CacheKey& manifest_key = named ? *named_key : direct_key;
+  if (stored_under) *stored_under = manifest_key;
+  const keying::CacheKey result = direct::result_key(manifest_key, dependencies);
   store::Status status =
       store.put(direct::result_store_key(result), core::compress_entry(core::encode_entry(*entry), compression_level));
-  if (status) status = add_to_manifest(store, direct_key, result, std::move(dependencies), results_in_manifest);
+  if (status) status = add_to_manifest(store, manifest_key, result, std::move(dependencies), results_in_manifest);
   stats.add(status ? core::Counter::stores : core::Counter::errors);
   return status;
 }

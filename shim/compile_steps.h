@@ -61,6 +61,15 @@ bool result_is_cacheable(nvrtcResult rc);
 // Whether the source or a header uses __TIME__ / __DATE__.
 direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs);
 
+// A scan (direct/program_name_scan.h) of the texts the shim holds: the source, the in-memory headers
+// and the macros the options define. record_dependencies() adds the files NVRTC read.
+direct::ProgramNameScan program_name_scan_of(const keying::ProgramInputs& inputs);
+// Whether a result compiled from `inputs` (whose key leaves the program's directory out) depends on
+// that directory: its texts reveal the name (`texts_reveal_it`), a path it depended on lies in the
+// directory (a quoted include searched there), or an output names it (a diagnostic in the log).
+bool result_depends_on_program_directory(const keying::ProgramInputs& inputs, const direct::DependencySet& dependencies,
+                                         const core::CompileEntry& entry, bool texts_reveal_it);
+
 using Lookup = LookupOf<core::CompileEntry>;
 
 // The direct key names a manifest; the first result whose dependencies still hold and that holds
@@ -93,11 +102,16 @@ store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direc
 // `compression_level`, 0 for none: core/entry_compression.h) under their result key and in the manifest, counting the
 // miss (`miss_reason`), its compile time and the outcome (stores or errors). nullopt when the outputs could not be read
 // back (counted by entry_to_store).
+// `named_key` (may be null): the key with the program's directory, for a key that leaves it out; the
+// result goes there instead when it depends on the directory (result_depends_on_program_directory,
+// with `texts_reveal_name`); `*stored_under` (optional) gets the key of the manifest written.
 std::optional<store::Status> store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                                           const ProgramRecord& record, const keying::CacheKey& direct_key,
                                           direct::DependencySet dependencies, nvrtcResult compile_rc,
                                           std::int64_t compile_nanos, core::Counter miss_reason, int compression_level,
-                                          core::StatsDeltas& stats, std::size_t* results_in_manifest = nullptr);
+                                          core::StatsDeltas& stats, std::size_t* results_in_manifest = nullptr,
+                                          const keying::CacheKey* named_key = nullptr, bool texts_reveal_name = false,
+                                          keying::CacheKey* stored_under = nullptr);
 
 // What the store found damaged by itself since the last call, for the statistics flush of both
 // platforms: entries it dropped on a failed envelope checksum are added to `stats` as corrupt

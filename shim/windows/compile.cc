@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,8 +85,13 @@ direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch,
       observations.push_back({direct::ObservationKind::kGetenv, value.has_value(), false, name, values.back()});
     }
   }
-  return direct::record_dependencies(observations, record.inputs.working_directory, start_realtime_ns,
-                                     time_macros_in(record.inputs), {}, record.inputs.working_directory_use);
+  std::optional<direct::ProgramNameScan> name_scan;
+  if (!record.inputs.program_directory_in_key) name_scan.emplace(program_name_scan_of(record.inputs));
+  direct::RecordedDependencies recorded = direct::record_dependencies(
+      observations, record.inputs.working_directory, start_realtime_ns, time_macros_in(record.inputs), {},
+      record.inputs.working_directory_use, *platform::Env::system(), name_scan ? &*name_scan : nullptr);
+  if (name_scan) recorded.reveals_program_name = name_scan->reveals_program_name();
+  return recorded;
 }
 
 std::optional<std::string> crt_variable(const char* name) {

@@ -1,12 +1,15 @@
 """Real Python JIT stacks compiling through NVRTC, printing every result so that runs with and without
 the shim can be compared byte for byte.
 
-usage: jit_stacks.py bindings|core|cupy|numba
+usage: jit_stacks.py bindings|core|cupy|cupy_kernels|numba
   bindings  cuda.bindings.nvrtc, the raw API (cuda.pathfinder loads NVRTC: the nvidia-cuda-nvrtc
             wheel by absolute path if installed, else the system one)
   core      cuda.core Program(...).compile() to CUBIN and LTO-IR, with name expressions
   cupy      CuPy's NVRTC program (the path RawModule/RawKernel compile through), to CUBIN with
             name expressions
+  cupy_kernels  the path CuPy's RawKernel and elementwise kernels compile through
+            (compile_using_nvrtc): each program named by a fresh temporary directory, CuPy's own options,
+            its headers; only the GPU's architecture is given instead of asked of the driver
   numba     numba-cuda's NVRTC compile of CUDA C++ for linking into Python kernels (LTO-IR; its
             PTX path asks the GPU driver for its version)
 """
@@ -66,6 +69,30 @@ def run_cupy():
         print(f"lowered {name} = {mapping[name]}")
 
 
+def run_cupy_kernels():
+    import os
+
+    import cupy
+    from cupy.cuda import compiler
+
+    # The one step that asks the GPU (for its architecture), answered as CuPy does for an sm_90 GPU.
+    compiler._get_arch_for_options_for_nvrtc = lambda arch: (f"-arch=sm_{arch}", "cubin")
+    include = "-I" + os.path.join(os.path.dirname(cupy.__file__), "_core", "include")
+    kernels = (
+        ("raw", 'extern "C" __global__ void negate(float* v, int n) {'
+                " int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) v[i] = -v[i]; }", (), None),
+        ("carray", "#include <cupy/carray.cuh>\n"
+                   'extern "C" __global__ void scale(CArray<float, 1> x, float a) { x[threadIdx.x] *= a; }\n',
+         (include, "-std=c++17"), None),
+        ("template", SOURCE, ("-std=c++17",), NAMES),
+    )
+    for label, source, options, names in kernels:
+        code, mapping = compiler.compile_using_nvrtc(source, options, arch="90", name_expressions=names)
+        print(f"{label} cubin {len(code)} {bytes(code).hex()}")
+        for name in names or ():
+            print(f"{label} lowered {name} = {mapping[name]}")
+
+
 def run_numba():
     from numba.cuda.cudadrv import nvrtc
 
@@ -75,4 +102,5 @@ def run_numba():
 
 
 if __name__ == "__main__":
-    {"bindings": run_bindings, "core": run_core, "cupy": run_cupy, "numba": run_numba}[sys.argv[1]]()
+    {"bindings": run_bindings, "core": run_core, "cupy": run_cupy, "cupy_kernels": run_cupy_kernels,
+     "numba": run_numba}[sys.argv[1]]()
