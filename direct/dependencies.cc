@@ -250,8 +250,8 @@ std::string fold_observations(std::span<const Observation> observations, PathMap
 // macros it uses); a reason when it cannot be stored.
 // (`reason` is kFileModified unless it says otherwise.)
 std::string stamp_path(platform::Env& env, PathDependency& p, const std::string& working_directory,
-                       std::int64_t compile_start_realtime_ns, std::int64_t now, TimeMacros& uses,
-                       NotRecorded& reason, ProgramNameScan* name_scan) {
+                       std::int64_t compile_start_realtime_ns, std::int64_t now, TimeMacros& uses, NotRecorded& reason,
+                       ProgramNameScan* name_scan) {
   const std::string& shown = p.path;
   const std::string path = absolute(shown, working_directory);  // as NVRTC resolved it
   struct stat st;
@@ -353,7 +353,8 @@ RecordedDependencies record_dependencies(std::span<const Observation> observatio
     if (p.must_be_absent && p.must_exist) return {std::nullopt, path + " appeared or vanished during the compile"};
     if (p.must_exist) {
       NotRecorded reason = NotRecorded::kFileModified;
-      if (std::string why_not = stamp_path(env, p, working_directory, compile_start_realtime_ns, now, uses, reason, name_scan);
+      if (std::string why_not =
+              stamp_path(env, p, working_directory, compile_start_realtime_ns, now, uses, reason, name_scan);
           !why_not.empty()) {
         return {std::nullopt, std::move(why_not), reason};
       }

@@ -61,10 +61,11 @@ std::string without_comments_and_literals(std::string_view text) {
       ++i;
       while (i < text.size()) {
         const char d = text[i];
-        if ((d == '+' || d == '-') && (text[i - 1] == 'e' || text[i - 1] == 'E' || text[i - 1] == 'p' ||
-                                       text[i - 1] == 'P')) {
+        if ((d == '+' || d == '-') &&
+            (text[i - 1] == 'e' || text[i - 1] == 'E' || text[i - 1] == 'p' || text[i - 1] == 'P')) {
           ++i;
-        } else if (identifier_char(d) || d == '.' || (d == '\'' && i + 1 < text.size() && identifier_char(text[i + 1]))) {
+        } else if (identifier_char(d) || d == '.' ||
+                   (d == '\'' && i + 1 < text.size() && identifier_char(text[i + 1]))) {
           ++i;
         } else {
           break;
@@ -94,8 +95,8 @@ void for_each_identifier(std::string_view code, Each&& each) {
 }
 
 std::string_view trimmed_front(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\f' ||
-                        s.front() == '\v')) {
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\f' || s.front() == '\v')) {
     s.remove_prefix(1);
   }
   return s;

@@ -179,9 +179,9 @@ class LinuxCompileHost final : public CompileHost {
       std::optional<direct::ProgramNameScan> name_scan;
       if (!record.inputs.program_directory_in_key) name_scan.emplace(program_name_scan_of(record.inputs));
       dependencies = direct::record_dependencies(
-          watch::observations_of(watch), record.inputs.working_directory, start_realtime_ns, time_macros_in(record.inputs),
-          variables_always_recorded(record.inputs.library), record.inputs.working_directory_use,
-          *platform::Env::system(), name_scan ? &*name_scan : nullptr);
+          watch::observations_of(watch), record.inputs.working_directory, start_realtime_ns,
+          time_macros_in(record.inputs), variables_always_recorded(record.inputs.library),
+          record.inputs.working_directory_use, *platform::Env::system(), name_scan ? &*name_scan : nullptr);
       if (name_scan) dependencies.reveals_program_name = name_scan->reveals_program_name();
       if (dependencies.set) variables_seen().add(*dependencies.set);
     }

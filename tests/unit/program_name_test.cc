@@ -88,7 +88,8 @@ TEST(ProgramNameScan, MacrosThatReachTheNameRevealItWhereTheSourceUsesThem) {
   EXPECT_TRUE(source_reveals("__global__ void k(int* x) { CHECK(*x); }", header));
   EXPECT_TRUE(source_reveals("__global__ void k(int* x) { VERIFY(*x); }", header));  // through two macros
   // Used in the header's own code, the macros expand to the header's name.
-  EXPECT_FALSE(source_reveals("__global__ void k() {}", std::string(header) + "__device__ void h(int* x) { VERIFY(*x); }"));
+  EXPECT_FALSE(
+      source_reveals("__global__ void k() {}", std::string(header) + "__device__ void h(int* x) { VERIFY(*x); }"));
 }
 
 TEST(ProgramNameScan, MacrosDefinedOnTheCommandLine) {
@@ -102,8 +103,8 @@ TEST(ProgramNameScan, MacrosDefinedOnTheCommandLine) {
 }
 
 TEST(ProgramNameScan, MalformedTextsAreScannedWithoutHarm) {
-  for (std::string_view text : {"\"unterminated", "'", "/* open", "R\"x(open", "#", "#define", "\\", "1'", "#define A(",
-                                "a\\\nssert(x)"}) {
+  for (std::string_view text :
+       {"\"unterminated", "'", "/* open", "R\"x(open", "#", "#define", "\\", "1'", "#define A(", "a\\\nssert(x)"}) {
     ProgramNameScan scan;
     scan.add_source(text);
     scan.add_header(text);
