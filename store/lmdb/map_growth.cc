@@ -19,10 +19,6 @@ std::uint64_t round_up(std::uint64_t bytes, std::uint64_t unit) {
   return rest == 0 || bytes > kMaxBytes - unit ? bytes : bytes + (unit - rest);
 }
 
-// LMDB's file handle as platform::stat_open_file() takes it (a descriptor; a HANDLE on Windows).
-[[maybe_unused]] std::intptr_t os_handle(int fd) { return fd; }
-[[maybe_unused]] std::intptr_t os_handle(void* handle) { return reinterpret_cast<std::intptr_t>(handle); }
-
 // data.mdb's size through LMDB's own handle; 0 when it cannot be read.
 std::uint64_t data_file_bytes(MDB_env* env) {
   mdb_filehandle_t file{};
