@@ -85,10 +85,6 @@ std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& i
   return fallback;
 }
 
-// LMDB's file handle as platform::stat_open_file() takes it (a descriptor; a HANDLE on Windows).
-[[maybe_unused]] std::intptr_t os_handle(int fd) { return fd; }
-[[maybe_unused]] std::intptr_t os_handle(void* handle) { return reinterpret_cast<std::intptr_t>(handle); }
-
 // Whether the environment LMDB opened at `path` is the store in `directory` (identity `id`): its
 // data file is the data.mdb in that directory, and `path` still names it (the handle's own
 // /proc/self/fd path always does while the handle is open: it is not looked at again). LMDB's file
