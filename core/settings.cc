@@ -99,7 +99,8 @@ constexpr SettingSpec kSettings[] = {
      },
      [](const Config& c) { return c.cache_dir; }},
     {"max_size", "NVRTC_CACHE_MAX_SIZE", SettingType::kSize, "5G",
-     "The store's cap (its LMDB map size), e.g. `10G`, `512M`, `1.5G`; a number without a unit is GiB (`10` "
+     "The store's cap (its LMDB map size; on Windows the map starts small and grows to it), e.g. `10G`, "
+     "`512M`, `1.5G`; a number without a unit is GiB (`10` "
      "is `10G`, as in ccache); at least `1M`. Least-recently-used entries are evicted from 75% of the map down "
      "to 60%.",
      [](Config& c, std::string_view v) -> Problem {

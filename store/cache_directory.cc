@@ -10,7 +10,9 @@
 #include <optional>
 #include <tuple>
 
+#include "platform/file_mapping.h"
 #include "platform/paths.h"
+#include "store/lmdb/map_growth.h"
 #include "store/lmdb/page_layout.h"
 
 namespace nvrtc_cache::store {
@@ -228,6 +230,8 @@ OpenedCache open_cache(const CachePolicy& policy) {
   options.directory = store_dir;
   options.parent_directory_fd = check.handle.fd();
   options.map_size_bytes = policy.max_bytes;
+  // Where the data file is as large as the map (Windows), the map starts small and grows.
+  if (platform::mapping_sizes_the_file()) options.initial_map_bytes = lmdb::kMapGrowthStepBytes;
   options.group_shared = policy.allow_shared;
   options.reads_write_touches = policy.reads_write_touches;
   options.env = policy.env;

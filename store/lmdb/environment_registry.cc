@@ -10,6 +10,7 @@
 #include "store/lmdb/databases.h"
 #include "store/lmdb/errors.h"
 #include "store/lmdb/library.h"
+#include "store/lmdb/map_growth.h"
 
 namespace nvrtc_cache::store::lmdb {
 namespace {
@@ -41,7 +42,8 @@ __attribute__((constructor)) void register_fork_locks() {
 
 // Creates, configures and opens an environment on `path` with `flags`. Directory mode (data.mdb +
 // lock.mdb inside it); never MDB_WRITEMAP.
-int open_environment(const LmdbOptions& options, const std::string& path, unsigned flags, EnvHandle* out) {
+int open_environment(const LmdbOptions& options, const std::string& path, unsigned flags, std::uint64_t map_bytes,
+                     EnvHandle* out) {
   MDB_env* raw = nullptr;
   int rc = api().mdb_env_create(&raw);
   if (rc != MDB_SUCCESS) return rc;
@@ -49,7 +51,7 @@ int open_environment(const LmdbOptions& options, const std::string& path, unsign
   install_assert_guard(raw);
   rc = api().mdb_env_set_maxreaders(raw, kMaxReaders);
   if (rc == MDB_SUCCESS) rc = api().mdb_env_set_maxdbs(raw, kMaxDbs);
-  if (rc == MDB_SUCCESS) rc = api().mdb_env_set_mapsize(raw, options.map_size_bytes);
+  if (rc == MDB_SUCCESS) rc = api().mdb_env_set_mapsize(raw, map_bytes);
   if (rc == MDB_SUCCESS)
     rc = api().mdb_env_open(raw, path.c_str(), flags, options.group_shared ? kGroupSharedFileMode : kFileMode);
   if (rc == MDB_SUCCESS) *out = std::move(env);  // a failed open needs a fresh handle: `env` closes it
@@ -83,10 +85,6 @@ std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& i
   return fallback;
 }
 
-// LMDB's file handle as platform::stat_open_file() takes it (a descriptor; a HANDLE on Windows).
-[[maybe_unused]] std::intptr_t os_handle(int fd) { return fd; }
-[[maybe_unused]] std::intptr_t os_handle(void* handle) { return reinterpret_cast<std::intptr_t>(handle); }
-
 // Whether the environment LMDB opened at `path` is the store in `directory` (identity `id`): its
 // data file is the data.mdb in that directory, and `path` still names it (the handle's own
 // /proc/self/fd path always does while the handle is open: it is not looked at again). LMDB's file
@@ -103,6 +101,13 @@ bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory,
   if (system.stat_at(directory.fd(), "data.mdb", &expected) != 0 || !same_file(opened, expected)) return false;
   if (path == handle_path(directory)) return true;
   return system.stat(path, &at_path) == 0 && platform::file_id(at_path) == id;
+}
+
+// data.mdb's size in `directory` (0 when there is none yet): a growing map opens no smaller.
+std::uint64_t existing_data_file_bytes(const DirectoryHandle& directory, Env& env) {
+  struct stat st {};
+  if (env.stat_at(directory.fd(), "data.mdb", &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) return 0;
+  return static_cast<std::uint64_t>(st.st_size);
 }
 
 }  // namespace
@@ -166,6 +171,7 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
                                  const DirectoryHandle& directory, const DirectoryId& id, Status* status) {
   auto shared = std::make_unique<SharedEnv>();
   shared->id = id;
+  shared->cap_bytes = options.map_size_bytes;
   // MDB_NOTLS because read transactions are per call and may run on any thread. A directory that
   // is not writable is opened read-only (serve what is there, store nothing); on read-only media
   // (a cache baked into an image) not even the lock file is writable, and no process can be
@@ -173,10 +179,13 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
   // LMDB opens by path: it is given one that resolves to the checked directory, and what it opened is
   // compared with that directory afterwards (a swap between the check and the open is refused).
   const std::string lmdb_path = lmdb_path_for(directory, id, location.path, *options.env);
+  // A growing map (map_growth.h) opens at data.mdb's size at least: on Windows a smaller map would
+  // truncate a file that other processes map.
+  const std::uint64_t map_bytes = map_bytes_at_open(options, existing_data_file_bytes(directory, *options.env));
   EnvHandle env;
   int rc = MDB_SUCCESS;
   for (const unsigned flags : {MDB_NOTLS, MDB_NOTLS | MDB_RDONLY, MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK}) {
-    rc = open_environment(options, lmdb_path, flags, &env);
+    rc = open_environment(options, lmdb_path, flags, map_bytes, &env);
     shared->read_only = (flags & MDB_RDONLY) != 0;
     if (!is_permission_error(rc)) break;
   }

@@ -45,11 +45,14 @@ struct SharedEnv {
   MDB_dbi meta = 0;
   MDB_dbi access = 0;
   std::uint64_t page_size = 4096;
+  // LmdbOptions::map_size_bytes of the open: the map grows up to it (store/lmdb/map_growth.h).
+  std::uint64_t cap_bytes = 0;
   DirectoryId id;
   std::uint64_t generation = current_fork_generation();
   pid_t pid = ::getpid();
   std::size_t users = 0;  // guarded by Registry::mu
-  // Shared by every transaction of this process; exclusive to adopt another process's map size.
+  // Shared by every transaction of this process; exclusive to grow the map or adopt another
+  // process's map size.
   std::shared_mutex remap_mu;
   // Held by the one evictor of this process (never while a transaction of the thread is open).
   std::mutex evict_mu;

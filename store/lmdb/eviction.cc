@@ -14,6 +14,7 @@
 #include "store/lmdb/errors.h"
 #include "store/lmdb/evicted_keys.h"
 #include "store/lmdb/library.h"
+#include "store/lmdb/map_growth.h"
 #include "store/lmdb/page_layout.h"
 #include "store/lmdb/touches.h"
 #include "store/lmdb/transaction.h"
@@ -256,7 +257,8 @@ int measure_usage(const SharedEnv& env, MDB_txn* txn, MapUsage* out) {
     pages += stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages;
   }
   out->used_bytes = pages * env.page_size;
-  out->map_bytes = info.me_mapsize;
+  out->map_bytes = cap_bytes(env, info.me_mapsize);
+  out->mapped_bytes = info.me_mapsize;
   return MDB_SUCCESS;
 }
 

@@ -1,6 +1,6 @@
-// Eviction: the map size is the cap. "Map usage" is the pages the databases occupy (the file's
-// high-water mark minus its free pages; the file never shrinks, freed pages are reused). When a put
-// leaves the usage above 75% of the map, least-recently-accessed entries are deleted, in
+// Eviction: the map size (a growing map's cap: store/lmdb/map_growth.h) is the cap. "Map usage" is
+// the pages the databases occupy (the file's high-water mark minus its free pages; the file never
+// shrinks, freed pages are reused). When a put leaves the usage above 75% of the cap, least-recently-accessed entries are deleted, in
 // transactions of at most 64 entries that re-check each entry (one touched since the scan is kept),
 // until the usage is at most 60%. On a full map a put makes room for its value and retries once.
 // Contract:

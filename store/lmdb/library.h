@@ -12,6 +12,7 @@
 
 #include <lmdb.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,6 +48,11 @@ inline const LmdbLibrary& api() { return *guarded_lmdb_library(); }
 // Bytes as LMDB takes and gives them (LMDB never writes through a key or value it is given).
 inline MDB_val to_val(std::string_view bytes) { return MDB_val{bytes.size(), const_cast<char*>(bytes.data())}; }
 inline std::string_view to_view(const MDB_val& val) { return {static_cast<const char*>(val.mv_data), val.mv_size}; }
+
+// LMDB's file handle (mdb_env_get_fd) as platform::stat_open_file() takes it (a descriptor; a
+// HANDLE on Windows).
+inline std::intptr_t os_handle(int fd) { return fd; }
+inline std::intptr_t os_handle(void* handle) { return reinterpret_cast<std::intptr_t>(handle); }
 
 // Closes a cursor when it goes out of scope.
 using CursorOwner = std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)>;

@@ -1,8 +1,8 @@
 // LmdbStore: the default, persistent, multi-process Store backed by one LMDB environment.
 // Contract:
 //  - Filesystem: the store lives in a directory (created 0700 if missing) holding data.mdb and
-//    lock.mdb; the map size is fixed at open. No other file descriptor is ever opened on those files
-//    (closing one would drop LMDB's fcntl locks), only stat(). The store holds one O_PATH handle on
+//    lock.mdb. No other file descriptor is ever opened on those files (closing one would drop
+//    LMDB's fcntl locks), only stat(). The store holds one O_PATH handle on
 //    the directory's parent for its lifetime: every (re)open, identity check and move-aside goes
 //    through it, never through the parent's path.
 //  - Processes: any number of processes may use the same directory at once; writers serialise.
@@ -13,15 +13,16 @@
 //    XXH3-64 checksum) verified on every read; a mismatch is a miss and the entry is dropped.
 //  - A failure to open yields a Status; no method aborts or throws, and every method preserves errno.
 //  - One MDB_env per process per directory (identified by st_dev/st_ino): every LmdbStore opened on
-//    the same directory shares it, and the first open's map size applies. A map size grown by
-//    another process (MDB_MAP_RESIZED) is adopted; this process never grows the map (a full map
-//    is met by eviction, below).
+//    the same directory shares it, and the first open's cap applies. A map size grown by another
+//    process (MDB_MAP_RESIZED) is adopted. The map is the cap from the open, or (where
+//    LmdbOptions::initial_map_bytes is set: Windows) starts small and is grown by a put that finds
+//    it full, up to the cap (store/lmdb/map_growth.h); at the cap a full map is met by eviction.
 //  - Accounting: entry_count() and size_bytes() (payload bytes, envelopes and keys not counted) are
 //    kept in a "meta" database, updated in the same transaction as each put/erase/clear/eviction, so
 //    they are exact across processes. Counters live in the mapped counters file beside data.mdb
 //    (store/counter_file.h; added to without a transaction), and, where that file cannot be used or
 //    from older versions, in their own "counters" database; counters() sums both.
-//  - Size cap and LRU: the map size is the cap. Each entry has a 24-byte access record (database
+//  - Size cap and LRU: the map size (a growing map's cap) is the cap. Each entry has a 24-byte access record (database
 //    "access": payload size u64, created s64, last access s64, little-endian, seconds of
 //    LmdbOptions::env) written in the same transaction as the entry; a value blob is never
 //    rewritten to touch it. get() queues a key whose recorded access is over a minute old; queued
@@ -58,6 +59,10 @@ namespace nvrtc_cache::store {
 struct LmdbOptions {
   std::string directory;
   std::uint64_t map_size_bytes = 5ull << 30;  // the cap; the first open in a process applies
+  // The map a new store starts with, grown as it fills up to the cap (store/lmdb/map_growth.h);
+  // 0: the map is the cap from the start. For Windows, where the data file is as large as the map
+  // (platform/file_mapping.h); an existing data file's size is the least the map opens with.
+  std::uint64_t initial_map_bytes = 0;
   // Clock for access times, Env::fault_for() for kOpen/kGet/kPut/kErase/kEvict, and the handle-based
   // calls that reach the directory; must outlive the store. The owner/mode checks are the caller's
   // (store/cache_directory.h).
@@ -95,10 +100,12 @@ struct EvictResult {
   std::uint64_t bytes = 0;    // their payload bytes
 };
 
-// Pages in use (as bytes) and the size of the map, which bounds the data file.
+// Pages in use (as bytes) and the cap: the size of the map, which bounds the data file (a growing
+// map's cap; `mapped_bytes` is then its current size).
 struct MapUsage {
   std::uint64_t used_bytes = 0;
   std::uint64_t map_bytes = 0;
+  std::uint64_t mapped_bytes = 0;
 };
 
 class LmdbStore final : public Store {

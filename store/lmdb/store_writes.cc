@@ -1,5 +1,5 @@
-// LmdbStore::Impl's writes: put (with the retry after a full map and the automatic eviction),
-// erase, clear, counters and eviction on request.
+// LmdbStore::Impl's writes: put (with the growth of a growing map, the retry after a full map and
+// the automatic eviction), erase, clear, counters and eviction on request.
 #include <errno.h>
 
 #include <limits>
@@ -10,6 +10,7 @@
 #include "store/lmdb/evicted_keys.h"
 #include "store/lmdb/eviction.h"
 #include "store/lmdb/library.h"
+#include "store/lmdb/map_growth.h"
 #include "store/lmdb/store_impl.h"
 #include "store/lmdb/touches.h"
 #include "store/lmdb/transaction.h"
@@ -32,7 +33,8 @@ struct PutAttempt {
   bool too_large = false;        // above half the map: refused without evicting
   bool unchanged = false;        // the same value was already stored
   bool over_high_water = false;  // map usage after the put is above the high water mark
-  std::uint64_t map_bytes = 0;
+  std::uint64_t map_bytes = 0;     // the cap (store/lmdb/map_growth.h)
+  std::uint64_t mapped_bytes = 0;  // the map's size: below the cap, a growing map may grow
 
   PutAttempt& failed(int code, std::string_view step) {
     rc = code;
@@ -82,7 +84,8 @@ PutAttempt put_once(SharedEnv& shared, Env& system, std::string_view key, std::s
   if (txn.begin_rc() != MDB_SUCCESS) return attempt.failed(txn.begin_rc(), "begin write");
   MDB_envinfo info{};
   api().mdb_env_info(shared.env, &info);
-  attempt.map_bytes = info.me_mapsize;
+  attempt.mapped_bytes = info.me_mapsize;
+  attempt.map_bytes = lmdb::cap_bytes(shared, info.me_mapsize);
   if (const int fault = system.fault_for(StoreOperation::kPut); fault != 0) return attempt.failed(fault, "put");
   if (wrapped_size(value.size()) > attempt.map_bytes / 2) {
     attempt.rc = MDB_MAP_FULL;
@@ -110,6 +113,11 @@ Status LmdbStore::Impl::put(std::string_view key, std::string_view value) {
   }
   const std::int64_t now = system().now_seconds();
   PutAttempt attempt = put_once(*ref, system(), key, value, now);
+  // A full map below its cap (a growing map): grow it and retry, while it grows.
+  while (attempt.rc == MDB_MAP_FULL && !attempt.too_large && attempt.mapped_bytes < attempt.map_bytes &&
+         lmdb::grow_map(*ref, wrapped_size(value.size()) + key.size())) {
+    attempt = put_once(*ref, system(), key, value, now);
+  }
   // A full map, or a full disk (the file cannot grow; evicted pages are reused without growing it):
   // make room (the value needs contiguous pages) and retry once.
   if ((attempt.rc == MDB_MAP_FULL || attempt.rc == ENOSPC) && !attempt.too_large && attempt.map_bytes > 0) {

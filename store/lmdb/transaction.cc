@@ -1,5 +1,7 @@
 #include "store/lmdb/transaction.h"
 
+#include <errno.h>
+
 #include "store/lmdb/errors.h"
 #include "store/lmdb/library.h"
 #include "store/lmdb/structure_check.h"
@@ -12,7 +14,8 @@ Txn::Txn(SharedEnv& env, unsigned flags) : env_(env), remap_lock_(env.remap_mu, 
     return;
   }
   remap_lock_.lock();
-  rc_ = begin(flags);
+  // A map growth that LMDB refused left no map (store/lmdb/map_growth.h): never begin on it.
+  rc_ = env.abandoned.load(std::memory_order_acquire) ? EIO : begin(flags);
 }
 
 Txn::~Txn() {

@@ -7,17 +7,25 @@
 // DLL through NVRTC_CACHE_REAL_NVRTC and keeps its cache in NVRTC_CACHE_DIR; its counters are read
 // with PREFIX/bin/nvrtc-cache.exe stats --json. Without a PREFIX the real DLL itself is placed beside
 // the .exe (the placement and comparison are exercised) and the tests skip, saying so, before the
-// cache assertions. Also: the import watch under Wine (tests/clients/windows/import_watch_check.cc).
+// cache assertions. Also: the import watch under Wine (tests/clients/windows/import_watch_check.cc), and
+// with tests/clients/windows/first_hit_client.cc the data file growing with use (real processes, one
+// of them holding the store open across the growth) and the first hit of a fresh process.
 // Preconditions, from scripts/windows-nvrtc.sh DIR: NVRTC_CACHE_WINE_NVRTC_DIR (the Windows NVRTC and
 // DIR/wineprefix), NVRTC_CACHE_WINE (the loader); without them the tests skip (fail where
 // NVRTC_CACHE_REQUIRE_PYPI=1).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/harness.h"
@@ -368,6 +376,154 @@ TEST_F(Wine, ProxyWithoutRealNvrtcFailsOpen) {
     EXPECT_NE(r.out.find("### trivial\ncreate rc=11\ncompile rc=11\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("### bad_inputs\n"), std::string::npos) << r.out;
   }
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::testing
+
+namespace nvrtc_cache::testing {
+namespace {
+
+constexpr std::uintmax_t kMiB = std::uintmax_t{1} << 20;
+
+// first_hit_client's lines (tests/clients/windows/first_hit_client.cc) by program, without their
+// timing: what each compile returned.
+std::map<std::string, std::string> results_of(const std::string& out) {
+  std::map<std::string, std::string> results;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t timing = line.find(" compile_ns ");
+    const std::size_t after = timing == std::string::npos ? timing : line.find(' ', timing + 12);
+    if (after == std::string::npos) continue;
+    results[line.substr(0, timing)] = line.substr(after + 1);
+  }
+  return results;
+}
+
+std::vector<std::string> fill_steps(int first, int last) {
+  std::vector<std::string> steps;
+  for (int n = first; n <= last; ++n) steps.push_back("fill:" + std::to_string(n));
+  return steps;
+}
+
+bool wait_for_file(const std::string& path, int seconds) {
+  for (int waited = 0; waited < seconds * 10; ++waited) {
+    if (fs::exists(path)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// The data file grows with use (store/lmdb/map_growth.h): with max_size = 4G it is small after a
+// few entries (LMDB on Windows makes data.mdb as large as its map), grows past that size as programs
+// of about 150 KiB of PTX each are added, never more than one step beyond the pages in use; every
+// hit stays byte-identical to the real NVRTC; and a second process that opened the store before the
+// growth (waiting meanwhile) then serves a hit written in the grown part and stores a new program.
+TEST_F(Wine, DataFileGrowsWithUseAndStaysExact) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  EnvVars env = cache_env();
+  env["NVRTC_CACHE_MAX_SIZE"] = "4G";
+  const std::string exe = client_beside_dll("first_hit_client");
+  const std::string data = cache_.path() + "/store/data.mdb";
+  auto stats_with_cap = [&] {  // the CLI with the same settings
+    const ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  };
+  const std::vector<std::string> all = [] {
+    std::vector<std::string> steps = fill_steps(1, 24);
+    steps.push_back("fill:40");
+    return steps;
+  }();
+  const std::map<std::string, std::string> direct = results_of(client(direct_client("first_hit_client"), all).out);
+  ASSERT_EQ(direct.size(), all.size());
+
+  client(exe, fill_steps(1, 3), env);
+  ASSERT_TRUE(fs::exists(data));
+  const std::uintmax_t small = fs::file_size(data);
+  EXPECT_LT(small, 4 * kMiB) << "the data file is not small after 3 entries";
+
+  // A process that opens the store now (a hit), then waits while another grows it.
+  const TempDir marks;
+  ProcessResult waiting;
+  std::thread opened_before([&] {
+    waiting = run({exe, "fill:1", "mark:" + windows_path(marks.path() + "/ready"),
+                   "wait:" + windows_path(marks.path() + "/go"), "fill:20", "fill:40"},
+                  env);
+  });
+  const bool ready = wait_for_file(marks.path() + "/ready", 300);
+  if (ready) client(exe, fill_steps(4, 24), env);
+  std::ofstream(marks.path() + "/go") << "go\n";
+  opened_before.join();
+  ASSERT_TRUE(ready) << "the waiting process never opened the store: " << waiting.err;
+  ASSERT_EQ(waiting.exit_code, 0) << waiting.err;
+
+  const std::uintmax_t grown = fs::file_size(data);
+  EXPECT_GT(grown, small) << "the data file did not grow";
+  EXPECT_GT(grown, 3 * kMiB) << "21 entries of about 150 KiB do not fit";
+  const nlohmann::json j = stats_with_cap();
+  const std::uintmax_t used = j.value("map_used_bytes", std::uintmax_t{0});
+  EXPECT_GT(used, 3 * kMiB) << j.dump();
+  EXPECT_LE(grown, used + used / 4 + 2 * kMiB) << "more than one growth step beyond the pages in use: " << j.dump();
+  EXPECT_EQ(j.value("map_bytes", std::uintmax_t{0}), 4096 * kMiB) << j.dump();
+
+  // The waiting process: fill:1 and fill:20 hits (fill:20 written in the grown part), fill:40 stored.
+  const std::map<std::string, std::string> waited = results_of(waiting.out);
+  for (const std::string step : {"fill:1", "fill:20", "fill:40"}) {
+    ASSERT_TRUE(waited.count(step)) << step << ": " << waiting.out;
+    EXPECT_EQ(waited.at(step), direct.at(step)) << step;
+  }
+  EXPECT_EQ(j.value("hits", 0), 2) << j.dump();
+  EXPECT_EQ(j.value("misses", 0), 25) << j.dump();
+
+  // Every program again, warm: all hits, byte-identical to the real NVRTC.
+  const std::map<std::string, std::string> warm = results_of(client(exe, all, env).out);
+  EXPECT_EQ(warm, direct);
+  const nlohmann::json after = stats_with_cap();
+  EXPECT_EQ(after.value("hits", 0), 2 + static_cast<int>(all.size())) << after.dump();
+  EXPECT_EQ(after.value("misses", 0), 25) << after.dump();
+  EXPECT_EQ(fs::file_size(data), grown) << "hits grew the file";
+}
+
+// The first hit of a fresh process (a LoadLibrary client compiling a templated kernel with a name
+// expression, one compile per process, the compile alone timed): byte-identical to the real NVRTC,
+// served from the cache, and timed against the real compile (the median of 5 processes each, printed
+// and recorded as test properties). Its speed is not asserted yet: the first hit still opens the
+// store and patches NVRTC's imports (docs/platforms.md gives the figures).
+TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::string exe = client_beside_dll("first_hit_client");
+  auto median_of = [&](const std::string& program, const EnvVars& env, std::string* result) {
+    std::vector<double> nanos;
+    for (int run_index = 0; run_index < 5; ++run_index) {
+      const std::string out = client(program, {}, env).out;
+      const std::size_t at = out.find("compile_ns ");
+      if (at == std::string::npos) return -1.0;
+      nanos.push_back(std::strtod(out.c_str() + at + 11, nullptr));
+      const std::string got = results_of(out)["kernel"];
+      if (run_index > 0) {
+        EXPECT_EQ(got, *result) << "run " << run_index;
+      }
+      *result = got;
+    }
+    std::sort(nanos.begin(), nanos.end());
+    return nanos[2];
+  };
+  std::string real_result, warm_result;
+  const double real_ns = median_of(direct_client("first_hit_client"), {}, &real_result);
+  ASSERT_FALSE(real_result.empty());
+  client(exe, {}, cache_env());  // the miss that stores it
+  const nlohmann::json before = stats();
+  const double hit_ns = median_of(exe, cache_env(), &warm_result);
+  EXPECT_EQ(warm_result, real_result);
+  const nlohmann::json after = stats();
+  EXPECT_EQ(after.value("hits", 0), before.value("hits", 0) + 5) << after.dump();
+  RecordProperty("first_hit_us", static_cast<int>(hit_ns / 1000));
+  RecordProperty("real_compile_us", static_cast<int>(real_ns / 1000));
+  std::printf("first hit of a fresh process: %.3f ms (median of 5); the real compile: %.1f ms\n", hit_ns / 1e6,
+              real_ns / 1e6);
+  EXPECT_GT(hit_ns, 0);
+  EXPECT_GT(real_ns, 0);
 }
 
 }  // namespace

@@ -1,0 +1,135 @@
+// first_hit_client: compiles in a fresh process, timed, as an application that loads NVRTC by name
+// would: LoadLibraryA("nvrtc64_130_0.dll"), a templated kernel with a name expression,
+// nvrtcCompileProgram timed with the performance counter (the compile alone: loading the DLLs and
+// creating the program are outside it). For each compile it prints one line: the program, "compile_ns
+// N", what the compile returned (its result code, the lowered name, the PTX's size and an FNV-1a hash
+// of its bytes), so that runs can be compared for exactness. For the first-hit latency and the growing
+// data file under Wine (tests/integration/wine_test.cc, docs/platforms.md).
+// Usage: first_hit_client [STEP...], each STEP one of
+//   (none)     the templated kernel alone, once
+//   fill:N     the kernel with a 12,000-int device array seeded by N (about 150 KiB of PTX)
+//   mark:PATH  creates the file PATH (to say the steps before it are done)
+//   wait:PATH  waits (at most 300 s) until the file PATH exists
+#include <windows.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <nvrtc.h>
+
+namespace {
+
+constexpr const char* kKernel = R"(
+template <typename T, int N>
+__global__ void scale(T* data) {
+  data[threadIdx.x] *= static_cast<T>(N);
+}
+)";
+
+template <typename Fn>
+Fn function(HMODULE module, const char* name) {
+  return reinterpret_cast<Fn>(reinterpret_cast<void*>(GetProcAddress(module, name)));
+}
+
+std::string fill_source(unsigned seed) {
+  std::string source = kKernel;
+  source += "__device__ int probe_fill[12000] = {";
+  for (unsigned i = 0; i < 12000; ++i) source += std::to_string((i * 7919u + seed) % 100003u) + ",";
+  return source + "};\n";
+}
+
+std::uint64_t fnv1a(const std::string& bytes) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+struct Nvrtc {
+  decltype(&nvrtcCreateProgram) create;
+  decltype(&nvrtcAddNameExpression) add_name;
+  decltype(&nvrtcCompileProgram) compile;
+  decltype(&nvrtcGetLoweredName) lowered;
+  decltype(&nvrtcGetPTXSize) ptx_size;
+  decltype(&nvrtcGetPTX) ptx;
+  decltype(&nvrtcDestroyProgram) destroy;
+};
+
+// Compiles `source`, printing one line labelled `label`; false if the program could not be made.
+bool compile_and_print(const Nvrtc& nvrtc, const std::string& label, const std::string& source) {
+  nvrtcProgram program = nullptr;
+  if (nvrtc.create(&program, source.c_str(), "scale.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) return false;
+  if (nvrtc.add_name(program, "scale<float, 2>") != NVRTC_SUCCESS) return false;
+  const char* options[] = {"-arch=compute_80", "-std=c++17"};
+  LARGE_INTEGER frequency, start, end;
+  QueryPerformanceFrequency(&frequency);
+  QueryPerformanceCounter(&start);
+  const nvrtcResult rc = nvrtc.compile(program, 2, options);
+  QueryPerformanceCounter(&end);
+  const double nanos =
+      static_cast<double>(end.QuadPart - start.QuadPart) * 1e9 / static_cast<double>(frequency.QuadPart);
+  const char* name = nullptr;
+  if (nvrtc.lowered(program, "scale<float, 2>", &name) != NVRTC_SUCCESS || name == nullptr) name = "(none)";
+  std::size_t size = 0;
+  std::string bytes;
+  if (nvrtc.ptx_size(program, &size) == NVRTC_SUCCESS) {
+    bytes.resize(size);
+    if (nvrtc.ptx(program, bytes.data()) != NVRTC_SUCCESS) bytes.clear();
+  }
+  std::printf("%s compile_ns %.0f rc=%d lowered %s ptx %zu bytes fnv1a %016llx\n", label.c_str(), nanos,
+              static_cast<int>(rc), name, bytes.size(), static_cast<unsigned long long>(fnv1a(bytes)));
+  std::fflush(stdout);
+  nvrtc.destroy(&program);
+  return true;
+}
+
+bool wait_for(const char* path) {
+  for (int waited_ms = 0; waited_ms < 300000; waited_ms += 20) {
+    if (GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES) return true;
+    Sleep(20);
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  HMODULE module = LoadLibraryA("nvrtc64_130_0.dll");
+  if (module == nullptr) {
+    std::fprintf(stderr, "first_hit_client: LoadLibraryA(nvrtc64_130_0.dll) failed: error %lu\n", GetLastError());
+    return 3;
+  }
+  const Nvrtc nvrtc{function<decltype(&nvrtcCreateProgram)>(module, "nvrtcCreateProgram"),
+                    function<decltype(&nvrtcAddNameExpression)>(module, "nvrtcAddNameExpression"),
+                    function<decltype(&nvrtcCompileProgram)>(module, "nvrtcCompileProgram"),
+                    function<decltype(&nvrtcGetLoweredName)>(module, "nvrtcGetLoweredName"),
+                    function<decltype(&nvrtcGetPTXSize)>(module, "nvrtcGetPTXSize"),
+                    function<decltype(&nvrtcGetPTX)>(module, "nvrtcGetPTX"),
+                    function<decltype(&nvrtcDestroyProgram)>(module, "nvrtcDestroyProgram")};
+  if (!nvrtc.create || !nvrtc.add_name || !nvrtc.compile || !nvrtc.lowered || !nvrtc.ptx_size || !nvrtc.ptx ||
+      !nvrtc.destroy) {
+    std::fprintf(stderr, "first_hit_client: an NVRTC function is missing\n");
+    return 3;
+  }
+  if (argc < 2) return compile_and_print(nvrtc, "kernel", kKernel) ? 0 : 4;
+  for (int i = 1; i < argc; ++i) {
+    const std::string step = argv[i];
+    if (step.rfind("fill:", 0) == 0) {
+      if (!compile_and_print(nvrtc, step, fill_source(static_cast<unsigned>(std::atoi(step.c_str() + 5))))) return 4;
+    } else if (step.rfind("mark:", 0) == 0) {
+      const HANDLE file = CreateFileA(step.c_str() + 5, GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS, 0, nullptr);
+      if (file == INVALID_HANDLE_VALUE) return 5;
+      CloseHandle(file);
+    } else if (step.rfind("wait:", 0) == 0) {
+      if (!wait_for(step.c_str() + 5)) {
+        std::fprintf(stderr, "first_hit_client: %s did not appear\n", step.c_str() + 5);
+        return 5;
+      }
+    } else {
+      std::fprintf(stderr, "first_hit_client: unknown step %s\n", step.c_str());
+      return 2;
+    }
+  }
+  return 0;
+}
