@@ -6,21 +6,21 @@ namespace nvrtc_cache::keying {
 namespace {
 
 // A release of nvJitLink as major * 100 + minor (12.5: 1205).
-constexpr int release(int major, int minor) { return major * 100 + minor; }
+constexpr int link_release(int major, int minor) { return major * 100 + minor; }
 
 // One option of nvJitLink.h's list: a flag, or a prefix taking a value after '=' ("-arch=sm_90"),
 // documented from release `since` to release `until` (inclusive).
-struct KnownOption {
+struct KnownLinkOption {
   std::string_view spelling;
   bool valued;
-  int since = release(12, 0);
-  int until = release(13, 99);
+  int since = link_release(12, 0);
+  int until = link_release(13, 99);
 };
 
 // Every nvJitLink.h from 12.0 to 13.0 (13.1 to 13.5 keep 13.0's list): 12.3 adds the split-compile
 // options and -jump-table-density and no longer documents -Xnvvm, 12.5 adds -no-cache, 12.6
 // -device-stack-protector.
-constexpr KnownOption kKnown[] = {
+constexpr KnownLinkOption kKnownLinkOptions[] = {
     {"-arch=", true},
     {"-maxrregcount=", true},
     {"-ftz=", true},
@@ -30,22 +30,22 @@ constexpr KnownOption kKnown[] = {
     {"-kernels-used=", true},
     {"-variables-used=", true},
     {"-Xptxas=", true},
-    {"-Xnvvm=", true, release(12, 0), release(12, 2)},
-    {"-split-compile=", true, release(12, 3)},
-    {"-split-compile-extended=", true, release(12, 3)},
-    {"-jump-table-density=", true, release(12, 3)},
+    {"-Xnvvm=", true, link_release(12, 0), link_release(12, 2)},
+    {"-split-compile=", true, link_release(12, 3)},
+    {"-split-compile-extended=", true, link_release(12, 3)},
+    {"-jump-table-density=", true, link_release(12, 3)},
     {"-verbose", false},
     {"-lto", false},
     {"-ptx", false},
     {"-g", false},
     {"-lineinfo", false},
     {"-optimize-unused-variables", false},
-    {"-no-cache", false, release(12, 5)},
-    {"-device-stack-protector", false, release(12, 6)},
+    {"-no-cache", false, link_release(12, 5)},
+    {"-device-stack-protector", false, link_release(12, 6)},
 };
 
-bool known(std::string_view option, int at) {
-  for (const KnownOption& known : kKnown) {
+bool known_link_option(std::string_view option, int at) {
+  for (const KnownLinkOption& known : kKnownLinkOptions) {
     if (at < known.since || at > known.until) continue;
     if (known.valued ? option.size() > known.spelling.size() && option.starts_with(known.spelling)
                      : option == known.spelling) {
@@ -62,7 +62,7 @@ std::optional<std::string> link_options_not_cacheable(std::span<const std::strin
   const bool known_major = major == 12 || major == 13;
   for (const std::string& option : options) {
     if (option == "-time") return "option -time writes the link's timings into its info log";
-    if (!known_major || !known(option, release(major, minor))) {
+    if (!known_major || !known_link_option(option, link_release(major, minor))) {
       return "option " + option + " is not one this build knows for nvJitLink " + std::to_string(major) + "." +
              std::to_string(minor);
     }
