@@ -369,7 +369,7 @@ INSTANTIATE_TEST_SUITE_P(
                                 "NVRTC_CACHE_TEST_NVRTC12",
                                 {LINK_CLIENT_NVJITLINK12_PATH, LINK_CLIENT_UNLINKED_PATH},
                                 "libnvJitLink.so.12"}),
-    [](const ::testing::TestParamInfo<LinkWheel>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<LinkWheel>& param_info) { return param_info.param.name; });
 
 // Proxy mode (`nvrtc-cache run --proxy`, no preload): the stand-in libnvJitLink.so.13 the linked
 // client finds first on the library path, and the one the unlinked client dlopens by soname, forward to

@@ -107,7 +107,7 @@ TEST_P(NvvmVersions, CallsTheEntryCannotAnswerReachLibNvvm) {
 INSTANTIATE_TEST_SUITE_P(Libraries, NvvmVersions,
                          ::testing::Values(NvvmLibrary{"toolkit", nullptr, nullptr},
                                            NvvmLibrary{"cuda12", "NVRTC_CACHE_TEST_NVVM12", "release 12.9"}),
-                         [](const ::testing::TestParamInfo<NvvmLibrary>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<NvvmLibrary>& param_info) { return param_info.param.name; });
 
 // Proxy mode (`nvrtc-cache run --proxy`, no preload): the stand-in libnvvm.so.4 (linked, or dlopened
 // by soname) forwards to the proxy core, which compiles with the toolkit's libNVVM by absolute path:
