@@ -1,6 +1,7 @@
-// The nvJitLink options the cache knows (nvJitLink.h 13.0's list) and which of them keep a link from
-// being cached: an option nvJitLink.h does not document (it could add an output or a side effect the
-// shim does not capture), and -time, which asks for this link's timings (its info log is nothing
+// The nvJitLink options the cache knows (nvJitLink.h's list, per release: 12.0 to 12.9 and 13.0, whose
+// list 13.1 to 13.5 keep) and which of them keep a link from being cached: an option the nvJitLink.h of
+// the linking library's release does not document (it could add an output or a side effect the shim
+// does not capture), and -time, which asks for this link's timings (its info log is nothing
 // else). -verbose and -Xptxas=-v are cached: their info log holds ptxas's "Compile time = ... ms" line,
 // served as the stored link measured it (one of nvJitLink's own answers, as for NVRTC's -Xptxas -v).
 // Contract: pure; no I/O; thread-safe; never throws except std::bad_alloc.
@@ -12,7 +13,8 @@
 
 namespace nvrtc_cache::keying {
 
-// Why a link with these options (nvJitLinkCreate's, in order) must not be cached, or nullopt.
-std::optional<std::string> link_options_not_cacheable(std::span<const std::string> options);
+// Why a link with these options (nvJitLinkCreate's, in order) by nvJitLink `major`.`minor` must not be
+// cached, or nullopt. A major this build does not know (not 12 or 13) caches no option at all.
+std::optional<std::string> link_options_not_cacheable(std::span<const std::string> options, int major, int minor);
 
 }  // namespace nvrtc_cache::keying

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Makes (or reuses) .venv with the real Python JIT stacks the tests drive through the shim:
 # cuda-core, cuda-bindings, CuPy, numba-cuda, the NVRTC 13 and nvJitLink 13 wheels they prefer (loaded by absolute path), and the NVRTC
-# 12 wheel for the two-majors test (both wheels also for the corpus of every NVRTC version); for the benchmark suite (scripts/bench_suite.sh), the nvidia-cutlass
+# 12 wheel for the two-majors test (both wheels also for the corpus of every NVRTC version), and, apart
+# from the stacks' own packages (in cu12/, a directory no Python stack searches), nvJitLink 12 and
+# libNVVM from CUDA 12 (nvidia-nvjitlink-cu12, nvidia-cuda-nvcc-cu12; 12.9, as the NVRTC 12 wheel,
+# whose LTO-IR nvJitLink 12.9 links); for the benchmark suite (scripts/bench_suite.sh), the nvidia-cutlass
 # wheel (its CuTe headers) and matplotlib. Prints the variables the tests read; prints nothing (and the
 # Python tests skip) when PyPI cannot be reached.
 set -uo pipefail
@@ -21,6 +24,12 @@ if ! "$venv/bin/python" -c "import cuda.core, cuda.bindings, cupy, numba.cuda, m
     exit 0
   fi
 fi
+cu12="$venv/cu12"
+if [ ! -e "$cu12/nvidia/nvjitlink/lib/libnvJitLink.so.12" ] || [ ! -e "$cu12/nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so" ]; then
+  timeout 600 "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --upgrade --target "$cu12" \
+    'nvidia-nvjitlink-cu12==12.9.*' 'nvidia-cuda-nvcc-cu12==12.9.*' >&2 ||
+    echo "python_env: nvidia-nvjitlink-cu12 / nvidia-cuda-nvcc-cu12 not installed; their tests will skip" >&2
+fi
 echo "export NVRTC_CACHE_TEST_PYTHON=$PWD/$venv/bin/python"
 nvrtc12=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 2>/dev/null | head -1)
 [ -n "$nvrtc12" ] && echo "export NVRTC_CACHE_TEST_NVRTC12=$nvrtc12"
@@ -28,4 +37,8 @@ nvrtc13=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so
 [ -n "$nvrtc13" ] && echo "export NVRTC_CACHE_TEST_NVRTC13=$nvrtc13"
 nvjitlink13=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cu13/lib/libnvJitLink.so.13 2>/dev/null | head -1)
 [ -n "$nvjitlink13" ] && echo "export NVRTC_CACHE_TEST_NVJITLINK13=$nvjitlink13"
+[ -e "$PWD/$cu12/nvidia/nvjitlink/lib/libnvJitLink.so.12" ] &&
+  echo "export NVRTC_CACHE_TEST_NVJITLINK12=$PWD/$cu12/nvidia/nvjitlink/lib/libnvJitLink.so.12"
+[ -e "$PWD/$cu12/nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so" ] &&
+  echo "export NVRTC_CACHE_TEST_NVVM12=$PWD/$cu12/nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so"
 exit 0

@@ -3,8 +3,9 @@
 // so each caller reaches the library it loaded (as NVRTC's are: shim/interpose/real_nvrtc.h), and
 // the slot indices handed to dlsym clients. `Lib` describes the kind:
 //   using Real;                              the function table (with link_map, identity, unknown_functions)
-//   static constexpr const char* kProbe;      a function every such library exports ("nvJitLinkVersion")
-//   static constexpr std::span<const char* const> nodes();  its version nodes, newest first (may be empty)
+//   static std::span<const char* const> probes();  functions one of which every such library exports,
+//                                             tried in order ("nvJitLinkVersion", then what 12.0 has)
+//   static std::span<const char* const> nodes();  its version nodes, newest first (may be empty)
 //   static bool fill(Real&, void* library, const char* node);  looks the table's functions up; reads the identity
 //   static constexpr const ProxiedLibrary& kProxied;  proxy mode only: the real library, by absolute path
 // In proxy mode (NVRTC_CACHE_PROXY) every caller reaches the one real library kProxied names.
@@ -17,6 +18,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -36,13 +38,15 @@ class LibraryRegistry {
  public:
   using Real = typename Lib::Real;
 
-  const Real* for_caller(const void* caller) {
-    const auto site = reinterpret_cast<std::uintptr_t>(caller);
+  // `node_index`: an index into Lib::nodes() the caller's reference named (a per-major export), or -1.
+  const Real* for_caller(const void* caller, int node_index = -1) {
+    // Call sites are user-space addresses (< 2^56): the node index goes in the top byte.
+    const auto site = reinterpret_cast<std::uintptr_t>(caller) | (std::uintptr_t(node_index + 1) << 56);
     {
       std::shared_lock lock(mu_);
       if (auto it = by_call_site_.find(site); it != by_call_site_.end()) return it->second;
     }
-    void* probe = find_probe(caller);
+    void* probe = find_probe(caller, node_index < 0 ? nullptr : Lib::nodes()[static_cast<std::size_t>(node_index)]);
     const Real* slot = probe ? adopt(probe) : nullptr;
     std::unique_lock lock(mu_);
     by_call_site_.emplace(site, slot);
@@ -62,7 +66,10 @@ class LibraryRegistry {
     }
     void* library = dlopen(library_map->l_name, RTLD_LAZY | RTLD_NOLOAD);
     if (library == nullptr) return -1;
-    void* probe = lookup_outside_shim(library, Lib::kProbe, first_node());
+    void* probe = nullptr;
+    for (const char* name : Lib::probes()) {
+      if (probe == nullptr) probe = lookup_outside_shim(library, name, first_node());
+    }
     dlclose(library);
     if (probe == nullptr || link_map_of(probe) != library_map) return -1;
     const Real* slot = adopt(probe);
@@ -93,31 +100,41 @@ class LibraryRegistry {
 
 #ifdef NVRTC_CACHE_PROXY
   // Proxy mode: the probe function of the real library, opened by absolute path.
-  static void* find_probe(const void*) {
+  static void* find_probe(const void*, const char*) {
     void* library = open_proxied_library(Lib::kProxied);
     if (library == nullptr) return nullptr;
     void* found = nullptr;
-    for (const char* node : Lib::nodes()) {
-      if (found == nullptr) found = dlvsym(library, Lib::kProbe, node);
+    for (const char* probe : Lib::probes()) {
+      for (const char* node : Lib::nodes()) {
+        if (found == nullptr) found = dlvsym(library, probe, node);
+      }
+      if (found == nullptr) found = real_dlsym(library, probe);
     }
-    if (found == nullptr) found = real_dlsym(library, Lib::kProbe);
     return found && !in_shim(found) ? found : nullptr;
   }
 #else
   // The probe function of the library the caller's scope (or, failing that, anything loaded after
-  // the shim) reaches.
-  static void* find_probe(const void* caller) {
+  // the shim) reaches; with `only_node` (the version node a per-major export names), only a
+  // library defining that node. A versioned lookup never matches the shim's unversioned definitions.
+  static void* find_probe(const void* caller, const char* only_node) {
     void* scope = scope_handle_of(link_map_of(caller));
     void* found = nullptr;
-    for (const char* node : Lib::nodes()) {
-      if (found == nullptr && scope) found = lookup_outside_shim(scope, Lib::kProbe, node);
+    for (const char* probe : Lib::probes()) {
+      for (const char* node : Lib::nodes()) {
+        if (only_node && std::strcmp(node, only_node) != 0) continue;
+        if (found == nullptr && scope) found = dlvsym(scope, probe, node);
+        if (found && in_shim(found)) found = nullptr;
+      }
+      if (found == nullptr && scope && only_node == nullptr) found = lookup_outside_shim(scope, probe, nullptr);
     }
-    if (found == nullptr && scope) found = lookup_outside_shim(scope, Lib::kProbe, nullptr);
     if (scope) dlclose(scope);
-    for (const char* node : Lib::nodes()) {
-      if (found == nullptr) found = dlvsym(RTLD_NEXT, Lib::kProbe, node);
+    for (const char* probe : Lib::probes()) {
+      for (const char* node : Lib::nodes()) {
+        if (only_node && std::strcmp(node, only_node) != 0) continue;
+        if (found == nullptr) found = dlvsym(RTLD_NEXT, probe, node);
+      }
+      if (found == nullptr && only_node == nullptr) found = real_dlsym(RTLD_NEXT, probe);
     }
-    if (found == nullptr) found = real_dlsym(RTLD_NEXT, Lib::kProbe);
     return found && !in_shim(found) ? found : nullptr;
   }
 #endif

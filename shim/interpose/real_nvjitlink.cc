@@ -1,5 +1,7 @@
 #include "shim/interpose/real_nvjitlink.h"
 
+#include <dlfcn.h>
+
 #include <array>
 #include <span>
 #include <string>
@@ -15,35 +17,111 @@ namespace nvrtc_cache::shim::interpose {
 namespace {
 
 constexpr std::string_view kPrivate = "__nvJitLinkAPI";
+constexpr const char* kVersionFunction = "nvJitLinkVersion";
+// nvJitLinkVersion (12.3 on), else a name every 12.x exports (12.0 to 12.2 have no plain names).
+constexpr const char* kProbes[] = {kVersionFunction, "__nvJitLinkCreate_12_0"};
 
-bool is_known_nvjitlink_function(const std::string& name) {
-  return name == "nvJitLinkVersion" || name == kPrivate || !plain_nvjitlink_name(name.c_str()).empty();
+// The table's functions nvJitLink 12.x does not have.
+constexpr std::string_view kSince13_1[] = {
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)
+#define NVJITLINK_API_SINCE_13_1(kind, ret, name, params, args) #name,
+#include "shim/interpose/nvjitlink_api.def"
+#undef NVJITLINK_API_SINCE_13_1
+#undef HANDLE_LIBRARY_API
+};
+
+const NvJitLinkMajor* major_of(int major) {
+  for (const NvJitLinkMajor& known : kNvJitLinkMajors) {
+    if (known.major == major) return &known;
+  }
+  return nullptr;
+}
+
+// The release suffix `name` ends with ("_12_9"), or "" when it has none a known major has.
+std::string_view release_suffix_of(std::string_view name) {
+  if (!name.starts_with("__")) return {};
+  for (const NvJitLinkMajor& known : kNvJitLinkMajors) {
+    for (std::string_view suffix : known.suffixes) {
+      if (name.size() > 2 + suffix.size() && name.ends_with(suffix)) return suffix;
+    }
+  }
+  return {};
+}
+
+// Whether a library of `major` exporting `name` is one this build knows: nvJitLinkVersion, the
+// private entry point, and each row of the table its major has, under its plain name and its major's
+// release suffixes.
+bool is_known_nvjitlink_function(const std::string& name, int major) {
+  if (name == kVersionFunction || name == kPrivate) return true;
+  const std::string plain = plain_nvjitlink_name(name.c_str());
+  const NvJitLinkMajor* known = major_of(major);
+  if (plain.empty() || known == nullptr) return false;
+  if (major < 13) {
+    for (std::string_view newer : kSince13_1) {
+      if (plain == newer) return false;
+    }
+  }
+  const std::string_view suffix = release_suffix_of(name);
+  if (suffix.empty()) return true;
+  for (std::string_view own : known->suffixes) {
+    if (suffix == own) return true;
+  }
+  return false;
+}
+
+// `name` as `library` exports it: its plain name (12.3 on), else its newest release-suffixed one.
+void* lookup_function(void* library, const char* name, const char* node) {
+  if (void* fn = lookup_outside_shim(library, name, node)) return fn;
+  for (const NvJitLinkMajor& known : kNvJitLinkMajors) {
+    for (auto suffix = known.suffixes.rbegin(); suffix != known.suffixes.rend(); ++suffix) {
+      const std::string suffixed = std::string("__") + name + *suffix;
+      if (void* fn = lookup_outside_shim(library, suffixed.c_str(), node)) return fn;
+    }
+  }
+  return nullptr;
+}
+
+// The version node `library` defines ("libnvJitLink.so.12"), or nullptr.
+const char* node_of(void* library) {
+  for (const char* node : kNvJitLinkVersionNodes) {
+    for (const char* probe : kProbes) {
+      void* fn = dlvsym(library, probe, node);
+      if (fn && !in_shim(fn)) return node;
+    }
+  }
+  return nullptr;
 }
 
 struct NvJitLinkLibrary {
   using Real = RealNvJitLink;
-  static constexpr const char* kProbe = "nvJitLinkVersion";
 #ifdef NVRTC_CACHE_PROXY
   static constexpr const ProxiedLibrary& kProxied = kProxiedNvJitLink;
 #endif
+  static std::span<const char* const> probes() { return kProbes; }
   static std::span<const char* const> nodes() { return kNvJitLinkVersionNodes; }
-  static bool fill(Real& slot, void* library, const char* node) {
+  static bool fill(Real& slot, void* library, const char*) {
+    const char* node = node_of(library);
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
-  slot.name = reinterpret_cast<ret(*) params>(lookup_outside_shim(library, #name, node));
+  slot.name = reinterpret_cast<ret(*) params>(lookup_function(library, #name, node));
 #include "shim/interpose/nvjitlink_api.def"
 #undef HANDLE_LIBRARY_API
-    void* version_fn = lookup_outside_shim(library, kProbe, node);
+    if (slot.nvJitLinkCreate == nullptr) return false;
+    slot.identity.build_id = build_id_of_object_containing(reinterpret_cast<const void*>(slot.nvJitLinkCreate));
+    void* version_fn = lookup_outside_shim(library, kVersionFunction, node);
     unsigned major = 0, minor = 0;
-    if (version_fn == nullptr ||
-        reinterpret_cast<nvJitLinkResult (*)(unsigned*, unsigned*)>(version_fn)(&major, &minor) != NVJITLINK_SUCCESS) {
+    if (version_fn != nullptr &&
+        reinterpret_cast<nvJitLinkResult (*)(unsigned*, unsigned*)>(version_fn)(&major, &minor) == NVJITLINK_SUCCESS) {
+      slot.identity.major = static_cast<int>(major);
+      slot.identity.minor = static_cast<int>(minor);
+    } else if (node != nullptr && std::string_view(node) == kNvJitLinkVersionNodes[kNvJitLink12Node]) {
+      slot.identity.major = 12;  // 12.0 to 12.2: its minor is not known
+      slot.not_cacheable = "this nvJitLink 12 has no nvJitLinkVersion (12.0 to 12.2): its version is unknown";
+    } else {
       return false;
     }
-    slot.identity.major = static_cast<int>(major);
-    slot.identity.minor = static_cast<int>(minor);
-    slot.identity.build_id = build_id_of_object_containing(version_fn);
     for (const char* prefix : {"nvJitLink", "__nvJitLink"}) {
       for (const std::string& name : exported_function_names(static_cast<const link_map*>(slot.link_map), prefix)) {
-        if (!is_known_nvjitlink_function(name)) slot.unknown_functions.push_back(name);
+        if (!is_known_nvjitlink_function(name, slot.identity.major)) slot.unknown_functions.push_back(name);
       }
     }
     return true;
@@ -71,15 +149,9 @@ std::string plain_nvjitlink_name(const char* name) {
   if (name == nullptr) return {};
   std::string_view n = name;
   if (n.starts_with("__")) {
-    bool suffixed = false;
-    for (std::string_view suffix : kNvJitLinkReleaseSuffixes) {
-      if (n.size() > 2 + suffix.size() && n.ends_with(suffix)) {
-        n = n.substr(2, n.size() - 2 - suffix.size());
-        suffixed = true;
-        break;
-      }
-    }
-    if (!suffixed) return {};
+    const std::string_view suffix = release_suffix_of(n);
+    if (suffix.empty()) return {};
+    n = n.substr(2, n.size() - 2 - suffix.size());
   }
 #define HANDLE_LIBRARY_API(kind, ret, fn, params, args) \
   if (n == #fn) return #fn;
@@ -88,10 +160,10 @@ std::string plain_nvjitlink_name(const char* name) {
   return {};
 }
 
-const RealNvJitLink* real_nvjitlink_for_caller(const void* caller) {
+const RealNvJitLink* real_nvjitlink_for_caller(const void* caller, int node_index) {
   const platform::ErrnoGuard errno_guard;
   try {
-    return registry().for_caller(caller);
+    return registry().for_caller(caller, node_index);
   } catch (...) {
     return nullptr;
   }

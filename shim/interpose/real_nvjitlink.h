@@ -10,6 +10,7 @@
 #define NVJITLINK_NO_INLINE
 #include <nvJitLink.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,25 @@
 
 namespace nvrtc_cache::shim::interpose {
 
-// nvJitLink's version nodes this build knows, newest first.
-inline constexpr const char* kNvJitLinkVersionNodes[] = {"libnvJitLink.so.13"};
-// The suffixes nvJitLink.h's inline functions add to the names they call, one per release (13.0 to
-// 13.5; the 13.5 library exports every one of them). A library exporting another is not cached.
-inline constexpr const char* kNvJitLinkReleaseSuffixes[] = {"_13_0", "_13_1", "_13_2", "_13_3", "_13_4", "_13_5"};
+// The suffixes nvJitLink.h's inline functions add to the names they call, one per release, oldest
+// first: a library exports those of its own release and of every earlier one of its major (12.9 has
+// _12_0 to _12_9; 13.5 has _13_0 to _13_5). 12.0 to 12.2 export only these, 12.3 on the plain names too.
+inline constexpr const char* kNvJitLink12Suffixes[] = {"_12_0", "_12_1", "_12_2", "_12_3", "_12_4",
+                                                       "_12_5", "_12_6", "_12_7", "_12_8", "_12_9"};
+inline constexpr const char* kNvJitLink13Suffixes[] = {"_13_0", "_13_1", "_13_2", "_13_3", "_13_4", "_13_5"};
+
+// One major of nvJitLink this build knows: its version node (every symbol of the library is in it)
+// and its release suffixes. A library exporting a suffix of another release is not cached.
+struct NvJitLinkMajor {
+  int major;
+  const char* node;
+  std::span<const char* const> suffixes;
+};
+inline constexpr NvJitLinkMajor kNvJitLinkMajors[] = {{13, "libnvJitLink.so.13", kNvJitLink13Suffixes},
+                                                      {12, "libnvJitLink.so.12", kNvJitLink12Suffixes}};
+// Their version nodes, newest first (kNvJitLinkMajors' order).
+inline constexpr const char* kNvJitLinkVersionNodes[] = {"libnvJitLink.so.13", "libnvJitLink.so.12"};
+inline constexpr int kNvJitLink12Node = 1;  // the index of "libnvJitLink.so.12" above
 
 struct RealNvJitLink {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret(*name) params = nullptr;
@@ -29,15 +44,19 @@ struct RealNvJitLink {
 #undef HANDLE_LIBRARY_API
   const void* link_map = nullptr;
   keying::LibraryIdentity identity;
-  // The nvJitLink* / __nvJitLink* functions this library exports that the table does not know (a newer
-  // nvJitLink's, and release-suffixed names of another release): while any is there, no link of this
-  // library is cached or served.
+  // The nvJitLink* / __nvJitLink* functions this library exports that the table does not know for its
+  // major (a newer nvJitLink's, release-suffixed names of another major or release, 13.1's LTO-IR
+  // getters in a 12.x): while any is there, no link of this library is cached or served.
   std::vector<std::string> unknown_functions;
+  // Why no link of this library is cached although its functions are known ("" when they are): 12.0
+  // to 12.2 have no nvJitLinkVersion, so their version is unknown.
+  std::string not_cacheable;
 };
 
 // The real nvJitLink reachable from `caller` (a return address inside the calling object), or
-// nullptr when none is loaded there.
-const RealNvJitLink* real_nvjitlink_for_caller(const void* caller);
+// nullptr when none is loaded there. `node_index` restricts it to one major's version node (an index
+// into kNvJitLinkVersionNodes: the per-major exports of libnvJitLink.so.12), -1 to any.
+const RealNvJitLink* real_nvjitlink_for_caller(const void* caller, int node_index = -1);
 
 // The slot of the nvJitLink library containing `function` (making it), or -1; its library.
 int nvjitlink_slot_for_function(const void* function);
@@ -45,7 +64,8 @@ const RealNvJitLink* nvjitlink_slot_library(int slot);
 // The wrapper bound to `slot` for `name` (a plain or release-suffixed nvJitLink name), or nullptr.
 void* nvjitlink_slot_wrapper(int slot, const char* name);
 
-// "nvJitLinkCreate" for "nvJitLinkCreate" and "__nvJitLinkCreate_13_0"; "" for any other name.
+// "nvJitLinkCreate" for "nvJitLinkCreate", "__nvJitLinkCreate_12_0" and "__nvJitLinkCreate_13_0"
+// (any known major's suffix); "" for any other name.
 std::string plain_nvjitlink_name(const char* name);
 
 }  // namespace nvrtc_cache::shim::interpose

@@ -30,12 +30,15 @@ bool is_known_nvvm_function(std::string_view name) {
   return false;
 }
 
+constexpr const char* kProbes[] = {"nvvmVersion"};
+
 struct NvvmLibrary {
   using Real = RealNvvm;
-  static constexpr const char* kProbe = "nvvmVersion";
+  static constexpr const char* kProbe = kProbes[0];
 #ifdef NVRTC_CACHE_PROXY
   static constexpr const ProxiedLibrary& kProxied = kProxiedNvvm;
 #endif
+  static std::span<const char* const> probes() { return kProbes; }
   static std::span<const char* const> nodes() { return {}; }  // libNVVM has no version nodes
   static bool fill(Real& slot, void* library, const char* node) {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) \

@@ -1,8 +1,8 @@
 // nvJitLink described to the handle lifecycle (shim/handle_lifecycle.h): a link is keyed at
 // nvJitLinkComplete from nvJitLinkCreate's options and each nvJitLinkAddData / nvJitLinkAddFile input
 // (a file by its content, read before and after nvJitLink reads it); its outputs are the linked
-// CUBIN, PTX and LTO-IR (13.1 on) and the error and info logs. The hooks of
-// shim/interpose/nvjitlink_api.def.
+// CUBIN, PTX and LTO-IR (13.1 on; 12.x's and 13.0's answer for it is "unavailable") and the error and
+// info logs. The hooks of shim/interpose/nvjitlink_api.def, for nvJitLink 12.x and 13.x alike.
 #include "shim/link/link_hooks.h"
 
 #include <optional>
@@ -39,7 +39,8 @@ struct NvJitLinkDescription {
   }
 
   static std::optional<std::string> options_not_cacheable(const HandleRecord& record) {
-    return keying::link_options_not_cacheable(record.inputs.options);
+    return keying::link_options_not_cacheable(record.inputs.options, record.inputs.library.major,
+                                              record.inputs.library.minor);
   }
 
   static const void* code(const Real& real) { return reinterpret_cast<const void*>(real.nvJitLinkComplete); }
@@ -73,7 +74,7 @@ nvJitLinkResult nvJitLinkCreate(const RealNvJitLink& real, nvJitLinkHandle* hand
   const nvJitLinkResult rc = real.nvJitLinkCreate(handle, num_options, options);
   if (rc != NVJITLINK_SUCCESS || handle == nullptr || *handle == nullptr || !Runtime::instance().enabled()) return rc;
   std::vector<std::string> recorded;
-  bool capturable = num_options == 0 || options != nullptr;
+  bool capturable = real.not_cacheable.empty() && (num_options == 0 || options != nullptr);
   try {
     for (uint32_t i = 0; capturable && i < num_options; ++i) {
       if (options[i] == nullptr)
@@ -84,7 +85,8 @@ nvJitLinkResult nvJitLinkCreate(const RealNvJitLink& real, nvJitLinkHandle* hand
   } catch (...) {
     capturable = false;
   }
-  lifecycle::record_created(*handle, D::kLibrary, real.identity, recorded, capturable, "an option was NULL");
+  lifecycle::record_created(*handle, D::kLibrary, real.identity, recorded, capturable,
+                            real.not_cacheable.empty() ? "an option was NULL" : real.not_cacheable);
   return rc;
 }
 

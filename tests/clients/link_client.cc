@@ -2,13 +2,19 @@
 // inputs added as data and as files) into a CUBIN or PTX; every return code, size, output byte and
 // log nvJitLink gives is printed, so runs under the shim can be compared with runs without it.
 // Usage: link_client SCENARIO...  (scenarios below; LINK_FILE names the file the `file` scenarios add).
-// Built twice: linked against libnvJitLink (its inline functions call __nvJitLinkCreate_13_0 etc.),
-// and with LINK_CLIENT_DLOPEN, which dlopens libnvJitLink.so.13 by soname and looks the plain
-// names up with dlsym, as the Python bindings do.
-#include <nvrtc.h>
-#ifdef LINK_CLIENT_DLOPEN
-#define NVJITLINK_NO_INLINE
+// Built three times: linked against libnvJitLink.so.13 (its inline functions call
+// __nvJitLinkCreate_13_0 etc.); with LINK_CLIENT_DLOPEN, which dlopens nvJitLink by soname
+// ($LINK_CLIENT_NVJITLINK, else libnvJitLink.so.13) and looks the plain names up with dlsym, as the
+// Python bindings do (and AddFile under its major's first release suffix, _13_0 or _12_0); and with
+// LINK_CLIENT_NVJITLINK12, linked against libnvJitLink.so.12 (tests/clients/nvjitlink12_stub.cc at
+// link time, the real one at run time), calling what 12.9's inline functions call
+// (__nvJitLinkCreate_12_9 etc.; AddFile as __nvJitLinkAddFile_12_0, as a 12.0 header's would).
+// $LINK_CLIENT_NVRTC, when set, is the NVRTC to compile with, by path (the LTO-IR of NVRTC 12.9 is what
+// nvJitLink 12.9 links); the 12 build needs it.
 #include <dlfcn.h>
+#include <nvrtc.h>
+#if defined(LINK_CLIENT_DLOPEN) || defined(LINK_CLIENT_NVJITLINK12)
+#define NVJITLINK_NO_INLINE
 #endif
 #include <nvJitLink.h>
 
@@ -17,6 +23,29 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#ifdef LINK_CLIENT_NVJITLINK12
+// What nvJitLink 12.9's nvJitLink.h declares (and its inline functions call).
+#define LINK_CLIENT_DECLARE(suffix)                                                                                \
+  nvJitLinkResult __nvJitLinkCreate##suffix(nvJitLinkHandle*, uint32_t, const char**);                           \
+  nvJitLinkResult __nvJitLinkDestroy##suffix(nvJitLinkHandle*);                                                  \
+  nvJitLinkResult __nvJitLinkAddData##suffix(nvJitLinkHandle, nvJitLinkInputType, const void*, size_t, const char*); \
+  nvJitLinkResult __nvJitLinkAddFile##suffix(nvJitLinkHandle, nvJitLinkInputType, const char*);                  \
+  nvJitLinkResult __nvJitLinkComplete##suffix(nvJitLinkHandle);                                                  \
+  nvJitLinkResult __nvJitLinkGetLinkedCubinSize##suffix(nvJitLinkHandle, size_t*);                               \
+  nvJitLinkResult __nvJitLinkGetLinkedCubin##suffix(nvJitLinkHandle, void*);                                     \
+  nvJitLinkResult __nvJitLinkGetLinkedPtxSize##suffix(nvJitLinkHandle, size_t*);                                 \
+  nvJitLinkResult __nvJitLinkGetLinkedPtx##suffix(nvJitLinkHandle, char*);                                       \
+  nvJitLinkResult __nvJitLinkGetErrorLogSize##suffix(nvJitLinkHandle, size_t*);                                  \
+  nvJitLinkResult __nvJitLinkGetErrorLog##suffix(nvJitLinkHandle, char*);                                        \
+  nvJitLinkResult __nvJitLinkGetInfoLogSize##suffix(nvJitLinkHandle, size_t*);                                   \
+  nvJitLinkResult __nvJitLinkGetInfoLog##suffix(nvJitLinkHandle, char*);
+extern "C" {
+LINK_CLIENT_DECLARE(_12_9)
+LINK_CLIENT_DECLARE(_12_0)
+}
+#undef LINK_CLIENT_DECLARE
+#endif
 
 namespace {
 
@@ -36,30 +65,43 @@ struct Api {
   nvJitLinkResult (*info_log)(nvJitLinkHandle, char*);
 };
 
-Api load_api() {
-#ifdef LINK_CLIENT_DLOPEN
-  void* lib = dlopen("libnvJitLink.so.13", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    std::fprintf(stderr, "dlopen: %s\n", dlerror());
+[[noreturn]] void fail_to_load(const char* what) {
+  std::fprintf(stderr, "%s: %s\n", what, dlerror());
+  std::exit(2);
+}
+
+void* symbol_of(void* lib, const char* name) {
+  void* f = dlsym(lib, name);
+  if (f == nullptr) {
+    std::fprintf(stderr, "dlsym %s failed\n", name);
     std::exit(2);
   }
-  const auto sym = [lib](const char* name) {
-    void* f = dlsym(lib, name);
-    if (f == nullptr) {
-      std::fprintf(stderr, "dlsym %s failed\n", name);
-      std::exit(2);
-    }
-    return f;
-  };
+  return f;
+}
+
+Api load_api() {
+#ifdef LINK_CLIENT_DLOPEN
+  const char* soname = std::getenv("LINK_CLIENT_NVJITLINK");
+  if (soname == nullptr || *soname == '\0') soname = "libnvJitLink.so.13";
+  void* lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) fail_to_load("dlopen");
+  const char* add_file = std::strstr(soname, ".so.12") ? "__nvJitLinkAddFile_12_0" : "__nvJitLinkAddFile_13_0";
+  const auto sym = [lib](const char* name) { return symbol_of(lib, name); };
 #define LINK_CLIENT_FN(field, name) reinterpret_cast<decltype(Api::field)>(sym(name))
   return {LINK_CLIENT_FN(create, "nvJitLinkCreate"),         LINK_CLIENT_FN(destroy, "nvJitLinkDestroy"),
-          LINK_CLIENT_FN(add_data, "nvJitLinkAddData"),      LINK_CLIENT_FN(add_file, "__nvJitLinkAddFile_13_0"),
+          LINK_CLIENT_FN(add_data, "nvJitLinkAddData"),      LINK_CLIENT_FN(add_file, add_file),
           LINK_CLIENT_FN(complete, "nvJitLinkComplete"),     LINK_CLIENT_FN(cubin_size, "nvJitLinkGetLinkedCubinSize"),
           LINK_CLIENT_FN(cubin, "nvJitLinkGetLinkedCubin"),  LINK_CLIENT_FN(ptx_size, "nvJitLinkGetLinkedPtxSize"),
           LINK_CLIENT_FN(ptx, "nvJitLinkGetLinkedPtx"),      LINK_CLIENT_FN(error_log_size, "nvJitLinkGetErrorLogSize"),
           LINK_CLIENT_FN(error_log, "nvJitLinkGetErrorLog"), LINK_CLIENT_FN(info_log_size, "nvJitLinkGetInfoLogSize"),
           LINK_CLIENT_FN(info_log, "nvJitLinkGetInfoLog")};
 #undef LINK_CLIENT_FN
+#elif defined(LINK_CLIENT_NVJITLINK12)
+  return {__nvJitLinkCreate_12_9,         __nvJitLinkDestroy_12_9,         __nvJitLinkAddData_12_9,
+          __nvJitLinkAddFile_12_0,        __nvJitLinkComplete_12_9,        __nvJitLinkGetLinkedCubinSize_12_9,
+          __nvJitLinkGetLinkedCubin_12_9, __nvJitLinkGetLinkedPtxSize_12_9, __nvJitLinkGetLinkedPtx_12_9,
+          __nvJitLinkGetErrorLogSize_12_9, __nvJitLinkGetErrorLog_12_9,    __nvJitLinkGetInfoLogSize_12_9,
+          __nvJitLinkGetInfoLog_12_9};
 #else
   return {[](nvJitLinkHandle* h, uint32_t n, const char** o) { return nvJitLinkCreate(h, n, o); },
           [](nvJitLinkHandle* h) { return nvJitLinkDestroy(h); },
@@ -81,6 +123,40 @@ Api load_api() {
 
 const Api api = load_api();
 
+// NVRTC: $LINK_CLIENT_NVRTC by path, else the one linked in.
+struct Nvrtc {
+  nvrtcResult (*create)(nvrtcProgram*, const char*, const char*, int, const char* const*, const char* const*);
+  nvrtcResult (*compile)(nvrtcProgram, int, const char* const*);
+  nvrtcResult (*ptx_size)(nvrtcProgram, size_t*);
+  nvrtcResult (*ptx)(nvrtcProgram, char*);
+  nvrtcResult (*ltoir_size)(nvrtcProgram, size_t*);
+  nvrtcResult (*ltoir)(nvrtcProgram, char*);
+  nvrtcResult (*destroy)(nvrtcProgram*);
+};
+
+Nvrtc load_nvrtc() {
+  const char* path = std::getenv("LINK_CLIENT_NVRTC");
+  if (path != nullptr && *path != '\0') {
+    void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) fail_to_load("dlopen NVRTC");
+#define LINK_CLIENT_NVRTC_FN(field, name) reinterpret_cast<decltype(Nvrtc::field)>(symbol_of(lib, name))
+    return {LINK_CLIENT_NVRTC_FN(create, "nvrtcCreateProgram"), LINK_CLIENT_NVRTC_FN(compile, "nvrtcCompileProgram"),
+            LINK_CLIENT_NVRTC_FN(ptx_size, "nvrtcGetPTXSize"),  LINK_CLIENT_NVRTC_FN(ptx, "nvrtcGetPTX"),
+            LINK_CLIENT_NVRTC_FN(ltoir_size, "nvrtcGetLTOIRSize"), LINK_CLIENT_NVRTC_FN(ltoir, "nvrtcGetLTOIR"),
+            LINK_CLIENT_NVRTC_FN(destroy, "nvrtcDestroyProgram")};
+#undef LINK_CLIENT_NVRTC_FN
+  }
+#ifdef LINK_CLIENT_NVJITLINK12
+  std::fprintf(stderr, "set LINK_CLIENT_NVRTC (NVRTC 12.9's libnvrtc.so.12)\n");
+  std::exit(2);
+#else
+  return {nvrtcCreateProgram, nvrtcCompileProgram, nvrtcGetPTXSize,    nvrtcGetPTX,
+          nvrtcGetLTOIRSize,  nvrtcGetLTOIR,       nvrtcDestroyProgram};
+#endif
+}
+
+const Nvrtc nvrtc = load_nvrtc();
+
 constexpr const char* kCaller =
     "extern __device__ float scale(float);\n"
     "__global__ void apply(float* x, int n) {\n"
@@ -96,18 +172,18 @@ constexpr const char* kUndefined =
 // NVRTC's output for `source`: LTO-IR with -dlto, else PTX (relocatable).
 std::string compile(const char* source, bool lto) {
   nvrtcProgram prog;
-  nvrtcCreateProgram(&prog, source, "link_client.cu", 0, nullptr, nullptr);
+  nvrtc.create(&prog, source, "link_client.cu", 0, nullptr, nullptr);
   const char* lto_options[] = {"-arch=sm_90", "-rdc=true", "-dlto"};
   const char* ptx_options[] = {"-arch=compute_90", "-rdc=true"};
-  const nvrtcResult rc = lto ? nvrtcCompileProgram(prog, 3, lto_options) : nvrtcCompileProgram(prog, 2, ptx_options);
+  const nvrtcResult rc = lto ? nvrtc.compile(prog, 3, lto_options) : nvrtc.compile(prog, 2, ptx_options);
   size_t size = 0;
   std::string out;
   if (rc == NVRTC_SUCCESS) {
-    (lto ? nvrtcGetLTOIRSize : nvrtcGetPTXSize)(prog, &size);
+    (lto ? nvrtc.ltoir_size : nvrtc.ptx_size)(prog, &size);
     out.resize(size);
-    (lto ? nvrtcGetLTOIR : nvrtcGetPTX)(prog, out.data());
+    (lto ? nvrtc.ltoir : nvrtc.ptx)(prog, out.data());
   }
-  nvrtcDestroyProgram(&prog);
+  nvrtc.destroy(&prog);
   if (rc != NVRTC_SUCCESS) {
     std::fprintf(stderr, "nvrtc failed: %d\n", rc);
     std::exit(3);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <fstream>
 #include <sstream>
@@ -60,8 +61,10 @@ std::vector<std::string> payloads_of(const std::string& cache, char prefix) {
 const std::vector<std::string> kClients = {LINK_CLIENT_PATH, LINK_CLIENT_UNLINKED_PATH};
 
 TEST(NvJitLink, TheClientsLoadNvJitLinkAsTheirNamesSay) {
-  EXPECT_TRUE(needs_library(LINK_CLIENT_PATH, "libnvJitLink"));
+  EXPECT_TRUE(needs_library(LINK_CLIENT_PATH, "libnvJitLink.so.13"));
   EXPECT_FALSE(needs_library(LINK_CLIENT_UNLINKED_PATH, "libnvJitLink"));
+  EXPECT_TRUE(needs_library(LINK_CLIENT_NVJITLINK12_PATH, "libnvJitLink.so.12"));
+  EXPECT_FALSE(needs_library(LINK_CLIENT_NVJITLINK12_PATH, "libnvrtc"));  // NVRTC 12.9 by path
 }
 
 // LTO-IR from NVRTC linked with -lto into a CUBIN, and into PTX (-ptx); PTX linked without LTO.
@@ -273,17 +276,100 @@ TEST(NvJitLink, LinksTravelThroughArchivesAndSharedTiers) {
   EXPECT_EQ(get(counters_of(node_b.path()), "link_misses"), 0);
 }
 
-// The nvJitLink wheel (13.5: its LTO-IR getters and release suffixes 13_0 to 13_5), with the NVRTC
-// wheel beside it, behind the linked client: the same links, served byte for byte.
-TEST(NvJitLink, TheNvJitLinkWheelIsServedByteForByte) {
-  const char* wheel = std::getenv("NVRTC_CACHE_TEST_NVJITLINK13");
-  if (wheel == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC_CACHE_TEST_NVJITLINK13 (the nvidia-nvjitlink wheel)");
-  TempDir cache;
-  const EnvVars env = {{"LD_LIBRARY_PATH", fs::path(wheel).parent_path().string()}};
-  const Runs r = cold_and_warm(argv_of(LINK_CLIENT_PATH, {"lto", "lto_ptx", "undefined"}), cache.path(), env);
-  expect_identical(r);
-  expect_served(r, 3);
+// An nvJitLink wheel of each major, behind the clients that load it: nvJitLink 13.5
+// (nvidia-nvjitlink: its LTO-IR getters and release suffixes _13_0 to _13_5) with the NVRTC wheel
+// beside it, behind the linked client; nvJitLink 12.9 (nvidia-nvjitlink-cu12), linking what NVRTC
+// 12.9 (nvidia-cuda-nvrtc-cu12) compiles (LTO-IR links only within one release), behind the client
+// linked against libnvJitLink.so.12 (calling __nvJitLinkCreate_12_9 ... and __nvJitLinkAddFile_12_0:
+// the shim's exports in libnvJitLink.so.12) and the client that dlopens it by soname (the plain names
+// and __nvJitLinkAddFile_12_0 through dlsym).
+struct LinkWheel {
+  std::string name;
+  const char* library_variable;      // the wheel's nvJitLink
+  const char* nvrtc_variable;        // the NVRTC whose LTO-IR it links, or nullptr: the client's own
+  std::vector<std::string> clients;
+  std::string soname;
+};
+
+class NvJitLinkWheel : public ::testing::TestWithParam<LinkWheel> {
+ protected:
+  // The environment the clients run with, or nullopt (the test skipped or failed) without the wheel.
+  std::optional<EnvVars> wheel_env() {
+    const LinkWheel& wheel = GetParam();
+    const char* library = std::getenv(wheel.library_variable);
+    const char* nvrtc = wheel.nvrtc_variable ? std::getenv(wheel.nvrtc_variable) : nullptr;
+    if (library == nullptr || (wheel.nvrtc_variable && nvrtc == nullptr)) {
+      if (pypi_required()) ADD_FAILURE() << "required: " << wheel.library_variable << " (" << wheel.name << ")";
+      return std::nullopt;
+    }
+    EnvVars env = {{"LD_LIBRARY_PATH", fs::path(library).parent_path().string()},
+                   {"LINK_CLIENT_NVJITLINK", wheel.soname}};
+    if (nvrtc) env["LINK_CLIENT_NVRTC"] = nvrtc;
+    return env;
+  }
+};
+
+// The links that reached nvJitLinkComplete in a run's output.
+std::int64_t completed_links(const std::string& out) {
+  std::int64_t links = 0;
+  for (std::size_t at = out.find("\n  complete="); at != std::string::npos; at = out.find("\n  complete=", at + 1)) {
+    ++links;
+  }
+  return links;
 }
+
+// LTO-IR linked into a CUBIN and into PTX, PTX linked, a file added by path, and failed links (an
+// undefined function, no -arch, an option nvJitLink refuses): every
+// return code, output and log byte for byte, cold and warm in separate processes, the warm run
+// linking nothing (a hit for each link, no new miss).
+TEST_P(NvJitLinkWheel, LinksAreServedByteForByteColdAndWarm) {
+  const std::optional<EnvVars> wheel_env_vars = wheel_env();
+  if (!wheel_env_vars) GTEST_SKIP() << GetParam().library_variable << " is not set";
+  for (const std::string& client : GetParam().clients) {
+    SCOPED_TRACE(client);
+    TempDir cache, files;
+    EnvVars env = *wheel_env_vars;
+    env["LINK_FILE"] = files.path() + "/callee.ptx";
+    ASSERT_EQ(run_process({client, "write_callee_ptx"}, env).exit_code, 0);
+    const Runs r = cold_and_warm(
+        argv_of(client, {"lto", "lto_ptx", "ptx", "file", "undefined", "missing_arch", "bad_option"}),
+        cache.path(), env);
+    ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
+    ASSERT_NE(r.direct.out.find("lto\n  create=0\n  add_data=0\n  add_data=0\n  complete=0\n  cubin size_rc=0 size="),
+              std::string::npos)
+        << r.direct.out;
+    ASSERT_NE(r.direct.out.find("add_file=0"), std::string::npos) << r.direct.out;
+    ASSERT_NE(r.direct.out.find("bad_option\n  create=1"), std::string::npos) << r.direct.out;
+    expect_identical(r);
+    const std::int64_t links = completed_links(r.direct.out);
+    EXPECT_GE(links, 5);  // lto, lto_ptx, ptx, file, undefined (and missing_arch where nvJitLinkCreate takes it)
+    expect_served(r, links);
+    EXPECT_EQ(get(r.after_warm, "link_uncacheable"), 0);
+  }
+}
+
+// -time (its info log is the link's timings) is passed through uncached, counted, cold and warm.
+TEST_P(NvJitLinkWheel, TimedLinksPassThroughCounted) {
+  const std::optional<EnvVars> env = wheel_env();
+  if (!env) GTEST_SKIP() << GetParam().library_variable << " is not set";
+  TempDir cache;
+  const Runs r = cold_and_warm(argv_of(GetParam().clients.front(), {"time", "lto"}), cache.path(), *env);
+  ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
+  EXPECT_EQ(get(r.after_warm, "link_uncacheable"), 2);
+  EXPECT_EQ(get(r.after_warm, "link_hits"), 1);
+  EXPECT_EQ(get(r.after_warm, "link_misses"), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Majors, NvJitLinkWheel,
+    ::testing::Values(LinkWheel{"nvJitLink13", "NVRTC_CACHE_TEST_NVJITLINK13", nullptr, {LINK_CLIENT_PATH},
+                                "libnvJitLink.so.13"},
+                      LinkWheel{"nvJitLink12",
+                                "NVRTC_CACHE_TEST_NVJITLINK12",
+                                "NVRTC_CACHE_TEST_NVRTC12",
+                                {LINK_CLIENT_NVJITLINK12_PATH, LINK_CLIENT_UNLINKED_PATH},
+                                "libnvJitLink.so.12"}),
+    [](const ::testing::TestParamInfo<LinkWheel>& param_info) { return param_info.param.name; });
 
 // Proxy mode (`nvrtc-cache run --proxy`, no preload): the stand-in libnvJitLink.so.13 the linked
 // client finds first on the library path, and the one the unlinked client dlopens by soname, forward to

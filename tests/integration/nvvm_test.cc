@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,18 +32,55 @@ TEST(Nvvm, TheClientsLoadLibNvvmAsTheirNamesSay) {
   EXPECT_FALSE(needs_library(NVVM_CLIENT_UNLINKED_PATH, "libnvvm"));
 }
 
+// The libNVVM the clients find: the toolkit's (13.0), or CUDA 12.9's (the nvidia-cuda-nvcc-cu12 wheel's
+// nvvm/lib64/libnvvm.so, soname libnvvm.so.4 as 13.x's), found first on the library path.
+struct NvvmLibrary {
+  std::string name;
+  const char* variable;     // the library's path, or nullptr: the toolkit's
+  const char* ptx_release;  // what its PTX says it is ("release 12.9"), or nullptr
+};
+
+class NvvmVersions : public ::testing::TestWithParam<NvvmLibrary> {
+ protected:
+  // The clients' environment, or nullopt (skipped, or failed where PyPI is required) without the wheel.
+  std::optional<EnvVars> library_env() {
+    if (GetParam().variable == nullptr) return EnvVars{};
+    const char* library = std::getenv(GetParam().variable);
+    if (library == nullptr) {
+      if (pypi_required()) ADD_FAILURE() << "required: " << GetParam().variable;
+      return std::nullopt;
+    }
+    fs::create_symlink(library, libraries_.path() + "/libnvvm.so.4");  // the wheel names it libnvvm.so
+    return EnvVars{{"LD_LIBRARY_PATH", libraries_.path()}};
+  }
+
+ private:
+  TempDir libraries_;
+};
+
+std::string hex_of(const std::string& text) {
+  std::string hex;
+  for (unsigned char c : text) hex += {"0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]};
+  return hex;
+}
+
 // PTX and LTO-IR (-gen-lto), lazily added modules, a verification before the compile (as cuda.core
 // does), and compiles libNVVM refuses (broken IR, an unknown option, no module): all served.
-TEST(Nvvm, CompilesAreServedByteForByteColdAndWarm) {
+TEST_P(NvvmVersions, CompilesAreServedByteForByteColdAndWarm) {
+  const std::optional<EnvVars> env = library_env();
+  if (!env) GTEST_SKIP() << GetParam().variable << " is not set";
   for (const std::string& client : kClients) {
     SCOPED_TRACE(client);
     TempDir cache;
     const Runs r = cold_and_warm({client, "ptx", "gen_lto", "lazy", "verified", "broken", "bad_option", "no_module"},
-                                 cache.path());
+                                 cache.path(), *env);
     ASSERT_NE(r.direct.out.find("ptx\n  create=0\n  add=0\n  add=0\n  compile=0\n  result size_rc=0"),
               std::string::npos)
         << r.direct.out;
     ASSERT_NE(r.direct.out.find("broken\n  create=0\n  add=0\n  add=0\n  compile=9"), std::string::npos);
+    if (GetParam().ptx_release) {
+      ASSERT_NE(r.direct.out.find(hex_of(GetParam().ptx_release)), std::string::npos) << r.direct.out;
+    }
     expect_identical(r);
     EXPECT_EQ(get(r.after_cold, "nvvm_hits"), 0);
     EXPECT_EQ(get(r.after_cold, "nvvm_misses"), 6);  // the unknown option is not cached
@@ -54,15 +92,22 @@ TEST(Nvvm, CompilesAreServedByteForByteColdAndWarm) {
 
 // A verification after a served compile and a second compile reach libNVVM (the served compile is
 // first run for real).
-TEST(Nvvm, CallsTheEntryCannotAnswerReachLibNvvm) {
+TEST_P(NvvmVersions, CallsTheEntryCannotAnswerReachLibNvvm) {
+  const std::optional<EnvVars> env = library_env();
+  if (!env) GTEST_SKIP() << GetParam().variable << " is not set";
   for (const std::string& client : kClients) {
     SCOPED_TRACE(client);
     TempDir cache;
-    const Runs r = cold_and_warm({client, "after_compile"}, cache.path());
+    const Runs r = cold_and_warm({client, "after_compile"}, cache.path(), *env);
     expect_identical(r);
     EXPECT_EQ(get(r.after_warm, "nvvm_hits"), 1);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Libraries, NvvmVersions,
+                         ::testing::Values(NvvmLibrary{"toolkit", nullptr, nullptr},
+                                           NvvmLibrary{"cuda12", "NVRTC_CACHE_TEST_NVVM12", "release 12.9"}),
+                         [](const ::testing::TestParamInfo<NvvmLibrary>& param_info) { return param_info.param.name; });
 
 // Proxy mode (`nvrtc-cache run --proxy`, no preload): the stand-in libnvvm.so.4 (linked, or dlopened
 // by soname) forwards to the proxy core, which compiles with the toolkit's libNVVM by absolute path:

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/handle_entry.h"
 #include "keying/handle_inputs.h"
@@ -54,11 +56,41 @@ TEST(LinkOptions, KnownOptionsAreCachedAndTimeOrUnknownOnesAreNot) {
   const std::vector<std::string> ok = {
       "-arch=sm_90",      "-lto",     "-ptx",     "-O3", "-g", "-lineinfo", "-ftz=1", "-Xptxas=-v", "-kernels-used=k",
       "-split-compile=0", "-verbose", "-no-cache"};
-  EXPECT_FALSE(keying::link_options_not_cacheable(ok));
-  EXPECT_TRUE(keying::link_options_not_cacheable(std::vector<std::string>{"-time"}));
-  EXPECT_TRUE(keying::link_options_not_cacheable(std::vector<std::string>{"-arch"}));  // no value
-  EXPECT_TRUE(keying::link_options_not_cacheable(std::vector<std::string>{"-some-future-option"}));
-  EXPECT_TRUE(keying::link_options_not_cacheable(std::vector<std::string>{"-O"}));
+  for (const auto& [major, minor] : {std::pair{12, 9}, std::pair{13, 0}, std::pair{13, 5}}) {
+    SCOPED_TRACE(std::to_string(major) + "." + std::to_string(minor));
+    EXPECT_FALSE(keying::link_options_not_cacheable(ok, major, minor));
+    EXPECT_TRUE(keying::link_options_not_cacheable(std::vector<std::string>{"-time"}, major, minor));
+    EXPECT_TRUE(keying::link_options_not_cacheable(std::vector<std::string>{"-arch"}, major, minor));  // no value
+    EXPECT_TRUE(keying::link_options_not_cacheable(std::vector<std::string>{"-some-future-option"}, major, minor));
+    EXPECT_TRUE(keying::link_options_not_cacheable(std::vector<std::string>{"-O"}, major, minor));
+    EXPECT_TRUE(keying::link_options_not_cacheable(std::vector<std::string>{"-Xnvvm=-v"}, major, minor));
+  }
+}
+
+// Each 12.x release knows the options its own nvJitLink.h lists: the split-compile options and
+// -jump-table-density from 12.3, -no-cache from 12.5, -device-stack-protector from 12.6; -Xnvvm only
+// up to 12.2. A major this build does not know caches no option.
+TEST(LinkOptions, EachReleaseKnowsTheOptionsItsHeaderLists) {
+  const auto cached = [](const char* option, int major, int minor) {
+    return !keying::link_options_not_cacheable(std::vector<std::string>{option}, major, minor).has_value();
+  };
+  EXPECT_TRUE(cached("-Xnvvm=-v", 12, 2));
+  EXPECT_FALSE(cached("-Xnvvm=-v", 12, 3));
+  EXPECT_FALSE(cached("-split-compile=0", 12, 2));
+  EXPECT_TRUE(cached("-split-compile=0", 12, 3));
+  EXPECT_TRUE(cached("-jump-table-density=10", 12, 4));
+  EXPECT_FALSE(cached("-no-cache", 12, 4));
+  EXPECT_TRUE(cached("-no-cache", 12, 5));
+  EXPECT_FALSE(cached("-device-stack-protector", 12, 5));
+  EXPECT_TRUE(cached("-device-stack-protector", 12, 6));
+  EXPECT_TRUE(cached("-device-stack-protector", 13, 0));
+  EXPECT_TRUE(cached("-arch=sm_90", 12, 0));
+  EXPECT_FALSE(cached("-arch=sm_90", 14, 0));
+  EXPECT_FALSE(cached("-arch=sm_90", 11, 8));
+  const auto why = keying::link_options_not_cacheable(std::vector<std::string>{"-no-cache"}, 12, 4);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("-no-cache"), std::string::npos) << *why;
+  EXPECT_NE(why->find("12.4"), std::string::npos) << *why;
 }
 
 TEST(NvvmOptions, NvvmOptionsAreCachedAndUnknownOnesAreNot) {
