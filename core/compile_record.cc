@@ -174,8 +174,8 @@ RecordScan scan_records(std::string_view file) {
         continue;
       }
     } else {
-      const bool starts_a_frame = starts_with_a_magic(rest) || kRecordMagic.starts_with(rest) ||
-                                  kHandleRecordMagic.starts_with(rest);
+      const bool starts_a_frame =
+          starts_with_a_magic(rest) || kRecordMagic.starts_with(rest) || kHandleRecordMagic.starts_with(rest);
       what = starts_a_frame ? "a truncated record" : "bytes that are not a record";
     }
     // Resynchronise at the next magic.

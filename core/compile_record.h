@@ -51,7 +51,7 @@ struct RecordDamage {
 };
 
 struct RecordScan {
-  std::vector<CompileRecord> records;               // NVRTC's compiles, in file order
+  std::vector<CompileRecord> records;            // NVRTC's compiles, in file order
   std::vector<HandleCallRecord> handle_records;  // links and NVVM compiles, in file order
   std::vector<RecordDamage> damage;
 };

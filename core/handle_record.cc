@@ -54,8 +54,7 @@ bool read_body(ByteReader& r, HandleCallRecord& record) {
   for (keying::HandleInput& input : in.inputs) {
     bool named = false;
     std::string name;
-    if (!r.i32(input.type) || !r.flag(input.from_file) || !r.flag(named) || !r.bytes(name) ||
-        !r.bytes(input.bytes)) {
+    if (!r.i32(input.type) || !r.flag(input.from_file) || !r.flag(named) || !r.bytes(name) || !r.bytes(input.bytes)) {
       return false;
     }
     if (!named && !name.empty()) return false;  // one encoding per record

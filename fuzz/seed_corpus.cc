@@ -268,8 +268,8 @@ int main(int argc, char** argv) {
   link_record.working_directory = "/work";
   link_record.inputs.library = {13, 0, "build-id"};
   link_record.inputs.options = {"-arch=sm_90", "-lto"};
-  link_record.inputs.inputs = {{3, false, "input0", "LTO-IR"}, {2, true, "callee.ptx", ".version 9.0\n"},
-                               {4, false, std::nullopt, "fatbin"}};
+  link_record.inputs.inputs = {
+      {3, false, "input0", "LTO-IR"}, {2, true, "callee.ptx", ".version 9.0\n"}, {4, false, std::nullopt, "fatbin"}};
   core::HandleCallRecord nvvm_record = link_record;
   nvvm_record.library = core::JitLibrary::nvvm;
   nvvm_record.library_path = "/usr/local/cuda/nvvm/lib64/libnvvm.so.4";

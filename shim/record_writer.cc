@@ -79,8 +79,7 @@ void append_compile_record(const std::string& file, const interpose::RealNvrtc& 
                            const direct::DependencySet& dependencies) noexcept {
   platform::ErrnoGuard errno_guard;
   try {
-    const std::string library_path =
-        library_path_of(real.link_map, reinterpret_cast<const void*>(real.nvrtcVersion));
+    const std::string library_path = library_path_of(real.link_map, reinterpret_cast<const void*>(real.nvrtcVersion));
     log_append_failure(file, append_locked(file, core::encode_record(library_path, record.inputs, dependencies)));
   } catch (...) {
     core::log_once(core::LogLevel::kWarn, "record-exception", "internal error while recording a compile; not recorded");

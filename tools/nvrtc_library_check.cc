@@ -228,9 +228,9 @@ NvrtcFileCheck check_nvrtc_file(const std::string& path, const keying::LibraryId
     return out;
   }
   if (!elf->soname || !elf->soname->starts_with(traits_of(api).soname_prefix)) {
-    out.refused = refusal(path, fmt::format("{} is not {} {} library (its SONAME is {})", shown,
-                                            api == JitApi::nvvm ? "a" : "an", traits_of(api).name,
-                                            elf->soname ? "\"" + *elf->soname + "\"" : "missing"));
+    out.refused =
+        refusal(path, fmt::format("{} is not {} {} library (its SONAME is {})", shown, api == JitApi::nvvm ? "a" : "an",
+                                  traits_of(api).name, elf->soname ? "\"" + *elf->soname + "\"" : "missing"));
     return out;
   }
   if (elf->build_id != recorded.build_id) {
@@ -269,8 +269,9 @@ LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIde
   // nvrtcVersion's: with the shim preloaded, dlsym answers with the shim's wrapper.
   const std::string build_id = shim::interpose::build_id_of_object_containing(map->l_ld);
   if (major != recorded.major || minor != recorded.minor || build_id != recorded.build_id) {
-    out.refused = mismatch(out.resolved, fmt::format("{} {}.{} with build-id {}", traits.name, major, minor, hex(build_id)),
-                           recorded, api);
+    out.refused =
+        mismatch(out.resolved, fmt::format("{} {}.{} with build-id {}", traits.name, major, minor, hex(build_id)),
+                 recorded, api);
     return out;
   }
   out.handle = handle;

@@ -58,9 +58,7 @@ struct Program {
   std::string refused;  // why it is not compiled: its library's refusal, or its options'
 
   bool is_link() const { return handle && call.library == core::JitLibrary::nvjitlink; }
-  std::string name() const {
-    return handle ? handle_call_label(call) : record.inputs.name.value_or("(null name)");
-  }
+  std::string name() const { return handle ? handle_call_label(call) : record.inputs.name.value_or("(null name)"); }
 };
 
 struct Worker {
@@ -309,9 +307,9 @@ struct KindReport {
   std::size_t distinct = 0;
 
   nlohmann::json totals_json() const {
-    return {{"distinct", distinct},          {"calls", list.size()},
-            {"stored", totals.at("stored")}, {"already_cached", totals.at("cached")},
-            {"failed", totals.at("failed")}, {"skipped", totals.at("skipped")},
+    return {{"distinct", distinct},           {"calls", list.size()},
+            {"stored", totals.at("stored")},  {"already_cached", totals.at("cached")},
+            {"failed", totals.at("failed")},  {"skipped", totals.at("skipped")},
             {"refused", totals.at("refused")}};
   }
   std::string text(const char* what, const char* done) const {

@@ -132,7 +132,8 @@ std::vector<keying::HandleInput> nvvm_inputs_for_arch(const std::vector<keying::
   if (arch.empty()) return inputs;
   for (keying::HandleInput& input : inputs) {
     if (input.type != core::kNvvmVerification) continue;
-    if (auto options = options_for_arch(split_verification(input.bytes), arch)) input.bytes = join_verification(*options);
+    if (auto options = options_for_arch(split_verification(input.bytes), arch))
+      input.bytes = join_verification(*options);
   }
   return inputs;
 }
@@ -165,7 +166,8 @@ ReplayOutcome link_variant(const LinkApi& api, const std::vector<std::string>& o
   }
   if (rc == NVJITLINK_SUCCESS) rc = api.complete(handle);
   api.destroy(&handle);
-  const std::string rc_text = rc == NVJITLINK_SUCCESS ? "" : fmt::format(" (nvJitLink returned {})", static_cast<int>(rc));
+  const std::string rc_text =
+      rc == NVJITLINK_SUCCESS ? "" : fmt::format(" (nvJitLink returned {})", static_cast<int>(rc));
   return outcome_from_log(log.next(), rc_text);
 }
 
@@ -270,7 +272,8 @@ std::string handle_replay_refusal(const core::HandleCallRecord& record) {
   const std::optional<std::string> unknown = record.library == core::JitLibrary::nvjitlink
                                                  ? keying::link_options_not_cacheable(options)
                                                  : keying::nvvm_options_not_cacheable(options);
-  if (unknown) return fmt::format("its options are not cached ({}); replay runs only what the cache can hold", *unknown);
+  if (unknown)
+    return fmt::format("its options are not cached ({}); replay runs only what the cache can hold", *unknown);
   return {};
 }
 

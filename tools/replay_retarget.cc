@@ -83,8 +83,7 @@ void RetargetDirectory::add_producer(std::string_view as_recorded, const std::st
   (void)write(output_digest(as_recorded) + ".producer", producer);
 }
 
-void RetargetDirectory::add_output(std::string_view as_recorded, const std::string& arch,
-                                   std::string_view retargeted) {
+void RetargetDirectory::add_output(std::string_view as_recorded, const std::string& arch, std::string_view retargeted) {
   (void)write(output_digest(as_recorded) + ".sm" + arch, retargeted);
 }
 
@@ -109,23 +108,26 @@ RetargetedInputs link_inputs_for_arch(const std::vector<keying::HandleInput>& re
     if (producer) {
       std::optional<std::string> retargeted = lookup.retargeted ? lookup.retargeted(digest, arch) : std::nullopt;
       if (!retargeted) {
-        out.skipped = fmt::format("{} is the output of {}, which has no output for {} (it names no architecture, or "
-                                  "its replay for it failed)",
-                                  input_label(input, i), *producer, arch);
+        out.skipped = fmt::format(
+            "{} is the output of {}, which has no output for {} (it names no architecture, or "
+            "its replay for it failed)",
+            input_label(input, i), *producer, arch);
         return out;
       }
       if (input.from_file && *retargeted != input.bytes) {
-        out.skipped = fmt::format("{} is a file, the output of {}: its path is part of the link's key and replay "
-                                  "writes no file there, so it cannot be retargeted",
-                                  input_label(input, i), *producer);
+        out.skipped = fmt::format(
+            "{} is a file, the output of {}: its path is part of the link's key and replay "
+            "writes no file there, so it cannot be retargeted",
+            input_label(input, i), *producer);
         return out;
       }
       input.bytes = std::move(*retargeted);
       ++out.replaced;
     } else if (is_single_architecture_code(input.type) || !is_container(input.type)) {
-      out.skipped = fmt::format("{} is code for one architecture that no recorded compile produced, so it cannot "
-                                "be retargeted",
-                                input_label(input, i));
+      out.skipped = fmt::format(
+          "{} is code for one architecture that no recorded compile produced, so it cannot "
+          "be retargeted",
+          input_label(input, i));
       return out;
     }
   }

@@ -80,6 +80,14 @@ const Nvrtc& nvrtc_for(const std::string& path, const keying::LibraryIdentity& r
   return api;
 }
 
+// The text after `marker` on its line, or "".
+std::string after(const std::string& log, std::string_view marker) {
+  const std::size_t at = log.find(marker);
+  if (at == std::string::npos) return {};
+  const std::size_t start = at + marker.size();
+  return log.substr(start, log.find('\n', start) - start);
+}
+
 // Where the program is compiled: the recorded directory, or (when the key leaves the directory out
 // and it does not exist here) an empty one. "" and `why` when it cannot be.
 std::string directory_for(const core::CompileRecord& record, std::string& why) {
@@ -173,7 +181,7 @@ void keep_outputs(const core::CompileRecord& record, const std::vector<std::stri
 }  // namespace
 
 std::vector<ReplayVariant> replay_variants(const core::CompileRecord& record, const std::vector<std::string>& archs) {
-  std::vector<ReplayVariant> variants = {{"as recorded", record.inputs.options}};
+  std::vector<ReplayVariant> variants = {{"as recorded", record.inputs.options, ""}};
   for (const std::string& arch : archs) {
     std::optional<std::vector<std::string>> options = options_for_arch(record.inputs.options, arch);
     if (!options) continue;
@@ -296,7 +304,8 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
       fmt::print("{}", format_outcome(outcome));
       std::fflush(stdout);
     }
-    if (outputs && why_refused.empty() && why_skipped.empty()) keep_outputs(record, archs, variants, outputs_of, *outputs);
+    if (outputs && why_refused.empty() && why_skipped.empty())
+      keep_outputs(record, archs, variants, outputs_of, *outputs);
   }
   replay_handle_calls(tasks.handle_records, tasks.records.size(), archs, log, outputs ? &*outputs : nullptr);
   return 0;
