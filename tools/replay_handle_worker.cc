@@ -144,7 +144,7 @@ std::vector<const char*> c_strings(const std::vector<std::string>& list) {
   return out;
 }
 
-const char* name_of(const keying::HandleInput& input) { return input.name ? input.name->c_str() : nullptr; }
+const char* input_name_of(const keying::HandleInput& input) { return input.name ? input.name->c_str() : nullptr; }
 
 ReplayOutcome link_variant(const LinkApi& api, const std::vector<std::string>& options,
                            const std::vector<keying::HandleInput>& inputs, LogTail& log) {
@@ -160,8 +160,8 @@ ReplayOutcome link_variant(const LinkApi& api, const std::vector<std::string>& o
   }
   for (const keying::HandleInput& input : inputs) {
     const auto type = static_cast<nvJitLinkInputType>(input.type);
-    rc = input.from_file ? api.add_file(handle, type, name_of(input))
-                         : api.add_data(handle, type, input.bytes.data(), input.bytes.size(), name_of(input));
+    rc = input.from_file ? api.add_file(handle, type, input_name_of(input))
+                         : api.add_data(handle, type, input.bytes.data(), input.bytes.size(), input_name_of(input));
     if (rc != NVJITLINK_SUCCESS) break;
   }
   if (rc == NVJITLINK_SUCCESS) rc = api.complete(handle);
@@ -190,7 +190,7 @@ ReplayOutcome nvvm_variant(const NvvmApi& api, const std::vector<std::string>& o
       continue;
     }
     const auto add = input.type == core::kNvvmLazyModule ? api.lazy_add : api.add;
-    rc = add(program, input.bytes.data(), input.bytes.size(), name_of(input));
+    rc = add(program, input.bytes.data(), input.bytes.size(), input_name_of(input));
     if (rc != NVVM_SUCCESS) break;
   }
   if (rc == NVVM_SUCCESS) {
