@@ -262,7 +262,7 @@ std::string handle_replay_refusal(const core::HandleCallRecord& record) {
     if (o.starts_with("-Xnvvm"))
       return fmt::format("the option {} hands its value to an internal tool; replay never runs it", o);
     if (o.starts_with("-Xptxas") && o != "-Xptxas=-v" &&
-        !(o.size() == 12 && o.starts_with("-Xptxas=-O") && o[11] >= '0' && o[11] <= '3')) {
+        !(o.size() == 11 && o.starts_with("-Xptxas=-O") && o[10] >= '0' && o[10] <= '3')) {
       return fmt::format("the option {} hands its value to ptxas; replay admits only -Xptxas=-v and -Xptxas=-O<n>", o);
     }
   }
