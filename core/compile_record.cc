@@ -1,5 +1,7 @@
 #include "core/compile_record.h"
 
+#include <algorithm>
+
 #include "util/binary_io.h"
 
 namespace nvrtc_cache::core {
@@ -87,9 +89,18 @@ bool read_body(ByteReader& r, CompileRecord& record) {
   return record.dependencies.decode(r) && r.at_end();
 }
 
+bool starts_with_a_magic(std::string_view rest) {
+  return rest.starts_with(kRecordMagic) || rest.starts_with(kHandleRecordMagic);
+}
+
+// Where the next frame of either kind may begin, after `from`.
+std::size_t next_magic(std::string_view file, std::size_t from) {
+  return std::min(file.find(kRecordMagic, from), file.find(kHandleRecordMagic, from));
+}
+
 // The length of the frame at the start of `rest`, once its header is readable and plausible.
 std::optional<std::uint64_t> frame_length(std::string_view rest) {
-  if (rest.size() < kHeaderBytes + kChecksumBytes || !rest.starts_with(kRecordMagic)) return std::nullopt;
+  if (rest.size() < kHeaderBytes + kChecksumBytes || !starts_with_a_magic(rest)) return std::nullopt;
   const std::uint64_t body = util::load_le(rest.data() + 8, 8);
   if (body > rest.size() - kHeaderBytes - kChecksumBytes) return std::nullopt;
   return kHeaderBytes + body + kChecksumBytes;
@@ -137,7 +148,14 @@ RecordScan scan_records(std::string_view file) {
     std::string what;
     if (const std::optional<std::uint64_t> length = frame_length(rest)) {
       const std::string_view frame = rest.substr(0, *length);
-      if (std::optional<CompileRecord> record = decode_record(frame)) {
+      const bool handle_kind = rest.starts_with(kHandleRecordMagic);
+      if (handle_kind) {
+        if (std::optional<HandleCallRecord> record = decode_handle_record(frame)) {
+          scan.handle_records.push_back(std::move(*record));
+          pos += *length;
+          continue;
+        }
+      } else if (std::optional<CompileRecord> record = decode_record(frame)) {
         scan.records.push_back(std::move(*record));
         pos += *length;
         continue;
@@ -146,7 +164,7 @@ RecordScan scan_records(std::string_view file) {
       const std::uint32_t version = static_cast<std::uint32_t>(util::load_le(rest.data() + 4, 4));
       if (!util::verify_checksummed(frame, body))
         what = "checksum mismatch";
-      else if (version != kRecordFormatVersion)
+      else if (version != (handle_kind ? kHandleRecordFormatVersion : kRecordFormatVersion))
         what = "a record of format version " + std::to_string(version);
       else
         what = "a malformed record";
@@ -156,11 +174,12 @@ RecordScan scan_records(std::string_view file) {
         continue;
       }
     } else {
-      const bool starts_a_frame = rest.starts_with(kRecordMagic) || kRecordMagic.starts_with(rest);
+      const bool starts_a_frame =
+          starts_with_a_magic(rest) || kRecordMagic.starts_with(rest) || kHandleRecordMagic.starts_with(rest);
       what = starts_a_frame ? "a truncated record" : "bytes that are not a record";
     }
     // Resynchronise at the next magic.
-    const std::size_t next = file.find(kRecordMagic, pos + 1);
+    const std::size_t next = next_magic(file, pos + 1);
     const std::size_t end = next == std::string_view::npos ? file.size() : next;
     scan.damage.push_back({pos, end - pos, what});
     pos = end;

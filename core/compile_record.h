@@ -6,7 +6,9 @@
 // File format: a sequence of self-describing frames, each "NVRR", a u32 version, a u64 body length,
 // the body, and an XXH3-64 of everything before it (util/binary_io.h). A file is untrusted input:
 // scan_records() decodes what is intact and reports every damaged or unknown stretch (a truncated
-// tail, flipped bytes, a frame of another version), resynchronising at the next magic.
+// tail, flipped bytes, a frame of another version), resynchronising at the next magic. The same file
+// holds the records of nvJitLink links and libNVVM compiles, frames of their own kind
+// (core/handle_record.h), which scan_records() reads too.
 // Contract: pure; no I/O; thread-compatible; never throws except std::bad_alloc.
 #pragma once
 
@@ -16,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/handle_record.h"
 #include "direct/dependencies.h"
 #include "keying/program_inputs.h"
 
@@ -48,7 +51,8 @@ struct RecordDamage {
 };
 
 struct RecordScan {
-  std::vector<CompileRecord> records;  // in file order
+  std::vector<CompileRecord> records;            // NVRTC's compiles, in file order
+  std::vector<HandleCallRecord> handle_records;  // links and NVVM compiles, in file order
   std::vector<RecordDamage> damage;
 };
 RecordScan scan_records(std::string_view file);

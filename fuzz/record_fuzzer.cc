@@ -1,6 +1,6 @@
-// scan_records and decode_record (core/compile_record.h) on hostile bytes: the input as a whole
-// recording file, and as a record body inside a valid frame (checksum recomputed, as a writer of the
-// file could), so the body decoder is reached.
+// scan_records, decode_record (core/compile_record.h) and decode_handle_record (core/handle_record.h)
+// on hostile bytes: the input as a whole recording file, and as a record body of either kind inside a
+// valid frame (checksum recomputed, as a writer of the file could), so both body decoders are reached.
 #include "core/compile_record.h"
 #include "fuzz/fuzz_support.h"
 
@@ -16,6 +16,12 @@ void check_file(std::string_view file) {
     const std::optional<core::CompileRecord> again = core::decode_record(frame);
     NVRTC_CACHE_FUZZ_CHECK(again && core::encode_record(*again) == frame);
   }
+  for (const core::HandleCallRecord& r : scan.handle_records) {
+    const std::string frame = core::encode_handle_record(r);
+    covered += frame.size();
+    const std::optional<core::HandleCallRecord> again = core::decode_handle_record(frame);
+    NVRTC_CACHE_FUZZ_CHECK(again && core::encode_handle_record(*again) == frame);
+  }
   for (const core::RecordDamage& d : scan.damage) {
     NVRTC_CACHE_FUZZ_CHECK(d.length > 0 && d.offset + d.length <= file.size());
     covered += d.length;
@@ -23,16 +29,25 @@ void check_file(std::string_view file) {
   NVRTC_CACHE_FUZZ_CHECK(covered == file.size());  // every byte is a record or reported
 }
 
-void check_body(std::string_view body) {
+std::string framed(std::string_view magic, std::uint32_t version, std::string_view body) {
   util::ByteWriter w;
-  util::begin_frame(w, "NVRR", core::kRecordFormatVersion);
+  util::begin_frame(w, magic, version);
   w.bytes(body);
   util::append_checksum(w);
-  const std::string frame = w.str();
-  const std::optional<core::CompileRecord> decoded = core::decode_record(frame);
-  if (!decoded) return;
-  NVRTC_CACHE_FUZZ_CHECK(core::encode_record(*decoded) == frame);
-  check_file(frame + frame);
+  return std::move(w.str());
+}
+
+void check_body(std::string_view body) {
+  const std::string frame = framed("NVRR", core::kRecordFormatVersion, body);
+  if (const std::optional<core::CompileRecord> decoded = core::decode_record(frame)) {
+    NVRTC_CACHE_FUZZ_CHECK(core::encode_record(*decoded) == frame);
+    check_file(frame + frame);
+  }
+  const std::string handle_frame = framed(core::kHandleRecordMagic, core::kHandleRecordFormatVersion, body);
+  if (const std::optional<core::HandleCallRecord> decoded = core::decode_handle_record(handle_frame)) {
+    NVRTC_CACHE_FUZZ_CHECK(core::encode_handle_record(*decoded) == handle_frame);
+    check_file(handle_frame + frame + handle_frame);
+  }
 }
 
 }  // namespace

@@ -260,6 +260,27 @@ int main(int argc, char** argv) {
   const std::string record_bytes = core::encode_record(record);
   corpus.add("record", "two-records", record_bytes + record_bytes);
   corpus.add("record", "torn", record_bytes + record_bytes.substr(0, record_bytes.size() / 2));
+  // A link (an input added by path, one with a NULL name) and an NVVM compile (a lazy module, a
+  // verification), beside NVRTC's compile as a recording holds them.
+  core::HandleCallRecord link_record;
+  link_record.library = core::JitLibrary::nvjitlink;
+  link_record.library_path = "/usr/local/cuda/lib64/libnvJitLink.so.13";
+  link_record.working_directory = "/work";
+  link_record.inputs.library = {13, 0, "build-id"};
+  link_record.inputs.options = {"-arch=sm_90", "-lto"};
+  link_record.inputs.inputs = {
+      {3, false, "input0", "LTO-IR"}, {2, true, "callee.ptx", ".version 9.0\n"}, {4, false, std::nullopt, "fatbin"}};
+  core::HandleCallRecord nvvm_record = link_record;
+  nvvm_record.library = core::JitLibrary::nvvm;
+  nvvm_record.library_path = "/usr/local/cuda/nvvm/lib64/libnvvm.so.4";
+  nvvm_record.inputs.options = {"-arch=compute_90", "-gen-lto"};
+  nvvm_record.inputs.inputs = {{core::kNvvmModule, false, "module0", "target triple = \"nvptx64-nvidia-cuda\"\n"},
+                               {core::kNvvmLazyModule, false, "libscale", "define float @scale(float %v)"},
+                               {core::kNvvmVerification, false, std::nullopt, std::string("-arch=compute_90\0", 17)}};
+  const std::string link_bytes = core::encode_handle_record(link_record);
+  const std::string nvvm_bytes = core::encode_handle_record(nvvm_record);
+  corpus.add("record", "pipeline", record_bytes + link_bytes + nvvm_bytes);
+  corpus.add("record", "torn-link", record_bytes + link_bytes.substr(0, link_bytes.size() / 2) + nvvm_bytes);
   const std::string manifest_key = "M" + std::string(32, 'm');
   corpus.add("envelope", "manifest",
              std::string(1, static_cast<char>(manifest_key.size())) + manifest_key +

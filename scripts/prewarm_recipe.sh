@@ -2,19 +2,23 @@
 # The prewarm recipe, end to end on this machine: record a real client's compiles on one GPU
 # architecture, replay them for three others into an empty store, ship that store (export/import),
 # and run the client for each other architecture from another working directory: every compile
-# must be a hit, with exactly NVRTC's bytes.
+# must be a hit, with exactly NVRTC's bytes. A JIT pipeline (NVRTC -dlto, then nvJitLink -lto) is
+# recorded and replayed beside it: every link must be a hit too, with exactly nvJitLink's bytes.
 #
-#   scripts/prewarm_recipe.sh [BUILD_DIR]        (default: build; needs the CLI, the shim, nvrtc_probe)
+#   scripts/prewarm_recipe.sh [BUILD_DIR]   (default: build; needs the CLI, the shim, nvrtc_probe, link_client)
 #
 # The client is nvrtc_probe (tests/clients/nvrtc_probe.cc; source_file scenario: one program per run,
 # its architecture option from PROBE_ARCH, headers on disk through -I), which prints every observable
 # result, so the output under the cache can be compared byte for byte with a run against the real NVRTC.
+# The pipeline is link_client (tests/clients/link_client.cc; lto scenario, its architecture from
+# LINK_ARCH), which prints every nvJitLink output the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 cli="$PWD/$build/bin/nvrtc-cache"
 probe="$PWD/$build/bin/nvrtc_probe"
-for f in "$cli" "$probe"; do [ -x "$f" ] || { echo "prewarm_recipe: $f is missing; build first" >&2; exit 2; }; done
+link_client="$PWD/$build/bin/link_client"
+for f in "$cli" "$probe" "$link_client"; do [ -x "$f" ] || { echo "prewarm_recipe: $f is missing; build first" >&2; exit 2; }; done
 
 work=$(mktemp -d /tmp/nvrtc-cache-prewarm-XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -63,6 +67,8 @@ counter() {  # counter CACHE_DIR NAME
 
 echo "== 1. record: the app on the build machine ($recorded_arch), nvrtc-cache run --record"
 (cd "$work/app" && NVRTC_CACHE_DIR="$work/dev-cache" run_app "$recorded_arch" "$cli" run --record "$work/app.rec" -- >/dev/null)
+(cd "$work/app" && LINK_ARCH="${recorded_arch#sm_}" NVRTC_CACHE_DIR="$work/dev-cache" \
+  "$cli" run --record "$work/app.rec" -- "$link_client" lto >/dev/null)
 ls -l "$work/app.rec" | awk '{print "   recording: " $5 " bytes"}'
 
 echo "== 2. replay for ${other_archs[*]} into an empty store"
@@ -88,9 +94,23 @@ for arch in "${other_archs[@]}"; do
   same=no; [ "$served" == "$expected" ] && same=yes
   echo "   $arch: ${#kernels[@]} compiles, $hits hits, $misses misses, byte-identical to NVRTC: $same"
   if [ "$hits" -ne "${#kernels[@]}" ] || [ "$misses" -ne 0 ] || [ "$same" != yes ]; then failures=$((failures + 1)); fi
+  # The pipeline, in the directory it was recorded in (NVRTC's -dlto output depends on the working
+  # directory, so its key holds it): its two compiles and its link, served.
+  expected=$(cd "$work/app" && LINK_ARCH="${arch#sm_}" "$link_client" lto)
+  hits_before=$(counter "$work/image-cache" hits)
+  link_hits_before=$(counter "$work/image-cache" link_hits)
+  link_misses_before=$(counter "$work/image-cache" link_misses)
+  misses_before=$(counter "$work/image-cache" misses)
+  served=$(cd "$work/app" && LINK_ARCH="${arch#sm_}" NVRTC_CACHE_DIR="$work/image-cache" "$cli" run -- "$link_client" lto)
+  hits=$(( $(counter "$work/image-cache" hits) - hits_before ))
+  link_hits=$(( $(counter "$work/image-cache" link_hits) - link_hits_before ))
+  misses=$(( $(counter "$work/image-cache" misses) - misses_before + $(counter "$work/image-cache" link_misses) - link_misses_before ))
+  same=no; [ "$served" == "$expected" ] && same=yes
+  echo "   $arch: NVRTC -dlto + nvJitLink -lto: $hits compile hits, $link_hits link hits, $misses misses, byte-identical: $same"
+  if [ "$hits" -ne 2 ] || [ "$link_hits" -ne 1 ] || [ "$misses" -ne 0 ] || [ "$same" != yes ]; then failures=$((failures + 1)); fi
 done
 if [ "$failures" -ne 0 ]; then
   echo "prewarm_recipe: FAILED ($failures architectures not fully served)" >&2
   exit 1
 fi
-echo "prewarm_recipe: every compile of every replayed architecture was a hit, byte-identical to NVRTC"
+echo "prewarm_recipe: every compile and link of every replayed architecture was a hit, byte-identical to NVRTC and nvJitLink"

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shim/record_writer.h"
+
 namespace nvrtc_cache::shim::handle_lifecycle {
 
 std::int64_t nanos_since(Clock::time_point start) {
@@ -68,6 +70,19 @@ std::optional<std::string> read_regular_file(const char* path) {
   }
   ::close(fd);
   return content;
+}
+
+void record_call(Runtime& runtime, core::JitLibrary library, const void* link_map, const void* code,
+                 const HandleRecord& record) {
+  const std::string& file = runtime.config().record_file;
+  if (file.empty()) return;
+  const platform::ErrnoGuard guard;
+  try {
+    append_handle_record(file, library, link_map, code, record.inputs, current_working_directory());
+  } catch (...) {
+    core::log_once(core::LogLevel::kWarn, "record-exception",
+                   "internal error while recording a link or NVVM compile; not recorded");
+  }
 }
 
 void record_created(const void* handle, core::JitLibrary library, const keying::LibraryIdentity& identity,

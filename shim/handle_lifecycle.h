@@ -84,6 +84,10 @@ std::shared_ptr<HandleRecord> record_of(const void* handle);
 std::optional<std::string> reason_not_captured(core::JitLibrary library, const keying::LibraryIdentity& identity,
                                                const std::vector<std::string>& unknown_functions,
                                                const HandleRecord& record, const char* what);
+// Appends the call of `record` to NVRTC_CACHE_RECORD's file (shim/record_writer.h), when one is set:
+// its library (`link_map`, `code` an address inside it), its inputs as keyed and the working directory.
+void record_call(Runtime& runtime, core::JitLibrary library, const void* link_map, const void* code,
+                 const HandleRecord& record);
 // The content of the regular file at `path` (at most kMaxCapturedBytes), or nullopt.
 std::optional<std::string> read_regular_file(const char* path);
 
@@ -235,6 +239,7 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
                 std::max<std::int64_t>(0, static_cast<std::int64_t>(found.entry->nanos) - nanos_since(started)));
       record.served = std::make_shared<const core::HandleEntry>(std::move(*found.entry));
       core::log_debug([&] { return "hit " + label(D::kWhat, record, &key); });
+      record_call(runtime, D::kLibrary, real.link_map, D::code(real), record);
       runtime.flush_stats(false);
       return rc;
     }
@@ -256,6 +261,7 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
     core::log_once(core::LogLevel::kError, "handle-store-exception",
                    "internal error while storing a result; not cached");
   }
+  record_call(runtime, D::kLibrary, real.link_map, D::code(real), record);
   runtime.flush_stats(true);
   return rc;
 }

@@ -19,18 +19,21 @@
 namespace nvrtc_cache::shim {
 namespace {
 
-// The path the real NVRTC was loaded from.
-std::string library_path_of(const interpose::RealNvrtc& real) {
-  if (real.link_map != nullptr) {
-    const char* name = static_cast<const link_map*>(real.link_map)->l_name;
+// The path a real library was loaded from: its link map's name, or the object holding `code`.
+std::string library_path_of(const void* map, const void* code) {
+  if (map != nullptr) {
+    const char* name = static_cast<const link_map*>(map)->l_name;
     if (name != nullptr && name[0] == '/') return name;
   }
   Dl_info info;
-  if (real.nvrtcVersion != nullptr && dladdr(reinterpret_cast<const void*>(real.nvrtcVersion), &info) != 0 &&
-      info.dli_fname != nullptr) {
-    return info.dli_fname;
-  }
+  if (code != nullptr && dladdr(code, &info) != 0 && info.dli_fname != nullptr) return info.dli_fname;
   return {};
+}
+
+void log_append_failure(const std::string& file, const std::string& why) {
+  if (why.empty()) return;
+  core::log_once(core::LogLevel::kWarn, "record-write",
+                 "cannot append to the record file " + file + " (" + why + "); compiles are not recorded");
 }
 
 // Writes all of `frame` at the end of the locked file; on failure cuts the file back to where the
@@ -76,14 +79,26 @@ void append_compile_record(const std::string& file, const interpose::RealNvrtc& 
                            const direct::DependencySet& dependencies) noexcept {
   platform::ErrnoGuard errno_guard;
   try {
-    const std::string why =
-        append_locked(file, core::encode_record(library_path_of(real), record.inputs, dependencies));
-    if (!why.empty()) {
-      core::log_once(core::LogLevel::kWarn, "record-write",
-                     "cannot append to the record file " + file + " (" + why + "); compiles are not recorded");
-    }
+    const std::string library_path = library_path_of(real.link_map, reinterpret_cast<const void*>(real.nvrtcVersion));
+    log_append_failure(file, append_locked(file, core::encode_record(library_path, record.inputs, dependencies)));
   } catch (...) {
     core::log_once(core::LogLevel::kWarn, "record-exception", "internal error while recording a compile; not recorded");
+  }
+}
+
+void append_handle_record(const std::string& file, core::JitLibrary library, const void* link_map, const void* code,
+                          const keying::HandleInputs& inputs, const std::string& working_directory) noexcept {
+  platform::ErrnoGuard errno_guard;
+  try {
+    core::HandleCallRecord record;
+    record.library = library;
+    record.library_path = library_path_of(link_map, code);
+    record.working_directory = working_directory;
+    record.inputs = inputs;
+    log_append_failure(file, append_locked(file, core::encode_handle_record(record)));
+  } catch (...) {
+    core::log_once(core::LogLevel::kWarn, "record-exception",
+                   "internal error while recording a link or NVVM compile; not recorded");
   }
 }
 

@@ -128,22 +128,42 @@ std::string directories_above(const std::string& resolved) {
   return {};
 }
 
-// The refusal sentence: `why` the library at `path` is not loaded.
-std::string refusal(const std::string& path, const std::string& why) {
-  return fmt::format("refusing to load the NVRTC {}: {}", path, why);
+struct ApiTraits {
+  const char* name;
+  const char* soname_prefix;
+  const char* version_function;
+};
+
+ApiTraits traits_of(JitApi api) {
+  switch (api) {
+    case JitApi::nvjitlink:
+      return {"nvJitLink", "libnvJitLink.", "nvJitLinkVersion"};
+    case JitApi::nvvm:
+      return {"libNVVM", "libnvvm.", "nvvmVersion"};
+    case JitApi::nvrtc:
+      break;
+  }
+  return {"NVRTC", "libnvrtc.", "nvrtcVersion"};
 }
 
-std::string mismatch(const std::string& path, const std::string& what, const keying::LibraryIdentity& recorded) {
+// The refusal sentence: `why` the library at `path` is not loaded.
+std::string refusal(const std::string& path, const std::string& why, JitApi api = JitApi::nvrtc) {
+  return fmt::format("refusing to load the {} {}: {}", traits_of(api).name, path, why);
+}
+
+std::string mismatch(const std::string& path, const std::string& what, const keying::LibraryIdentity& recorded,
+                     JitApi api) {
   return fmt::format(
-      "{} is {}, but the recording's programs were compiled by NVRTC {}.{} with build-id {}: their results would "
+      "{} is {}, but the recording's calls were made by {} {}.{} with build-id {}: their results would "
       "not be this library's; refusing to replay them",
-      path, what, recorded.major, recorded.minor, hex(recorded.build_id));
+      path, what, traits_of(api).name, recorded.major, recorded.minor, hex(recorded.build_id));
 }
 
 }  // namespace
 
-NvrtcFileCheck check_nvrtc_file(const std::string& path, const keying::LibraryIdentity& recorded) {
+NvrtcFileCheck check_nvrtc_file(const std::string& path, const keying::LibraryIdentity& recorded, JitApi api) {
   NvrtcFileCheck out;
+  const auto refusal = [api](const std::string& p, const std::string& why) { return tools::refusal(p, why, api); };
   if (path.empty() || path.front() != '/') {
     out.refused = refusal(path, "it is not an absolute path");
     return out;
@@ -207,22 +227,24 @@ NvrtcFileCheck check_nvrtc_file(const std::string& path, const keying::LibraryId
     out.refused = refusal(path, fmt::format("{} is not a shared library for this machine", shown));
     return out;
   }
-  if (!elf->soname || !elf->soname->starts_with("libnvrtc.")) {
-    out.refused = refusal(path, fmt::format("{} is not an NVRTC library (its SONAME is {})", shown,
-                                            elf->soname ? "\"" + *elf->soname + "\"" : "missing"));
+  if (!elf->soname || !elf->soname->starts_with(traits_of(api).soname_prefix)) {
+    out.refused =
+        refusal(path, fmt::format("{} is not {} {} library (its SONAME is {})", shown, api == JitApi::nvvm ? "a" : "an",
+                                  traits_of(api).name, elf->soname ? "\"" + *elf->soname + "\"" : "missing"));
     return out;
   }
   if (elf->build_id != recorded.build_id) {
-    out.refused = mismatch(shown, fmt::format("a library with build-id {}", hex(elf->build_id)), recorded);
+    out.refused = mismatch(shown, fmt::format("a library with build-id {}", hex(elf->build_id)), recorded, api);
     return out;
   }
   out.resolved = resolved;
   return out;
 }
 
-LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded) {
+LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded, JitApi api) {
   LoadedNvrtc out;
-  NvrtcFileCheck check = check_nvrtc_file(path, recorded);
+  const ApiTraits traits = traits_of(api);
+  NvrtcFileCheck check = check_nvrtc_file(path, recorded, api);
   if (!check.refused.empty()) {
     out.refused = std::move(check.refused);
     return out;
@@ -234,10 +256,11 @@ LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIde
     out.refused = fmt::format("cannot load {}: {}", out.resolved, error != nullptr ? error : "unknown error");
     return out;
   }
-  auto version = reinterpret_cast<decltype(&::nvrtcVersion)>(dlsym(handle, "nvrtcVersion"));
+  // Each version function takes two int* (nvJitLink's: unsigned*, the same representation).
+  auto version = reinterpret_cast<int (*)(int*, int*)>(dlsym(handle, traits.version_function));
   link_map* map = nullptr;
   if (version == nullptr || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) {
-    out.refused = refusal(out.resolved, "it does not export nvrtcVersion");
+    out.refused = refusal(out.resolved, fmt::format("it does not export {}", traits.version_function), api);
     return out;
   }
   int major = 0, minor = 0;
@@ -247,7 +270,8 @@ LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIde
   const std::string build_id = shim::interpose::build_id_of_object_containing(map->l_ld);
   if (major != recorded.major || minor != recorded.minor || build_id != recorded.build_id) {
     out.refused =
-        mismatch(out.resolved, fmt::format("NVRTC {}.{} with build-id {}", major, minor, hex(build_id)), recorded);
+        mismatch(out.resolved, fmt::format("{} {}.{} with build-id {}", traits.name, major, minor, hex(build_id)),
+                 recorded, api);
     return out;
   }
   out.handle = handle;

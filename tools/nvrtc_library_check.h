@@ -1,4 +1,5 @@
-// Which NVRTC library `nvrtc-cache replay` may load for a recording's programs. The path comes from
+// Which NVRTC library (or nvJitLink, libNVVM: JitApi) `nvrtc-cache replay` may load for a recording's
+// programs, links and NVVM compiles. The path comes from
 // the recording (or --nvrtc) and loading a shared object runs its code, so the file is judged on disk
 // before anything is loaded:
 // - the path is absolute and resolves (realpath) to a regular file, opened without following a
@@ -8,7 +9,8 @@
 //   member but the caller, without an access control list); a directory writable by others is
 //   accepted only when sticky, since the entry below it is owned by root or the caller;
 // - it is an ELF shared object for this machine whose SONAME is an NVRTC's (libnvrtc.*) and whose GNU
-//   build-id (read from the file, tools/elf_identity.h) is the recording's.
+//   build-id (read from the file, tools/elf_identity.h) is the recording's (libnvJitLink.*,
+//   libnvvm.* for the other two).
 // A build-id names a build; it does not authenticate one (anyone can write any build-id into a
 // file): the ownership checks are what keep another user's code from being run. Only a library that
 // passes is dlopen()ed, and the loaded object's nvrtcVersion and build-id are checked again.
@@ -23,12 +25,17 @@
 
 namespace nvrtc_cache::tools {
 
+// The JIT library to check: its name in messages, its SONAME's prefix and its version function
+// (two int* or unsigned* arguments).
+enum class JitApi { nvrtc, nvjitlink, nvvm };
+
 struct NvrtcFileCheck {
   std::string resolved;  // the path to load, every symlink resolved; "" when refused
   std::string refused;   // why the library must not be loaded; "" when it may be
 };
 // Judges the file at `path` for programs compiled by `recorded`, without loading it.
-NvrtcFileCheck check_nvrtc_file(const std::string& path, const keying::LibraryIdentity& recorded);
+NvrtcFileCheck check_nvrtc_file(const std::string& path, const keying::LibraryIdentity& recorded,
+                                JitApi api = JitApi::nvrtc);
 
 struct LoadedNvrtc {
   void* handle = nullptr;  // dlopen()'s; nullptr when refused
@@ -38,6 +45,7 @@ struct LoadedNvrtc {
 // check_nvrtc_file(), then dlopen() of the resolved path and the loaded object's checks (its
 // nvrtcVersion and the build-id of the object loaded must be the recording's). A library that fails
 // them after loading stays loaded (dlclose() would not undo its constructors) but is refused.
-LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded);
+LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded,
+                               JitApi api = JitApi::nvrtc);
 
 }  // namespace nvrtc_cache::tools

@@ -1,6 +1,8 @@
 // nvrtc-cache replay FILE [--arch sm_80,sm_90,...] [--jobs N] [--json]: compiles every distinct
 // program of a recording (NVRTC_CACHE_RECORD, `nvrtc-cache run --record`) as recorded and once per
-// requested architecture, into this machine's cache. The compiles run in worker processes with the
+// requested architecture, into this machine's cache, and then makes its NVVM compiles and links again
+// the same way (a link's inputs that recorded compiles produced are that compile's output for the
+// architecture: tools/replay_retarget.h). The compiles run in worker processes with the
 // shim preloaded (`__replay-worker`, tools/replay_worker.cc), so each result is stored under exactly
 // the key the app computes. The recording is untrusted (tools/replay.h): a library is judged on disk
 // before it is loaded (tools/nvrtc_library_check.h), and a program whose options could do more than
@@ -47,10 +49,16 @@ struct ReplayOptions {
   std::string nvrtc;  // --nvrtc: the library to compile with instead of each recorded one
 };
 
+// A distinct NVRTC program, or (handle) a distinct link or NVVM compile.
 struct Program {
+  bool handle = false;
   core::CompileRecord record;
+  core::HandleCallRecord call;
   std::vector<ReplayVariant> variants;
   std::string refused;  // why it is not compiled: its library's refusal, or its options'
+
+  bool is_link() const { return handle && call.library == core::JitLibrary::nvjitlink; }
+  std::string name() const { return handle ? handle_call_label(call) : record.inputs.name.value_or("(null name)"); }
 };
 
 struct Worker {
@@ -73,7 +81,8 @@ bool write_file(const std::string& path, const std::string& bytes) {
   return static_cast<bool>(out);
 }
 
-Worker start_worker(const std::string& task_file, const std::string& log_file, const std::string& archs) {
+Worker start_worker(const std::string& task_file, const std::string& log_file, const std::string& archs,
+                    const std::string& outputs_dir) {
   Worker w;
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return w;
@@ -89,7 +98,7 @@ Worker start_worker(const std::string& task_file, const std::string& log_file, c
     unsetenv("NVRTC_CACHE_RECORD");  // the replay is not part of the recording
     unsetenv("NVRTC_CACHE_DISABLE");
     execl(self.c_str(), self.c_str(), "__replay-worker", task_file.c_str(), "--arch", archs.c_str(), "--log",
-          log_file.c_str(), static_cast<char*>(nullptr));
+          log_file.c_str(), "--outputs", outputs_dir.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(pipe_fds[1]);
@@ -116,16 +125,41 @@ std::optional<std::vector<std::string>> requested_archs(const std::vector<std::s
   return archs;
 }
 
-// Distinct programs, in order of first appearance; the latest record of each (its newest dependencies).
-std::vector<Program> distinct_programs(std::vector<core::CompileRecord>& records) {
+// Distinct programs, in order of first appearance; the latest record of each (its newest
+// dependencies); then the distinct links and NVVM compiles.
+std::vector<Program> distinct_programs(core::RecordScan& scan) {
   std::vector<Program> programs;
   std::map<std::string, std::size_t> by_identity;
-  for (core::CompileRecord& record : records) {
+  for (core::CompileRecord& record : scan.records) {
     auto [it, inserted] = by_identity.try_emplace(core::program_identity(record), programs.size());
     if (inserted) programs.push_back({});
     programs[it->second].record = std::move(record);
   }
+  std::set<std::string> calls;
+  for (core::HandleCallRecord& call : scan.handle_records) {
+    if (!calls.insert(core::handle_call_identity(call)).second) continue;
+    Program& p = programs.emplace_back();
+    p.handle = true;
+    p.call = std::move(call);
+  }
   return programs;
+}
+
+// A link's or NVVM compile's library judged on disk and its options; pointed at the file checked.
+std::size_t check_call(Program& p, const std::vector<std::string>& archs) {
+  p.variants = handle_replay_variants(p.call, archs);
+  p.refused = handle_replay_refusal(p.call);
+  if (p.refused.empty()) {
+    const JitApi api = p.is_link() ? JitApi::nvjitlink : JitApi::nvvm;
+    NvrtcFileCheck check = check_nvrtc_file(p.call.library_path, p.call.inputs.library, api);
+    p.refused = std::move(check.refused);
+    if (p.refused.empty()) p.call.library_path = std::move(check.resolved);
+  }
+  if (!p.refused.empty()) {
+    fmt::print(stderr, "nvrtc-cache replay: refusing {}: {}\n", p.name(), p.refused);
+    return 0;
+  }
+  return p.variants.size();
 }
 
 // Judges each program's library (on disk, before anything loads it) and its options per variant;
@@ -146,6 +180,10 @@ std::size_t check_programs(std::vector<Program>& programs, const std::vector<std
   const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");  // NVRTC appends them in the workers too
   std::size_t tasks = 0;
   for (Program& p : programs) {
+    if (p.handle) {
+      tasks += check_call(p, archs);
+      continue;
+    }
     const keying::LibraryIdentity& id = p.record.inputs.library;
     const std::string& path = nvrtc_override.empty() ? p.record.library_path : nvrtc_override;
     const std::string key =
@@ -172,16 +210,18 @@ std::size_t check_programs(std::vector<Program>& programs, const std::vector<std
   return tasks;
 }
 
-// Distributes the programs that passed over `jobs` workers, round-robin, each with its task file
-// in `work_dir`; false (said) when a file or a worker could not be made.
-bool start_workers(const std::vector<Program>& programs, const std::vector<std::string>& archs, unsigned jobs,
-                   const std::string& work_dir, std::vector<Worker>& workers) {
+// Distributes the programs of this phase (links: the second; the rest: the first) that passed over
+// `jobs` workers, round-robin, each with its task file in `work_dir`; false (said) when a file or a
+// worker could not be made.
+bool start_workers(const std::vector<Program>& programs, bool links, const std::vector<std::string>& archs,
+                   unsigned jobs, const std::string& work_dir, std::vector<Worker>& workers) {
   std::vector<std::string> task_bytes(jobs);
   std::vector<std::vector<std::size_t>> assigned(jobs);
   std::size_t next = 0;
-  for (std::size_t i = 0; i < programs.size(); ++i) {
-    if (!programs[i].refused.empty()) continue;
-    task_bytes[next % jobs] += core::encode_record(programs[i].record);
+  for (std::size_t i = 0; i < programs.size(); ++i) {  // NVRTC's first: a worker reads them first
+    const Program& p = programs[i];
+    if (!p.refused.empty() || p.is_link() != links) continue;
+    task_bytes[next % jobs] += p.handle ? core::encode_handle_record(p.call) : core::encode_record(p.record);
     assigned[next % jobs].push_back(i);
     ++next;
   }
@@ -189,12 +229,13 @@ bool start_workers(const std::vector<Program>& programs, const std::vector<std::
   for (const std::string& a : archs) arch_list += (arch_list.empty() ? "" : ",") + a;
   for (unsigned j = 0; j < jobs; ++j) {
     if (assigned[j].empty()) continue;
-    const std::string task_file = fmt::format("{}/tasks-{}", work_dir, j);
+    const std::string task_file = fmt::format("{}/tasks-{}-{}", work_dir, links ? "links" : "compiles", j);
     if (!write_file(task_file, task_bytes[j])) {
       fmt::print(stderr, "nvrtc-cache replay: cannot write {}\n", task_file);
       return false;
     }
-    Worker w = start_worker(task_file, fmt::format("{}/log-{}", work_dir, j), arch_list);
+    Worker w = start_worker(task_file, fmt::format("{}/log-{}-{}", work_dir, links ? "links" : "compiles", j),
+                            arch_list, work_dir + "/outputs");
     if (w.pid < 0) {
       fmt::print(stderr, "nvrtc-cache replay: cannot start a worker: {}\n", std::strerror(errno));
       return false;
@@ -258,15 +299,37 @@ int collect_outcomes(std::vector<Worker>& workers, std::size_t tasks, Outcomes& 
   return worker_failures;
 }
 
-// Prints the outcome of every compile (failures on stderr) and the totals, as text or JSON; true
-// when nothing failed, was refused or was damaged.
-bool report(const ReplayOptions& options, const core::RecordScan& scan, const std::vector<Program>& programs,
-            const Outcomes& outcomes, double seconds) {
+// The outcomes of one kind of call (NVRTC's compiles, links, NVVM compiles) and their totals.
+struct KindReport {
   std::map<std::string, std::size_t> totals = {
       {"stored", 0}, {"cached", 0}, {"failed", 0}, {"skipped", 0}, {"refused", 0}};
   nlohmann::json list = nlohmann::json::array();
+  std::size_t distinct = 0;
+
+  nlohmann::json totals_json() const {
+    return {{"distinct", distinct},           {"calls", list.size()},
+            {"stored", totals.at("stored")},  {"already_cached", totals.at("cached")},
+            {"failed", totals.at("failed")},  {"skipped", totals.at("skipped")},
+            {"refused", totals.at("refused")}};
+  }
+  std::string text(const char* what, const char* done) const {
+    return fmt::format("{} {} ({} distinct): {} {}, {} already cached, {} failed, {} skipped, {} refused", list.size(),
+                       what, distinct, totals.at("stored"), done, totals.at("cached"), totals.at("failed"),
+                       totals.at("skipped"), totals.at("refused"));
+  }
+};
+
+// Prints the outcome of every call (failures and skips on stderr) and the totals of each kind, as
+// text or JSON; true when nothing failed, was refused or was damaged.
+bool report(const ReplayOptions& options, const core::RecordScan& scan, const std::vector<Program>& programs,
+            const Outcomes& outcomes, double seconds) {
+  KindReport compiles, links, nvvm;
+  std::size_t nvrtc_programs = 0;
   for (std::size_t i = 0; i < programs.size(); ++i) {
     const Program& p = programs[i];
+    KindReport& kind = !p.handle ? compiles : p.is_link() ? links : nvvm;
+    ++kind.distinct;
+    if (!p.handle) ++nvrtc_programs;
     for (std::size_t v = 0; v < p.variants.size(); ++v) {
       ReplayOutcome o;
       if (!p.refused.empty()) {
@@ -278,29 +341,38 @@ bool report(const ReplayOptions& options, const core::RecordScan& scan, const st
         o.status = "failed";
         o.detail = "the worker reported nothing (it crashed or was killed)";
       }
-      ++totals[o.status];
-      const std::string name = p.record.inputs.name.value_or("(null name)");
-      list.push_back({{"program", name}, {"variant", p.variants[v].label}, {"status", o.status}, {"detail", o.detail}});
+      ++kind.totals[o.status];
+      const std::string name = p.name();
+      kind.list.push_back({{p.handle ? "call" : "program", name},
+                           {"variant", p.variants[v].label},
+                           {"status", o.status},
+                           {"detail", o.detail}});
       if (!options.json &&
           (o.status == "failed" || o.status == "skipped" || (o.status == "refused" && p.refused.empty()))) {
         fmt::print(stderr, "{} {} [{}]: {}\n", o.status, name, p.variants[v].label, o.detail);
       }
     }
   }
+  auto& totals = compiles.totals;
   const std::size_t compiled = totals["stored"];
   if (options.json) {
     nlohmann::json out = {{"file", options.file},
                           {"records", scan.records.size()},
+                          {"link_and_nvvm_records", scan.handle_records.size()},
                           {"damaged", nlohmann::json::array()},
-                          {"programs", programs.size()},
-                          {"compiles", list},
+                          {"programs", nvrtc_programs},
+                          {"compiles", compiles.list},
                           {"compiled", compiled},
                           {"already_cached", totals["cached"]},
                           {"failed", totals["failed"]},
                           {"skipped", totals["skipped"]},
                           {"refused", totals["refused"]},
+                          {"links", links.list},
+                          {"link_totals", links.totals_json()},
+                          {"nvvm_compiles", nvvm.list},
+                          {"nvvm_totals", nvvm.totals_json()},
                           {"seconds", seconds},
-                          {"programs_per_second", seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0}};
+                          {"programs_per_second", seconds > 0 ? static_cast<double>(nvrtc_programs) / seconds : 0.0}};
     for (const core::RecordDamage& d : scan.damage) {
       out["damaged"].push_back({{"offset", d.offset}, {"length", d.length}, {"what", d.what}});
     }
@@ -309,12 +381,19 @@ bool report(const ReplayOptions& options, const core::RecordScan& scan, const st
     fmt::print(
         "{} records, {} programs, {} compiles: {} compiled, {} already cached, {} failed, {} skipped, "
         "{} refused; {:.1f} s ({:.2f} programs/s){}\n",
-        scan.records.size(), programs.size(), list.size(), compiled, totals["cached"], totals["failed"],
+        scan.records.size(), nvrtc_programs, compiles.list.size(), compiled, totals["cached"], totals["failed"],
         totals["skipped"], totals["refused"], seconds,
-        seconds > 0 ? static_cast<double>(programs.size()) / seconds : 0.0,
+        seconds > 0 ? static_cast<double>(nvrtc_programs) / seconds : 0.0,
         scan.damage.empty() ? "" : fmt::format("; {} damaged stretches skipped", scan.damage.size()));
+    if (!scan.handle_records.empty()) {
+      fmt::print("{} link and NVVM records: {}; {}\n", scan.handle_records.size(), links.text("links", "linked"),
+                 nvvm.text("NVVM compiles", "compiled"));
+    }
   }
-  return totals["failed"] == 0 && totals["refused"] == 0 && scan.damage.empty();
+  std::size_t failed = 0;
+  for (const KindReport* kind : {&compiles, &links, &nvvm})
+    failed += kind->totals.at("failed") + kind->totals.at("refused");
+  return failed == 0 && scan.damage.empty();
 }
 
 int replay(const ReplayOptions& options) {
@@ -332,7 +411,7 @@ int replay(const ReplayOptions& options) {
     fmt::print(stderr, "nvrtc-cache replay: {}: {} bytes at offset {} skipped: {}\n", options.file, d.length, d.offset,
                d.what);
   }
-  std::vector<Program> programs = distinct_programs(scan.records);
+  std::vector<Program> programs = distinct_programs(scan);
   const std::size_t tasks = check_programs(programs, *archs, options.nvrtc);
 
   const unsigned jobs = std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
@@ -341,10 +420,16 @@ int replay(const ReplayOptions& options) {
     fmt::print(stderr, "nvrtc-cache replay: cannot create a temporary directory: {}\n", std::strerror(errno));
     return 1;
   }
-  std::vector<Worker> workers;
-  if (!start_workers(programs, *archs, jobs, work_dir, workers)) return 1;
+  // The compiles first (their outputs, left in work_dir/outputs, are the links' inputs), then the links.
+  std::filesystem::create_directory(work_dir + "/outputs");
   Outcomes outcomes;
-  const int worker_failures = collect_outcomes(workers, tasks, outcomes);
+  int worker_failures = 0;
+  for (const bool links : {false, true}) {
+    std::vector<Worker> workers;
+    if (!start_workers(programs, links, *archs, jobs, work_dir, workers)) return 1;
+    if (workers.empty()) continue;
+    worker_failures += collect_outcomes(workers, tasks, outcomes);
+  }
   std::filesystem::remove_all(work_dir);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const bool clean = report(options, scan, programs, outcomes, seconds);
@@ -359,7 +444,10 @@ void add_replay_command(CLI::App& app, Outcome& outcome) {
       "Compile every program of a recording (`nvrtc-cache run --record FILE`, NVRTC_CACHE_RECORD) into this "
       "machine's cache: once as recorded and once per architecture of --arch, with the architecture option "
       "rewritten in the spelling the program used, each stored under exactly the key the program computes on "
-      "that GPU. Programs whose dependencies (headers, environment) differ here are reported and skipped. The "
+      "that GPU. The recording's libNVVM compiles and nvJitLink links are made again the same way, after the "
+      "compiles: a link's input that a recorded compile produced is replaced by that compile's output for the "
+      "architecture; a link with an input that cannot be retargeted is skipped for it. "
+      "Programs whose dependencies (headers, environment) differ here are reported and skipped. The "
       "recording is untrusted: its NVRTC is loaded only if the file, and every directory above it, is owned by you "
       "or root and writable by no one else, and its build-id is the recording's; a program with an option that has "
       "side effects or is unknown is refused. Exit code 1 when anything failed, was refused or the recording was "
@@ -380,17 +468,19 @@ void add_replay_command(CLI::App& app, Outcome& outcome) {
   auto task_file = std::make_shared<std::string>();
   auto archs = std::make_shared<std::string>();
   auto log_file = std::make_shared<std::string>();
+  auto outputs_dir = std::make_shared<std::string>();
   worker->add_option("TASKS", *task_file)->required();
   worker->add_option("--arch", *archs);
   worker->add_option("--log", *log_file);
-  worker->callback([&outcome, task_file, archs, log_file] {
+  worker->add_option("--outputs", *outputs_dir);
+  worker->callback([&outcome, task_file, archs, log_file, outputs_dir] {
     std::vector<std::string> list;
     for (std::size_t start = 0; start < archs->size();) {
       const std::size_t end = std::min(archs->find(',', start), archs->size());
       if (end > start) list.push_back(archs->substr(start, end - start));
       start = end + 1;
     }
-    outcome.exit_code = run_replay_worker(*task_file, list, *log_file);
+    outcome.exit_code = run_replay_worker(*task_file, list, *log_file, *outputs_dir);
   });
 }
 

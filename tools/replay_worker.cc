@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <array>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -37,6 +39,13 @@ struct Nvrtc {
   decltype(&::nvrtcAddNameExpression) add_name_expression = nullptr;
   decltype(&::nvrtcCompileProgram) compile = nullptr;
   decltype(&::nvrtcDestroyProgram) destroy = nullptr;
+  // The outputs a link may take (kept for retargeting): PTX, CUBIN, LTO-IR.
+  decltype(&::nvrtcGetPTXSize) ptx_size = nullptr;
+  decltype(&::nvrtcGetPTX) ptx = nullptr;
+  decltype(&::nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&::nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&::nvrtcGetLTOIRSize) ltoir_size = nullptr;
+  decltype(&::nvrtcGetLTOIR) ltoir = nullptr;
   std::string problem;
 };
 
@@ -60,30 +69,16 @@ const Nvrtc& nvrtc_for(const std::string& path, const keying::LibraryIdentity& r
       reinterpret_cast<decltype(api.add_name_expression)>(dlsym(handle, "nvrtcAddNameExpression"));
   api.compile = reinterpret_cast<decltype(api.compile)>(dlsym(handle, "nvrtcCompileProgram"));
   api.destroy = reinterpret_cast<decltype(api.destroy)>(dlsym(handle, "nvrtcDestroyProgram"));
+  api.ptx_size = reinterpret_cast<decltype(api.ptx_size)>(dlsym(handle, "nvrtcGetPTXSize"));
+  api.ptx = reinterpret_cast<decltype(api.ptx)>(dlsym(handle, "nvrtcGetPTX"));
+  api.cubin_size = reinterpret_cast<decltype(api.cubin_size)>(dlsym(handle, "nvrtcGetCUBINSize"));
+  api.cubin = reinterpret_cast<decltype(api.cubin)>(dlsym(handle, "nvrtcGetCUBIN"));
+  api.ltoir_size = reinterpret_cast<decltype(api.ltoir_size)>(dlsym(handle, "nvrtcGetLTOIRSize"));
+  api.ltoir = reinterpret_cast<decltype(api.ltoir)>(dlsym(handle, "nvrtcGetLTOIR"));
   if (!api.create || !api.add_name_expression || !api.compile || !api.destroy)
     api.problem = path + " lacks NVRTC's functions";
   return api;
 }
-
-// The shim's debug log, read from where the last read stopped.
-class LogTail {
- public:
-  explicit LogTail(std::string path) : path_(std::move(path)) {}
-  std::string next() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) return {};
-    in.seekg(static_cast<std::streamoff>(offset_));
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string out = text.str();
-    offset_ += out.size();
-    return out;
-  }
-
- private:
-  std::string path_;
-  std::uint64_t offset_ = 0;
-};
 
 // The text after `marker` on its line, or "".
 std::string after(const std::string& log, std::string_view marker) {
@@ -118,8 +113,20 @@ std::string directory_for(const core::CompileRecord& record, std::string& why) {
   return empty_directory;
 }
 
+// A compile's outputs a link may take: PTX, CUBIN and LTO-IR ("" where absent).
+using ProgramOutputs = std::array<std::string, 3>;
+
+template <typename SizeFn, typename DataFn>
+std::string program_output(nvrtcProgram program, SizeFn size_fn, DataFn data_fn) {
+  std::size_t size = 0;
+  if (size_fn == nullptr || data_fn == nullptr || size_fn(program, &size) != NVRTC_SUCCESS || size == 0) return {};
+  std::string bytes(size, '\0');
+  if (data_fn(program, bytes.data()) != NVRTC_SUCCESS) return {};
+  return bytes;
+}
+
 ReplayOutcome compile_variant(const Nvrtc& api, const core::CompileRecord& record, const ReplayVariant& variant,
-                              LogTail& log) {
+                              LogTail& log, ProgramOutputs* outputs) {
   ReplayOutcome out;
   const keying::ProgramInputs& in = record.inputs;
   std::vector<const char*> header_texts, header_names, options;
@@ -139,29 +146,42 @@ ReplayOutcome compile_variant(const Nvrtc& api, const core::CompileRecord& recor
   }
   for (const auto& expression : in.name_expressions) (void)api.add_name_expression(program, expression.c_str());
   rc = api.compile(program, static_cast<int>(options.size()), options.data());
+  if (outputs != nullptr && rc == NVRTC_SUCCESS) {
+    *outputs = {program_output(program, api.ptx_size, api.ptx), program_output(program, api.cubin_size, api.cubin),
+                program_output(program, api.ltoir_size, api.ltoir)};
+  }
   api.destroy(&program);
   const std::string logged = log.next();
   const std::string rc_text = rc == NVRTC_SUCCESS ? "" : fmt::format(" (NVRTC returned {})", static_cast<int>(rc));
-  if (logged.find("debug: hit ") != std::string::npos) {
-    out.status = "cached";
-    out.detail = rc_text;
-  } else if (logged.find("debug: stored ") != std::string::npos) {
-    out.status = "stored";
-    out.detail = rc_text;
-  } else {
-    out.status = "failed";
-    std::string why = after(logged, "uncacheable compile: ");
-    if (why.empty()) why = after(logged, "warn: ");
-    if (why.empty()) why = after(logged, "miss ");
-    out.detail = "not stored" + rc_text + (why.empty() ? "" : ": " + why);
+  return outcome_from_log(logged, rc_text);
+}
+
+// Leaves the outputs of `record`'s compiles for the links: each output as recorded, named by its
+// producer, and its counterpart for every requested architecture whose variant compiled.
+void keep_outputs(const core::CompileRecord& record, const std::vector<std::string>& archs,
+                  const std::vector<ReplayVariant>& variants, const std::vector<ProgramOutputs>& outputs,
+                  RetargetDirectory& directory) {
+  const std::string producer = "the NVRTC compile of " + record.inputs.name.value_or("(null name)");
+  for (std::size_t kind = 0; kind < outputs.front().size(); ++kind) {
+    const std::string& as_recorded = outputs.front()[kind];
+    if (as_recorded.empty()) continue;
+    directory.add_producer(as_recorded, producer);
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      if (!outputs[v][kind].empty() && !variants[v].arch.empty())
+        directory.add_output(as_recorded, variants[v].arch, outputs[v][kind]);
+    }
+    // A requested architecture the recorded options already name is the recorded variant itself.
+    for (const std::string& arch : archs) {
+      if (options_for_arch(record.inputs.options, arch) == record.inputs.options)
+        directory.add_output(as_recorded, arch, as_recorded);
+    }
   }
-  return out;
 }
 
 }  // namespace
 
 std::vector<ReplayVariant> replay_variants(const core::CompileRecord& record, const std::vector<std::string>& archs) {
-  std::vector<ReplayVariant> variants = {{"as recorded", record.inputs.options}};
+  std::vector<ReplayVariant> variants = {{"as recorded", record.inputs.options, ""}};
   for (const std::string& arch : archs) {
     std::optional<std::vector<std::string>> options = options_for_arch(record.inputs.options, arch);
     if (!options) continue;
@@ -172,9 +192,39 @@ std::vector<ReplayVariant> replay_variants(const core::CompileRecord& record, co
     for (const std::string& o : *options) {  // the value as written: "compute_90"
       if (o.ends_with("_" + arch)) label = o.substr(o.find('=') == std::string::npos ? 0 : o.find('=') + 1);
     }
-    variants.push_back({label, std::move(*options)});
+    variants.push_back({label, std::move(*options), arch});
   }
   return variants;
+}
+
+std::string LogTail::next() {
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return {};
+  in.seekg(static_cast<std::streamoff>(offset_));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string out = text.str();
+  offset_ += out.size();
+  return out;
+}
+
+ReplayOutcome outcome_from_log(const std::string& logged, const std::string& rc_text) {
+  ReplayOutcome out;
+  if (logged.find("debug: hit ") != std::string::npos) {
+    out.status = "cached";
+    out.detail = rc_text;
+  } else if (logged.find("debug: stored ") != std::string::npos) {
+    out.status = "stored";
+    out.detail = rc_text;
+  } else {
+    out.status = "failed";
+    std::string why = after(logged, "uncacheable compile: ");
+    if (why.empty()) why = after(logged, "not cached: ");
+    if (why.empty()) why = after(logged, "warn: ");
+    if (why.empty()) why = after(logged, "miss ");
+    out.detail = "not stored" + rc_text + (why.empty() ? "" : ": " + why);
+  }
+  return out;
 }
 
 std::string format_outcome(const ReplayOutcome& o) {
@@ -201,8 +251,10 @@ bool parse_outcome(std::string_view line, ReplayOutcome& o) {
   return true;
 }
 
-int run_replay_worker(const std::string& task_file, const std::vector<std::string>& archs,
-                      const std::string& log_file) {
+int run_replay_worker(const std::string& task_file, const std::vector<std::string>& archs, const std::string& log_file,
+                      const std::string& outputs_dir) {
+  std::optional<RetargetDirectory> outputs;
+  if (!outputs_dir.empty()) outputs.emplace(outputs_dir);
   std::ifstream in(task_file, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const core::RecordScan tasks = core::scan_records(bytes);
@@ -235,6 +287,7 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
       const direct::Validation valid = direct::validate_dependencies(dependencies);
       if (!valid.matches) why_skipped = "its dependencies differ here: " + valid.mismatch;
     }
+    std::vector<ProgramOutputs> outputs_of(variants.size());
     for (std::size_t v = 0; v < variants.size(); ++v) {
       ReplayOutcome outcome;
       if (!why_refused.empty()) {
@@ -244,14 +297,17 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
         outcome.status = "skipped";
         outcome.detail = why_skipped;
       } else {
-        outcome = compile_variant(*api, record, variants[v], log);
+        outcome = compile_variant(*api, record, variants[v], log, outputs ? &outputs_of[v] : nullptr);
       }
       outcome.program = p;
       outcome.variant = v;
       fmt::print("{}", format_outcome(outcome));
       std::fflush(stdout);
     }
+    if (outputs && why_refused.empty() && why_skipped.empty())
+      keep_outputs(record, archs, variants, outputs_of, *outputs);
   }
+  replay_handle_calls(tasks.handle_records, tasks.records.size(), archs, log, outputs ? &*outputs : nullptr);
   return 0;
 }
 

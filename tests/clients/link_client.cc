@@ -1,7 +1,8 @@
 // A JIT pipeline in one process: NVRTC compiles CUDA C++ to LTO-IR or PTX, nvJitLink links it (with
 // inputs added as data and as files) into a CUBIN or PTX; every return code, size, output byte and
 // log nvJitLink gives is printed, so runs under the shim can be compared with runs without it.
-// Usage: link_client SCENARIO...  (scenarios below; LINK_FILE names the file the `file` scenarios add).
+// Usage: link_client SCENARIO...  (scenarios below; LINK_FILE names the file the `file` scenarios add;
+// LINK_ARCH, e.g. 80, the architecture every compile and link targets instead of 90).
 // Built three times: linked against libnvJitLink.so.13 (its inline functions call
 // __nvJitLinkCreate_13_0 etc.); with LINK_CLIENT_DLOPEN, which dlopens nvJitLink by soname
 // ($LINK_CLIENT_NVJITLINK, else libnvJitLink.so.13) and looks the plain names up with dlsym, as the
@@ -157,6 +158,13 @@ Nvrtc load_nvrtc() {
 
 const Nvrtc nvrtc = load_nvrtc();
 
+// "-arch=sm_90" and "-arch=compute_90", or the same for LINK_ARCH.
+const std::string kArchNumber = std::getenv("LINK_ARCH") ? std::getenv("LINK_ARCH") : "90";
+const std::string kSmArch = "-arch=sm_" + kArchNumber;
+const std::string kComputeArch = "-arch=compute_" + kArchNumber;
+const char* sm_arch() { return kSmArch.c_str(); }
+const char* compute_arch() { return kComputeArch.c_str(); }
+
 constexpr const char* kCaller =
     "extern __device__ float scale(float);\n"
     "__global__ void apply(float* x, int n) {\n"
@@ -173,8 +181,8 @@ constexpr const char* kUndefined =
 std::string compile(const char* source, bool lto) {
   nvrtcProgram prog;
   nvrtc.create(&prog, source, "link_client.cu", 0, nullptr, nullptr);
-  const char* lto_options[] = {"-arch=sm_90", "-rdc=true", "-dlto"};
-  const char* ptx_options[] = {"-arch=compute_90", "-rdc=true"};
+  const char* lto_options[] = {sm_arch(), "-rdc=true", "-dlto"};
+  const char* ptx_options[] = {compute_arch(), "-rdc=true"};
   const nvrtcResult rc = lto ? nvrtc.compile(prog, 3, lto_options) : nvrtc.compile(prog, 2, ptx_options);
   size_t size = 0;
   std::string out;
@@ -242,38 +250,38 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "lto") {
-      link("lto", {"-arch=sm_90", "-lto"},
+      link("lto", {sm_arch(), "-lto"},
            {{NVJITLINK_INPUT_LTOIR, compile(kCaller, true)}, {NVJITLINK_INPUT_LTOIR, compile(kCallee, true)}});
     } else if (s == "lto_ptx") {
-      link("lto_ptx", {"-arch=sm_90", "-lto", "-ptx"},
+      link("lto_ptx", {sm_arch(), "-lto", "-ptx"},
            {{NVJITLINK_INPUT_LTOIR, compile(kCaller, true)}, {NVJITLINK_INPUT_LTOIR, compile(kCallee, true)}});
     } else if (s == "ptx") {
-      link("ptx", {"-arch=sm_90", "-O3"},
+      link("ptx", {sm_arch(), "-O3"},
            {{NVJITLINK_INPUT_PTX, compile(kCaller, false)}, {NVJITLINK_INPUT_PTX, compile(kCallee, false)}});
     } else if (s == "file") {  // the callee from LINK_FILE (PTX)
-      link("file", {"-arch=sm_90"}, {{NVJITLINK_INPUT_PTX, compile(kCaller, false)}}, file);
+      link("file", {sm_arch()}, {{NVJITLINK_INPUT_PTX, compile(kCaller, false)}}, file);
     } else if (s == "write_callee_ptx" || s == "write_other_callee_ptx") {  // a callee's PTX to LINK_FILE
       const std::string ptx = compile(s == "write_callee_ptx" ? kCallee : kOtherCallee, false);
       FILE* f = std::fopen(file, "wb");
       std::fwrite(ptx.data(), 1, ptx.size(), f);
       std::fclose(f);
     } else if (s == "undefined") {
-      link("undefined", {"-arch=sm_90", "-lto"}, {{NVJITLINK_INPUT_LTOIR, compile(kUndefined, true)}});
+      link("undefined", {sm_arch(), "-lto"}, {{NVJITLINK_INPUT_LTOIR, compile(kUndefined, true)}});
     } else if (s == "bad_option") {
-      link("bad_option", {"-arch=sm_90", "-no-such-option"}, {{NVJITLINK_INPUT_PTX, compile(kCallee, false)}});
+      link("bad_option", {sm_arch(), "-no-such-option"}, {{NVJITLINK_INPUT_PTX, compile(kCallee, false)}});
     } else if (s == "missing_arch") {
       link("missing_arch", {"-lto"}, {{NVJITLINK_INPUT_LTOIR, compile(kCallee, true)}});
     } else if (s == "wrong_type") {
-      link("wrong_type", {"-arch=sm_90"}, {{NVJITLINK_INPUT_CUBIN, compile(kCallee, false)}});
+      link("wrong_type", {sm_arch()}, {{NVJITLINK_INPUT_CUBIN, compile(kCallee, false)}});
     } else if (s == "time") {
-      link("time", {"-arch=sm_90", "-lto", "-time"}, {{NVJITLINK_INPUT_LTOIR, compile(kCallee, true)}});
+      link("time", {sm_arch(), "-lto", "-time"}, {{NVJITLINK_INPUT_LTOIR, compile(kCallee, true)}});
     } else if (s == "verbose") {
-      link("verbose", {"-arch=sm_90", "-lto", "-verbose"},
+      link("verbose", {sm_arch(), "-lto", "-verbose"},
            {{NVJITLINK_INPUT_LTOIR, compile(kCaller, true)}, {NVJITLINK_INPUT_LTOIR, compile(kCallee, true)}});
     } else if (s == "null_arguments") {  // getters with NULL, a second Complete, an Add after Complete
       std::printf("null_arguments\n");
       nvJitLinkHandle h = nullptr;
-      const char* options[] = {"-arch=sm_90", "-lto"};
+      const char* options[] = {sm_arch(), "-lto"};
       std::printf("  create=%d\n", api.create(&h, 2, options));
       const std::string ir = compile(kCallee, true);
       std::printf("  add_data=%d\n", api.add_data(h, NVJITLINK_INPUT_LTOIR, ir.data(), ir.size(), nullptr));

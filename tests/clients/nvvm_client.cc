@@ -1,7 +1,8 @@
 // libNVVM in one process: NVVM IR modules (written here, in the dialect libNVVM 13.0 reads) added to a
 // program and compiled to PTX or LTO-IR; every return code, size, result byte and log libNVVM gives is
 // printed, so runs under the shim can be compared with runs without it.
-// Usage: nvvm_client SCENARIO...  Built twice: linked against libnvvm, and with NVVM_CLIENT_DLOPEN,
+// Usage: nvvm_client SCENARIO...  (NVVM_ARCH, e.g. 80: the architecture compiled for instead of 90).
+// Built twice: linked against libnvvm, and with NVVM_CLIENT_DLOPEN,
 // which dlopens libnvvm.so.4 by soname and looks its functions up with dlsym.
 #include <nvvm.h>
 #ifdef NVVM_CLIENT_DLOPEN
@@ -60,6 +61,10 @@ Api load_api() {
 }
 
 const Api api = load_api();
+
+const std::string kComputeArch =
+    std::string("-arch=compute_") + (std::getenv("NVVM_ARCH") ? std::getenv("NVVM_ARCH") : "90");
+const char* compute_arch() { return kComputeArch.c_str(); }
 
 constexpr const char* kHeader =
     "target datalayout = \"e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-i128:128:128-f32:32:32-"
@@ -132,19 +137,19 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "ptx") {
-      compile("ptx", {kKernel, kLibrary}, {"-arch=compute_90", "-opt=3"});
+      compile("ptx", {kKernel, kLibrary}, {compute_arch(), "-opt=3"});
     } else if (s == "gen_lto") {
-      compile("gen_lto", {kKernel, kLibrary}, {"-arch=compute_90", "-gen-lto"});
+      compile("gen_lto", {kKernel, kLibrary}, {compute_arch(), "-gen-lto"});
     } else if (s == "lazy") {
-      compile("lazy", {kKernel}, {"-arch=compute_90"}, true);
+      compile("lazy", {kKernel}, {compute_arch()}, true);
     } else if (s == "verified") {  // as cuda.core does: verify, then compile
-      compile("verified", {kKernel, kLibrary}, {"-arch=compute_90"}, false, true);
+      compile("verified", {kKernel, kLibrary}, {compute_arch()}, false, true);
     } else if (s == "broken") {
-      compile("broken", {kBroken, kLibrary}, {"-arch=compute_90"});
+      compile("broken", {kBroken, kLibrary}, {compute_arch()});
     } else if (s == "bad_option") {
-      compile("bad_option", {kKernel, kLibrary}, {"-arch=compute_90", "-no-such-option"});
+      compile("bad_option", {kKernel, kLibrary}, {compute_arch(), "-no-such-option"});
     } else if (s == "no_module") {
-      compile("no_module", {}, {"-arch=compute_90"});
+      compile("no_module", {}, {compute_arch()});
     } else if (s == "after_compile") {  // a verify and a second compile after the compile (libNVVM 13.0
       // checks no getter argument for NULL: it crashes, so none is passed)
       std::printf("after_compile\n");
@@ -152,7 +157,7 @@ int main(int argc, char** argv) {
       std::printf("  create=%d\n", api.create(&p));
       std::printf("  add=%d\n", api.add(p, kKernel.data(), kKernel.size(), "k"));
       std::printf("  add=%d\n", api.add(p, kLibrary.data(), kLibrary.size(), "l"));
-      const char* options[] = {"-arch=compute_90"};
+      const char* options[] = {compute_arch()};
       std::printf("  compile=%d\n", api.compile(p, 1, options));
       std::printf("  verify after=%d\n", api.verify(p, 1, options));
       print_all(p);

@@ -1,7 +1,8 @@
 // Which recorded option lists `nvrtc-cache replay` refuses (tools/replay.h, replay_option_refusal):
 // options with side effects in every spelling, unknown ones per NVRTC version, NUL bytes, the same
 // in NVRTC_APPEND_FLAGS, and the values NVRTC passes to its internal tools (-Xcudafe beyond its
-// diagnostic controls, -Xnvvm).
+// diagnostic controls, -Xnvvm); for links and NVVM compiles, which options are refused and how a link's
+// inputs are retargeted to another architecture (tools/replay_retarget.h).
 #include <gtest/gtest.h>
 
 #include "tools/replay.h"
@@ -62,6 +63,70 @@ TEST(ReplayOptions, ValuesForNvrtcsInternalToolsAreRefused) {
     EXPECT_NE(why.find("internal tools"), std::string::npos) << options[0] << ": " << why;
   }
   EXPECT_NE(refusal({"-arch=sm_80"}, "-Xcudafe --xref=/x").find("NVRTC_APPEND_FLAGS'"), std::string::npos);
+}
+
+core::HandleCallRecord link_record(std::vector<std::string> options) {
+  core::HandleCallRecord r;
+  r.library = core::JitLibrary::nvjitlink;
+  r.inputs.library = {13, 0, "id"};
+  r.inputs.options = std::move(options);
+  return r;
+}
+
+TEST(ReplayOptions, LinksWithOptionsForInternalToolsOrUnknownOnesAreRefused) {
+  EXPECT_EQ(tools::handle_replay_refusal(link_record({"-arch=sm_90", "-lto", "-Xptxas=-v", "-Xptxas=-O2"})), "");
+  EXPECT_NE(tools::handle_replay_refusal(link_record({"-arch=sm_90", "-Xptxas=--output-file=/tmp/x"})), "");
+  EXPECT_NE(tools::handle_replay_refusal(link_record({"-arch=sm_90", "-Xnvvm=-opt=3"})), "");
+  EXPECT_NE(tools::handle_replay_refusal(link_record({"-arch=sm_90", "-no-such-option"})), "");
+  EXPECT_NE(tools::handle_replay_refusal(link_record({std::string("-arch=sm_90\0x", 13)})), "");
+}
+
+TEST(ReplayOptions, ALinkIsReplayedAsRecordedAndPerArchitecture) {
+  const std::vector<tools::ReplayVariant> v =
+      tools::handle_replay_variants(link_record({"-arch=sm_90", "-lto"}), {"80", "90", "86"});
+  ASSERT_EQ(v.size(), 3u);  // sm_90 is the recorded variant
+  EXPECT_EQ(v[1].label, "sm_80");
+  EXPECT_EQ(v[1].arch, "80");
+  EXPECT_EQ(v[2].options, (std::vector<std::string>{"-arch=sm_86", "-lto"}));
+}
+
+TEST(ReplayRetarget, RecordedOutputsAreReplacedAndOthersSkipOrPass) {
+  const std::string caller = "caller LTO-IR for sm_90", callee = "callee LTO-IR for sm_90";
+  tools::RetargetLookup lookup;
+  lookup.producer = [&](const std::string& digest) -> std::optional<std::string> {
+    if (digest == tools::output_digest(caller) || digest == tools::output_digest(callee)) return "a compile";
+    return std::nullopt;
+  };
+  lookup.retargeted = [&](const std::string& digest, const std::string& arch) -> std::optional<std::string> {
+    if (digest == tools::output_digest(caller) && arch == "80") return "caller LTO-IR for sm_80";
+    if (digest == tools::output_digest(callee) && arch == "80") return "callee LTO-IR for sm_80";
+    return std::nullopt;
+  };
+  const int kCubin = 1, kLtoir = 3, kFatbin = 4;
+  std::vector<keying::HandleInput> inputs = {{kLtoir, false, "a", caller}, {kLtoir, false, "b", callee}};
+  tools::RetargetedInputs out = tools::link_inputs_for_arch(inputs, "80", lookup);
+  EXPECT_EQ(out.skipped, "");
+  EXPECT_EQ(out.replaced, 2u);
+  EXPECT_EQ(out.inputs[0].bytes, "caller LTO-IR for sm_80");
+  EXPECT_EQ(out.inputs[1].name, "b");
+
+  out = tools::link_inputs_for_arch(inputs, "86", lookup);  // the producer has no sm_86 output
+  EXPECT_NE(out.skipped.find("has no output for 86"), std::string::npos) << out.skipped;
+
+  inputs.push_back({kFatbin, false, "libprebuilt.fatbin", "fatbin"});  // a container: passed as recorded
+  out = tools::link_inputs_for_arch(inputs, "80", lookup);
+  EXPECT_EQ(out.skipped, "");
+  EXPECT_EQ(out.inputs[2].bytes, "fatbin");
+
+  inputs.push_back({kCubin, false, "prebuilt.cubin", "a CUBIN for sm_90"});
+  out = tools::link_inputs_for_arch(inputs, "80", lookup);
+  EXPECT_NE(out.skipped.find("input 3 (CUBIN 'prebuilt.cubin')"), std::string::npos) << out.skipped;
+  EXPECT_NE(out.skipped.find("no recorded compile produced"), std::string::npos) << out.skipped;
+
+  // A file added by path whose retargeted content would differ: its path is keyed; skipped.
+  std::vector<keying::HandleInput> file = {{kLtoir, true, "caller.ltoir", caller}};
+  out = tools::link_inputs_for_arch(file, "80", lookup);
+  EXPECT_NE(out.skipped.find("is a file"), std::string::npos) << out.skipped;
 }
 
 }  // namespace
