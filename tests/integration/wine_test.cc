@@ -488,8 +488,8 @@ TEST_F(Wine, DataFileGrowsWithUseAndStaysExact) {
 // The first hit of a fresh process (a LoadLibrary client compiling a templated kernel with a name
 // expression, one compile per process, the compile alone timed): byte-identical to the real NVRTC,
 // served from the cache, and timed against the real compile (the median of 5 processes each, printed
-// and recorded as test properties). Its speed is not asserted yet: the first hit still opens the
-// store and patches NVRTC's imports (docs/platforms.md gives the figures).
+// and recorded as test properties), at least 10 times faster than the real compile; the hits are
+// counted by every process, each exiting right after its hit (docs/platforms.md gives the figures).
 TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
   if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
   const std::string exe = client_beside_dll("first_hit_client");
@@ -524,6 +524,10 @@ TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
               real_ns / 1e6);
   EXPECT_GT(hit_ns, 0);
   EXPECT_GT(real_ns, 0);
+  // The hit installs no import watch, writes nothing and stats without volume queries: far faster
+  // than the compile it replaces. (A ratio, not the absolute 1 ms: Wine's file calls on a loaded
+  // machine vary by several times; docs/platforms.md has the measured medians.)
+  EXPECT_LE(hit_ns * 10, real_ns) << "first hit " << hit_ns / 1e6 << " ms, real compile " << real_ns / 1e6 << " ms";
 }
 
 }  // namespace
