@@ -1,8 +1,10 @@
 // The Windows proxy's program hooks: create and compile (the lifecycle is shim/compile_lifecycle.h's,
 // shared with Linux; this file is its Windows host: the import watch (shim/windows/compile_watch.h)
 // and the thread's last-error value; the getters are shim/replay.cc's). Differences from Linux: no
-// single-flight claims, no shared tiers, no compile records; counters are merged into the store
-// after every compile (a process's exit on Windows runs no safe place for it).
+// single-flight claims, no shared tiers, no compile records; counters are added to the store's
+// mapped counters file (store/counter_file.h) after every compile, which takes no transaction (a
+// process's exit on Windows runs no safe place for it). The import watch is installed by the first
+// real compile through the cache (compile_observed), so a hit never patches NVRTC.
 //
 // The environment block: the Windows NVRTC's C runtime calls GetEnvironmentStringsW in every compile
 // (to refresh its copy of the environment, which its getenv then reads by name, unseen). Tainting it
