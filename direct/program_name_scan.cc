@@ -39,8 +39,8 @@ std::string without_comments_and_literals(std::string_view text) {
       out.push_back(' ');
     } else if (c == '"' && !out.empty() && out.back() == 'R') {  // a raw string R"delim( ... )delim"
       const std::size_t open = text.find('(', i + 1);
-      const std::string closing =
-          open == std::string_view::npos ? std::string() : ")" + std::string(text.substr(i + 1, open - i - 1)) + "\"";
+      std::string closing;  // ")delim\"" (appended, not `")" + ...`: GCC 12 -O3 misreports -Wrestrict there)
+      if (open != std::string_view::npos) closing.append(")").append(text.substr(i + 1, open - i - 1)).append("\"");
       const std::size_t end = open == std::string_view::npos ? std::string_view::npos : text.find(closing, open);
       i = end == std::string_view::npos ? text.size() : end + closing.size();
       out.push_back(' ');
