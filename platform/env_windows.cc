@@ -100,6 +100,14 @@ int add_handle(HANDLE handle, DWORD volume) {
   return kFirstDescriptor + static_cast<int>(table.size() - 1);
 }
 
+// The volume serial of the entry `name` of the directory `dir` opened without following a reparse
+// point: the directory's when `name` is one entry in it (no separator, not ".."); 0 (to be asked)
+// otherwise, since a path through a junction or a volume's parent may be on another volume.
+DWORD volume_of_entry(int dir, const std::string& name) {
+  if (name.empty() || name == ".." || name.find_first_of("/\\") != std::string::npos) return 0;
+  return descriptor_of(dir).volume;
+}
+
 // The current full path of an open handle ("\\?\C:\..."), or "" if it cannot be had.
 std::wstring path_of_handle(HANDLE handle) {
   std::wstring path(MAX_PATH, L'\0');
@@ -310,7 +318,7 @@ int Env::open_directory_at(int dir, const std::string& name, int* fd) {
   if (handle == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
   struct stat st {};
   // An entry opened in a directory without following a reparse point is on the directory's volume.
-  error = stat_of(handle, &st, dir == AT_FDCWD ? 0 : descriptor_of(dir).volume);
+  error = stat_of(handle, &st, dir == AT_FDCWD ? 0 : volume_of_entry(dir, name));
   if (error == 0 && S_ISLNK(st.st_mode)) error = ELOOP;
   if (error == 0 && !S_ISDIR(st.st_mode)) error = ENOTDIR;
   if (error != 0) {
@@ -344,7 +352,7 @@ int Env::stat_at(int dir, const std::string& name, struct stat* out) {
   }
   int error = 0;
   const std::wstring path = path_at(dir, name, &error);
-  return error != 0 ? error : stat_path(path, /*follow=*/false, out, descriptor.volume);
+  return error != 0 ? error : stat_path(path, /*follow=*/false, out, volume_of_entry(dir, name));
 }
 
 int Env::statfs_at(int, struct statfs*) { return ENOSYS; }
