@@ -525,7 +525,7 @@ TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
   EXPECT_GT(hit_ns, 0);
   EXPECT_GT(real_ns, 0);
   // The hit installs no import watch, writes nothing and asks for a volume's serial number only where
-  // an identity check needs one: far faster than the compile it replaces (before: 1.3 to 2.5 times).
+  // an identity check needs one: far faster than the compile it replaces (before: 1.3 to 3.8 times).
   // A ratio, not the absolute 1 ms: under Wine each of those few volume queries is a round trip to
   // its mount manager, about a millisecond on a loaded machine (docs/platforms.md has the medians).
   EXPECT_LE(hit_ns * 5, real_ns) << "first hit " << hit_ns / 1e6 << " ms, real compile " << real_ns / 1e6 << " ms";
