@@ -6,7 +6,10 @@
 // handle holds, not the path it was opened by. A reparse point (junction, symbolic link) is never
 // followed by the handle-based calls: it is reported as S_IFLNK, and open_directory_at refuses it
 // with ELOOP. struct stat gets the volume serial number and the 64-bit file index (file_id(),
-// platform/env.h), the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times; no owner.
+// platform/env.h), the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times; no owner. The
+// volume serial is asked for once per walk (its root, or a path opened as given): what is reached
+// from a held directory without following a reparse point inherits it, because asking for it costs
+// a round trip to the mount manager (about a millisecond under Wine, for each stat).
 #include <windows.h>
 
 #include <algorithm>
@@ -62,31 +65,47 @@ int errno_of(DWORD error) {
 // Every call keeps the thread's last-error value (the proxy runs inside the host's calls).
 using windows::LastErrorKept;
 
-// The table of directory handles; a descriptor is kFirstDescriptor + its index.
+// The table of directory handles; a descriptor is kFirstDescriptor + its index. Each holds its
+// directory's volume serial number, so that what is reached from it without following a reparse
+// point (on the same volume) is stat'ed without asking for the volume again.
 constexpr int kFirstDescriptor = 1000;
+struct Descriptor {
+  HANDLE handle = INVALID_HANDLE_VALUE;
+  DWORD volume = 0;
+};
 std::mutex g_handles_mu;
-std::vector<HANDLE>& handles() {
-  static auto* table = new std::vector<HANDLE>();  // leaked: usable from exit paths
+std::vector<Descriptor>& handles() {
+  static auto* table = new std::vector<Descriptor>();  // leaked: usable from exit paths
   return *table;
 }
 
-HANDLE handle_of(int fd) {
+Descriptor descriptor_of(int fd) {
   std::lock_guard lock(g_handles_mu);
   const std::size_t index = static_cast<std::size_t>(fd - kFirstDescriptor);
-  return fd >= kFirstDescriptor && index < handles().size() ? handles()[index] : INVALID_HANDLE_VALUE;
+  return fd >= kFirstDescriptor && index < handles().size() ? handles()[index] : Descriptor{};
 }
 
-int add_handle(HANDLE handle) {
+HANDLE handle_of(int fd) { return descriptor_of(fd).handle; }
+
+int add_handle(HANDLE handle, DWORD volume) {
   std::lock_guard lock(g_handles_mu);
-  std::vector<HANDLE>& table = handles();
+  std::vector<Descriptor>& table = handles();
   for (std::size_t i = 0; i < table.size(); ++i) {
-    if (table[i] == INVALID_HANDLE_VALUE) {
-      table[i] = handle;
+    if (table[i].handle == INVALID_HANDLE_VALUE) {
+      table[i] = {handle, volume};
       return kFirstDescriptor + static_cast<int>(i);
     }
   }
-  table.push_back(handle);
+  table.push_back({handle, volume});
   return kFirstDescriptor + static_cast<int>(table.size() - 1);
+}
+
+// The volume serial of the entry `name` of the directory `dir` opened without following a reparse
+// point: the directory's when `name` is one entry in it (no separator, not ".."); 0 (to be asked)
+// otherwise, since a path through a junction or a volume's parent may be on another volume.
+DWORD volume_of_entry(int dir, const std::string& name) {
+  if (name.empty() || name == ".." || name.find_first_of("/\\") != std::string::npos) return 0;
+  return descriptor_of(dir).volume;
 }
 
 // The current full path of an open handle ("\\?\C:\..."), or "" if it cannot be had.
@@ -121,31 +140,77 @@ std::wstring path_at(int dir, const std::string& name, int* error) {
 
 constexpr DWORD kShareAll = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
 
-void fill_stat(const BY_HANDLE_FILE_INFORMATION& info, struct stat* out) {
+// What struct stat is made of, from either GetFileInformationByHandle or the cheaper per-file
+// queries (file_information_on_volume).
+struct FileInformation {
+  DWORD volume = 0;
+  std::uint64_t index = 0;
+  DWORD attributes = 0;
+  DWORD links = 0;
+  std::uint64_t size = 0;
+  std::int64_t access_ticks = 0;  // since 1601, in 100 ns
+  std::int64_t write_ticks = 0;
+};
+
+std::int64_t ticks_of(const FILETIME& t) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(t.dwHighDateTime) << 32 | t.dwLowDateTime);
+}
+
+void fill_stat(const FileInformation& info, struct stat* out) {
   *out = {};
-  const std::uint64_t index = static_cast<std::uint64_t>(info.nFileIndexHigh) << 32 | info.nFileIndexLow;
-  out->st_dev = static_cast<decltype(out->st_dev)>(info.dwVolumeSerialNumber);
+  const std::uint64_t index = info.index;
+  out->st_dev = static_cast<decltype(out->st_dev)>(info.volume);
   out->st_ino = static_cast<decltype(out->st_ino)>(index & 0xFFFF);
   out->st_uid = static_cast<decltype(out->st_uid)>(static_cast<std::uint16_t>(index >> 16));
   out->st_gid = static_cast<decltype(out->st_gid)>(static_cast<std::uint16_t>(index >> 32));
   out->st_rdev = static_cast<decltype(out->st_rdev)>(index >> 48);
-  const bool directory = (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
-  const bool read_only = (info.dwFileAttributes & FILE_ATTRIBUTE_READONLY) != 0;
-  out->st_mode =
-      static_cast<decltype(out->st_mode)>((info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0 ? S_IFLNK
-                                          : directory                                                 ? S_IFDIR | 0700
-                                                      : S_IFREG | (read_only ? 0400 : 0600));
-  out->st_nlink = static_cast<decltype(out->st_nlink)>(info.nNumberOfLinks);
-  out->st_size =
-      static_cast<decltype(out->st_size)>(static_cast<std::uint64_t>(info.nFileSizeHigh) << 32 | info.nFileSizeLow);
-  const auto seconds = [](const FILETIME& t) {
-    const std::int64_t ticks =
-        static_cast<std::int64_t>(static_cast<std::uint64_t>(t.dwHighDateTime) << 32 | t.dwLowDateTime);
-    return static_cast<std::int64_t>((ticks - 116444736000000000) / 10000000);  // since 1601, in 100 ns
-  };
-  out->st_atime = static_cast<decltype(out->st_atime)>(seconds(info.ftLastAccessTime));
-  out->st_mtime = static_cast<decltype(out->st_mtime)>(seconds(info.ftLastWriteTime));
-  out->st_ctime = static_cast<decltype(out->st_ctime)>(seconds(info.ftLastWriteTime));
+  const bool directory = (info.attributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+  const bool read_only = (info.attributes & FILE_ATTRIBUTE_READONLY) != 0;
+  out->st_mode = static_cast<decltype(out->st_mode)>((info.attributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0 ? S_IFLNK
+                                                     : directory ? S_IFDIR | 0700
+                                                                 : S_IFREG | (read_only ? 0400 : 0600));
+  out->st_nlink = static_cast<decltype(out->st_nlink)>(info.links);
+  out->st_size = static_cast<decltype(out->st_size)>(info.size);
+  const auto seconds = [](std::int64_t ticks) { return (ticks - 116444736000000000) / 10000000; };
+  out->st_atime = static_cast<decltype(out->st_atime)>(seconds(info.access_ticks));
+  out->st_mtime = static_cast<decltype(out->st_mtime)>(seconds(info.write_ticks));
+  out->st_ctime = static_cast<decltype(out->st_ctime)>(seconds(info.write_ticks));
+}
+
+// NtQueryInformationFile(FileInternalInformation): the file index alone (no volume query).
+using QueryInformationFile = LONG(WINAPI*)(HANDLE, void* io_status, void* information, ULONG length, int kind);
+QueryInformationFile query_information_file() {
+  static const auto function = reinterpret_cast<QueryInformationFile>(
+      reinterpret_cast<void*>(GetProcAddress(GetModuleHandleW(L"ntdll.dll"), "NtQueryInformationFile")));
+  return function;
+}
+
+// The file's information where its volume is known (`volume`): its attributes, size, links, times
+// and index, without GetFileInformationByHandle's volume query (a round trip to the mount manager
+// under Wine, about a millisecond). False if a query failed (the caller then asks the full way).
+bool file_information_on_volume(HANDLE handle, DWORD volume, FileInformation* out) {
+  const QueryInformationFile query = query_information_file();
+  FILE_BASIC_INFO basic{};
+  FILE_STANDARD_INFO standard{};
+  struct {
+    void* status_or_pointer;
+    ULONG_PTR information;
+  } io_status{};
+  LARGE_INTEGER index{};
+  constexpr int kFileInternalInformation = 6;
+  if (query == nullptr || !GetFileInformationByHandleEx(handle, FileBasicInfo, &basic, sizeof basic) ||
+      !GetFileInformationByHandleEx(handle, FileStandardInfo, &standard, sizeof standard) ||
+      query(handle, &io_status, &index, sizeof index, kFileInternalInformation) < 0) {
+    return false;
+  }
+  out->volume = volume;
+  out->index = static_cast<std::uint64_t>(index.QuadPart);
+  out->attributes = basic.FileAttributes;
+  out->links = standard.NumberOfLinks;
+  out->size = static_cast<std::uint64_t>(standard.EndOfFile.QuadPart);
+  out->access_ticks = basic.LastAccessTime.QuadPart;
+  out->write_ticks = basic.LastWriteTime.QuadPart;
+  return true;
 }
 
 // Opens `path` for attributes only; `follow`: through a reparse point to its target.
@@ -154,17 +219,28 @@ HANDLE open_for_attributes(const std::wstring& path, bool follow, DWORD access =
   return CreateFileW(path.c_str(), access, kShareAll, nullptr, OPEN_EXISTING, flags, nullptr);
 }
 
-int stat_of(HANDLE handle, struct stat* out) {
-  BY_HANDLE_FILE_INFORMATION info;
-  if (!GetFileInformationByHandle(handle, &info)) return errno_of(GetLastError());
+// `volume`: the serial number of the volume `handle` is known to be on (0: not known, asked).
+int stat_of(HANDLE handle, struct stat* out, DWORD volume = 0) {
+  FileInformation info;
+  if (volume == 0 || !file_information_on_volume(handle, volume, &info)) {
+    BY_HANDLE_FILE_INFORMATION full;
+    if (!GetFileInformationByHandle(handle, &full)) return errno_of(GetLastError());
+    info.volume = full.dwVolumeSerialNumber;
+    info.index = static_cast<std::uint64_t>(full.nFileIndexHigh) << 32 | full.nFileIndexLow;
+    info.attributes = full.dwFileAttributes;
+    info.links = full.nNumberOfLinks;
+    info.size = static_cast<std::uint64_t>(full.nFileSizeHigh) << 32 | full.nFileSizeLow;
+    info.access_ticks = ticks_of(full.ftLastAccessTime);
+    info.write_ticks = ticks_of(full.ftLastWriteTime);
+  }
   fill_stat(info, out);
   return 0;
 }
 
-int stat_path(const std::wstring& path, bool follow, struct stat* out) {
+int stat_path(const std::wstring& path, bool follow, struct stat* out, DWORD volume = 0) {
   const HANDLE handle = open_for_attributes(path, follow);
   if (handle == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
-  const int rc = stat_of(handle, out);
+  const int rc = stat_of(handle, out, volume);
   CloseHandle(handle);
   return rc;
 }
@@ -201,8 +277,8 @@ void close_directory_descriptor(int fd) {
     std::lock_guard lock(g_handles_mu);
     const std::size_t index = static_cast<std::size_t>(fd - kFirstDescriptor);
     if (fd < kFirstDescriptor || index >= handles().size()) return;
-    handle = handles()[index];
-    handles()[index] = INVALID_HANDLE_VALUE;
+    handle = handles()[index].handle;
+    handles()[index] = {};
   }
   if (handle != INVALID_HANDLE_VALUE) {
     const LastErrorKept kept;
@@ -212,14 +288,15 @@ void close_directory_descriptor(int fd) {
 
 int duplicate_directory_descriptor(int fd) {
   const LastErrorKept kept;
-  const HANDLE handle = handle_of(fd);
+  const Descriptor descriptor = descriptor_of(fd);
   HANDLE copy = INVALID_HANDLE_VALUE;
-  if (handle == INVALID_HANDLE_VALUE ||
-      !DuplicateHandle(GetCurrentProcess(), handle, GetCurrentProcess(), &copy, 0, FALSE, DUPLICATE_SAME_ACCESS)) {
+  if (descriptor.handle == INVALID_HANDLE_VALUE ||
+      !DuplicateHandle(GetCurrentProcess(), descriptor.handle, GetCurrentProcess(), &copy, 0, FALSE,
+                       DUPLICATE_SAME_ACCESS)) {
     return -1;
   }
   try {
-    return add_handle(copy);
+    return add_handle(copy, descriptor.volume);
   } catch (...) {
     CloseHandle(copy);
     return -1;
@@ -240,7 +317,8 @@ int Env::open_directory_at(int dir, const std::string& name, int* fd) {
   const HANDLE handle = open_for_attributes(path, /*follow=*/false, FILE_READ_ATTRIBUTES | FILE_LIST_DIRECTORY);
   if (handle == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
   struct stat st {};
-  error = stat_of(handle, &st);
+  // An entry opened in a directory without following a reparse point is on the directory's volume.
+  error = stat_of(handle, &st, dir == AT_FDCWD ? 0 : volume_of_entry(dir, name));
   if (error == 0 && S_ISLNK(st.st_mode)) error = ELOOP;
   if (error == 0 && !S_ISDIR(st.st_mode)) error = ENOTDIR;
   if (error != 0) {
@@ -248,7 +326,7 @@ int Env::open_directory_at(int dir, const std::string& name, int* fd) {
     return error;
   }
   try {
-    *fd = add_handle(handle);
+    *fd = add_handle(handle, static_cast<DWORD>(st.st_dev));
   } catch (...) {
     CloseHandle(handle);
     return ENOMEM;
@@ -268,13 +346,13 @@ int Env::make_directory_at(int dir, const std::string& name, mode_t) {
 
 int Env::stat_at(int dir, const std::string& name, struct stat* out) {
   const LastErrorKept kept;
+  const Descriptor descriptor = descriptor_of(dir);
   if (name.empty()) {
-    const HANDLE handle = handle_of(dir);
-    return handle == INVALID_HANDLE_VALUE ? EBADF : stat_of(handle, out);
+    return descriptor.handle == INVALID_HANDLE_VALUE ? EBADF : stat_of(descriptor.handle, out, descriptor.volume);
   }
   int error = 0;
   const std::wstring path = path_at(dir, name, &error);
-  return error != 0 ? error : stat_path(path, /*follow=*/false, out);
+  return error != 0 ? error : stat_path(path, /*follow=*/false, out, volume_of_entry(dir, name));
 }
 
 int Env::statfs_at(int, struct statfs*) { return ENOSYS; }

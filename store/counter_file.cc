@@ -1,13 +1,9 @@
 #include "store/counter_file.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cstring>
 
-#include "platform/errno_guard.h"
+#include "platform/paths.h"
+#include "store/counter_file_mapping.h"
 
 namespace nvrtc_cache::store {
 namespace {
@@ -50,39 +46,8 @@ CounterFile::Slot* CounterFile::slot(std::size_t i) const {
 
 std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, bool create, bool shared,
                                                std::string* problem) {
-  const platform::ErrnoGuard errno_guard;
-  const std::string path = directory + "/counters";
-  int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
-  if (create) flags |= O_CREAT;
-  const int fd = ::open(path.c_str(), flags, shared ? 0660 : 0600);
-  if (fd < 0) {
-    *problem = path + ": " + std::strerror(errno);
-    return nullptr;
-  }
-  // The directory was checked as the cache's (its owner, or a group sharing it on purpose); the file
-  // must be a regular file, the user's own unless the cache is shared or the reader is root.
-  struct stat st {};
-  bool usable =
-      ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == ::geteuid() || shared || ::geteuid() == 0);
-  if (!usable) {
-    *problem = path + " is not a regular file of this user's";
-  } else if (st.st_size == 0) {
-    usable = ::ftruncate(fd, static_cast<off_t>(kFileSize)) == 0;  // idempotent if two processes race
-    if (!usable)
-      *problem = path + ": " + std::strerror(errno);
-    else if (shared)
-      (void)::fchmod(fd, 0660);
-  } else if (st.st_size != static_cast<off_t>(kFileSize)) {
-    usable = false;
-    *problem = path + " has a size no counters file has";
-  }
-  void* mapping = MAP_FAILED;
-  if (usable) mapping = ::mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (mapping == MAP_FAILED) {
-    if (usable) *problem = path + ": " + std::strerror(errno);
-    return nullptr;
-  }
+  void* mapping = map_counter_file(platform::joined_path(directory, "counters"), create, shared, problem);
+  if (mapping == nullptr) return nullptr;
   auto* header = static_cast<Header*>(mapping);
   static constexpr char kZero[8] = {};
   if (std::memcmp(header->magic, kZero, 8) == 0 && header->version == 0) {
@@ -94,8 +59,8 @@ std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, boo
   }
   if (std::memcmp(header->magic, kMagic, sizeof kMagic) != 0 || header->version != kVersion ||
       header->slot_count != kSlotCount) {
-    ::munmap(mapping, kFileSize);
-    *problem = path + " is not a counters file of this version";
+    unmap_counter_file(mapping);
+    *problem = platform::joined_path(directory, "counters") + " is not a counters file of this version";
     return nullptr;
   }
   note_counter_file_replaced();
@@ -103,7 +68,7 @@ std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, boo
 }
 
 CounterFile::CounterFile(void* mapping) : mapping_(mapping) {}
-CounterFile::~CounterFile() { ::munmap(mapping_, kFileSize); }
+CounterFile::~CounterFile() { unmap_counter_file(mapping_); }
 
 CounterFile::Slot* CounterFile::find(std::string_view name) const {
   for (std::size_t i = 0; i < kSlotCount; ++i) {
@@ -111,7 +76,7 @@ CounterFile::Slot* CounterFile::find(std::string_view name) const {
     const std::uint32_t state = s->state.load(std::memory_order_acquire);
     if (state == kFree) return nullptr;  // slots are taken in order: none named after a free one
     if (state != kNamed) continue;
-    if (::strnlen(s->name, sizeof s->name) == name.size() && std::memcmp(s->name, name.data(), name.size()) == 0) {
+    if (strnlen(s->name, sizeof s->name) == name.size() && std::memcmp(s->name, name.data(), name.size()) == 0) {
       return s;
     }
   }
@@ -125,7 +90,7 @@ std::atomic<std::int64_t>* CounterFile::cell(std::string_view name) {
     Slot* s = slot(i);
     std::uint32_t expected = kFree;
     if (!s->state.compare_exchange_strong(expected, kNaming, std::memory_order_acq_rel)) {
-      if (expected == kNamed && ::strnlen(s->name, sizeof s->name) == name.size() &&
+      if (expected == kNamed && strnlen(s->name, sizeof s->name) == name.size() &&
           std::memcmp(s->name, name.data(), name.size()) == 0) {
         return &s->value;  // named meanwhile by another process
       }
@@ -155,7 +120,7 @@ Counters CounterFile::read() const {
     const std::uint32_t state = s->state.load(std::memory_order_acquire);
     if (state == kFree) break;
     if (state != kNamed) continue;
-    const std::size_t length = ::strnlen(s->name, sizeof s->name);
+    const std::size_t length = strnlen(s->name, sizeof s->name);
     const std::string_view name(s->name, length);
     if (length == sizeof s->name || !is_counter_name(name)) continue;  // damaged: skipped
     out[std::string(name)] += s->value.load(std::memory_order_relaxed);

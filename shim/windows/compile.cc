@@ -1,8 +1,10 @@
 // The Windows proxy's program hooks: create and compile (the lifecycle is shim/compile_lifecycle.h's,
 // shared with Linux; this file is its Windows host: the import watch (shim/windows/compile_watch.h)
 // and the thread's last-error value; the getters are shim/replay.cc's). Differences from Linux: no
-// single-flight claims, no shared tiers, no compile records; counters are merged into the store
-// after every compile (a process's exit on Windows runs no safe place for it).
+// single-flight claims, no shared tiers, no compile records; counters are added to the store's
+// mapped counters file (store/counter_file.h) after every compile, which takes no transaction (a
+// process's exit on Windows runs no safe place for it). The import watch is installed by the first
+// real compile through the cache (compile_observed), so a hit never patches NVRTC.
 //
 // The environment block: the Windows NVRTC's C runtime calls GetEnvironmentStringsW in every compile
 // (to refresh its copy of the environment, which its getenv then reads by name, unseen). Tainting it
@@ -73,8 +75,8 @@ direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch,
     return dependencies;
   }
   // No event is no reason to refuse (unlike Linux, where it means the interposers were bypassed): the
-  // watch is known to be installed (WindowsRuntime::watch_installed), and NVRTC rejects a bad option
-  // before it reads anything.
+  // watch is known to be installed (WindowsRuntime::watch_installed, checked before the compile), and
+  // NVRTC rejects a bad option before it reads anything.
   std::vector<direct::Observation> observations = watch.observations();
   std::vector<std::string> values;  // owns the variables' values the observations view
   if (watch.environment_block_read()) {
@@ -112,16 +114,14 @@ class WindowsCompileHost final : public CompileHost {
     // No $PWD convention on Windows; NVRTC_APPEND_FLAGS from the process environment.
     return {current_working_directory(), std::nullopt, platform::windows::environment_variable(L"NVRTC_APPEND_FLAGS")};
   }
-  std::optional<NotCacheable> platform_reason_not_cacheable() override {
-    if (runtime_.watch_installed()) return std::nullopt;
-    return NotCacheable{"NVRTC's file accesses are not observable here (capture)",
-                        core::Counter::uncacheable_unobservable};
-  }
   int error_state() override { return static_cast<int>(GetLastError()); }
 
   ObservedCompile compile_observed(const interpose::RealNvrtc& real, nvrtcProgram prog, int n,
                                    const char* const* options, const ProgramRecord& record) override {
     ObservedCompile out;
+    // The import watch is installed here, before the first real compile, and never on a hit (whose
+    // dependencies are validated by the proxy's own reads): a hit does no patching.
+    const bool watched = runtime_.watch_installed();
     const std::int64_t start_realtime_ns = store::Env::system()->now_realtime_ns();
     windows::CompileWatch watch;
     const auto compile_start = SteadyClock::now();
@@ -130,10 +130,15 @@ class WindowsCompileHost final : public CompileHost {
     out.error_after = static_cast<int>(GetLastError());
     watch.stop();
     out.nanos = nanos_between(compile_start, compile_end);
-    try {
-      out.dependencies = dependencies_of(watch, start_realtime_ns, record);
-    } catch (...) {
-      out.internal_error = true;  // the result stands, uncached
+    if (!watched) {
+      out.dependencies.why_not = "NVRTC's file accesses are not observable here (capture)";
+      out.dependencies.reason = direct::NotRecorded::kUnobservable;
+    } else {
+      try {
+        out.dependencies = dependencies_of(watch, start_realtime_ns, record);
+      } catch (...) {
+        out.internal_error = true;  // the result stands, uncached
+      }
     }
     SetLastError(static_cast<DWORD>(out.error_after));
     return out;

@@ -32,7 +32,8 @@ class WindowsRuntime {
   void flush_stats();
   // The real NVRTC's identity (nvrtcVersion, and the PE header's link stamp, image size and checksum
   // as its build id), computed once; whether its file accesses can be watched (import watch
-  // installed on it and its builtins DLL).
+  // installed on it and its builtins DLL: done by the first call, which the first real compile
+  // through the cache makes before it runs; hits never call it).
   const keying::LibraryIdentity& identity(const interpose::RealNvrtc& real);
   bool watch_installed();
 

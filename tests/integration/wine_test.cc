@@ -488,8 +488,8 @@ TEST_F(Wine, DataFileGrowsWithUseAndStaysExact) {
 // The first hit of a fresh process (a LoadLibrary client compiling a templated kernel with a name
 // expression, one compile per process, the compile alone timed): byte-identical to the real NVRTC,
 // served from the cache, and timed against the real compile (the median of 5 processes each, printed
-// and recorded as test properties). Its speed is not asserted yet: the first hit still opens the
-// store and patches NVRTC's imports (docs/platforms.md gives the figures).
+// and recorded as test properties), at least 5 times faster than the real compile; the hits are
+// counted by every process, each exiting right after its hit (docs/platforms.md gives the figures).
 TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
   if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
   const std::string exe = client_beside_dll("first_hit_client");
@@ -524,6 +524,11 @@ TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
               real_ns / 1e6);
   EXPECT_GT(hit_ns, 0);
   EXPECT_GT(real_ns, 0);
+  // The hit installs no import watch, writes nothing and asks for a volume's serial number only where
+  // an identity check needs one: far faster than the compile it replaces (before: 1.3 to 3.8 times).
+  // A ratio, not the absolute 1 ms: under Wine each of those few volume queries is a round trip to
+  // its mount manager, about a millisecond on a loaded machine (docs/platforms.md has the medians).
+  EXPECT_LE(hit_ns * 5, real_ns) << "first hit " << hit_ns / 1e6 << " ms, real compile " << real_ns / 1e6 << " ms";
 }
 
 }  // namespace

@@ -1,0 +1,58 @@
+// The counters file's mapping on POSIX (store/counter_file_mapping.h).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "platform/errno_guard.h"
+#include "store/counter_file.h"
+#include "store/counter_file_mapping.h"
+
+namespace nvrtc_cache::store {
+
+void* map_counter_file(const std::string& path, bool create, bool shared, std::string* problem) {
+  const platform::ErrnoGuard errno_guard;
+  constexpr std::size_t kFileSize = CounterFile::kFileSize;
+  int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+  if (create) flags |= O_CREAT;
+  const int fd = ::open(path.c_str(), flags, shared ? 0660 : 0600);
+  if (fd < 0) {
+    *problem = path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  // The directory was checked as the cache's (its owner, or a group sharing it on purpose); the file
+  // must be a regular file, the user's own unless the cache is shared or the reader is root.
+  struct stat st {};
+  bool usable =
+      ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == ::geteuid() || shared || ::geteuid() == 0);
+  if (!usable) {
+    *problem = path + " is not a regular file of this user's";
+  } else if (st.st_size == 0) {
+    usable = ::ftruncate(fd, static_cast<off_t>(kFileSize)) == 0;  // idempotent if two processes race
+    if (!usable)
+      *problem = path + ": " + std::strerror(errno);
+    else if (shared)
+      (void)::fchmod(fd, 0660);
+  } else if (st.st_size != static_cast<off_t>(kFileSize)) {
+    usable = false;
+    *problem = path + " has a size no counters file has";
+  }
+  void* mapping = MAP_FAILED;
+  if (usable) mapping = ::mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (mapping == MAP_FAILED) {
+    if (usable) *problem = path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  return mapping;
+}
+
+void unmap_counter_file(void* mapping) {
+  const platform::ErrnoGuard errno_guard;
+  ::munmap(mapping, CounterFile::kFileSize);
+}
+
+}  // namespace nvrtc_cache::store
