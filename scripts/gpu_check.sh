@@ -34,12 +34,13 @@ for k in $kinds; do cold[$k]=$(counter "$k"); done
 echo "gpu_check: cold: $(for k in $kinds; do printf '%s=%s ' "$k" "${cold[$k]}"; done)"
 [ "${cold[misses]}" -gt 0 ] && [ "${cold[link_misses]}" -gt 0 ] && [ "${cold[nvvm_misses]}" -gt 0 ] ||
   fail "cold: the cache saw no compile, link or NVVM compile of some kind"
-run warm "$cli" run --
+run warm env NVRTC_CACHE_LOG=info "$cli" run --
 declare -A warm
 for k in $kinds; do warm[$k]=$(counter "$k"); done
 echo "gpu_check: warm: $(for k in $kinds; do printf '%s=%s ' "$k" "${warm[$k]}"; done)"
 for k in misses link_misses nvvm_misses; do
-  [ "${warm[$k]}" -eq "${cold[$k]}" ] || fail "warm: $k grew from ${cold[$k]} to ${warm[$k]}"
+  [ "${warm[$k]}" -eq "${cold[$k]}" ] ||
+    { grep -E ': (miss|not cached) ' "$work/warm.err" >&2; fail "warm: $k grew from ${cold[$k]} to ${warm[$k]}"; }
 done
 for k in "" link_ nvvm_; do
   [ $((warm[${k}hits] - cold[${k}hits])) -ge "${cold[${k}misses]}" ] || fail "warm: fewer ${k}hits than cold ${k}misses"

@@ -87,7 +87,10 @@ TEST(LmdbMapGrowthTest, StopsAtTheCapAndEvicts) {
   ASSERT_NE(store, nullptr);
   for (int i = 0; i < 60; ++i) ASSERT_TRUE(store->put(key_of(i), value_of(i)).is_ok()) << i;
   const MapUsage usage = store->map_usage();
-  EXPECT_EQ(usage.mapped_bytes, 8 * kMiB);
+  // Grown from its first MiB, never past the cap: eviction (which keeps the data under the cap, with
+  // room to spare) takes over before or when the map reaches it.
+  EXPECT_GT(usage.mapped_bytes, 4 * kMiB);
+  EXPECT_LE(usage.mapped_bytes, 8 * kMiB);
   EXPECT_LT(store->entry_count(), 60u);
   EXPECT_EQ(store->get(key_of(59)), value_of(59));
 }
