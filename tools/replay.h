@@ -26,8 +26,10 @@ struct ReplayVariant {
 };
 
 // As recorded first, then one per requested architecture (parse_arch_request() form) whose options
-// differ from every earlier variant's.
-std::vector<ReplayVariant> replay_variants(const core::CompileRecord& record, const std::vector<std::string>& archs);
+// differ from every earlier variant's: `options` with their -arch rewritten (an NVRTC compile's, a
+// link's or an NVVM compile's alike).
+std::vector<ReplayVariant> replay_variants(const std::vector<std::string>& options,
+                                           const std::vector<std::string>& archs);
 
 // Why a program compiled by `library` with `options` must not be replayed, or "": an option holding a
 // NUL byte, an option with a side effect (it reads or writes files beyond the compile's inputs: a
@@ -38,10 +40,6 @@ std::vector<ReplayVariant> replay_variants(const core::CompileRecord& record, co
 // `append_flags` is NVRTC_APPEND_FLAGS (nullptr when unset), which NVRTC appends to every compile.
 std::string replay_option_refusal(const std::vector<std::string>& options, const keying::LibraryIdentity& library,
                                   const char* append_flags);
-
-// The same for a recorded link or NVVM compile: its options' -arch rewritten (a verification's too).
-std::vector<ReplayVariant> handle_replay_variants(const core::HandleCallRecord& record,
-                                                  const std::vector<std::string>& archs);
 
 // Why a recorded link or NVVM compile must not be replayed, or "": an option or a name holding a NUL
 // byte, an option the cache does not know (keying/link_options.h, keying/nvvm_options.h: a genuine

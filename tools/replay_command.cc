@@ -147,7 +147,7 @@ std::vector<Program> distinct_programs(core::RecordScan& scan) {
 
 // A link's or NVVM compile's library judged on disk and its options; pointed at the file checked.
 std::size_t check_call(Program& p, const std::vector<std::string>& archs) {
-  p.variants = handle_replay_variants(p.call, archs);
+  p.variants = replay_variants(p.call.inputs.options, archs);
   p.refused = handle_replay_refusal(p.call);
   if (p.refused.empty()) {
     const JitApi api = p.is_link() ? JitApi::nvjitlink : JitApi::nvvm;
@@ -194,7 +194,7 @@ std::size_t check_programs(std::vector<Program>& programs, const std::vector<std
       it->second = {std::move(loaded.resolved), std::move(loaded.refused)};
       if (!it->second.refused.empty()) fmt::print(stderr, "nvrtc-cache replay: {}\n", it->second.refused);
     }
-    p.variants = replay_variants(p.record, archs);
+    p.variants = replay_variants(p.record.inputs.options, archs);
     p.refused = it->second.refused;
     for (std::size_t v = 0; v < p.variants.size() && p.refused.empty(); ++v) {
       p.refused = replay_option_refusal(p.variants[v].options, id, append_flags);

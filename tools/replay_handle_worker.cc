@@ -237,24 +237,6 @@ bool has_nul(std::string_view s) { return s.find('\0') != std::string_view::npos
 
 }  // namespace
 
-std::vector<ReplayVariant> handle_replay_variants(const core::HandleCallRecord& record,
-                                                  const std::vector<std::string>& archs) {
-  std::vector<ReplayVariant> variants = {{"as recorded", record.inputs.options, ""}};
-  for (const std::string& arch : archs) {
-    std::optional<std::vector<std::string>> options = options_for_arch(record.inputs.options, arch);
-    if (!options) continue;
-    bool seen = false;
-    for (const ReplayVariant& v : variants) seen = seen || v.options == *options;
-    if (seen) continue;
-    std::string label = arch;
-    for (const std::string& o : *options) {  // the value as written: "sm_80"
-      if (o.ends_with("_" + arch)) label = o.substr(o.find('=') == std::string::npos ? 0 : o.find('=') + 1);
-    }
-    variants.push_back({label, std::move(*options), arch});
-  }
-  return variants;
-}
-
 std::string handle_replay_refusal(const core::HandleCallRecord& record) {
   const std::vector<std::string>& options = record.inputs.options;
   for (const std::string& o : options) {
@@ -296,7 +278,7 @@ void replay_handle_calls(const std::vector<core::HandleCallRecord>& calls, std::
   for (std::size_t c = 0; c < calls.size(); ++c) {
     const core::HandleCallRecord& record = calls[c];
     const bool link = record.library == core::JitLibrary::nvjitlink;
-    const std::vector<ReplayVariant> variants = handle_replay_variants(record, archs);
+    const std::vector<ReplayVariant> variants = replay_variants(record.inputs.options, archs);
     std::string why_refused = handle_replay_refusal(record);
     const LinkApi* link_api = nullptr;
     const NvvmApi* nvvm_api = nullptr;

@@ -180,10 +180,11 @@ void keep_outputs(const core::CompileRecord& record, const std::vector<std::stri
 
 }  // namespace
 
-std::vector<ReplayVariant> replay_variants(const core::CompileRecord& record, const std::vector<std::string>& archs) {
-  std::vector<ReplayVariant> variants = {{"as recorded", record.inputs.options, ""}};
+std::vector<ReplayVariant> replay_variants(const std::vector<std::string>& recorded_options,
+                                           const std::vector<std::string>& archs) {
+  std::vector<ReplayVariant> variants = {{"as recorded", recorded_options, ""}};
   for (const std::string& arch : archs) {
-    std::optional<std::vector<std::string>> options = options_for_arch(record.inputs.options, arch);
+    std::optional<std::vector<std::string>> options = options_for_arch(recorded_options, arch);
     if (!options) continue;
     bool seen = false;
     for (const ReplayVariant& v : variants) seen = seen || v.options == *options;
@@ -261,7 +262,7 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
   LogTail log(log_file);
   for (std::size_t p = 0; p < tasks.records.size(); ++p) {
     const core::CompileRecord& record = tasks.records[p];
-    const std::vector<ReplayVariant> variants = replay_variants(record, archs);
+    const std::vector<ReplayVariant> variants = replay_variants(record.inputs.options, archs);
     // Refused before anything is loaded or compiled: its options, then its library.
     std::string why_refused;
     const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");

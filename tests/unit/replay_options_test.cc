@@ -83,7 +83,7 @@ TEST(ReplayOptions, LinksWithOptionsForInternalToolsOrUnknownOnesAreRefused) {
 
 TEST(ReplayOptions, ALinkIsReplayedAsRecordedAndPerArchitecture) {
   const std::vector<tools::ReplayVariant> v =
-      tools::handle_replay_variants(link_record({"-arch=sm_90", "-lto"}), {"80", "90", "86"});
+      tools::replay_variants(link_record({"-arch=sm_90", "-lto"}).inputs.options, {"80", "90", "86"});
   ASSERT_EQ(v.size(), 3u);  // sm_90 is the recorded variant
   EXPECT_EQ(v[1].label, "sm_80");
   EXPECT_EQ(v[1].arch, "80");
