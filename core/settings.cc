@@ -179,9 +179,10 @@ constexpr SettingSpec kSettings[] = {
      [](const Config& c) { return c.remote_secret_file; }},
     {"record", "NVRTC_CACHE_RECORD", SettingType::kPath, "none",
      "Append a record of every compile (hit or miss: the NVRTC library, the program's inputs, its dependencies "
-     "with their fingerprints) to this file (absolute path), for `nvrtc-cache replay` on another machine or for "
-     "other GPUs; `nvrtc-cache run --record FILE` sets it. A regular file of your own (or created 0600): never a "
-     "link or another user's file.",
+     "with their fingerprints), and of every nvJitLink link and libNVVM compile (the library, the options and every "
+     "input in order), to this file (absolute path), for `nvrtc-cache replay` on another machine or for other GPUs; "
+     "`nvrtc-cache run --record FILE` sets it. A regular file of your own (or created 0600): never a link or another "
+     "user's file.",
      [](Config& c, std::string_view v) -> Problem {
        if (!is_absolute_path(v)) return "is not an absolute path";
        c.record_file = v;
