@@ -118,9 +118,10 @@ std::pair<std::string_view, std::string_view> split_directive(std::string_view a
 // one builtin macro that uses __FILE__), and what evaluates to the caller's file.
 constexpr std::array<std::string_view, 5> kNameInSource = {"__FILE__", "__BASE_FILE__", "assert", "__builtin_FILE",
                                                            "__builtin_source_location"};
+// What names the file of the call it is evaluated for (a default argument's: the caller's).
+constexpr std::array<std::string_view, 2> kNameAtCallSite = {"__builtin_FILE", "__builtin_source_location"};
 // What gives the program's name from anywhere (a header's code included).
-constexpr std::array<std::string_view, 3> kNameAnywhere = {"__BASE_FILE__", "__builtin_FILE",
-                                                           "__builtin_source_location"};
+constexpr std::array<std::string_view, 1> kBaseFile = {"__BASE_FILE__"};
 
 }  // namespace
 
@@ -149,6 +150,7 @@ void ProgramNameScan::define(std::string_view directive_body) {
 void ProgramNameScan::add_text(std::string_view text, bool is_source) {
   const std::string code = without_comments_and_literals(text);
   std::string_view rest = code;
+  std::string header_code;  // a header's code, its directive lines left out
   while (!rest.empty()) {
     const std::size_t newline = rest.find('\n');
     const std::string_view line = rest.substr(0, newline);
@@ -160,8 +162,71 @@ void ProgramNameScan::add_text(std::string_view text, bool is_source) {
       if (is_source) for_each_identifier(body, [&](std::string_view id) { source_identifiers_.emplace(id); });
       continue;
     }
-    auto& into = is_source ? source_identifiers_ : header_code_identifiers_;
-    for_each_identifier(line, [&](std::string_view id) { into.emplace(id); });
+    if (is_source) {
+      for_each_identifier(line, [&](std::string_view id) { source_identifiers_.emplace(id); });
+    } else {
+      header_code.append(line);
+      header_code.push_back('\n');
+    }
+  }
+  if (!is_source) add_header_code(header_code);
+}
+
+// Every identifier of a header's code, and where one is the value after a lone `=`: a default argument
+// of the function whose parameter list is open there (named by the identifier before its `(`), else
+// another initializer (a template parameter's or a member's default, a variable's).
+void ProgramNameScan::add_header_code(std::string_view code) {
+  std::vector<std::string_view> open_calls;  // the identifier before each open '(' ("" for none)
+  std::string_view last_identifier;
+  bool after_identifier = false;
+  // In a value after a lone `=`: a default argument of `default_of` (open_calls.size() == value_depth),
+  // or, with no function named, another initializer. Ends at a `,` or `;` at its depth, or a `)`, `{`
+  // or `}` that closes it.
+  bool in_value = false;
+  std::string_view default_of;
+  std::size_t value_depth = 0;
+  for (std::size_t i = 0; i < code.size();) {
+    const char c = code[i];
+    if (identifier_start(c)) {
+      const std::size_t begin = i;
+      while (i < code.size() && identifier_char(code[i])) ++i;
+      const std::string_view id = code.substr(begin, i - begin);
+      header_code_identifiers_.emplace(id);
+      if (in_value) {  // "name(" where it is called
+        std::size_t after = i;
+        while (after < code.size() && (code[after] == ' ' || code[after] == '\t' || code[after] == '\n')) ++after;
+        std::string use(id);
+        if (after < code.size() && code[after] == '(') use.push_back('(');
+        if (!default_of.empty()) {
+          default_argument_of_[use].emplace(default_of);
+        } else {
+          initializer_identifiers_.emplace(std::move(use));
+        }
+      }
+      last_identifier = id;
+      after_identifier = true;
+      continue;
+    }
+    ++i;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (c == '(') {
+      open_calls.push_back(after_identifier ? last_identifier : std::string_view());
+    } else if (c == ')' && !open_calls.empty()) {
+      open_calls.pop_back();
+      if (in_value && open_calls.size() < value_depth) in_value = false;
+    }
+    if (in_value && (c == '{' || c == '}' || ((c == ',' || c == ';') && open_calls.size() == value_depth))) {
+      in_value = false;
+    }
+    const char before = i >= 2 ? code[i - 2] : ' ';
+    const char next = i < code.size() ? code[i] : ' ';
+    if (!in_value && c == '=' && next != '=' &&
+        std::string_view("=<>!+-*/%&|^").find(before) == std::string_view::npos) {
+      in_value = true;
+      value_depth = open_calls.size();
+      default_of = open_calls.empty() ? std::string_view() : open_calls.back();
+    }
+    after_identifier = false;
   }
 }
 
@@ -186,13 +251,42 @@ bool ProgramNameScan::reveals_program_name() const {
     }
     return reached;
   };
-  const auto in_source = reaching(kNameInSource);
+  // __builtin_FILE() and __builtin_source_location() name the file where they are evaluated: as the
+  // default argument of a function, where the function is called. So a function whose default
+  // argument reaches them reveals the name where the source calls it; as another initializer (a
+  // template parameter's or a member's default) they may be evaluated anywhere: conservatively, it does.
+  // Functions whose default arguments reach them (through macros, or a call of such a function).
+  std::unordered_set<std::string_view> functions;
+  std::unordered_set<std::string_view> at_call_site;
+  // A use ("name", or "name(" where called) that reaches them: a macro or builtin that does, or a call
+  // of such a function (a variable or member of the same name is not one).
+  const auto counts = [&](std::string_view use) {
+    const bool called = use.ends_with('(');
+    const std::string_view name = called ? use.substr(0, use.size() - 1) : use;
+    return at_call_site.contains(name) && (called || !functions.contains(name));
+  };
+  for (bool grew = true; grew;) {
+    std::vector<std::string_view> seeds(kNameAtCallSite.begin(), kNameAtCallSite.end());
+    seeds.insert(seeds.end(), functions.begin(), functions.end());
+    at_call_site = reaching(seeds);
+    grew = false;
+    for (const auto& [use, of] : default_argument_of_) {
+      if (!counts(use)) continue;
+      for (const std::string& function : of) grew = functions.insert(function).second || grew;
+    }
+  }
+  for (const std::string& use : initializer_identifiers_) {
+    if (counts(use)) return true;
+  }
+  std::vector<std::string_view> in_source_seeds(kNameInSource.begin(), kNameInSource.end());
+  in_source_seeds.insert(in_source_seeds.end(), functions.begin(), functions.end());
+  const auto in_source = reaching(in_source_seeds);
   for (const std::string& id : source_identifiers_) {
     if (in_source.contains(id)) return true;
   }
-  const auto anywhere = reaching(kNameAnywhere);
+  const auto base_file = reaching(kBaseFile);
   for (const std::string& id : header_code_identifiers_) {
-    if (anywhere.contains(id)) return true;
+    if (base_file.contains(id)) return true;
   }
   return false;
 }

@@ -5,9 +5,11 @@
 //   - `__FILE__` and NVRTC's builtin `assert` (its only builtin macro that uses `__FILE__`) expand to
 //     the program's name where they appear in the program's source, and so does any macro whose
 //     definition reaches them, wherever it is defined;
-//   - `__BASE_FILE__` expands to it anywhere, and `__builtin_FILE()` / `__builtin_source_location()`
-//     do as default arguments evaluated at a call in the source: outside a directive in any text (or
-//     through a macro reaching them) they count.
+//   - `__BASE_FILE__` expands to it anywhere (outside a directive, or through a macro reaching it);
+//   - `__builtin_FILE()` / `__builtin_source_location()` (or a macro reaching them) as a function's
+//     default argument name the caller's file: the function counts where the source calls it (by its
+//     name: libcu++'s `source_location::current`); as another initializer (a template parameter's or
+//     a member's default) they count wherever they are.
 // Everything else a header says about its own file (`__FILE__` or `assert` in its own code) names
 // the header, which the dependencies already pin. Conservative by construction: identifiers are
 // matched anywhere outside comments and literals, whatever the conditionals around them.
@@ -35,11 +37,16 @@ class ProgramNameScan {
 
  private:
   void add_text(std::string_view text, bool is_source);
+  void add_header_code(std::string_view code);
   void define(std::string_view directive_body);
 
   std::unordered_map<std::string, std::vector<std::string>> macro_bodies_;  // name -> identifiers in its bodies
   std::unordered_set<std::string> source_identifiers_;                      // every identifier of the source
   std::unordered_set<std::string> header_code_identifiers_;                 // headers, outside directives
+  // Headers' code: identifiers in a default argument ("name(" where called), with the functions they
+  // are one of; identifiers in another initializer.
+  std::unordered_map<std::string, std::unordered_set<std::string>> default_argument_of_;
+  std::unordered_set<std::string> initializer_identifiers_;
 };
 
 }  // namespace nvrtc_cache::direct

@@ -73,11 +73,33 @@ TEST(ProgramNameScan, AHeadersOwnCodeNamesTheHeaderNotTheProgram) {
   EXPECT_FALSE(source_reveals("__global__ void k() {}", "__device__ void h(int* x) { assert(*x); }"));
   EXPECT_FALSE(source_reveals("__global__ void k() {}", "const char* here = __FILE__;"));
   EXPECT_FALSE(source_reveals("__global__ void k() {}", "#if __has_builtin(__builtin_FILE)\n#endif\n"));
-  // What names the program from anywhere: __BASE_FILE__, and __builtin_FILE() as a default argument.
+  EXPECT_FALSE(source_reveals("__global__ void k() {}", "__device__ const char* h() { return __builtin_FILE(); }"));
+  // __BASE_FILE__ names the program from anywhere.
   EXPECT_TRUE(source_reveals("__global__ void k() {}", "const char* base = __BASE_FILE__;"));
-  EXPECT_TRUE(source_reveals("__global__ void k() {}", "__device__ void h(const char* f = __builtin_FILE());"));
+}
+
+TEST(ProgramNameScan, ADefaultArgumentThatNamesTheCallersFileRevealsItWhereTheSourceCalls) {
+  const std::string_view header =
+      "#define FILE_HERE() __builtin_FILE()\n"
+      "struct loc { static __device__ loc current(const char* f = FILE_HERE(), int line = 0); };\n"
+      "__device__ void trace(int level, loc where = loc::current());\n"
+      "__device__ void plain(int x = 1, const char* s = nullptr);\n";
+  EXPECT_FALSE(source_reveals("__global__ void k() { plain(); }", header));
+  // A variable or member named like such a function is not a call of it.
+  EXPECT_FALSE(source_reveals("__global__ void k() {}", std::string(header) + "struct it { int current; int f() {"
+                                                                              " int tmp = current; return tmp; } };"));
+  EXPECT_TRUE(source_reveals("__global__ void k() { loc::current(); }", header));
+  EXPECT_TRUE(source_reveals("__global__ void k() { trace(1); }", header));  // through trace's default
   EXPECT_TRUE(source_reveals("__global__ void k() {}",
-                             "#define FILE_HERE() __builtin_FILE()\n__device__ void h(const char* f = FILE_HERE());"));
+                             "__device__ void h(const char* f = __builtin_FILE());\n"
+                             "__device__ void g() { h(); }\n#define CALL_H() h()\n") == false);
+  EXPECT_TRUE(source_reveals("#define CALL_H() h()\n__global__ void k() { CALL_H(); }",
+                             "__device__ void h(const char* f = __builtin_FILE());"));
+  // Elsewhere (a template parameter's or a member's default) it may be evaluated anywhere.
+  EXPECT_TRUE(source_reveals("__global__ void k() {}",
+                             "template <int L = __builtin_LINE(), "
+                             "const char* F = __builtin_FILE()> struct at {};"));
+  EXPECT_TRUE(source_reveals("__global__ void k() {}", "struct m { const char* file = __builtin_FILE(); };"));
 }
 
 TEST(ProgramNameScan, MacrosThatReachTheNameRevealItWhereTheSourceUsesThem) {

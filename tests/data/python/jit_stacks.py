@@ -85,6 +85,13 @@ def run_cupy_kernels():
                    'extern "C" __global__ void scale(CArray<float, 1> x, float a) { x[threadIdx.x] *= a; }\n',
          (include, "-std=c++17"), None),
         ("template", SOURCE, ("-std=c++17",), NAMES),
+        # A CUB block reduction, as CuPy's reductions include it (libcu++'s headers come with it).
+        ("cub", "#include <cupy/carray.cuh>\n#include <cub/block/block_reduce.cuh>\n"
+                'extern "C" __global__ void total(const float* x, float* out) {\n'
+                "  using R = cub::BlockReduce<float, 128>; __shared__ typename R::TempStorage t;\n"
+                "  float s = R(t).Sum(x[threadIdx.x]); if (threadIdx.x == 0) *out = s; }\n",
+         tuple("-I" + os.path.join(include[2:], "cupy", "_cccl", d) for d in ("cub", "thrust", "libcudacxx"))
+         + (include, "--std=c++17", "-ftz=true"), None),
     )
     for label, source, options, names in kernels:
         code, mapping = compiler.compile_using_nvrtc(source, options, arch="90", name_expressions=names)
