@@ -133,9 +133,14 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
   const auto started = Clock::now();
   record_compile_context(record, n, options, host.compile_context());
   const keying::CacheKey key = keying::compute_key(record.inputs);
-  // A key that leaves the program's directory out: results that depend on it live under this one.
+  // When `key` leaves the program's directory out, results that depend on it live under the key with
+  // it: computed only once the first lookup misses (a hit under `key` never needs it).
   std::optional<keying::CacheKey> named_key;
-  if (!record.inputs.program_directory_in_key) named_key = keying::compute_key_with_program_directory(record.inputs);
+  const auto with_program_directory = [&]() -> const keying::CacheKey* {
+    if (record.inputs.program_directory_in_key) return nullptr;
+    if (!named_key) named_key = keying::compute_key_with_program_directory(record.inputs);
+    return &*named_key;
+  };
   store::Store* store = host.store();
   const auto keyed = Clock::now();
 
@@ -145,8 +150,9 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
   if (store) {
     const auto look_up_both = [&] {
       Lookup found = look_up(*store, key, real, host.stats(), &log_corrupt_entry);
-      if (found.entry || !named_key) return found;
-      Lookup named = look_up(*store, *named_key, real, host.stats(), &log_corrupt_entry);
+      const keying::CacheKey* whole_name_key = found.entry ? nullptr : with_program_directory();
+      if (whole_name_key == nullptr) return found;
+      Lookup named = look_up(*store, *whole_name_key, real, host.stats(), &log_corrupt_entry);
       return named.entry ? std::move(named) : std::move(found);
     };
     Lookup found = look_up_both();
@@ -175,7 +181,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
     if (compile.dependencies.set && result_is_cacheable(compile.rc)) {
       host.compile_recorded(real, record, *compile.dependencies.set);
     }
-    keep_result(host, store, real, prog, record, key, named_key ? &*named_key : nullptr, compile, miss);
+    keep_result(host, store, real, prog, record, key, with_program_directory(), compile, miss);
   } catch (...) {
     host.stats().add(core::Counter::errors);
     core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
