@@ -278,4 +278,6 @@ LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIde
   return out;
 }
 
+const char* jit_api_name(JitApi api) { return traits_of(api).name; }
+
 }  // namespace nvrtc_cache::tools

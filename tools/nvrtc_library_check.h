@@ -19,6 +19,9 @@
 // one sentence naming the path and saying why.
 #pragma once
 
+#include <dlfcn.h>
+
+#include <map>
 #include <string>
 
 #include "keying/program_inputs.h"
@@ -47,5 +50,35 @@ struct LoadedNvrtc {
 // them after loading stays loaded (dlclose() would not undo its constructors) but is refused.
 LoadedNvrtc load_checked_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded,
                                JitApi api = JitApi::nvrtc);
+
+// The library's name in messages ("NVRTC", "nvJitLink", "libNVVM").
+const char* jit_api_name(JitApi api);
+
+// `fn` = the function `name` of the loaded library (through dlsym, so the shim's hook answers it).
+template <typename Fn>
+void look_up(void* handle, const char* name, Fn& fn) {
+  fn = reinterpret_cast<Fn>(dlsym(handle, name));
+}
+
+// The replay workers' way to a library's functions: `Api` is a struct of function pointers with a
+// `std::string problem`, loaded (load_checked_nvrtc) once per path and identity for the life of the
+// process; `resolve` looks its functions up in the handle (look_up) and returns false when one the
+// caller needs is missing. The result's `problem` is empty when every function is there.
+template <typename Api>
+const Api& load_checked_api(const std::string& path, const keying::LibraryIdentity& recorded, JitApi kind,
+                            bool (*resolve)(void* handle, Api& api)) {
+  static std::map<std::string, Api> loaded;
+  auto [it, inserted] = loaded.try_emplace(path + '\0' + std::to_string(recorded.major) + "." +
+                                           std::to_string(recorded.minor) + '\0' + recorded.build_id);
+  Api& api = it->second;
+  if (!inserted) return api;
+  const LoadedNvrtc library = load_checked_nvrtc(path, recorded, kind);
+  if (library.handle == nullptr) {
+    api.problem = library.refused;
+  } else if (!resolve(library.handle, api)) {
+    api.problem = path + " lacks " + jit_api_name(kind) + "'s functions";
+  }
+  return api;
+}
 
 }  // namespace nvrtc_cache::tools

@@ -51,60 +51,36 @@ struct NvvmApi {
   std::string problem;
 };
 
-template <typename Fn>
-void look_up(void* handle, const char* name, Fn& fn) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, name));
+bool resolve_link(void* handle, LinkApi& api) {
+  look_up(handle, "nvJitLinkCreate", api.create);
+  look_up(handle, "nvJitLinkDestroy", api.destroy);
+  look_up(handle, "nvJitLinkAddData", api.add_data);
+  look_up(handle, "nvJitLinkAddFile", api.add_file);
+  look_up(handle, "nvJitLinkComplete", api.complete);
+  return api.create && api.destroy && api.add_data && api.add_file && api.complete;
+}
+
+bool resolve_nvvm(void* handle, NvvmApi& api) {
+  look_up(handle, "nvvmCreateProgram", api.create);
+  look_up(handle, "nvvmDestroyProgram", api.destroy);
+  look_up(handle, "nvvmAddModuleToProgram", api.add);
+  look_up(handle, "nvvmLazyAddModuleToProgram", api.lazy_add);
+  look_up(handle, "nvvmVerifyProgram", api.verify);
+  look_up(handle, "nvvmCompileProgram", api.compile);
+  look_up(handle, "nvvmGetCompiledResultSize", api.result_size);
+  look_up(handle, "nvvmGetCompiledResult", api.result);
+  return api.create && api.destroy && api.add && api.lazy_add && api.verify && api.compile && api.result_size &&
+         api.result;
 }
 
 // Each library checked and loaded once per path and identity; dlsym goes through the shim's hook, so
 // every call is cached.
 const LinkApi& link_api_for(const core::HandleCallRecord& record) {
-  static std::map<std::string, LinkApi> loaded;
-  const keying::LibraryIdentity& id = record.inputs.library;
-  auto [it, inserted] = loaded.try_emplace(record.library_path + '\0' + std::to_string(id.major) + "." +
-                                           std::to_string(id.minor) + '\0' + id.build_id);
-  LinkApi& api = it->second;
-  if (!inserted) return api;
-  const LoadedNvrtc library = load_checked_nvrtc(record.library_path, id, JitApi::nvjitlink);
-  if (library.handle == nullptr) {
-    api.problem = library.refused;
-    return api;
-  }
-  look_up(library.handle, "nvJitLinkCreate", api.create);
-  look_up(library.handle, "nvJitLinkDestroy", api.destroy);
-  look_up(library.handle, "nvJitLinkAddData", api.add_data);
-  look_up(library.handle, "nvJitLinkAddFile", api.add_file);
-  look_up(library.handle, "nvJitLinkComplete", api.complete);
-  if (!api.create || !api.destroy || !api.add_data || !api.add_file || !api.complete)
-    api.problem = record.library_path + " lacks nvJitLink's functions";
-  return api;
+  return load_checked_api(record.library_path, record.inputs.library, JitApi::nvjitlink, resolve_link);
 }
 
 const NvvmApi& nvvm_api_for(const core::HandleCallRecord& record) {
-  static std::map<std::string, NvvmApi> loaded;
-  const keying::LibraryIdentity& id = record.inputs.library;
-  auto [it, inserted] = loaded.try_emplace(record.library_path + '\0' + std::to_string(id.major) + "." +
-                                           std::to_string(id.minor) + '\0' + id.build_id);
-  NvvmApi& api = it->second;
-  if (!inserted) return api;
-  const LoadedNvrtc library = load_checked_nvrtc(record.library_path, id, JitApi::nvvm);
-  if (library.handle == nullptr) {
-    api.problem = library.refused;
-    return api;
-  }
-  look_up(library.handle, "nvvmCreateProgram", api.create);
-  look_up(library.handle, "nvvmDestroyProgram", api.destroy);
-  look_up(library.handle, "nvvmAddModuleToProgram", api.add);
-  look_up(library.handle, "nvvmLazyAddModuleToProgram", api.lazy_add);
-  look_up(library.handle, "nvvmVerifyProgram", api.verify);
-  look_up(library.handle, "nvvmCompileProgram", api.compile);
-  look_up(library.handle, "nvvmGetCompiledResultSize", api.result_size);
-  look_up(library.handle, "nvvmGetCompiledResult", api.result);
-  if (!api.create || !api.destroy || !api.add || !api.lazy_add || !api.verify || !api.compile || !api.result_size ||
-      !api.result) {
-    api.problem = record.library_path + " lacks libNVVM's functions";
-  }
-  return api;
+  return load_checked_api(record.library_path, record.inputs.library, JitApi::nvvm, resolve_nvvm);
 }
 
 // A verification's options: each followed by a NUL (shim/nvvm/nvvm_hooks.cc).

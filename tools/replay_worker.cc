@@ -49,35 +49,24 @@ struct Nvrtc {
   std::string problem;
 };
 
+bool resolve_nvrtc(void* handle, Nvrtc& api) {
+  look_up(handle, "nvrtcCreateProgram", api.create);
+  look_up(handle, "nvrtcAddNameExpression", api.add_name_expression);
+  look_up(handle, "nvrtcCompileProgram", api.compile);
+  look_up(handle, "nvrtcDestroyProgram", api.destroy);
+  look_up(handle, "nvrtcGetPTXSize", api.ptx_size);
+  look_up(handle, "nvrtcGetPTX", api.ptx);
+  look_up(handle, "nvrtcGetCUBINSize", api.cubin_size);
+  look_up(handle, "nvrtcGetCUBIN", api.cubin);
+  look_up(handle, "nvrtcGetLTOIRSize", api.ltoir_size);
+  look_up(handle, "nvrtcGetLTOIR", api.ltoir);
+  return api.create && api.add_name_expression && api.compile && api.destroy;
+}
+
 // The library checked and loaded once per path and identity; dlsym goes through the shim's hook, so
 // every call is cached.
 const Nvrtc& nvrtc_for(const std::string& path, const keying::LibraryIdentity& recorded) {
-  static std::map<std::string, Nvrtc> loaded;
-  const std::string key =
-      path + '\0' + std::to_string(recorded.major) + "." + std::to_string(recorded.minor) + '\0' + recorded.build_id;
-  auto [it, inserted] = loaded.try_emplace(key);
-  if (!inserted) return it->second;
-  Nvrtc& api = it->second;
-  const LoadedNvrtc library = load_checked_nvrtc(path, recorded);
-  if (library.handle == nullptr) {
-    api.problem = library.refused;
-    return api;
-  }
-  void* handle = library.handle;
-  api.create = reinterpret_cast<decltype(api.create)>(dlsym(handle, "nvrtcCreateProgram"));
-  api.add_name_expression =
-      reinterpret_cast<decltype(api.add_name_expression)>(dlsym(handle, "nvrtcAddNameExpression"));
-  api.compile = reinterpret_cast<decltype(api.compile)>(dlsym(handle, "nvrtcCompileProgram"));
-  api.destroy = reinterpret_cast<decltype(api.destroy)>(dlsym(handle, "nvrtcDestroyProgram"));
-  api.ptx_size = reinterpret_cast<decltype(api.ptx_size)>(dlsym(handle, "nvrtcGetPTXSize"));
-  api.ptx = reinterpret_cast<decltype(api.ptx)>(dlsym(handle, "nvrtcGetPTX"));
-  api.cubin_size = reinterpret_cast<decltype(api.cubin_size)>(dlsym(handle, "nvrtcGetCUBINSize"));
-  api.cubin = reinterpret_cast<decltype(api.cubin)>(dlsym(handle, "nvrtcGetCUBIN"));
-  api.ltoir_size = reinterpret_cast<decltype(api.ltoir_size)>(dlsym(handle, "nvrtcGetLTOIRSize"));
-  api.ltoir = reinterpret_cast<decltype(api.ltoir)>(dlsym(handle, "nvrtcGetLTOIR"));
-  if (!api.create || !api.add_name_expression || !api.compile || !api.destroy)
-    api.problem = path + " lacks NVRTC's functions";
-  return api;
+  return load_checked_api(path, recorded, JitApi::nvrtc, resolve_nvrtc);
 }
 
 // The text after `marker` on its line, or "".
