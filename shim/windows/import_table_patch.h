@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace nvrtc_cache::shim::windows {
 
@@ -64,6 +65,16 @@ struct ImportTablePatch {
 // Patches `real_nvrtc`'s import address table (and no other module's). Call once the module is
 // loaded, before its first compile; again for the builtins DLL it loads (same table).
 ImportTablePatch install_import_watch(HMODULE real_nvrtc);
+
+// The seam both import patches share (this watch, and the launcher's loader redirection,
+// shim/windows/loader_redirect.h): calls `visit` for each by-name import slot of `module`'s import
+// address table, with the importing DLL's name as the table spells it. False when the module has no
+// import directory that could be read. The caller serialises its patches.
+using ImportSlotVisitor = std::function<void(const char* dll, const char* name, ULONG_PTR* slot)>;
+bool for_each_import_slot(HMODULE module, const ImportSlotVisitor& visit);
+// One aligned pointer store into an import slot that holds `expected` (made writable for the
+// write, then restored); false when it held something else or could not be written.
+bool replace_import_slot(ULONG_PTR* slot, void* expected, void* replacement);
 
 // The functions of watched_kernel32.def, in order (for tests).
 struct WatchedKernel32 {
