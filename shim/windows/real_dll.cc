@@ -185,8 +185,15 @@ Loaded* loaded() {
     g_searched = true;
     try {
       if (const HMODULE module = load_real()) {
-        l = resolve(module);
-        g_loaded.store(l, std::memory_order_release);
+        Loaded* fresh = resolve(module);
+        Loaded* expected = nullptr;
+        // A real DLL bound meanwhile (bind_real_nvrtc) wins; the one found here stays loaded, unused.
+        if (g_loaded.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
+          l = fresh;
+        } else {
+          delete fresh;
+          l = expected;
+        }
       }
     } catch (...) {
       l = nullptr;
@@ -223,22 +230,23 @@ HMODULE bound_real_nvrtc_module() {
   return l != nullptr ? l->module : nullptr;
 }
 
+// Lock-free (no g_lock): it runs under the loader lock, which loaded() may wait for while holding g_lock.
 bool bind_real_nvrtc(HMODULE module) {
   if (module == nullptr || module == own_module()) return false;
+  if (Loaded* l = g_loaded.load(std::memory_order_acquire)) return l->module == module;
   const DWORD last_error = GetLastError();
-  AcquireSRWLockExclusive(&g_lock);
-  Loaded* l = g_loaded.load(std::memory_order_acquire);
-  if (l == nullptr) {
-    try {
-      l = resolve(module);
-      g_loaded.store(l, std::memory_order_release);
-    } catch (...) {
-      l = nullptr;
-    }
+  Loaded* fresh = nullptr;
+  try {
+    fresh = resolve(module);
+  } catch (...) {
+    SetLastError(last_error);
+    return false;
   }
-  ReleaseSRWLockExclusive(&g_lock);
+  Loaded* expected = nullptr;
+  const bool bound = g_loaded.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel);
+  if (!bound) delete fresh;
   SetLastError(last_error);
-  return l != nullptr && l->module == module;
+  return bound || expected->module == module;
 }
 
 }  // namespace nvrtc_cache::shim::windows

@@ -9,7 +9,9 @@
 // the .exe (the placement and comparison are exercised) and the tests skip, saying so, before the
 // cache assertions. Also: the import watch under Wine (tests/clients/windows/import_watch_check.cc), and
 // with tests/clients/windows/first_hit_client.cc the data file growing with use (real processes, one
-// of them holding the store open across the growth) and the first hit of a fresh process.
+// of them holding the store open across the growth) and the first hit of a fresh process; and with
+// tests/clients/windows/loader_client.cc, `nvrtc-cache.exe run` reaching the loading styles a proxy
+// beside the .exe does not (WineLauncher).
 // Preconditions, from scripts/windows-nvrtc.sh DIR: NVRTC_CACHE_WINE_NVRTC_DIR (the Windows NVRTC and
 // DIR/wineprefix), NVRTC_CACHE_WINE (the loader); without them the tests skip (fail where
 // NVRTC_CACHE_REQUIRE_PYPI=1).
