@@ -1,6 +1,7 @@
 // import_table_patch: observes what the Windows NVRTC reads from outside its C API inputs by
-// patching ITS import address table (only that module's; the host's and every other module's imports
-// stay untouched) for the KERNEL32 functions of shim/windows/watched_kernel32.def. Each hook calls the
+// patching ITS import address table (only that module's: the host's and every other module's imports
+// stay untouched by the watch; under `nvrtc-cache.exe run` the loader redirection patches them through
+// the same seam, for other functions, shim/windows/loader_redirect.h) for the KERNEL32 functions of shim/windows/watched_kernel32.def. Each hook calls the
 // real function, then reports the path or variable it saw to the installed observer, and leaves the
 // thread's last-error value as the real function set it. The Windows counterpart of shim/watch's
 // GOT redirection (shim/watch/import_patch.h).

@@ -9,6 +9,7 @@
 
 #include "core/log.h"
 #include "shim/windows/import_table_patch.h"
+#include "shim/windows/module_path.h"
 #include "shim/windows/process_injection.h"
 #include "shim/windows/real_dll.h"
 
@@ -115,18 +116,6 @@ HMODULE WINAPI hook_LoadLibraryExW(LPCWSTR name, HANDLE file, DWORD flags) {
 
 FARPROC WINAPI hook_GetProcAddress(HMODULE module, LPCSTR name);
 
-std::wstring own_path() {
-  std::wstring path(MAX_PATH, L'\0');
-  for (;;) {
-    const DWORD n = GetModuleFileNameW(g_self, path.data(), static_cast<DWORD>(path.size()));
-    if (n == 0) return {};
-    if (n < path.size()) {
-      path.resize(n);
-      return path;
-    }
-    path.resize(path.size() * 2);
-  }
-}
 
 // A child created suspended for the injection: injected, then resumed unless its creator asked for
 // it suspended. A debugged child is not injected (the remote thread would wait on its debugger).
@@ -135,7 +124,7 @@ void inject_child(DWORD flags, const PROCESS_INFORMATION* information) {
   try {
     if ((flags & (DEBUG_PROCESS | DEBUG_ONLY_THIS_PROCESS)) == 0) {
       std::string why;
-      if (!inject_dll(information->hProcess, own_path(), &why)) {
+      if (!inject_dll(information->hProcess, module_path(g_self), &why)) {
         core::log_once(core::LogLevel::kWarn, "inject-child",
                        "cannot load the cache into a program this one started (" + why + "); it runs uncached");
       }
@@ -311,14 +300,9 @@ void redirect_new_modules() {
 }  // namespace
 
 bool loaded_as_injected_proxy(HMODULE self) {
-  wchar_t path[MAX_PATH * 2];
-  const DWORD n = GetModuleFileNameW(self, path, MAX_PATH * 2);
-  if (n == 0 || n >= MAX_PATH * 2) return false;
-  const wchar_t* base = path;
-  for (const wchar_t* p = path; *p != L'\0'; ++p) {
-    if (*p == L'\\' || *p == L'/') base = p + 1;
-  }
-  return _wcsicmp(base, kInjectedProxyName) == 0;
+  const std::wstring path = module_path(self);
+  const std::size_t slash = path.find_last_of(L"\\/");
+  return _wcsicmp(path.c_str() + (slash == std::wstring::npos ? 0 : slash + 1), kInjectedProxyName) == 0;
 }
 
 void install_loader_redirect(HMODULE self) {

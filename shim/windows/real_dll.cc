@@ -1,5 +1,7 @@
 #include "shim/windows/real_dll.h"
 
+#include "shim/windows/module_path.h"
+
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -66,18 +68,7 @@ bool same_file(const std::wstring& a, const std::wstring& b) {
          x.nFileIndexLow == y.nFileIndexLow;
 }
 
-std::wstring own_path() {
-  std::wstring path(MAX_PATH, L'\0');
-  for (;;) {
-    const DWORD n = GetModuleFileNameW(own_module(), path.data(), static_cast<DWORD>(path.size()));
-    if (n == 0) return {};
-    if (n < path.size()) {
-      path.resize(n);
-      return path;
-    }
-    path.resize(path.size() * 2);
-  }
-}
+std::wstring own_path() { return module_path(own_module()); }
 
 // The candidates, in order (absolute paths only).
 std::vector<std::wstring> candidates() {
@@ -141,18 +132,6 @@ HMODULE load_real() {
   return nullptr;
 }
 
-std::wstring module_path(HMODULE module) {
-  std::wstring path(MAX_PATH, L'\0');
-  for (;;) {
-    const DWORD n = GetModuleFileNameW(module, path.data(), static_cast<DWORD>(path.size()));
-    if (n == 0) return {};
-    if (n < path.size()) {
-      path.resize(n);
-      return path;
-    }
-    path.resize(path.size() * 2);
-  }
-}
 
 struct Loaded {
   HMODULE module = nullptr;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "platform/windows/wide.h"
+#include "shim/windows/module_path.h"
 #include "shim/windows/process_injection.h"
 #include "tools/windows/commands.h"
 
@@ -40,16 +41,7 @@ void append_quoted(std::wstring& line, const std::wstring& argument) {
 }
 
 std::wstring own_directory() {
-  std::wstring path(MAX_PATH, L'\0');
-  for (;;) {
-    const DWORD n = GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size()));
-    if (n == 0) return {};
-    if (n < path.size()) {
-      path.resize(n);
-      break;
-    }
-    path.resize(path.size() * 2);
-  }
+  const std::wstring path = shim::windows::module_path(nullptr);
   const std::size_t slash = path.find_last_of(L"\\/");
   return slash == std::wstring::npos ? std::wstring() : path.substr(0, slash + 1);
 }
