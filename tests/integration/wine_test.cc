@@ -543,7 +543,8 @@ namespace {
 // loading styles no proxy beside the .exe reaches (tests/clients/windows/loader_client.cc): the real
 // DLL by its full path from its own directory, LoadLibraryExW(LOAD_LIBRARY_SEARCH_DEFAULT_DIRS) after
 // AddDllDirectory (found through GetProcAddress, as ctypes does), an intermediate DLL that imports
-// NVRTC, and a child process that compiles. Each runs uncached, then through `run` cold and warm in
+// NVRTC, a child process that compiles, and a program linked with NVRTC's import library (bound by
+// the loader before the proxy is injected). Each runs uncached, then through `run` cold and warm in
 // separate processes: byte-identical to the uncached run, the cold run a miss per compile, the warm
 // one served from the cache (the stats). The proxy finds the real DLL the program loaded itself
 // (NVRTC_CACHE_REAL_NVRTC is not set).
@@ -551,6 +552,11 @@ class WineLauncher : public Wine, public ::testing::WithParamInterface<std::vect
  protected:
   std::vector<std::string> client_args(const std::vector<std::string>& style) {
     std::vector<std::string> argv = {windows_path(bin_ + "/loader_client.exe")};
+    if (style == std::vector<std::string>{"linked"}) {  // the .exe's own import table (NVRTC found on PATH)
+      argv = {windows_path(bin_ + "/nvrtc_client_linked.exe")};
+      argv.insert(argv.end(), kScenarios.begin(), kScenarios.end());
+      return argv;
+    }
     for (const std::string& part : style) {
       if (part == "DLL") {
         argv.push_back(windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll"));
@@ -607,7 +613,8 @@ INSTANTIATE_TEST_SUITE_P(LoadingStyles, WineLauncher,
                          ::testing::Values(std::vector<std::string>{"fullpath", "DLL"},
                                            std::vector<std::string>{"searchdirs", "DIR"},
                                            std::vector<std::string>{"intermediate", "-"},
-                                           std::vector<std::string>{"child", "fullpath", "DLL"}),
+                                           std::vector<std::string>{"child", "fullpath", "DLL"},
+                                           std::vector<std::string>{"linked"}),
                          [](const auto& style) { return style.param[0]; });
 
 // `run` exits as its program did, and fails open: with no DLL to inject (the launcher alone in a
