@@ -8,7 +8,6 @@
 
 extern "C" BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID) {
   if (reason != DLL_PROCESS_ATTACH) return TRUE;
-  DisableThreadLibraryCalls(instance);
   try {
     if (nvrtc_cache::shim::windows::loaded_as_injected_proxy(instance)) {
       nvrtc_cache::shim::windows::install_loader_redirect(instance);
