@@ -268,13 +268,10 @@ void patch_slot(ULONG_PTR* slot, void* real, void* hook, ImportTablePatch& patch
     ++patch.left;
     return;
   }
-  DWORD old_protection = 0;
-  if (!VirtualProtect(slot, sizeof *slot, PAGE_READWRITE, &old_protection)) {
+  if (!replace_import_slot(slot, real, hook)) {
     ++patch.left;
     return;
   }
-  InterlockedExchangePointer(reinterpret_cast<void* volatile*>(slot), hook);
-  VirtualProtect(slot, sizeof *slot, old_protection, &old_protection);
   ++patch.redirected;
 }
 
@@ -284,39 +281,59 @@ void set_import_observer(ImportObserver observer) { g_observer.store(observer, s
 
 const WatchedKernel32* watched_kernel32() { return kWatched; }
 
+bool for_each_import_slot(HMODULE module, const ImportSlotVisitor& visit) {
+  if (module == nullptr) return false;
+  auto* const base = reinterpret_cast<BYTE*>(module);
+  const auto* dos = reinterpret_cast<const IMAGE_DOS_HEADER*>(base);
+  if (dos->e_magic != IMAGE_DOS_SIGNATURE) return false;
+  const auto* nt = reinterpret_cast<const IMAGE_NT_HEADERS64*>(base + dos->e_lfanew);
+  if (nt->Signature != IMAGE_NT_SIGNATURE || nt->OptionalHeader.Magic != IMAGE_NT_OPTIONAL_HDR64_MAGIC ||
+      nt->OptionalHeader.NumberOfRvaAndSizes <= IMAGE_DIRECTORY_ENTRY_IMPORT) {
+    return false;
+  }
+  const IMAGE_DATA_DIRECTORY& imports = nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT];
+  if (imports.VirtualAddress == 0) return false;
+  for (auto* descriptor = reinterpret_cast<const IMAGE_IMPORT_DESCRIPTOR*>(base + imports.VirtualAddress);
+       descriptor->Name != 0; ++descriptor) {
+    // Names come from the lookup table; without one (a bound, name-less table) nothing is visited.
+    if (descriptor->OriginalFirstThunk == 0) continue;
+    const char* const dll = reinterpret_cast<const char*>(base + descriptor->Name);
+    const auto* names = reinterpret_cast<const IMAGE_THUNK_DATA64*>(base + descriptor->OriginalFirstThunk);
+    auto* slots = reinterpret_cast<IMAGE_THUNK_DATA64*>(base + descriptor->FirstThunk);
+    for (std::size_t i = 0; names[i].u1.AddressOfData != 0; ++i) {
+      if (IMAGE_SNAP_BY_ORDINAL64(names[i].u1.Ordinal)) continue;
+      const auto* by_name = reinterpret_cast<const IMAGE_IMPORT_BY_NAME*>(base + names[i].u1.AddressOfData);
+      visit(dll, reinterpret_cast<const char*>(by_name->Name), reinterpret_cast<ULONG_PTR*>(&slots[i].u1.Function));
+    }
+  }
+  return true;
+}
+
+bool replace_import_slot(ULONG_PTR* slot, void* expected, void* replacement) {
+  if (reinterpret_cast<void*>(*slot) != expected) return false;
+  DWORD old_protection = 0;
+  if (!VirtualProtect(slot, sizeof *slot, PAGE_READWRITE, &old_protection)) return false;
+  const bool replaced = InterlockedCompareExchangePointer(reinterpret_cast<void* volatile*>(slot), replacement,
+                                                          expected) == expected;
+  VirtualProtect(slot, sizeof *slot, old_protection, &old_protection);
+  return replaced;
+}
+
 ImportTablePatch install_import_watch(HMODULE real_nvrtc) {
   ImportTablePatch patch;
   if (real_nvrtc == nullptr) return patch;
   const DWORD last_error = GetLastError();
   AcquireSRWLockExclusive(&g_patch_lock);
-  HMODULE kernel32 = GetModuleHandleW(L"kernel32.dll");
-  auto* const base = reinterpret_cast<BYTE*>(real_nvrtc);
-  const auto* dos = reinterpret_cast<const IMAGE_DOS_HEADER*>(base);
-  const auto* nt = reinterpret_cast<const IMAGE_NT_HEADERS64*>(base + dos->e_lfanew);
-  if (dos->e_magic == IMAGE_DOS_SIGNATURE && nt->Signature == IMAGE_NT_SIGNATURE &&
-      nt->OptionalHeader.Magic == IMAGE_NT_OPTIONAL_HDR64_MAGIC &&
-      nt->OptionalHeader.NumberOfRvaAndSizes > IMAGE_DIRECTORY_ENTRY_IMPORT && kernel32 != nullptr) {
-    const IMAGE_DATA_DIRECTORY& imports = nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT];
-    patch.parsed = imports.VirtualAddress != 0;
-    for (auto* descriptor = reinterpret_cast<const IMAGE_IMPORT_DESCRIPTOR*>(base + imports.VirtualAddress);
-         patch.parsed && descriptor->Name != 0; ++descriptor) {
-      if (_stricmp(reinterpret_cast<const char*>(base + descriptor->Name), "KERNEL32.dll") != 0) continue;
-      // Names come from the lookup table; without one (a bound, name-less table) nothing is patched.
-      if (descriptor->OriginalFirstThunk == 0) continue;
-      const auto* names = reinterpret_cast<const IMAGE_THUNK_DATA64*>(base + descriptor->OriginalFirstThunk);
-      auto* slots = reinterpret_cast<IMAGE_THUNK_DATA64*>(base + descriptor->FirstThunk);
-      for (std::size_t i = 0; names[i].u1.AddressOfData != 0; ++i) {
-        if (IMAGE_SNAP_BY_ORDINAL64(names[i].u1.Ordinal)) continue;
-        const auto* by_name = reinterpret_cast<const IMAGE_IMPORT_BY_NAME*>(base + names[i].u1.AddressOfData);
-        const char* const name = reinterpret_cast<const char*>(by_name->Name);
-        for (const Hooked& hooked : kHooked) {
-          if (std::strcmp(hooked.watched.name, name) != 0) continue;
-          void* const real = reinterpret_cast<void*>(GetProcAddress(kernel32, name));
-          patch_slot(reinterpret_cast<ULONG_PTR*>(&slots[i].u1.Function), real, hooked.hook, patch);
-          break;
-        }
+  if (HMODULE kernel32 = GetModuleHandleW(L"kernel32.dll")) {
+    patch.parsed = for_each_import_slot(real_nvrtc, [&](const char* dll, const char* name, ULONG_PTR* slot) {
+      if (_stricmp(dll, "KERNEL32.dll") != 0) return;
+      for (const Hooked& hooked : kHooked) {
+        if (std::strcmp(hooked.watched.name, name) != 0) continue;
+        void* const real = reinterpret_cast<void*>(GetProcAddress(kernel32, name));
+        patch_slot(slot, real, hooked.hook, patch);
+        break;
       }
-    }
+    });
   }
   ReleaseSRWLockExclusive(&g_patch_lock);
   SetLastError(last_error);

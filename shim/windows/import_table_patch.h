@@ -1,6 +1,7 @@
 // import_table_patch: observes what the Windows NVRTC reads from outside its C API inputs by
-// patching ITS import address table (only that module's; the host's and every other module's imports
-// stay untouched) for the KERNEL32 functions of shim/windows/watched_kernel32.def. Each hook calls the
+// patching ITS import address table (only that module's: the host's and every other module's imports
+// stay untouched by the watch; under `nvrtc-cache.exe run` the loader redirection patches them through
+// the same seam, for other functions, shim/windows/loader_redirect.h) for the KERNEL32 functions of shim/windows/watched_kernel32.def. Each hook calls the
 // real function, then reports the path or variable it saw to the installed observer, and leaves the
 // thread's last-error value as the real function set it. The Windows counterpart of shim/watch's
 // GOT redirection (shim/watch/import_patch.h).
@@ -22,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 namespace nvrtc_cache::shim::windows {
 
@@ -64,6 +66,16 @@ struct ImportTablePatch {
 // Patches `real_nvrtc`'s import address table (and no other module's). Call once the module is
 // loaded, before its first compile; again for the builtins DLL it loads (same table).
 ImportTablePatch install_import_watch(HMODULE real_nvrtc);
+
+// The seam both import patches share (this watch, and the launcher's loader redirection,
+// shim/windows/loader_redirect.h): calls `visit` for each by-name import slot of `module`'s import
+// address table, with the importing DLL's name as the table spells it. False when the module has no
+// import directory that could be read. The caller serialises its patches.
+using ImportSlotVisitor = std::function<void(const char* dll, const char* name, ULONG_PTR* slot)>;
+bool for_each_import_slot(HMODULE module, const ImportSlotVisitor& visit);
+// One aligned pointer store into an import slot that holds `expected` (made writable for the
+// write, then restored); false when it held something else or could not be written.
+bool replace_import_slot(ULONG_PTR* slot, void* expected, void* replacement);
 
 // The functions of watched_kernel32.def, in order (for tests).
 struct WatchedKernel32 {

@@ -1,5 +1,9 @@
 #include "shim/windows/real_dll.h"
 
+#include "shim/windows/module_path.h"
+
+#include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -64,18 +68,7 @@ bool same_file(const std::wstring& a, const std::wstring& b) {
          x.nFileIndexLow == y.nFileIndexLow;
 }
 
-std::wstring own_path() {
-  std::wstring path(MAX_PATH, L'\0');
-  for (;;) {
-    const DWORD n = GetModuleFileNameW(own_module(), path.data(), static_cast<DWORD>(path.size()));
-    if (n == 0) return {};
-    if (n < path.size()) {
-      path.resize(n);
-      return path;
-    }
-    path.resize(path.size() * 2);
-  }
-}
+std::wstring own_path() { return module_path(own_module()); }
 
 // The candidates, in order (absolute paths only).
 std::vector<std::wstring> candidates() {
@@ -134,46 +127,105 @@ HMODULE load_real() {
       FreeLibrary(module);
       continue;
     }
-    preload_builtins(candidate);
     return module;
   }
   return nullptr;
 }
 
+
 struct Loaded {
   HMODULE module = nullptr;
   interpose::RealNvrtc functions;
+  std::once_flag builtins_once;  // the builtins DLLs beside it, loaded at the first call through it
 };
 
-const Loaded& loaded() {
-  static const Loaded instance = [] {
-    const DWORD last_error = GetLastError();
-    Loaded out;
-    try {
-      out.module = load_real();
-    } catch (...) {
-      out.module = nullptr;
-    }
-    if (out.module != nullptr) {
+Loaded* resolve(HMODULE module) {
+  auto* out = new Loaded();  // leaked: the real DLL is never unloaded
+  out->module = module;
 #define NVRTC_API(kind, ret, name, params, args) \
-  out.functions.name = reinterpret_cast<ret(*) params>(reinterpret_cast<void*>(GetProcAddress(out.module, #name)));
+  out->functions.name = reinterpret_cast<ret(*) params>(reinterpret_cast<void*>(GetProcAddress(module, #name)));
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
-      out.functions.private_functions[0] = reinterpret_cast<void*>(GetProcAddress(out.module, "__nvrtcCPEx"));
+  out->functions.private_functions[0] = reinterpret_cast<void*>(GetProcAddress(module, "__nvrtcCPEx"));
+  return out;
+}
+
+SRWLOCK g_lock = SRWLOCK_INIT;
+std::atomic<Loaded*> g_loaded{nullptr};
+bool g_searched = false;  // under g_lock: the candidates were tried (nothing found)
+
+// The real DLL: the one bound by the launcher's loader redirection, else the first candidate.
+Loaded* loaded() {
+  if (Loaded* l = g_loaded.load(std::memory_order_acquire)) return l;
+  const DWORD last_error = GetLastError();
+  AcquireSRWLockExclusive(&g_lock);
+  Loaded* l = g_loaded.load(std::memory_order_acquire);
+  if (l == nullptr && !g_searched) {
+    g_searched = true;
+    try {
+      if (const HMODULE module = load_real()) {
+        Loaded* fresh = resolve(module);
+        Loaded* expected = nullptr;
+        // A real DLL bound meanwhile (bind_real_nvrtc) wins; the one found here stays loaded, unused.
+        if (g_loaded.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) {
+          l = fresh;
+        } else {
+          delete fresh;
+          l = expected;
+        }
+      }
+    } catch (...) {
+      l = nullptr;
     }
-    SetLastError(last_error);
-    return out;
-  }();
-  return instance;
+  }
+  ReleaseSRWLockExclusive(&g_lock);
+  SetLastError(last_error);
+  return l;
 }
 
 }  // namespace
 
 const interpose::RealNvrtc* real_nvrtc_dll() {
-  const Loaded& l = loaded();
-  return l.module != nullptr ? &l.functions : nullptr;
+  Loaded* const l = loaded();
+  if (l == nullptr) return nullptr;
+  std::call_once(l->builtins_once, [l] {
+    const DWORD last_error = GetLastError();
+    try {
+      preload_builtins(module_path(l->module));
+    } catch (...) {
+    }
+    SetLastError(last_error);
+  });
+  return &l->functions;
 }
 
-HMODULE real_nvrtc_module() { return loaded().module; }
+HMODULE real_nvrtc_module() {
+  Loaded* const l = loaded();
+  return l != nullptr ? l->module : nullptr;
+}
+
+HMODULE bound_real_nvrtc_module() {
+  Loaded* const l = g_loaded.load(std::memory_order_acquire);
+  return l != nullptr ? l->module : nullptr;
+}
+
+// Lock-free (no g_lock): it runs under the loader lock, which loaded() may wait for while holding g_lock.
+bool bind_real_nvrtc(HMODULE module) {
+  if (module == nullptr || module == own_module()) return false;
+  if (Loaded* l = g_loaded.load(std::memory_order_acquire)) return l->module == module;
+  const DWORD last_error = GetLastError();
+  Loaded* fresh = nullptr;
+  try {
+    fresh = resolve(module);
+  } catch (...) {
+    SetLastError(last_error);
+    return false;
+  }
+  Loaded* expected = nullptr;
+  const bool bound = g_loaded.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel);
+  if (!bound) delete fresh;
+  SetLastError(last_error);
+  return bound || expected->module == module;
+}
 
 }  // namespace nvrtc_cache::shim::windows

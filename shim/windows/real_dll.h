@@ -8,7 +8,10 @@
 // A candidate that is the proxy itself (same file, or the same module once loaded) is skipped. The
 // builtins DLLs beside the real one (nvrtc-builtins64_*.dll) are loaded with it, by absolute path,
 // so NVRTC's own by-name load of them finds them even where their directory is not on PATH.
-// Contract: thread-safe (one load per process, C++ static initialisation); never throws; leaves the
+// Under the launcher (`nvrtc-cache.exe run`, shim/windows/loader_redirect.h) the real DLL is instead
+// the one the program itself loaded, bound with bind_real_nvrtc before any call through the proxy;
+// the candidates are then never searched.
+// Contract: thread-safe (one real DLL per process, chosen once); never throws; leaves the
 // thread's last-error value as it found it; the real DLL is never unloaded. Returns nullptr when no
 // real NVRTC could be loaded (the proxy then fails open with NVRTC's own error codes).
 #pragma once
@@ -22,5 +25,11 @@ namespace nvrtc_cache::shim::windows {
 const interpose::RealNvrtc* real_nvrtc_dll();
 // The loaded real DLL's module (nullptr when none).
 HMODULE real_nvrtc_module();
+// Makes `module` (a real NVRTC the program loaded) the one the proxy forwards to, unless another is
+// already chosen. True when `module` is the proxy's real DLL (now or already). Takes no loader
+// lock and loads nothing (callable from DllMain); the builtins beside it are loaded at the first call.
+bool bind_real_nvrtc(HMODULE module);
+// The chosen real DLL without choosing one (nullptr while none is).
+HMODULE bound_real_nvrtc_module();
 
 }  // namespace nvrtc_cache::shim::windows

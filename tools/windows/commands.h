@@ -1,4 +1,5 @@
-// nvrtc-cache.exe, the Windows CLI: stats [--json], clear, verify on the proxy's store (the LMDB
+// nvrtc-cache.exe, the Windows CLI: run [--] CMD (the program with the cache loaded into it), and
+// stats [--json], clear, verify on the proxy's store (the LMDB
 // store of store/lmdb/lmdb_store.h, opened as store/cache_directory.h says) in the directory the
 // proxy uses, from the same settings (core/config.h: environment > user file > system file >
 // default, %LOCALAPPDATA%\nvrtc-cache by default). The output matches the Linux CLI's (tools/)
@@ -17,6 +18,9 @@ namespace nvrtc_cache::tools::windows {
 // stderr) when it cannot be opened.
 std::unique_ptr<store::LmdbStore> open_store(std::string* directory);
 
+// run [--] CMD [ARGS...] (tools/windows/run_command.cc): its arguments are read from the wide
+// command line; CMD's exit code.
+int run_command();
 int stats(bool json);
 int clear();
 int verify();

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <string_view>
 
 #include "core/config.h"
 #include "tools/windows/commands.h"
@@ -26,10 +27,13 @@ std::unique_ptr<store::LmdbStore> open_store(std::string* directory) {
 
 int main(int argc, char** argv) {
   namespace cli = nvrtc_cache::tools::windows;
+  // run takes the rest of the command line as it is (CMD's own options included).
+  if (argc >= 2 && std::string_view(argv[1]) == "run") return cli::run_command();
   CLI::App app{"nvrtc-cache: the NVRTC compile cache's command line (Windows)"};
   app.require_subcommand(1);
   int exit_code = 0;
   bool json = false;
+  app.add_subcommand("run", "run [--] CMD [ARGS...]: runs CMD with the cache loaded into it, whichever way it loads NVRTC");
   CLI::App* stats = app.add_subcommand("stats", "the counters every process merged into the cache");
   stats->add_flag("--json", json, "as JSON");
   stats->callback([&] { exit_code = cli::stats(json); });

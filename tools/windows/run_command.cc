@@ -1,0 +1,106 @@
+// run [--] CMD [ARGS...]: runs CMD with the cache loaded into it before its code runs, whichever way
+// it loads NVRTC (shim/windows/loader_redirect.h): CMD is created suspended, the proxy injected as
+// shim/windows/process_injection.h says (its copy kInjectedProxyName beside this .exe), then
+// resumed; its exit code is run's. Fail open: when the injection fails, CMD runs uncached and this
+// is said once on stderr. CMD inherits this console, the standard handles and the environment.
+#include <windows.h>
+#include <shellapi.h>
+
+#include <cstdio>
+#include <cwchar>
+#include <string>
+
+#include "platform/windows/wide.h"
+#include "shim/windows/module_path.h"
+#include "shim/windows/process_injection.h"
+#include "tools/windows/commands.h"
+
+namespace nvrtc_cache::tools::windows {
+namespace {
+
+// One argument as CommandLineToArgvW and the C runtimes read it back.
+void append_quoted(std::wstring& line, const std::wstring& argument) {
+  if (!line.empty()) line.push_back(L' ');
+  if (!argument.empty() && argument.find_first_of(L" \t\n\v\"") == std::wstring::npos) {
+    line += argument;
+    return;
+  }
+  line.push_back(L'"');
+  std::size_t backslashes = 0;
+  for (const wchar_t c : argument) {
+    if (c == L'\\') {
+      ++backslashes;
+      continue;
+    }
+    line.append(c == L'"' ? backslashes * 2 + 1 : backslashes, L'\\');
+    backslashes = 0;
+    line.push_back(c);
+  }
+  line.append(backslashes * 2, L'\\');
+  line.push_back(L'"');
+}
+
+std::wstring own_directory() {
+  const std::wstring path = shim::windows::module_path(nullptr);
+  const std::size_t slash = path.find_last_of(L"\\/");
+  return slash == std::wstring::npos ? std::wstring() : path.substr(0, slash + 1);
+}
+
+void make_inheritable(DWORD which) {
+  const HANDLE h = GetStdHandle(which);
+  if (h != nullptr && h != INVALID_HANDLE_VALUE) SetHandleInformation(h, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT);
+}
+
+}  // namespace
+
+int run_command() {
+  int count = 0;
+  LPWSTR* const arguments = CommandLineToArgvW(GetCommandLineW(), &count);
+  if (arguments == nullptr) return 2;
+  int first = 2;  // after the program's name and "run"
+  if (first < count && std::wcscmp(arguments[first], L"--") == 0) ++first;
+  if (first >= count) {
+    std::fputs("usage: nvrtc-cache run [--] CMD [ARGS...]\n", stderr);
+    LocalFree(arguments);
+    return 2;
+  }
+  std::wstring command_line;
+  for (int i = first; i < count; ++i) append_quoted(command_line, arguments[i]);
+  const std::string program = platform::windows::to_utf8(arguments[first]);
+  LocalFree(arguments);
+
+  STARTUPINFOW startup{};
+  GetStartupInfoW(&startup);
+  startup.cb = sizeof startup;
+  startup.lpReserved = nullptr;
+  startup.cbReserved2 = 0;
+  startup.lpReserved2 = nullptr;
+  startup.dwFlags |= STARTF_USESTDHANDLES;
+  for (DWORD which : {STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE}) make_inheritable(which);
+  startup.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+  startup.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
+  startup.hStdError = GetStdHandle(STD_ERROR_HANDLE);
+  PROCESS_INFORMATION process{};
+  if (!CreateProcessW(nullptr, command_line.data(), nullptr, nullptr, TRUE, CREATE_SUSPENDED, nullptr, nullptr,
+                      &startup, &process)) {
+    const DWORD error = GetLastError();
+    std::fprintf(stderr, "nvrtc-cache: cannot run %s (error %lu)\n", program.c_str(), error);
+    return error == ERROR_FILE_NOT_FOUND || error == ERROR_PATH_NOT_FOUND ? 127 : 126;
+  }
+  std::string why;
+  if (!shim::windows::inject_dll(process.hProcess, own_directory() + shim::windows::kInjectedProxyName, &why)) {
+    std::fprintf(stderr, "nvrtc-cache: cannot load the cache into %s (%s); it runs uncached\n", program.c_str(),
+                 why.c_str());
+  }
+  // Ctrl-C reaches the program through the console; this process waits for it to end.
+  SetConsoleCtrlHandler(nullptr, TRUE);
+  ResumeThread(process.hThread);
+  CloseHandle(process.hThread);
+  WaitForSingleObject(process.hProcess, INFINITE);
+  DWORD exit_code = 1;
+  GetExitCodeProcess(process.hProcess, &exit_code);
+  CloseHandle(process.hProcess);
+  return static_cast<int>(exit_code);
+}
+
+}  // namespace nvrtc_cache::tools::windows
