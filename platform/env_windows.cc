@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "platform/env.h"
+#include "platform/windows/directory_paths.h"
 #include "platform/windows/last_error.h"
 #include "platform/windows/wide.h"
 
@@ -138,7 +139,7 @@ std::wstring path_at(int dir, const std::string& name, int* error) {
   return base + windows::to_wide(name);
 }
 
-constexpr DWORD kShareAll = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+using windows::kShareAll;
 
 // What struct stat is made of, from either GetFileInformationByHandle or the cheaper per-file
 // queries (file_information_on_volume).
@@ -246,6 +247,13 @@ int stat_path(const std::wstring& path, bool follow, struct stat* out, DWORD vol
 }
 
 }  // namespace
+
+std::wstring windows::path_in_directory(int dir, const std::string& name, int* error) {
+  const LastErrorKept kept;
+  return path_at(dir, name, error);
+}
+
+int windows::errno_of_error(DWORD error) { return errno_of(error); }
 
 FileId file_id(const struct stat& st) {
   return {static_cast<std::uint32_t>(st.st_dev),
@@ -383,7 +391,7 @@ int Env::rename_at(int dir, const std::string& from, const std::string& to) {
   const std::wstring source = path_at(dir, from, &error);
   const std::wstring destination = error == 0 ? path_at(dir, to, &error) : std::wstring();
   if (error != 0) return error;
-  return MoveFileExW(source.c_str(), destination.c_str(), 0) ? 0 : errno_of(GetLastError());
+  return MoveFileExW(source.c_str(), destination.c_str(), MOVEFILE_REPLACE_EXISTING) ? 0 : errno_of(GetLastError());
 }
 
 int Env::remove_at(int dir, const std::string& name, bool directory) {
