@@ -91,7 +91,6 @@ class Env {
   virtual int stat_at(int dir, const std::string& name, struct stat* out);
   virtual int statfs_at(int dir, struct statfs* out);
   virtual int read_link_at(int dir, const std::string& name, std::string* target);
-  // renameat(dir, from, dir, to): a file at `to` is replaced (Windows: MOVEFILE_REPLACE_EXISTING).
   virtual int rename_at(int dir, const std::string& from, const std::string& to);
   // unlinkat; `directory` removes an (empty) directory.
   virtual int remove_at(int dir, const std::string& name, bool directory);

@@ -5,9 +5,10 @@
 // entry by the handle's current path (GetFinalPathNameByHandleW), so it follows the directory the
 // handle holds, not the path it was opened by. A reparse point (junction, symbolic link) is never
 // followed by the handle-based calls: it is reported as S_IFLNK, and open_directory_at refuses it
-// with ELOOP. struct stat gets the volume serial number and the 64-bit file index (file_id(),
-// platform/env.h), the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times; no owner. The
-// volume serial is asked for once per walk (its root, or a path opened as given): what is reached
+// with ELOOP. rename_at replaces an existing file, as rename(2) does (MOVEFILE_REPLACE_EXISTING).
+// struct stat gets the volume serial number and the 64-bit file index (file_id(), platform/env.h),
+// the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times; no owner. The volume serial is
+// asked for once per walk (its root, or a path opened as given): what is reached
 // from a held directory without following a reparse point inherits it, because asking for it costs
 // a round trip to the mount manager (about a millisecond under Wine, for each stat).
 #include <windows.h>
