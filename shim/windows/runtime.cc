@@ -82,15 +82,15 @@ store::Store* WindowsRuntime::store() {
                            "); compiling without the cache");
       } else {
         core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
-        if (!config_.remote.empty()) {
-          try {
-            opened.store = with_shared_tiers(std::move(opened.store), config_, &tiered_);
-          } catch (...) {
-            core::log_once(core::LogLevel::kWarn, "remote-open", "cannot use the shared tiers (NVRTC_CACHE_REMOTE)");
-          }
-        }
       }
       store_ = std::move(opened.store);
+      if (store_ != nullptr && !config_.remote.empty()) {
+        try {
+          store_ = with_shared_tiers(std::move(store_), config_, &tiered_);
+        } catch (...) {
+          core::log_once(core::LogLevel::kWarn, "remote-open", "cannot use the shared tiers (NVRTC_CACHE_REMOTE)");
+        }
+      }
     } catch (...) {
       store_.reset();
     }

@@ -162,13 +162,19 @@ std::string TierUrl::display() const {
     out += '@';
   }
   out += host;
-  if (port != 0) out += ":" + std::to_string(port);
+  if (port != 0) {
+    out += ':';
+    out += std::to_string(port);
+  }
   out += path;
   char separator = '?';
   for (const auto& [name, value] : query) {
     out += separator;
     out += name;
-    if (!value.empty()) out += "=" + (secret_attribute(name) ? std::string("***") : value);
+    if (!value.empty()) {
+      out += '=';
+      out += secret_attribute(name) ? std::string_view("***") : std::string_view(value);
+    }
     separator = '&';
   }
   return out;

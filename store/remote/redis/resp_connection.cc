@@ -1,9 +1,5 @@
 #include "store/remote/redis/resp_connection.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
