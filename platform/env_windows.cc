@@ -5,9 +5,10 @@
 // entry by the handle's current path (GetFinalPathNameByHandleW), so it follows the directory the
 // handle holds, not the path it was opened by. A reparse point (junction, symbolic link) is never
 // followed by the handle-based calls: it is reported as S_IFLNK, and open_directory_at refuses it
-// with ELOOP. struct stat gets the volume serial number and the 64-bit file index (file_id(),
-// platform/env.h), the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times; no owner. The
-// volume serial is asked for once per walk (its root, or a path opened as given): what is reached
+// with ELOOP. rename_at replaces an existing file, as rename(2) does (MOVEFILE_REPLACE_EXISTING).
+// struct stat gets the volume serial number and the 64-bit file index (file_id(), platform/env.h),
+// the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times; no owner. The volume serial is
+// asked for once per walk (its root, or a path opened as given): what is reached
 // from a held directory without following a reparse point inherits it, because asking for it costs
 // a round trip to the mount manager (about a millisecond under Wine, for each stat).
 #include <windows.h>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "platform/env.h"
+#include "platform/windows/directory_paths.h"
 #include "platform/windows/last_error.h"
 #include "platform/windows/wide.h"
 
@@ -138,7 +140,7 @@ std::wstring path_at(int dir, const std::string& name, int* error) {
   return base + windows::to_wide(name);
 }
 
-constexpr DWORD kShareAll = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+using windows::kShareAll;
 
 // What struct stat is made of, from either GetFileInformationByHandle or the cheaper per-file
 // queries (file_information_on_volume).
@@ -246,6 +248,13 @@ int stat_path(const std::wstring& path, bool follow, struct stat* out, DWORD vol
 }
 
 }  // namespace
+
+std::wstring windows::path_in_directory(int dir, const std::string& name, int* error) {
+  const LastErrorKept kept;
+  return path_at(dir, name, error);
+}
+
+int windows::errno_of_error(DWORD error) { return errno_of(error); }
 
 FileId file_id(const struct stat& st) {
   return {static_cast<std::uint32_t>(st.st_dev),
@@ -383,7 +392,7 @@ int Env::rename_at(int dir, const std::string& from, const std::string& to) {
   const std::wstring source = path_at(dir, from, &error);
   const std::wstring destination = error == 0 ? path_at(dir, to, &error) : std::wstring();
   if (error != 0) return error;
-  return MoveFileExW(source.c_str(), destination.c_str(), 0) ? 0 : errno_of(GetLastError());
+  return MoveFileExW(source.c_str(), destination.c_str(), MOVEFILE_REPLACE_EXISTING) ? 0 : errno_of(GetLastError());
 }
 
 int Env::remove_at(int dir, const std::string& name, bool directory) {

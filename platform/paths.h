@@ -21,6 +21,10 @@ bool is_path_separator(char c);
 // An empty path is not.
 bool is_absolute_path(std::string_view path);
 
+// The path a file:// URL's path names: itself ("/shared/dir"); on Windows "/C:/dir" is "C:/dir" (and
+// "//server/share" stays a UNC path).
+std::string path_of_file_url(std::string_view url_path);
+
 // The root of an absolute path with a separator after it ("/"; Windows "C:\" or "\\server\share\"),
 // or "" for a relative one.
 std::string root_of(const std::string& path);

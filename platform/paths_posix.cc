@@ -9,6 +9,8 @@ bool is_path_separator(char c) { return c == '/'; }
 
 bool is_absolute_path(std::string_view path) { return !path.empty() && path.front() == '/'; }
 
+std::string path_of_file_url(std::string_view url_path) { return std::string(url_path); }
+
 std::string root_of(const std::string& path) { return is_absolute_path(path) ? "/" : ""; }
 
 bool is_drive_root(std::string_view) { return false; }  // "/" is one character: nothing to keep

@@ -14,6 +14,12 @@ bool is_absolute_path(std::string_view path) {
   return drive || unc;
 }
 
+std::string path_of_file_url(std::string_view url_path) {
+  // "/C:/dir" -> "C:/dir"; anything else as it is.
+  if (url_path.size() >= 3 && url_path[0] == '/' && url_path[2] == ':') url_path.remove_prefix(1);
+  return std::string(url_path);
+}
+
 std::string root_of(const std::string& path) {
   if (path.size() >= 2 && path[1] == ':') return path.substr(0, 2) + "\\";
   if (path.size() >= 2 && is_path_separator(path[0]) && is_path_separator(path[1])) {

@@ -170,6 +170,7 @@ nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram p
   const nvrtcResult rc = compile_program(host, real, *record, prog, num_options, options, &error_after);
   last_error.set(static_cast<DWORD>(error_after));
   try {
+    runtime.flush_shared_writes();  // before the counters, which then include the shared writes
     runtime.flush_stats();
   } catch (...) {
   }

@@ -14,6 +14,26 @@ namespace nvrtc_cache::shim::windows {
 
 namespace {
 
+// How long a compile that stored waits for its shared-tier writes (the runtime's header says why).
+constexpr std::chrono::milliseconds kSharedWriteBound{1000};
+
+// The local store wrapped in the shared tiers NVRTC_CACHE_REMOTE names (problems logged once), as
+// the Linux shim does (shim/runtime.cc).
+std::unique_ptr<store::Store> with_shared_tiers(std::unique_ptr<store::Store> local, const core::Config& config,
+                                                store::remote::TieredStore** tiered) {
+  store::remote::TierSet set = store::remote::open_tiers(config.remote, config.remote_secret_file);
+  for (const auto& warning : set.warnings) core::log_line(core::LogLevel::kWarn, warning);
+  for (const auto& problem : set.problems) core::log_line(core::LogLevel::kWarn, problem);
+  if (set.tiers.empty()) return local;
+  auto log = [](std::string_view topic, std::string_view message) {
+    core::log_once(core::LogLevel::kWarn, topic, message);
+  };
+  auto wrapped =
+      std::make_unique<store::remote::TieredStore>(std::move(local), std::move(set.tiers), std::move(set.secret), log);
+  *tiered = wrapped.get();
+  return wrapped;
+}
+
 std::string pe_build_id(HMODULE module) {
   if (module == nullptr) return {};
   const auto* base = reinterpret_cast<const BYTE*>(module);
@@ -64,6 +84,13 @@ store::Store* WindowsRuntime::store() {
         core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
       }
       store_ = std::move(opened.store);
+      if (store_ != nullptr && !config_.remote.empty()) {
+        try {
+          store_ = with_shared_tiers(std::move(store_), config_, &tiered_);
+        } catch (...) {
+          core::log_once(core::LogLevel::kWarn, "remote-open", "cannot use the shared tiers (NVRTC_CACHE_REMOTE)");
+        }
+      }
     } catch (...) {
       store_.reset();
     }
@@ -78,6 +105,14 @@ void WindowsRuntime::flush_stats() {
     note_store_damage(*s, stats_, corrupt_reported_);
     const store::Counters deltas = stats_.take();
     if (!deltas.empty()) (void)s->add_counters(deltas);
+  } catch (...) {
+  }
+}
+
+void WindowsRuntime::flush_shared_writes() {
+  if (store() == nullptr || tiered_ == nullptr) return;
+  try {
+    (void)tiered_->flush(kSharedWriteBound);
   } catch (...) {
   }
 }

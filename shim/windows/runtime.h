@@ -1,6 +1,10 @@
 // WindowsRuntime: the proxy DLL's process-wide state: its settings, the store (opened on the first
-// compile), the statistics deltas, and the identity of the real NVRTC.
+// compile: the local LMDB store, with the shared tiers NVRTC_CACHE_REMOTE names behind it,
+// store/remote/tiered_store.h), the statistics deltas, and the identity of the real NVRTC.
 // Its settings are core/config.h's (the one settings table, with Windows paths for the files).
+// Shared writes: queued by a compile that stored (as on Linux), then waited for before that compile
+// returns (at most kSharedWriteBound), because a Windows process's exit ends every other thread
+// before a DLL could flush them: nothing is flushed at exit.
 // Contract: created on first use, leaked (usable from late threads); thread-safe; never throws
 // (an allocation failure while opening leaves the store unavailable: compiles pass through);
 // the thread's last-error value is kept.
@@ -16,6 +20,7 @@
 #include "core/stats.h"
 #include "keying/program_inputs.h"
 #include "shim/interpose/real_nvrtc.h"
+#include "store/remote/tiered_store.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::shim::windows {
@@ -30,6 +35,8 @@ class WindowsRuntime {
   core::StatsDeltas& stats() { return stats_; }
   // Merges the counter deltas into the store.
   void flush_stats();
+  // Waits (bounded) for the shared-tier writes this process queued; nothing to do without tiers.
+  void flush_shared_writes();
   // The real NVRTC's identity (nvrtcVersion, and the PE header's link stamp, image size and checksum
   // as its build id), computed once; whether its file accesses can be watched (import watch
   // installed on it and its builtins DLL: done by the first call, which the first real compile
@@ -45,6 +52,7 @@ class WindowsRuntime {
   std::atomic<std::uint64_t> corrupt_reported_{0};  // the store's dropped entries already counted
   std::once_flag store_once_;
   std::unique_ptr<store::Store> store_;
+  store::remote::TieredStore* tiered_ = nullptr;  // store_ itself when shared tiers are configured
   std::once_flag identity_once_;
   keying::LibraryIdentity identity_;
   std::once_flag watch_once_;

@@ -1,6 +1,5 @@
 #include "store/remote/file_tier.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -11,6 +10,8 @@
 #include <vector>
 
 #include "platform/errno_guard.h"
+#include "platform/file_at.h"
+#include "platform/paths.h"
 #include "store/env.h"
 #include "store/remote/sealed_value.h"
 #include "store/remote/tier_directory.h"
@@ -33,7 +34,12 @@ std::string hex(const void* data, std::size_t size) {
   return out;
 }
 
-bool is_miss_errno(int e) { return e == ENOENT || e == ESTALE || e == EBUSY || e == ENOTDIR; }
+bool is_miss_errno(int e) {
+#ifdef ESTALE
+  if (e == ESTALE) return true;
+#endif
+  return e == ENOENT || e == EBUSY || e == ENOTDIR;
+}
 
 TierResult result(TierCode code, std::string detail = {}) {
   TierResult r;
@@ -80,14 +86,13 @@ class FileTier final : public Tier {
     const std::string digits = entry_digits(key);
     const TierDirectoryOpen bucket = open_bucket(digits.substr(0, 2), false);
     if (!bucket.ok()) return walk_failure(bucket, true);
-    const int fd = ::openat(bucket.directory.handle.fd(), digits.c_str(),
-                            O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-      if (is_miss_errno(errno)) return result(TierCode::kMiss);
-      return result(TierCode::kError, "cannot open an entry: " + std::string(std::strerror(errno)));
+    platform::FileHandle file = platform::kNoFile;
+    if (const int rc = platform::open_file_at(bucket.directory.handle.fd(), digits, &file); rc != 0) {
+      if (is_miss_errno(rc)) return result(TierCode::kMiss);
+      return result(TierCode::kError, "cannot open an entry: " + std::string(std::strerror(rc)));
     }
-    TierResult r = read_entry(fd, deadline);
-    ::close(fd);
+    TierResult r = read_entry(file, deadline);
+    (void)platform::close_file(file);
     return r;
   }
 
@@ -101,13 +106,13 @@ class FileTier final : public Tier {
     const int dir = bucket.directory.handle.fd();
     // A new file of a random name beside the entry, never an existing one (nor a link's target).
     std::string temporary;
-    int fd = -1;
-    for (int attempt = 0; attempt < 3 && fd < 0; ++attempt) {
+    platform::FileHandle file = platform::kNoFile;
+    int created = EEXIST;
+    for (int attempt = 0; attempt < 3 && created == EEXIST; ++attempt) {
       temporary = temporary_name(digits);
-      fd = ::openat(dir, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0666);
-      if (fd < 0 && errno != EEXIST) break;
+      created = platform::create_file_at(dir, temporary, &file);
     }
-    if (fd < 0) return failure("cannot create a temporary file in " + bucket.directory.shown, errno);
+    if (created != 0) return failure("cannot create a temporary file in " + bucket.directory.shown, created);
     std::size_t done = 0;
     TierResult outcome = result(TierCode::kOk);
     while (done < value.size()) {
@@ -115,16 +120,16 @@ class FileTier final : public Tier {
         outcome = result(TierCode::kTimeout, "deadline passed while writing");
         break;
       }
-      const ssize_t n = ::write(fd, value.data() + done, std::min(value.size() - done, kChunk));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        outcome = failure("cannot write an entry", errno);
+      std::size_t wrote = 0;
+      if (const int rc = platform::write_file_chunk(file, value.data() + done, std::min(value.size() - done, kChunk), &wrote);
+          rc != 0) {
+        outcome = failure("cannot write an entry", rc);
         break;
       }
-      done += static_cast<std::size_t>(n);
+      done += wrote;
     }
-    if (::close(fd) != 0 && outcome.ok())
-      outcome = failure("cannot write an entry (close)", errno);  // NFS reports here
+    if (const int rc = platform::close_file(file); rc != 0 && outcome.ok())
+      outcome = failure("cannot write an entry (close)", rc);  // NFS reports here
     if (outcome.ok() && Clock::now() >= deadline)
       outcome = result(TierCode::kTimeout, "deadline passed before publishing");
     if (outcome.ok()) {
@@ -154,12 +159,13 @@ class FileTier final : public Tier {
       for (const std::string& name : names) {
         if (!is_entry_name(name, b)) continue;  // temporaries, and anything not the tier's
         if (Clock::now() >= deadline) return result(TierCode::kTimeout, "deadline passed while listing");
-        const int fd = ::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0) continue;  // removed meanwhile, or a link
+        platform::FileHandle file = platform::kNoFile;
+        if (platform::open_file_at(dir, name, &file) != 0) continue;  // removed meanwhile, or a link
         struct stat st {};
-        const std::int64_t written = ::fstat(fd, &st) == 0 ? static_cast<std::int64_t>(st.st_mtim.tv_sec) : 0;
-        TierResult entry = read_entry(fd, deadline);
-        ::close(fd);
+        const std::int64_t written =
+            platform::stat_open_file(file, &st) == 0 ? platform::modified_time_ns(st) / 1'000'000'000 : 0;
+        TierResult entry = read_entry(file, deadline);
+        (void)platform::close_file(file);
         if (entry.code == TierCode::kMiss || entry.code == TierCode::kError) continue;  // gone or not a file
         if (!entry.ok()) return entry;
         if (!visit(entry.value, written)) return result(TierCode::kOk);
@@ -176,7 +182,9 @@ class FileTier final : public Tier {
       return failure("cannot reach the directory", base.error);
     }
     if (options_.read_only) {
-      if (::access(base_.c_str(), R_OK | X_OK) != 0) return failure("cannot read the directory", errno);
+      std::vector<std::string> names;
+      if (const int rc = env_.list_directory(base.directory.handle.fd(), &names); rc != 0)
+        return failure("cannot read the directory", rc);
       return result(TierCode::kOk);
     }
     const std::string key = "nvrtc-cache-check-" + std::to_string(::getpid()) + "-" + std::to_string(util::steady_ns());
@@ -207,11 +215,11 @@ class FileTier final : public Tier {
     return open_tier_subdirectory(root.directory, bucket, create, env_);
   }
 
-  TierResult read_entry(int fd, Deadline deadline) {
+  TierResult read_entry(platform::FileHandle file, Deadline deadline) {
     struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      if (is_miss_errno(errno)) return result(TierCode::kMiss);
-      return failure("cannot stat an entry", errno);
+    if (const int rc = platform::stat_open_file(file, &st); rc != 0) {
+      if (is_miss_errno(rc)) return result(TierCode::kMiss);
+      return failure("cannot stat an entry", rc);
     }
     if (!S_ISREG(st.st_mode)) return result(TierCode::kError, "an entry is not a regular file");
     TierResult r = result(TierCode::kOk);
@@ -222,15 +230,15 @@ class FileTier final : public Tier {
     std::size_t done = 0;
     while (done < r.value.size()) {
       if (done > 0 && Clock::now() >= deadline) return result(TierCode::kTimeout, "deadline passed while reading");
-      const ssize_t n =
-          ::pread(fd, r.value.data() + done, std::min(r.value.size() - done, kChunk), static_cast<off_t>(done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        if (is_miss_errno(errno)) return result(TierCode::kMiss);
-        return failure("cannot read an entry", errno);
+      std::size_t n = 0;
+      if (const int rc = platform::read_file_chunk(file, r.value.data() + done, std::min(r.value.size() - done, kChunk),
+                                                   done, &n);
+          rc != 0) {
+        if (is_miss_errno(rc)) return result(TierCode::kMiss);
+        return failure("cannot read an entry", rc);
       }
       if (n == 0) break;  // shorter than its size said: unseals as corrupt
-      done += static_cast<std::size_t>(n);
+      done += n;
     }
     r.value.resize(done);
     return r;
@@ -250,11 +258,14 @@ std::string file_tier_entry_name(std::string_view key) {
 }
 
 std::unique_ptr<Tier> make_file_tier(const TierUrl& url, const TierOptions& options, std::string* problem) {
-  if (url.scheme != "file" || url.path.empty() || url.path[0] != '/') {
+  const std::string path = platform::path_of_file_url(url.path);
+  if (url.scheme != "file" || !platform::is_absolute_path(path)) {
     if (problem) *problem = "not a shared directory URL: " + url.display();
     return nullptr;
   }
-  return std::make_unique<FileTier>(url, options);
+  TierUrl local = url;
+  local.path = path;
+  return std::make_unique<FileTier>(local, options);
 }
 
 }  // namespace nvrtc_cache::store::remote

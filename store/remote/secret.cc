@@ -60,7 +60,7 @@ std::optional<Secret> read_secret_file(const std::string& path, std::string* pro
                 " bytes or too few distinct ones to be a random secret (a short secret's MAC key can be found by "
                 "trying; make one with `head -c 32 /dev/urandom | base64 > FILE`)");
   }
-  if (warning && (mode & (S_IRGRP | S_IROTH)) != 0) {
+  if (warning && (mode & 0044) != 0  /* group- or other-readable */) {
     *warning = "NVRTC_CACHE_REMOTE_SECRET_FILE " + path +
                " is readable by group or others; anyone who can read it can sign values every node trusts";
   }

@@ -1,7 +1,5 @@
 #include "store/remote/tier_directory.h"
 
-#include <fcntl.h>
-#include <sys/random.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -10,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "platform/file_at.h"
 #include "util/clock.h"
 
 namespace nvrtc_cache::store::remote {
@@ -35,10 +34,11 @@ TierDirectoryOpen failed(int error, bool refused, std::string detail) {
 
 // The ownership rule of the header: the caller, root, the parent's owner, or anyone the parent
 // admits as a writer.
+// Where no owner is reported (Windows), the directory's ACL decides who may use it.
 bool owner_allowed(const struct stat& dir, const struct stat& parent) {
-  const uid_t owner = dir.st_uid;
-  if (owner == ::geteuid() || owner == 0 || owner == parent.st_uid) return true;
-  return (parent.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+  if (platform::owner_of(dir) != platform::Owner::kAnotherUser) return true;
+  if (dir.st_uid == parent.st_uid) return true;
+  return (parent.st_mode & 0022) != 0;  // group- or other-writable
 }
 
 TierDirectoryOpen opened(DirectoryHandle handle, std::string shown, Env& env) {
@@ -115,7 +115,7 @@ bool is_temporary_name(std::string_view name, std::string_view bucket) {
 
 std::string temporary_name(std::string_view entry) {
   std::uint64_t random = 0;
-  if (::getrandom(&random, sizeof random, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof random)) {
+  if (!platform::random_bytes(&random, sizeof random)) {
     static std::atomic<std::uint64_t> sequence{0};
     const std::uint64_t seed[4] = {static_cast<std::uint64_t>(::getpid()), sequence.fetch_add(1),
                                    static_cast<std::uint64_t>(util::steady_ns()),

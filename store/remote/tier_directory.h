@@ -4,8 +4,8 @@
 // fstat-checked, and then used only by handle (*at() calls on that descriptor), so a component that
 // is, or becomes, a symbolic link is refused and never followed.
 // A directory below the tier's path is the tier's own when it is a directory owned by the caller,
-// root or the owner of the directory holding it, or by anyone when the directory holding it admits
-// other writers (group- or other-writable: a tier shared on purpose, whose writers are all trusted;
+// root or the owner of the directory holding it (any, where the system reports no owner: Windows,
+// whose ACLs decide), or by anyone when the directory holding it admits other writers (group- or other-writable: a tier shared on purpose, whose writers are all trusted;
 // docs/shared-tiers.md). Tier directories are created 0777 less the umask (the umask decides who
 // else may write).
 // Names: an entry is <32 hex>, in the bucket named by its first two digits; a temporary file is
@@ -55,7 +55,7 @@ bool is_bucket_name(std::string_view name);
 bool is_entry_name(std::string_view name, std::string_view bucket);
 // Whether `name` is a temporary file's name in `bucket`, in this version's form or an earlier one.
 bool is_temporary_name(std::string_view name, std::string_view bucket);
-// A new temporary file name for the entry `entry` (random: getrandom, or a hash of the time and
+// A new temporary file name for the entry `entry` (random: the system's, platform/file_at.h, or a hash of the time and
 // process when that fails).
 std::string temporary_name(std::string_view entry);
 

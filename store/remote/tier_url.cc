@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "store/remote/http/http_config.h"
+#include "store/remote/net/tls_settings.h"
 #include "store/remote/redis/redis_config.h"
 #include "store/remote/tier.h"
 
@@ -161,13 +162,19 @@ std::string TierUrl::display() const {
     out += '@';
   }
   out += host;
-  if (port != 0) out += ":" + std::to_string(port);
+  if (port != 0) {
+    out += ':';
+    out += std::to_string(port);
+  }
   out += path;
   char separator = '?';
   for (const auto& [name, value] : query) {
     out += separator;
     out += name;
-    if (!value.empty()) out += "=" + (secret_attribute(name) ? std::string("***") : value);
+    if (!value.empty()) {
+      out += '=';
+      out += secret_attribute(name) ? std::string_view("***") : std::string_view(value);
+    }
     separator = '&';
   }
   return out;
@@ -328,6 +335,10 @@ TierOptions tier_options(const TierUrl& url, std::string* problem) {
 
 std::unique_ptr<Tier> make_tier(const TierUrl& url, const TierOptions& options, std::string* problem) {
   if (url.scheme == "file") return make_file_tier(url, options, problem);
+  if (is_redis(url) && url.scheme.starts_with("rediss") && !net::tls_available()) {
+    if (problem) *problem = url.display() + ": TLS (rediss://) is not available in this build; not used";
+    return nullptr;
+  }
   if (is_redis(url)) return make_redis_tier(url, options, problem);
   if (is_http(url)) return make_http_tier(url, options, problem);
   if (problem) *problem = "no tier for the scheme of " + url.display();

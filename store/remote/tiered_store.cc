@@ -6,6 +6,7 @@
 #include <random>
 
 #include "platform/errno_guard.h"
+#include "platform/socket.h"
 #include "store/counter_file.h"
 #include "store/remote/claim_renewer.h"
 #include "store/remote/sealed_value.h"
@@ -66,11 +67,9 @@ namespace {
 thread_local bool t_local_only = false;
 
 std::string random_token() {
-  char host[64] = {};
-  (void)::gethostname(host, sizeof host - 1);
   std::random_device device;
   const std::uint64_t r = (std::uint64_t{device()} << 32) ^ device();
-  return std::string(host) + ":" + std::to_string(::getpid()) + ":" + std::to_string(r);
+  return platform::host_name() + ":" + std::to_string(::getpid()) + ":" + std::to_string(r);
 }
 
 }  // namespace

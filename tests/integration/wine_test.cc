@@ -12,6 +12,10 @@
 // of them holding the store open across the growth) and the first hit of a fresh process; and with
 // tests/clients/windows/loader_client.cc, `nvrtc-cache.exe run` reaching the loading styles a proxy
 // beside the .exe does not (WineLauncher).
+// Shared tiers (WineSharedTier): two Wine "nodes" (separate cache directories) share a real
+// redis-server on loopback (signed values) or a file:// directory, and one serves the other's results
+// exactly; TLS and HTTP tier URLs are refused with one line each; a Redis tier that is down fails open
+// at once.
 // Preconditions, from scripts/windows-nvrtc.sh DIR: NVRTC_CACHE_WINE_NVRTC_DIR (the Windows NVRTC and
 // DIR/wineprefix), NVRTC_CACHE_WINE (the loader); without them the tests skip (fail where
 // NVRTC_CACHE_REQUIRE_PYPI=1).
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "tests/support/harness.h"
+#include "tests/support/redis_server.h"
 
 namespace nvrtc_cache::testing {
 namespace {
@@ -637,6 +642,129 @@ TEST_F(WineLauncher, ExitCodeAndFailOpen) {
   EXPECT_EQ(r.err.find(said, at + 1), std::string::npos) << "said more than once: " << r.err;
   EXPECT_EQ(r.out.find("nvrtc-cache"), std::string::npos);
   EXPECT_FALSE(fs::exists(cache_.path() + "/store")) << "the program was cached without its DLL";
+}
+
+// Two nodes sharing the tier `remote`: node A, cold, compiles for real (and writes the tier before
+// each compile returns); node B, with an empty cache of its own, is served from the tier: as many
+// hits as A had misses, each a tier hit, no miss (no real compile), and both outputs byte-identical
+// to the direct run.
+class WineSharedTier : public Wine {
+ protected:
+  const std::vector<std::string> kScenarios = {"template", "headers", "cubin"};
+
+  EnvVars node_env(const TempDir& cache, const std::string& remote) {
+    EnvVars env = cache_env();
+    env["NVRTC_CACHE_DIR"] = windows_path(cache.path());
+    env["NVRTC_CACHE_REMOTE"] = remote;
+    return env;
+  }
+
+  nlohmann::json node_stats(const EnvVars& env) {
+    ProcessResult r = run({prefix_ + "/bin/nvrtc-cache.exe", "stats", "--json"}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  }
+
+  static std::int64_t tier_counter(const nlohmann::json& stats, const std::string& name) {
+    return stats["counters"].value("tier.0." + name, std::int64_t{0});
+  }
+
+  // Returns node A's stderr.
+  std::string expect_served_across_nodes(const std::string& remote, EnvVars extra = {}) {
+    const std::string direct = client(direct_client("nvrtc_client_loadlibrary"), kScenarios).out;
+    const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
+    const TempDir node_a, node_b;
+    EnvVars env_a = node_env(node_a, remote), env_b = node_env(node_b, remote);
+    for (auto& [name, value] : extra) env_a[name] = env_b[name] = value;
+
+    const ProcessResult a = client(exe, kScenarios, env_a);
+    EXPECT_TRUE(a.out == direct) << "node A differs from the direct run";
+    const nlohmann::json stats_a = node_stats(env_a);
+    const std::int64_t compiles = stats_a.value("misses", std::int64_t{0});
+    if (compiles <= 0) {
+      ADD_FAILURE() << "node A compiled nothing for real: " << stats_a.dump();
+      return a.err;
+    }
+    EXPECT_EQ(stats_a.value("hits", 0), 0) << stats_a.dump();
+    EXPECT_GE(tier_counter(stats_a, "writes"), compiles) << stats_a.dump();
+    EXPECT_EQ(tier_counter(stats_a, "errors"), 0) << a.err;
+
+    const ProcessResult b = client(exe, kScenarios, env_b);
+    EXPECT_TRUE(b.out == direct) << "node B differs from the direct run";
+    const nlohmann::json stats_b = node_stats(env_b);
+    EXPECT_EQ(stats_b.value("misses", -1), 0) << "node B compiled for real: " << stats_b.dump();
+    EXPECT_EQ(stats_b.value("hits", 0), compiles) << stats_b.dump();
+    EXPECT_GE(tier_counter(stats_b, "hits"), compiles) << "not served by the tier: " << stats_b.dump();
+    EXPECT_EQ(b.err.find("shared tier"), std::string::npos) << b.err;
+    return a.err;
+  }
+};
+
+TEST_F(WineSharedTier, RedisServesTheOtherNodeExactly) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  // Signed values, as on Linux: both nodes hold the secret.
+  const TempDir secret_dir;
+  std::ofstream(secret_dir.path() + "/secret") << "f3a9c1d27e5b8046a1c3e5f7092b4d6e";
+  expect_served_across_nodes(redis.url(0),
+                             {{"NVRTC_CACHE_REMOTE_SECRET_FILE", windows_path(secret_dir.path() + "/secret")}});
+  const store::remote::redis::Reply keys = redis.command({"DBSIZE"});
+  EXPECT_GT(keys.integer, 0) << "nothing reached the server";
+}
+
+TEST_F(WineSharedTier, FileDirectoryServesTheOtherNodeExactly) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const TempDir shared;
+  std::string url = "file:///" + windows_path(shared.path());
+  for (char& c : url) c = c == '\\' ? '/' : c;
+  // The Windows build has no TLS and no HTTP tier: those URLs are refused, each with one line, and
+  // the file:// tier after them is used.
+  const std::string log = expect_served_across_nodes("rediss://127.0.0.1:1/0 https://cache.invalid/x " + url);
+  EXPECT_NE(log.find("rediss://127.0.0.1:1?db=0: TLS (rediss://) is not available in this build; not used"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("https://cache.invalid/x: HTTP tiers are not available in this build; not used"),
+            std::string::npos)
+      << log;
+  std::size_t entries = 0;
+  for (const auto& e : fs::recursive_directory_iterator(shared.path())) entries += e.is_regular_file() ? 1 : 0;
+  EXPECT_GT(entries, 0u) << "nothing was written to the directory";
+}
+
+// A Redis tier with nothing listening: every result exact, one line about the tier on stderr (never
+// stdout), and no more than a moment's delay against the same node without a tier.
+TEST_F(WineSharedTier, RedisDownFailsOpenAtOnce) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  std::string url;
+  {
+    RedisServer redis;
+    ASSERT_TRUE(redis.ok());
+    url = redis.url(0);
+  }  // stopped: its port refuses connections
+  const std::string direct = client(direct_client("nvrtc_client_loadlibrary"), kScenarios).out;
+  const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
+  const TempDir without_tier, with_tier;
+  const auto timed = [&](const EnvVars& env, ProcessResult* r) {
+    const auto start = std::chrono::steady_clock::now();
+    *r = client(exe, kScenarios, env);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  ProcessResult local, down;
+  const double local_s = timed(node_env(without_tier, ""), &local);
+  const double down_s = timed(node_env(with_tier, url), &down);
+  EXPECT_TRUE(local.out == direct);
+  EXPECT_TRUE(down.out == direct) << "a tier that is down changed a result";
+  EXPECT_LT(down_s, local_s + 1.0) << "the tier that is down held the compiles up";
+  std::size_t lines = 0;
+  for (std::size_t at = down.err.find("shared tier"); at != std::string::npos; at = down.err.find("shared tier", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 1u) << down.err;
+  EXPECT_NE(down.err.find("Connection refused"), std::string::npos) << down.err;
+  const nlohmann::json stats = node_stats(node_env(with_tier, url));
+  EXPECT_GT(stats.value("misses", 0), 0) << stats.dump();
+  EXPECT_GE(tier_counter(stats, "errors"), 1) << stats.dump();
+  EXPECT_EQ(tier_counter(stats, "hits"), 0) << stats.dump();
 }
 
 }  // namespace

@@ -2,13 +2,12 @@
 #include "store/remote/http/http_config.h"
 
 #include <blake2.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
+
+#include "platform/own_file.h"
 
 namespace nvrtc_cache::store::remote::http {
 namespace {
@@ -34,24 +33,17 @@ std::string digest(std::string_view bytes) {
 
 // A token file's first line (a trailing newline is not part of the token); nullopt with *problem.
 std::optional<std::string> read_token(const std::string& path, std::string* problem) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) {
-    *problem = "bearer-token-file " + path + " cannot be read: " + std::strerror(errno);
+  // Non-blocking and by a regular file only (platform/own_file.h): a FIFO named here never stalls.
+  std::string why;
+  std::optional<std::string> token = platform::read_regular_file(path, kMaxTokenSize, &why);
+  if (!token && why != "is not a regular file" && !why.starts_with("is larger than")) {
+    *problem = "bearer-token-file " + path + " cannot be read" + (why.empty() ? std::string() : ": " + why);
     return std::nullopt;
   }
-  struct stat st {};
-  std::string token;
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-            static_cast<std::uint64_t>(st.st_size) <= kMaxTokenSize;
-  if (ok) {
-    token.resize(static_cast<std::size_t>(st.st_size));
-    const ssize_t n = ::read(fd, token.data(), token.size());
-    ok = n > 0;
-    token.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  if (token) {
+    while (!token->empty() && (token->back() == '\n' || token->back() == '\r')) token->pop_back();
   }
-  ::close(fd);
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
-  if (!ok || token.empty()) {
+  if (!token || token->empty()) {
     *problem = "bearer-token-file " + path + " is not a regular file holding a token (at most 16 KiB)";
     return std::nullopt;
   }

@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-#include "store/remote/net/tls_session.h"
+#include "store/remote/net/tls_settings.h"
 #include "store/remote/tier.h"
 
 namespace nvrtc_cache::store::remote::http {

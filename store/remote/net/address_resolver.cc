@@ -1,7 +1,5 @@
 #include "store/remote/net/address_resolver.h"
 
-#include <netdb.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -11,6 +9,7 @@
 #include <thread>
 
 #include "platform/fork_locks.h"
+#include "platform/socket.h"
 
 namespace nvrtc_cache::store::remote::net {
 
@@ -49,6 +48,10 @@ __attribute__((constructor)) void register_resolver_lock() {
 // getaddrinfo's answer: the addresses, or the error (flags: AI_NUMERICHOST for a lookup-free try).
 bool resolve(const std::string& host, std::uint16_t port, int flags, std::vector<SocketAddress>* out,
              std::string* error) {
+  if (const int started = platform::socket_startup(); started != 0) {
+    *error = "cannot resolve " + host + ": " + platform::socket_error_text(started);
+    return false;
+  }
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -64,7 +67,7 @@ bool resolve(const std::string& host, std::uint16_t port, int flags, std::vector
     if (info->ai_addrlen > sizeof(sockaddr_storage)) continue;
     SocketAddress address;
     std::memcpy(&address.storage, info->ai_addr, info->ai_addrlen);
-    address.length = info->ai_addrlen;
+    address.length = static_cast<socklen_t>(info->ai_addrlen);
     out->push_back(address);
   }
   freeaddrinfo(found);
@@ -78,12 +81,8 @@ AddressResolver::AddressResolver(std::string host, std::uint16_t port, std::stri
     : host_(std::move(host)), port_(port) {
   if (!socket_path.empty()) {
     SocketAddress address;
-    auto* un = reinterpret_cast<sockaddr_un*>(&address.storage);
-    un->sun_family = AF_UNIX;
-    const std::size_t n = std::min(socket_path.size(), sizeof un->sun_path - 1);  // the URL parser checked it
-    std::memcpy(un->sun_path, socket_path.data(), n);
-    address.length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + n + 1);
-    fixed_.push_back(address);
+    // The URL parser checked the path's length (and refused it where there are no unix sockets).
+    if (platform::unix_socket_address(socket_path, &address.storage, &address.length)) fixed_.push_back(address);
     return;
   }
   std::string numeric_error;

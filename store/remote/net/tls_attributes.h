@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "store/remote/net/tls_session.h"
+#include "store/remote/net/tls_settings.h"
 
 namespace nvrtc_cache::store::remote::net {
 

@@ -21,16 +21,9 @@
 #include <string>
 
 #include "store/remote/net/tls_library.h"
+#include "store/remote/net/tls_settings.h"
 
 namespace nvrtc_cache::store::remote::net {
-
-struct TlsSettings {
-  std::string ca_file;      // tls-ca-file: PEM CA certificates to trust (else the system's)
-  std::string ca_dir;       // tls-ca-dir: a hashed CA directory (c_rehash)
-  std::string cert_file;    // tls-cert-file: client certificate chain (PEM), for tls-auth-clients
-  std::string key_file;     // tls-key-file: its private key (PEM, unencrypted)
-  std::string server_name;  // tls-server-name: the name to verify and send (SNI); else the host
-};
 
 class TlsContext {
  public:

@@ -1,10 +1,10 @@
 #include "store/remote/net/tls_attributes.h"
 #include "store/remote/redis/redis_config.h"
 
-#include <sys/un.h>
-
 #include <charconv>
 #include <cstring>
+
+#include "platform/socket.h"
 
 namespace nvrtc_cache::store::remote::redis {
 namespace {
@@ -212,8 +212,9 @@ std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem
     std::string substituted = pattern;
     if (star != std::string::npos) substituted.replace(star, 1, shard);
     if (unix_socket) {
+      if (platform::unix_socket_path_max() == 0) return fail("unix sockets are not available on this system");
       if (substituted.front() != '/') return fail("the socket path must be absolute");
-      if (substituted.size() >= sizeof(sockaddr_un::sun_path)) return fail("the socket path is too long");
+      if (substituted.size() >= platform::unix_socket_path_max()) return fail("the socket path is too long");
       server.socket_path = substituted;
       server.display = "redis+unix://" + substituted;
     } else {

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "store/remote/redis/resp_connection.h"
-#include "store/remote/net/tls_session.h"
+#include "store/remote/net/tls_settings.h"
 #include "store/remote/tier.h"
 
 namespace nvrtc_cache::store::remote::redis {

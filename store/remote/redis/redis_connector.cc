@@ -25,7 +25,7 @@ RedisConnector::~RedisConnector() { delete tls_setup_.load(); }
 const RedisConnector::TlsSetup& RedisConnector::tls_setup() {
   return *platform::publish_once(tls_setup_, [this] {
     auto* setup = new TlsSetup;
-    setup->context = net::TlsContext::create(tls_settings_, &setup->problem);
+    setup->context = net::make_tls_context(tls_settings_, &setup->problem);
     return setup;
   });
 }

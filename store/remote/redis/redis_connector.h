@@ -18,7 +18,7 @@
 #include "store/remote/redis/redis_config.h"
 #include "store/remote/redis/resp_connection.h"
 #include "store/remote/redis/server_node.h"
-#include "store/remote/net/tls_session.h"
+#include "store/remote/net/tls_settings.h"
 #include "store/remote/tier.h"
 
 namespace nvrtc_cache::store::remote::redis {

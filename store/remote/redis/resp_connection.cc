@@ -1,9 +1,5 @@
 #include "store/remote/redis/resp_connection.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,8 +49,8 @@ std::string printable(std::string_view text) {
 RespConnection::RespConnection(std::unique_ptr<net::Stream> stream)
     : stream_(std::move(stream)), in_(kInputBufferSize) {}
 
-std::unique_ptr<RespConnection> RespConnection::adopt(int fd) {
-  return std::unique_ptr<RespConnection>(new RespConnection(net::Stream::adopt(fd)));
+std::unique_ptr<RespConnection> RespConnection::adopt(platform::SocketHandle socket) {
+  return std::unique_ptr<RespConnection>(new RespConnection(net::Stream::adopt(socket)));
 }
 
 RespConnection::~RespConnection() = default;

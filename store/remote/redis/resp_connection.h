@@ -19,7 +19,6 @@
 // errno is not preserved here (the tier restores it).
 #pragma once
 
-#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -58,7 +57,7 @@ class RespConnection {
   static std::unique_ptr<RespConnection> connect(std::span<const SocketAddress> addresses, Deadline deadline,
                                                  IoResult* why);
   // Takes ownership of a connected, non-blocking stream socket (a socketpair in tests).
-  static std::unique_ptr<RespConnection> adopt(int fd);
+  static std::unique_ptr<RespConnection> adopt(platform::SocketHandle socket);
   ~RespConnection();
   // Runs the TLS handshake for `host` (the URL's host name or address) before `deadline`; every
   // later exchange is encrypted. After a failure the connection must be dropped.
@@ -79,7 +78,7 @@ class RespConnection {
   bool stale() const;
 
   pid_t owner_pid() const { return stream_->owner_pid(); }
-  int fd() const { return stream_->fd(); }
+  platform::SocketHandle fd() const { return stream_->fd(); }
 
  private:
   explicit RespConnection(std::unique_ptr<net::Stream> stream);
