@@ -65,6 +65,29 @@ Owner owner_of(const struct stat& st);
 
 // fstat() of an open file (LMDB's data file; on Windows the HANDLE's value); 0 or an errno value.
 int stat_open_file(std::intptr_t file, struct stat* out);
+// The same for a file expected to be the entry `name` of the directory `dir` (a descriptor of
+// Env::open_directory_at). POSIX: fstat(). Windows: where the file's present full path is the
+// directory's joined with `name`, its volume is the directory's (no query of the volume: a round
+// trip to the mount manager under Wine); otherwise it is asked, as stat_open_file() does.
+int stat_open_file_in(std::intptr_t file, int dir, const std::string& name, struct stat* out);
+
+// A path naming the directory the descriptor `dir` holds, for a library that opens by path (LMDB),
+// or "" where there is none. POSIX: "/proc/self/fd/N", which names that very directory while the
+// descriptor is open (where /proc is mounted: the caller checks that it resolves to it). Windows: the
+// directory's present full path (GetFinalPathNameByHandleW, without its "\\?\" prefix), read from
+// the handle, which names it until the directory is moved: asking again and getting the same path
+// says it still does.
+std::string path_naming_directory(int dir);
+// Whether that path is read from the handle itself (Windows: it named the directory when it was read),
+// rather than one the caller must check resolves to it (POSIX: /proc may be missing).
+bool path_naming_directory_is_read_from_it();
+
+// Whether Env::open_directory_at(AT_FDCWD, path) of a whole absolute path without ".." components
+// opens what the component walk of store/directory_handle.h would: Windows, where no owner is
+// reported (owner_of() below), so the walk follows every link above the last component, as the system
+// does, and the last component is opened itself, never followed. POSIX: false (a link is followed only
+// when its owner is trusted).
+bool whole_path_open_is_the_walk();
 // Closes, or duplicates (-1 on failure), a descriptor returned by Env::open_directory_at.
 void close_directory_descriptor(int fd);
 int duplicate_directory_descriptor(int fd);

@@ -212,6 +212,16 @@ const char* network_filesystem_at(Env& env, int dir) {
 
 int stat_open_file(std::intptr_t file, struct stat* out) { return result(::fstat(static_cast<int>(file), out)); }
 
+int stat_open_file_in(std::intptr_t file, int, const std::string&, struct stat* out) {
+  return stat_open_file(file, out);
+}
+
+std::string path_naming_directory(int dir) { return "/proc/self/fd/" + std::to_string(dir); }
+
+bool path_naming_directory_is_read_from_it() { return false; }
+
+bool whole_path_open_is_the_walk() { return false; }
+
 void close_directory_descriptor(int fd) { ::close(fd); }
 
 int duplicate_directory_descriptor(int fd) { return ::fcntl(fd, F_DUPFD_CLOEXEC, 0); }

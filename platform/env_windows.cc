@@ -1,17 +1,21 @@
 // Env::system() on Windows: UTF-8 paths converted to UTF-16 for the wide Win32 calls. A directory
 // "descriptor" is an index into a process-wide table of directory handles (CreateFileW with
 // FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, shared for read, write and delete, so a
-// held directory can still be renamed, like an O_PATH descriptor); a call on (dir, name) names the
-// entry by the handle's current path (GetFinalPathNameByHandleW), so it follows the directory the
-// handle holds, not the path it was opened by. A reparse point (junction, symbolic link) is never
-// followed by the handle-based calls: it is reported as S_IFLNK, and open_directory_at refuses it
-// with ELOOP. rename_at replaces an existing file, as rename(2) does (MOVEFILE_REPLACE_EXISTING).
-// struct stat gets the volume serial number and the 64-bit file index (file_id(), platform/env.h),
-// the size in 64 bits (_FILE_OFFSET_BITS=64) and one-second times; no owner. The volume serial is
-// asked for once per walk (its root, or a path opened as given): what is reached
-// from a held directory without following a reparse point inherits it, because asking for it costs
-// a round trip to the mount manager (about a millisecond under Wine, for each stat).
+// held directory can still be renamed, like an O_PATH descriptor). A call on (dir, name) that opens
+// one entry (open_directory_at, stat_at, read_file_at) opens it relative to the handle (NtCreateFile
+// with a root directory: openat); the others name the entry by the handle's current path
+// (GetFinalPathNameByHandleW). Either way it follows the directory the handle holds, not the path it
+// was opened by. A reparse point (junction, symbolic link) is never followed by the handle-based
+// calls: it is reported as S_IFLNK, and open_directory_at refuses it with ELOOP. rename_at replaces an
+// existing file, as rename(2) does (MOVEFILE_REPLACE_EXISTING). struct stat gets the
+// volume serial number and the 64-bit file index (file_id(), platform/env.h), the size in 64 bits
+// (_FILE_OFFSET_BITS=64) and one-second times; no owner. The volume serial is asked for once per walk
+// (its root, or a path opened as given): what is reached from a held directory without following a
+// reparse point inherits it, and so does an open file whose present full path is an entry of a held
+// directory (stat_open_file_in), because asking for it costs a round trip to the mount manager (about
+// a millisecond under Wine, for each stat).
 #include <windows.h>
+#include <winternl.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -239,6 +243,57 @@ int stat_of(HANDLE handle, struct stat* out, DWORD volume = 0) {
   return 0;
 }
 
+// NtCreateFile relative to a directory handle (OBJECT_ATTRIBUTES.RootDirectory: openat), and the
+// status-to-error translation, from ntdll; null where they are missing.
+using CreateFileFunction = LONG(WINAPI*)(HANDLE*, ACCESS_MASK, OBJECT_ATTRIBUTES*, IO_STATUS_BLOCK*, LARGE_INTEGER*,
+                                         ULONG, ULONG, ULONG, ULONG, void*, ULONG);
+using StatusToErrorFunction = ULONG(WINAPI*)(LONG);
+template <typename Function>
+Function ntdll_function(const char* name) {
+  return reinterpret_cast<Function>(reinterpret_cast<void*>(GetProcAddress(GetModuleHandleW(L"ntdll.dll"), name)));
+}
+
+// Whether `name` is one entry of a directory (no separator, not "." or "..").
+bool is_single_entry(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find_first_of("/\\") == std::string::npos;
+}
+
+// Opens the entry `name` of the directory `dir` without following a reparse point, for `access`
+// (`file_only`: never a directory). A single entry is opened relative to the directory's handle,
+// without asking for the directory's path (one call less, and no path to race with); anything else
+// by the path of the handle. INVALID_HANDLE_VALUE and `*error` on failure.
+HANDLE open_entry(int dir, const std::string& name, DWORD access, bool file_only, int* error) {
+  static const auto create_file = ntdll_function<CreateFileFunction>("NtCreateFile");
+  static const auto status_to_error = ntdll_function<StatusToErrorFunction>("RtlNtStatusToDosError");
+  const HANDLE directory = dir == AT_FDCWD ? INVALID_HANDLE_VALUE : handle_of(dir);
+  if (directory != INVALID_HANDLE_VALUE && create_file != nullptr && status_to_error != nullptr &&
+      is_single_entry(name)) {
+    std::wstring wide = windows::to_wide(name);
+    UNICODE_STRING object_name;
+    object_name.Buffer = wide.data();
+    object_name.Length = static_cast<USHORT>(wide.size() * sizeof(wchar_t));
+    object_name.MaximumLength = object_name.Length;
+    OBJECT_ATTRIBUTES attributes;
+    InitializeObjectAttributes(&attributes, &object_name, OBJ_CASE_INSENSITIVE, directory, nullptr);
+    IO_STATUS_BLOCK io_status{};
+    constexpr ULONG kOpen = 1;  // FILE_OPEN
+    constexpr ULONG kNonDirectory = 0x40, kSynchronousIo = 0x20, kForBackup = 0x4000, kReparsePoint = 0x00200000;
+    HANDLE handle = nullptr;
+    const LONG status = create_file(&handle, access | SYNCHRONIZE | FILE_READ_ATTRIBUTES, &attributes, &io_status,
+                                    nullptr, 0, kShareAll, kOpen,
+                                    kSynchronousIo | kReparsePoint | (file_only ? kNonDirectory : kForBackup), nullptr, 0);
+    if (status >= 0 && handle != nullptr) return handle;
+    *error = errno_of(status_to_error(status));
+    return INVALID_HANDLE_VALUE;
+  }
+  const std::wstring path = path_at(dir, name, error);
+  if (*error != 0) return INVALID_HANDLE_VALUE;
+  const DWORD flags = FILE_FLAG_OPEN_REPARSE_POINT | (file_only ? 0 : FILE_FLAG_BACKUP_SEMANTICS);
+  const HANDLE handle = CreateFileW(path.c_str(), access, kShareAll, nullptr, OPEN_EXISTING, flags, nullptr);
+  if (handle == INVALID_HANDLE_VALUE) *error = errno_of(GetLastError());
+  return handle;
+}
+
 int stat_path(const std::wstring& path, bool follow, struct stat* out, DWORD volume = 0) {
   const HANDLE handle = open_for_attributes(path, follow);
   if (handle == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
@@ -279,6 +334,41 @@ int stat_open_file(std::intptr_t file, struct stat* out) {
   const LastErrorKept kept;
   return stat_of(reinterpret_cast<HANDLE>(file), out);
 }
+
+int stat_open_file_in(std::intptr_t file, int dir, const std::string& name, struct stat* out) {
+  const LastErrorKept kept;
+  const HANDLE handle = reinterpret_cast<HANDLE>(file);
+  const Descriptor descriptor = descriptor_of(dir);
+  DWORD volume = 0;
+  if (descriptor.handle != INVALID_HANDLE_VALUE && descriptor.volume != 0) {
+    // The file's present path is the entry `name` of the directory's present path: it is on the
+    // directory's volume (two volumes never share a full path).
+    std::wstring expected = path_of_handle(descriptor.handle);
+    if (!expected.empty()) {
+      if (expected.back() != L'\\') expected += L'\\';
+      expected += windows::to_wide(name);
+      const std::wstring actual = path_of_handle(handle);
+      if (!actual.empty() && actual == expected) volume = descriptor.volume;
+    }
+  }
+  return stat_of(handle, out, volume);
+}
+
+std::string path_naming_directory(int dir) {
+  const LastErrorKept kept;
+  const HANDLE handle = handle_of(dir);
+  std::wstring path = handle == INVALID_HANDLE_VALUE ? std::wstring() : path_of_handle(handle);
+  // Without the "\\?\" prefix, under which '/' is no separator (LMDB appends "/data.mdb").
+  if (path.starts_with(L"\\\\?\\UNC\\"))
+    path = L"\\\\" + path.substr(8);
+  else if (path.starts_with(L"\\\\?\\"))
+    path = path.substr(4);
+  return windows::to_utf8(path);
+}
+
+bool path_naming_directory_is_read_from_it() { return true; }
+
+bool whole_path_open_is_the_walk() { return true; }
 
 void close_directory_descriptor(int fd) {
   HANDLE handle = INVALID_HANDLE_VALUE;
@@ -321,10 +411,8 @@ int Env::open_directory_at(int dir, const std::string& name, int* fd) {
   const LastErrorKept kept;
   *fd = -1;
   int error = 0;
-  const std::wstring path = path_at(dir, name, &error);
-  if (error != 0) return error;
-  const HANDLE handle = open_for_attributes(path, /*follow=*/false, FILE_READ_ATTRIBUTES | FILE_LIST_DIRECTORY);
-  if (handle == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
+  const HANDLE handle = open_entry(dir, name, FILE_READ_ATTRIBUTES | FILE_LIST_DIRECTORY, /*file_only=*/false, &error);
+  if (handle == INVALID_HANDLE_VALUE) return error;
   struct stat st {};
   // An entry opened in a directory without following a reparse point is on the directory's volume.
   error = stat_of(handle, &st, dir == AT_FDCWD ? 0 : volume_of_entry(dir, name));
@@ -360,8 +448,11 @@ int Env::stat_at(int dir, const std::string& name, struct stat* out) {
     return descriptor.handle == INVALID_HANDLE_VALUE ? EBADF : stat_of(descriptor.handle, out, descriptor.volume);
   }
   int error = 0;
-  const std::wstring path = path_at(dir, name, &error);
-  return error != 0 ? error : stat_path(path, /*follow=*/false, out, volume_of_entry(dir, name));
+  const HANDLE handle = open_entry(dir, name, FILE_READ_ATTRIBUTES, /*file_only=*/false, &error);
+  if (handle == INVALID_HANDLE_VALUE) return error;
+  error = stat_of(handle, out, volume_of_entry(dir, name));
+  CloseHandle(handle);
+  return error;
 }
 
 int Env::statfs_at(int, struct statfs*) { return ENOSYS; }
@@ -428,11 +519,8 @@ int Env::read_file_at(int dir, const std::string& name, void* buffer, std::size_
   const LastErrorKept kept;
   *read = 0;
   int error = 0;
-  const std::wstring path = path_at(dir, name, &error);
-  if (error != 0) return error;
-  const HANDLE file =
-      CreateFileW(path.c_str(), GENERIC_READ, kShareAll, nullptr, OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
-  if (file == INVALID_HANDLE_VALUE) return errno_of(GetLastError());
+  const HANDLE file = open_entry(dir, name, GENERIC_READ, /*file_only=*/true, &error);
+  if (file == INVALID_HANDLE_VALUE) return error;
   while (*read < size) {
     OVERLAPPED at = {};
     const std::uint64_t position = static_cast<std::uint64_t>(offset) + *read;

@@ -1,5 +1,6 @@
 #include "store/directory_handle.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -91,6 +92,17 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
                                   mode_t create_mode) {
   if (path.empty()) return failed(EINVAL, false, "empty directory path");
   const std::string root = root_of(path);
+  if (platform::whole_path_open_is_the_walk() && !root.empty()) {
+    // (Windows) One open of the whole path is this walk; the walk below, where it fails, creates what
+    // is missing and names what it refuses.
+    const std::deque<std::string> names = components_of(path);
+    int whole = -1;
+    if (std::find(names.begin(), names.end(), "..") == names.end() && env.open_directory_at(AT_FDCWD, path, &whole) == 0) {
+      DirectoryWalk out;
+      out.handle = DirectoryHandle(whole);
+      return out;
+    }
+  }
   std::string shown = root;
   int fd = -1;
   if (const int rc = env.open_directory_at(AT_FDCWD, root.empty() ? "." : root, &fd); rc != 0) {

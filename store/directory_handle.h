@@ -5,7 +5,11 @@
 // changes nothing. Missing components are created 0700 ("mkdir -p", the only one in the tree). A
 // symbolic link above the last component is followed only when root or the effective user owns it
 // (any owner with `allow_shared`), its target walked the same way (at most 40 links); the last
-// component is never followed.
+// component is never followed. On Windows, where no owner is reported and so every link above the
+// last component is followed, the walk is one open of the whole path (platform::
+// whole_path_open_is_the_walk: the system follows those links and opens the last component itself),
+// taken component by component only where that open fails: to create what is missing, to name what is
+// refused, or for a path with "..".
 // Contract: filesystem access only through the given Env; handles are O_CLOEXEC and closed by their
 // DirectoryHandle; thread-compatible; no exceptions beyond std::bad_alloc.
 #pragma once

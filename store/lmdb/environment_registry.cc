@@ -73,33 +73,35 @@ void share_with_group(const DirectoryHandle& directory, Env& env) {
   }
 }
 
-// The path LMDB is given for `directory`: /proc/self/fd/N, which resolves to the very directory the
-// handle holds (no component can be swapped under it), or `fallback` where /proc does not show it.
-std::string handle_path(const DirectoryHandle& directory) { return "/proc/self/fd/" + std::to_string(directory.fd()); }
-
+// The path LMDB is given for `directory`: the one the platform reads from the handle
+// (platform::path_naming_directory: /proc/self/fd/N, which resolves to the very directory the handle
+// holds, no component can be swapped under it; on Windows the directory's present full path), or
+// `fallback` where there is none or it does not resolve to that directory.
 std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& id, const std::string& fallback,
                           Env& env) {
-  const std::string by_handle = handle_path(directory);
+  const std::string by_handle = platform::path_naming_directory(directory.fd());
+  if (by_handle.empty()) return fallback;
+  if (platform::path_naming_directory_is_read_from_it()) return by_handle;
   struct stat st {};
   if (env.stat(by_handle, &st) == 0 && platform::file_id(st) == id) return by_handle;
   return fallback;
 }
 
 // Whether the environment LMDB opened at `path` is the store in `directory` (identity `id`): its
-// data file is the data.mdb in that directory, and `path` still names it (the handle's own
-// /proc/self/fd path always does while the handle is open: it is not looked at again). LMDB's file
-// descriptor is only fstat()ed.
+// data file is the data.mdb in that directory, and `path` still names it (the path read from the
+// handle again: /proc/self/fd/N always does while the handle is open; a Windows full path does if
+// the directory has not moved). LMDB's file handle is only queried, never opened again.
 bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory, const DirectoryId& id,
                                  const std::string& path, Env& system) {
   mdb_filehandle_t data_file{};
   struct stat opened {
   }, expected{}, at_path{};
   if (api().mdb_env_get_fd(env, &data_file) != MDB_SUCCESS ||
-      platform::stat_open_file(os_handle(data_file), &opened) != 0) {
+      platform::stat_open_file_in(os_handle(data_file), directory.fd(), "data.mdb", &opened) != 0) {
     return false;
   }
   if (system.stat_at(directory.fd(), "data.mdb", &expected) != 0 || !same_file(opened, expected)) return false;
-  if (path == handle_path(directory)) return true;
+  if (path == platform::path_naming_directory(directory.fd())) return true;
   return system.stat(path, &at_path) == 0 && platform::file_id(at_path) == id;
 }
 

@@ -8,7 +8,10 @@
 //    every environment opened before the fork is then foreign to it (never used, never closed:
 //    leaked, the ancestor still owns its mapping, descriptors and locks); it opens its own.
 //  - Filesystem: LMDB opens by path, so it is given one that resolves to the checked directory
-//    (/proc/self/fd/N), and what it opened is compared with that directory afterwards. No other
+//    (platform::path_naming_directory: /proc/self/fd/N; on Windows the directory's present full path,
+//    read from its handle and read again after the open), and what it opened is compared with that
+//    directory afterwards (on Windows by the data file's present full path and its file index, with no
+//    query of the volume's serial number: the full path names the volume). No other
 //    descriptor is ever opened on data.mdb or lock.mdb (closing one would drop LMDB's fcntl locks).
 //  - An environment abandoned as damaged (or replaced by another process) is kept, never closed,
 //    since other threads may still be reading its mapping.

@@ -71,7 +71,8 @@ struct LmdbOptions {
   // caller; the store keeps its own duplicate. -1: the parent path is walked and created as
   // store/directory_handle.h describes. Either way `directory` itself is reached from that handle
   // (created 0700, never a link), LMDB is given a path that resolves to that very directory
-  // (/proc/self/fd/N, or `directory` where /proc is missing), and an open whose data.mdb is not the
+  // (/proc/self/fd/N, or `directory` where /proc is missing; on Windows its present full path, read
+  // from the handle), and an open whose data.mdb is not the
   // one in that directory (it was swapped meanwhile) is refused.
   int parent_directory_fd = -1;
   // A cache its directory's group shares on purpose: the store directory is created
