@@ -28,6 +28,8 @@ class WindowsRuntime {
   // The store, or nullptr when it cannot be opened (tried once).
   store::Store* store();
   core::StatsDeltas& stats() { return stats_; }
+  // The zstd level new entries are stored at (the `compression` setting; 0: uncompressed).
+  int compression_level() const { return config_.compression_level; }
   // Merges the counter deltas into the store.
   void flush_stats();
   // The real NVRTC's identity (nvrtcVersion, and the PE header's link stamp, image size and checksum

@@ -1,7 +1,7 @@
 // nvrtc-cache.exe under Wine: the commands it shares with the Linux CLI (tools/windows/main.cc) on the
 // cache the proxy filled with two real compiles (tests/clients/windows/nvrtc_client.cc through the
 // proxy nvrtc64_130_0.dll beside it): `stats --json` has the Linux CLI's keys, `ls` lists both
-// results (zstd-compressed, as on Linux), `inspect` describes one, `extract --cubin` gives the bytes the
+// results (zstd-compressed, as on Linux: smaller than with `compression = 0`), `inspect` describes one, `extract --cubin` gives the bytes the
 // real compile returned (to a file and to stdout), `config set` writes and replaces the user file,
 // `evict` empties the cache, `help` lists the commands. Needs NVRTC_CACHE_WINDOWS_PREFIX (the proxy
 // and nvrtc-cache.exe, scripts/windows-build.sh) and the Wine preconditions of wine_test.cc; skips
@@ -81,33 +81,34 @@ class WineCli : public ::testing::Test {
   }
 
   // A Windows program under Wine, with the proxy's settings: the real DLL, the cache, the user file.
-  ProcessResult wine(const std::vector<std::string>& argv) {
+  ProcessResult wine(const std::vector<std::string>& argv, const EnvVars& extra = {}) {
     EnvVars env = {{"WINEPREFIX", nvrtc_dir_ + "/wineprefix"},
                    {"WINEDEBUG", "-all"},
                    {"WINEDLLOVERRIDES", "mscoree,mshtml="},
                    {"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
                    {"NVRTC_CACHE_DIR", windows_path(cache_.path())},
                    {"NVRTC_CACHE_CONFIG", windows_path(config_.path() + "/user.conf")}};
+    for (const auto& [name, value] : extra) env[name] = value;
     std::vector<std::string> command = {loader_};
     command.insert(command.end(), argv.begin(), argv.end());
     return run_process(command, env);
   }
 
   // nvrtc-cache.exe ARGS...; expects exit status 0.
-  ProcessResult exe(std::vector<std::string> args) {
+  ProcessResult exe(std::vector<std::string> args, const EnvVars& extra = {}) {
     args.insert(args.begin(), prefix_ + "/bin/nvrtc-cache.exe");
-    ProcessResult r = wine(args);
+    ProcessResult r = wine(args, extra);
     EXPECT_EQ(r.exit_code, 0) << args[1] << ": " << r.err;
     return r;
   }
 
-  nlohmann::json json_of(std::vector<std::string> args) {
+  nlohmann::json json_of(std::vector<std::string> args, const EnvVars& extra = {}) {
     args.push_back("--json");
-    return nlohmann::json::parse(exe(std::move(args)).out, nullptr, false);
+    return nlohmann::json::parse(exe(std::move(args), extra).out, nullptr, false);
   }
 
   std::string nvrtc_dir_, loader_, prefix_, client_;
-  TempDir beside_, cache_, config_, linux_home_;
+  TempDir beside_, cache_, config_, linux_home_, uncompressed_;
 };
 
 TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
@@ -130,18 +131,26 @@ TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
   EXPECT_EQ(stats.value("misses", 0), 2);
   EXPECT_EQ(stats.value("results", 0), 2);
 
-  // ls --json: both results; the one with the cubin, stored compressed (zstd on Windows too).
+  // ls --json: both results; the one with the cubin is stored compressed (zstd on Windows too):
+  // smaller than the same compile stored with `compression = 0`.
   const nlohmann::json listed = json_of({"ls"});
   ASSERT_TRUE(listed.contains("entries")) << listed.dump();
   ASSERT_EQ(listed["entries"].size(), 2u) << listed.dump();
   std::string key;
+  std::uint64_t stored = 0;
   for (const auto& e : listed["entries"]) {
-    const std::uint64_t outputs = e["sizes"]["log"].get<std::uint64_t>() + e["sizes"]["ptx"].get<std::uint64_t>() +
-                                  e["sizes"]["cubin"].get<std::uint64_t>();
-    EXPECT_LT(e["sizes"]["stored"].get<std::uint64_t>(), outputs) << "not compressed: " << e.dump();
-    if (e["sizes"]["cubin"] == cubin.size()) key = e["key"];
+    if (e["sizes"]["cubin"] != cubin.size()) continue;
+    key = e["key"];
+    stored = e["sizes"]["stored"];
   }
   ASSERT_EQ(key.size(), 64u) << "no entry holds the cubin's " << cubin.size() << " bytes: " << listed.dump();
+  const EnvVars uncompressed = {{"NVRTC_CACHE_DIR", windows_path(uncompressed_.path())},
+                                {"NVRTC_CACHE_COMPRESSION", "0"}};
+  ASSERT_EQ(wine({client_, "cubin"}, uncompressed).exit_code, 0);
+  const nlohmann::json plain = json_of({"ls"}, uncompressed);
+  ASSERT_EQ(plain["entries"].size(), 1u) << plain.dump();
+  EXPECT_EQ(plain["entries"][0].value("key", ""), key);
+  EXPECT_LT(stored, plain["entries"][0]["sizes"].value("stored", 0u)) << "the entry was not compressed";
   EXPECT_NE(exe({"ls"}).out.find(key.substr(0, 16)), std::string::npos) << "the table lists the key";
   EXPECT_EQ(exe({"verify"}).exit_code, 0);
 
@@ -163,8 +172,8 @@ TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
   const std::string listing = text_of(exe({"-p"}).out), value = text_of(exe({"config", "get", "max_size"}).out);
   EXPECT_NE(listing.find("user.conf:1) max_size = " + value), std::string::npos) << value << " in\n" << listing;
 
-  // evict down to nothing; help lists what Windows has.
-  EXPECT_EQ(exe({"evict", "--max-size", "1"}).out.rfind("evicted ", 0), 0u);
+  // evict down to 1 KiB of payload (each result is larger); help lists what Windows has.
+  EXPECT_EQ(exe({"evict", "--max-size", "1K"}).out.rfind("evicted ", 0), 0u);
   EXPECT_EQ(json_of({"stats"}).value("results", -1), 0);
   const std::string help = text_of(exe({"help"}).out);
   for (const char* command : {"stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract"})
