@@ -3,12 +3,16 @@
 // mapped data.mdb cannot be renamed over; the file's free pages are still reused by later entries.
 #include "tools/compact.h"
 
+#include <algorithm>
+
 namespace nvrtc_cache::tools {
 
 Compaction compact_store(const std::string& directory) {
+  std::string shown = directory + "\\data.mdb";
+  std::replace(shown.begin(), shown.end(), '/', '\\');
   Compaction result;
-  result.problem = "compaction is not available on Windows (" + directory +
-                   "\\data.mdb was not rewritten; its free pages are still reused by later entries)";
+  result.problem = "compaction is not available on Windows (" + shown +
+                   " was not rewritten; its free pages are still reused by later entries)";
   return result;
 }
 
