@@ -12,8 +12,8 @@
 // for a damaged or malformed frame, and before allocating checks the declared size against
 // kMaxExpandedEntryBytes and against kMaxCompressionRatio times the compressed size (compress_entry()
 // never writes a frame beyond either, so no entry it wrote is refused); what zstd produces must be
-// exactly the declared size. The Windows port has no zstd: it writes entries uncompressed and a
-// compressed one is a miss there.
+// exactly the declared size. The same code and zstd serve the Windows port (zstd built from Debian's
+// source package there), so an entry written on one system is read on the other.
 #pragma once
 
 #include <cstddef>

@@ -28,4 +28,11 @@ int open_own_file_for_append(const std::string& path, std::string* why = nullptr
 std::optional<std::string> read_regular_file(const std::string& path, std::size_t max_bytes, std::string* why = nullptr,
                                              unsigned* mode = nullptr);
 
+// Replaces the file at `path` with `content` as one step: the directories leading to it are created
+// (0700) where missing, `content` is written to a new file of a random name beside it (created
+// exclusively, never through a link someone prepared; 0600), flushed to disk, then renamed over
+// `path` (Windows: MoveFileEx, replacing it). False with `why` (the system's error) when it was not
+// done; `path` is then untouched and the new file removed.
+bool replace_own_file(const std::string& path, const std::string& content, std::string* why = nullptr);
+
 }  // namespace nvrtc_cache::platform

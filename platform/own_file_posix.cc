@@ -80,4 +80,33 @@ std::optional<std::string> read_regular_file(const std::string& path, std::size_
   return text;
 }
 
+bool replace_own_file(const std::string& path, const std::string& content, std::string* why) {
+  const ErrnoGuard errno_guard;
+  for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
+    (void)::mkdir(path.substr(0, slash).c_str(), 0700);
+  }
+  std::string temporary = path + ".XXXXXX";
+  const int fd = ::mkstemp(temporary.data());
+  if (fd < 0) {
+    say(why, "cannot create a temporary file beside it: " + std::string(std::strerror(errno)));
+    return false;
+  }
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  const bool complete = written == content.size() && ::fsync(fd) == 0;
+  const int write_error = errno;
+  ::close(fd);
+  if (!complete || ::rename(temporary.c_str(), path.c_str()) != 0) {
+    say(why, std::strerror(complete ? errno : write_error));
+    ::unlink(temporary.c_str());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace nvrtc_cache::platform

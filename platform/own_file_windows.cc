@@ -1,14 +1,21 @@
 // Opening the user's own files (platform/own_file.h) on Windows: the log file is opened with the CRT
 // (binary, not inherited by child processes; no owner to check: the cache and its files live under
 // the user's profile, whose ACL gives them to that user), and a configuration file is read through
-// the Env. Neither says why a file could not be used.
+// the Env. Neither says why a file could not be used. A replaced file is written with the Windows
+// API and moved over the old one (MoveFileEx).
 #include "platform/own_file.h"
 
 #include <fcntl.h>
 #include <io.h>
+#include <windows.h>
+
+#include <algorithm>
 
 #include "platform/env.h"
 #include "platform/errno_guard.h"
+#include "platform/paths.h"
+#include "platform/windows/last_error.h"
+#include "platform/windows/wide.h"
 
 namespace nvrtc_cache::platform {
 
@@ -24,6 +31,41 @@ std::optional<std::string> read_regular_file(const std::string& path, std::size_
   std::string text;
   if (Env::system()->read_file(path, max_bytes, &text) != 0) return std::nullopt;
   return text;
+}
+
+bool replace_own_file(const std::string& path, const std::string& content, std::string* why) {
+  const ErrnoGuard errno_guard;
+  const windows::LastErrorKept last_error_kept;
+  const auto failed = [why](const char* what) {
+    if (why) *why = std::string(what) + " (Windows error " + std::to_string(GetLastError()) + ")";
+    return false;
+  };
+  const std::size_t root = root_of(path).size();
+  for (std::size_t i = root; i < path.size(); ++i) {
+    if (is_path_separator(path[i])) (void)CreateDirectoryW(windows::to_wide(path.substr(0, i)).c_str(), nullptr);
+  }
+  const std::wstring target = windows::to_wide(path);
+  const std::wstring temporary = target + L".tmp-" + std::to_wstring(GetCurrentProcessId()) + L"-" +
+                                 std::to_wstring(GetTickCount64());
+  const HANDLE file =
+      CreateFileW(temporary.c_str(), GENERIC_WRITE, 0, nullptr, CREATE_NEW, FILE_ATTRIBUTE_NORMAL, nullptr);
+  if (file == INVALID_HANDLE_VALUE) return failed("cannot create a temporary file beside it");
+  std::size_t written = 0;
+  while (written < content.size()) {
+    DWORD n = 0;
+    const DWORD chunk = static_cast<DWORD>(std::min<std::size_t>(content.size() - written, 1u << 30));
+    if (!WriteFile(file, content.data() + written, chunk, &n, nullptr) || n == 0) break;
+    written += n;
+  }
+  const bool complete = written == content.size() && FlushFileBuffers(file);
+  CloseHandle(file);
+  if (!complete ||
+      !MoveFileExW(temporary.c_str(), target.c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
+    failed(complete ? "cannot rename it into place" : "cannot write it");
+    DeleteFileW(temporary.c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace nvrtc_cache::platform

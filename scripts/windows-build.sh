@@ -14,9 +14,10 @@ prefix=$1
 shift
 command -v x86_64-w64-mingw32-g++-posix >/dev/null ||
   { echo "windows-build: x86_64-w64-mingw32-g++-posix is missing (apt-get install g++-mingw-w64-x86-64-posix)" >&2; exit 1; }
-# LMDB and libb2 (BLAKE2b) from Debian's source packages, into .deps/.
+# LMDB, libb2 (BLAKE2b) and zstd from Debian's source packages, into .deps/.
 scripts/fetch_source_package.sh lmdb libraries/liblmdb/mdb.c
 scripts/fetch_source_package.sh libb2 src/blake2b-ref.c
+scripts/fetch_source_package.sh libzstd lib/zstd.h
 build_dir="${WINDOWS_BUILD_DIR:-build/windows-cross}"
 cmake -S windows -B "$build_dir" -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/x86_64-w64-mingw32.cmake" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" "$@" >/dev/null

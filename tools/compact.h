@@ -12,7 +12,8 @@
 // the cache in that moment, compaction is abandoned (nothing replaced).
 // Contract: the calling process must not have this store open (close every LmdbStore on it first):
 // a descriptor is opened and closed on lock.mdb, which would drop the fcntl locks of an environment
-// this process had open. Never throws except std::bad_alloc; single-threaded.
+// this process had open. Never throws except std::bad_alloc; single-threaded. On Windows
+// (compact_windows.cc) nothing is compacted: the problem says so.
 #pragma once
 
 #include <cstdint>

@@ -1,13 +1,8 @@
 // nvrtc-cache config [get KEY | set KEY VALUE] [--markdown]: every effective setting with its value
 // and where it came from; one setting's value; a setting written to the user file (other lines and
 // comments kept). Everything comes from the settings table (core/settings.h).
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -16,6 +11,7 @@
 
 #include "core/config.h"
 #include "core/settings.h"
+#include "platform/own_file.h"
 #include "tools/commands.h"
 #include "tools/open_cache.h"
 
@@ -124,30 +120,8 @@ int set(const CLI::App& command, const std::string& key, const std::string& valu
   }
   if (!written) out += fmt::format("{} = {}\n", spec->key, value);
   // The directory (0700 when created here), then the file, replaced atomically.
-  for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1)) {
-    ::mkdir(path.substr(0, slash).c_str(), 0700);
-  }
-  // A temporary file of a random name, created exclusively (never through a link someone prepared),
-  // beside the file, then renamed over it.
-  std::string temporary = path + ".XXXXXX";
-  const int fd = ::mkstemp(temporary.data());
-  if (fd < 0) {
-    fmt::print(stderr, "nvrtc-cache: cannot create a temporary file beside {}: {}\n", path, std::strerror(errno));
-    return 1;
-  }
-  std::size_t bytes_written = 0;
-  while (bytes_written < out.size()) {
-    const ssize_t n = ::write(fd, out.data() + bytes_written, out.size() - bytes_written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    bytes_written += static_cast<std::size_t>(n);
-  }
-  const bool complete = bytes_written == out.size() && ::fsync(fd) == 0;
-  const int write_error = errno;
-  ::close(fd);
-  if (!complete || std::rename(temporary.c_str(), path.c_str()) != 0) {
-    fmt::print(stderr, "nvrtc-cache: cannot replace {}: {}\n", path, std::strerror(complete ? errno : write_error));
-    ::unlink(temporary.c_str());
+  if (std::string why; !platform::replace_own_file(path, out, &why)) {
+    fmt::print(stderr, "nvrtc-cache: cannot replace {}: {}\n", path, why);
     return 1;
   }
   fmt::print("{} = {} (in {})\n", spec->key, value, path);

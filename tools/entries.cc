@@ -13,6 +13,7 @@
 
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
+#include "platform/c_runtime.h"
 
 namespace nvrtc_cache::tools {
 namespace {
@@ -225,8 +226,7 @@ std::string human_bytes(std::uint64_t bytes) {
 std::string human_time(std::int64_t unix_seconds) {
   if (unix_seconds <= 0) return "-";
   const std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm local{};
-  localtime_r(&t, &local);
+  const std::tm local = platform::local_time(t);
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &local);
   return text;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/config.h"
+#include "platform/terminal.h"
 #include "tools/commands.h"
 #include "tools/entries.h"
 #include "tools/open_cache.h"
@@ -24,6 +25,7 @@ struct ExtractArguments {
 
 // Writes `bytes` to `output` ("-": stdout), saying on stderr what was written where.
 int write_output(const std::string& bytes, const std::string& output, const char* kind) {
+  if (output == "-") platform::use_binary_mode(stdout);
   std::FILE* out = output == "-" ? stdout : std::fopen(output.c_str(), "wb");
   if (out == nullptr) {
     fmt::print(stderr, "nvrtc-cache: cannot write {}\n", output);

@@ -2,9 +2,6 @@
 // compiles, nvJitLink links, libNVVM compiles),
 // fitted to the terminal's width ($COLUMNS, else the terminal's, else 80), with each compile's status
 // (a cached failure is listed as the failure it was) and a label better than "default_program".
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -16,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "platform/terminal.h"
 #include "tools/commands.h"
 #include "tools/entries.h"
 #include "tools/open_cache.h"
@@ -86,10 +84,7 @@ std::size_t terminal_columns() {
     const long n = std::strtol(columns, &end, 10);
     if (*end == '\0' && n >= 20 && n <= 10000) return static_cast<std::size_t>(n);
   }
-  struct winsize size {};
-  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20) {
-    return size.ws_col;
-  }
+  if (const std::size_t columns = platform::terminal_columns(stdout); columns >= 20) return columns;
   return 80;
 }
 

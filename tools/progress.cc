@@ -1,13 +1,13 @@
 #include "tools/progress.h"
 
-#include <unistd.h>
-
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "platform/terminal.h"
 #include "util/clock.h"
 
 namespace nvrtc_cache::tools {
@@ -15,16 +15,12 @@ namespace {
 
 bool stderr_is_a_terminal() {
   const char* term = std::getenv("TERM");
-  return isatty(STDERR_FILENO) == 1 && !(term != nullptr && std::strcmp(term, "dumb") == 0);
+  return platform::is_terminal(stderr) && !(term != nullptr && std::strcmp(term, "dumb") == 0);
 }
 
 void write_all(const std::string& text) {
-  std::size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t n = ::write(STDERR_FILENO, text.data() + written, text.size() - written);
-    if (n <= 0) return;
-    written += static_cast<std::size_t>(n);
-  }
+  (void)std::fwrite(text.data(), 1, text.size(), stderr);
+  (void)std::fflush(stderr);
 }
 
 }  // namespace

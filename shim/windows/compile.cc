@@ -109,6 +109,7 @@ class WindowsCompileHost final : public CompileHost {
   store::Store* store() override { return runtime_.store(); }
   bool store_read_only() override { return false; }
   core::StatsDeltas& stats() override { return runtime_.stats(); }
+  int compression_level() override { return runtime_.compression_level(); }
   std::optional<std::string> append_flags() override { return crt_variable("NVRTC_APPEND_FLAGS"); }
   CompileContext compile_context() override {
     // No $PWD convention on Windows; NVRTC_APPEND_FLAGS from the process environment.

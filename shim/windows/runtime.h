@@ -33,6 +33,8 @@ class WindowsRuntime {
   // The store, or nullptr when it cannot be opened (tried once).
   store::Store* store();
   core::StatsDeltas& stats() { return stats_; }
+  // The zstd level new entries are stored at (the `compression` setting; 0: uncompressed).
+  int compression_level() const { return config_.compression_level; }
   // Merges the counter deltas into the store.
   void flush_stats();
   // Waits (bounded) for the shared-tier writes this process queued; nothing to do without tiers.

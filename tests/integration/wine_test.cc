@@ -327,7 +327,8 @@ TEST_F(Wine, ConfigFileSetsDirectoryAndMaxSizeIsHonoured) {
   const TempDir config_dir;
   const std::string cache_dir = cache_.path() + "/from-config";
   std::ofstream(config_dir.path() + "/nvrtc-cache.conf")
-      << "# the Wine test's settings\ncache_dir = " << windows_path(cache_dir) << "\nmax_size = 1M\n";
+      << "# the Wine test's settings (entries uncompressed: the cap is measured in PTX as it is)\ncache_dir = "
+      << windows_path(cache_dir) << "\nmax_size = 1M\ncompression = 0\n";
   const EnvVars env = {{"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
                        {"NVRTC_CACHE_CONFIG", windows_path(config_dir.path() + "/nvrtc-cache.conf")}};
   const std::string exe = client_beside_dll("nvrtc_client_loadlibrary");
@@ -430,6 +431,7 @@ TEST_F(Wine, DataFileGrowsWithUseAndStaysExact) {
   if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
   EnvVars env = cache_env();
   env["NVRTC_CACHE_MAX_SIZE"] = "4G";
+  env["NVRTC_CACHE_COMPRESSION"] = "0";  // the sizes below are of the PTX as it is
   const std::string exe = client_beside_dll("first_hit_client");
   const std::string data = cache_.path() + "/store/data.mdb";
   auto stats_with_cap = [&] {  // the CLI with the same settings

@@ -1,48 +1,45 @@
-// nvrtc-cache.exe: the command line of the Windows port (tools/windows/commands.h).
-#include <CLI/CLI.hpp>
+// nvrtc-cache.exe, the Windows CLI: the commands of tools/commands.h that Windows has, on the shared
+// command line (tools/command_line.h), with the proxy's settings and store (core/config.h,
+// %LOCALAPPDATA%\nvrtc-cache by default), and run (tools/windows/run_command.h: the program with the
+// proxy injected). Not here (docs/platforms.md): doctor (Linux's checks of the preload, the toolkit
+// and the filesystem), remote, export, import and copy, replay (POSIX worker processes), and the
+// hidden sample compile doctor runs.
+#include "tools/command_line.h"
+#include "tools/windows/run_command.h"
 
-#include <cstdio>
-#include <string_view>
+namespace {
 
-#include "core/config.h"
-#include "tools/windows/commands.h"
+using namespace nvrtc_cache::tools;
 
-namespace nvrtc_cache::tools::windows {
-
-std::unique_ptr<store::LmdbStore> open_store(std::string* directory) {
-  const core::Config config = core::config_from_process_environment();
-  for (const std::string& problem : config.problems) std::fprintf(stderr, "nvrtc-cache: %s\n", problem.c_str());
-  if (config.cache_dir.empty()) {
-    std::fprintf(stderr, "nvrtc-cache: no cache directory (set NVRTC_CACHE_DIR or LOCALAPPDATA)\n");
-    return nullptr;
-  }
-  store::OpenedCache opened = store::open_cache(core::cache_policy(config));
-  for (const std::string& message : opened.messages) std::fprintf(stderr, "nvrtc-cache: %s\n", message.c_str());
-  *directory = opened.directory;
-  if (!opened.store) std::fprintf(stderr, "nvrtc-cache: %s\n", opened.status.message().c_str());
-  return std::move(opened.store);
+// run's place under --help; run_command_line dispatches run before any parsing.
+void add_run_entry(CLI::App& app, Outcome&) {
+  app.add_subcommand("run",
+                     "Run CMD with its NVRTC calls served from the cache, whichever way it loads NVRTC (the proxy is "
+                     "injected before CMD's code runs; CMD's children too). CMD's exit code is passed through. "
+                     "Everything after CMD is CMD's own arguments.");
 }
 
-}  // namespace nvrtc_cache::tools::windows
+void add_commands(CLI::App& app, Outcome& outcome) {
+  add_run_entry(app, outcome);
+  add_stats_command(app, outcome);
+  add_clear_command(app, outcome);
+  add_evict_command(app, outcome);
+  add_verify_command(app, outcome);
+  add_config_command(app, outcome);
+  add_ls_command(app, outcome);
+  add_inspect_command(app, outcome);
+  add_extract_command(app, outcome);
+  add_help_command(app, outcome);
+}
+
+// run reads its arguments from the wide command line (Windows' own, not argv's code page).
+int run_from_command_line(int, char**) { return windows::run_command(); }
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  namespace cli = nvrtc_cache::tools::windows;
-  // run takes the rest of the command line as it is (CMD's own options included).
-  if (argc >= 2 && std::string_view(argv[1]) == "run") return cli::run_command();
-  CLI::App app{"nvrtc-cache: the NVRTC compile cache's command line (Windows)"};
-  app.require_subcommand(1);
-  int exit_code = 0;
-  bool json = false;
-  app.add_subcommand("run", "run [--] CMD [ARGS...]: runs CMD with the cache loaded into it, whichever way it loads NVRTC");
-  CLI::App* stats = app.add_subcommand("stats", "the counters every process merged into the cache");
-  stats->add_flag("--json", json, "as JSON");
-  stats->callback([&] { exit_code = cli::stats(json); });
-  app.add_subcommand("clear", "removes every entry and resets the counters")->callback([&] {
-    exit_code = cli::clear();
-  });
-  app.add_subcommand("verify", "reads every entry and checks its envelope and format")->callback([&] {
-    exit_code = cli::verify();
-  });
-  CLI11_PARSE(app, argc, argv);
-  return exit_code;
+  return run_command_line({.cache_location = "%NVRTC_CACHE_DIR% (default %LOCALAPPDATA%\\nvrtc-cache)",
+                           .add_commands = add_commands,
+                           .run = run_from_command_line},
+                          argc, argv);
 }

@@ -13,7 +13,7 @@
 #include "platform/windows/wide.h"
 #include "shim/windows/module_path.h"
 #include "shim/windows/process_injection.h"
-#include "tools/windows/commands.h"
+#include "tools/windows/run_command.h"
 
 namespace nvrtc_cache::tools::windows {
 namespace {

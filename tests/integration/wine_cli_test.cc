@@ -1,0 +1,185 @@
+// nvrtc-cache.exe under Wine: the commands it shares with the Linux CLI (tools/windows/main.cc) on the
+// cache the proxy filled with two real compiles (tests/clients/windows/nvrtc_client.cc through the
+// proxy nvrtc64_130_0.dll beside it): `stats --json` has the Linux CLI's keys, `ls` lists both
+// results (zstd-compressed, as on Linux: smaller than with `compression = 0`), `inspect` describes one, `extract --cubin` gives the bytes the
+// real compile returned (to a file and to stdout), `config set` writes and replaces the user file,
+// `evict` empties the cache, `help` lists the commands. Needs NVRTC_CACHE_WINDOWS_PREFIX (the proxy
+// and nvrtc-cache.exe, scripts/windows-build.sh) and the Wine preconditions of wine_test.cc; skips
+// without them (fails where NVRTC_CACHE_REQUIRE_PYPI=1).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/support/cli_testing.h"
+
+namespace nvrtc_cache::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// Wine maps Z: to the Unix root.
+std::string windows_path(const std::string& unix_path) {
+  std::string out = "Z:" + unix_path;
+  for (char& c : out) c = c == '/' ? '\\' : c;
+  return out;
+}
+
+std::string bytes_of_hex(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+// The bytes the client printed for `label` ("cubin size_rc=0 size=N", then "cubin data_rc=0 bytes=HEX"
+// with 16 canary bytes after the N).
+std::string dumped_output(const std::string& out, const std::string& label) {
+  const std::size_t size_at = out.find(label + " size_rc=0 size=");
+  const std::size_t bytes_at = out.find(label + " data_rc=0 bytes=");
+  if (size_at == std::string::npos || bytes_at == std::string::npos) return "";
+  const std::size_t size = std::stoul(out.substr(size_at + label.size() + 16));
+  return bytes_of_hex(out.substr(bytes_at + label.size() + 17, size * 2));
+}
+
+// Text the Windows CLI printed (stdout in text mode: "\r\n" line ends), with Linux's line ends.
+std::string text_of(std::string out) {
+  std::erase(out, '\r');
+  return out;
+}
+
+std::set<std::string> keys_of(const nlohmann::json& j) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : j.items()) keys.insert(key);
+  return keys;
+}
+
+class WineCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    nvrtc_dir_ = env_or_empty("NVRTC_CACHE_WINE_NVRTC_DIR");
+    loader_ = env_or_empty("NVRTC_CACHE_WINE");
+    prefix_ = env_or_empty("NVRTC_CACHE_WINDOWS_PREFIX");
+    const std::string bin = NVRTC_CACHE_WINDOWS_BIN_DIR;
+    if (nvrtc_dir_.empty() || loader_.empty() || bin.empty() || prefix_.empty()) {
+      NVRTC_CACHE_SKIP_WITHOUT_PYPI(
+          "needs the Windows NVRTC and Wine (scripts/windows-nvrtc.sh), the Windows test programs and "
+          "NVRTC_CACHE_WINDOWS_PREFIX (scripts/windows-build.sh)");
+    }
+    client_ = beside_.path() + "/nvrtc_client_loadlibrary.exe";
+    fs::copy_file(bin + "/nvrtc_client_loadlibrary.exe", client_);
+    fs::copy_file(prefix_ + "/bin/nvrtc64_130_0.dll", beside_.path() + "/nvrtc64_130_0.dll");
+  }
+
+  // A Windows program under Wine, with the proxy's settings: the real DLL, the cache, the user file.
+  ProcessResult wine(const std::vector<std::string>& argv, const EnvVars& extra = {}) {
+    EnvVars env = {{"WINEPREFIX", nvrtc_dir_ + "/wineprefix"},
+                   {"WINEDEBUG", "-all"},
+                   {"WINEDLLOVERRIDES", "mscoree,mshtml="},
+                   {"NVRTC_CACHE_REAL_NVRTC", windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")},
+                   {"NVRTC_CACHE_DIR", windows_path(cache_.path())},
+                   {"NVRTC_CACHE_CONFIG", windows_path(config_.path() + "/user.conf")}};
+    for (const auto& [name, value] : extra) env[name] = value;
+    std::vector<std::string> command = {loader_};
+    command.insert(command.end(), argv.begin(), argv.end());
+    return run_process(command, env);
+  }
+
+  // nvrtc-cache.exe ARGS...; expects exit status 0.
+  ProcessResult exe(std::vector<std::string> args, const EnvVars& extra = {}) {
+    args.insert(args.begin(), prefix_ + "/bin/nvrtc-cache.exe");
+    ProcessResult r = wine(args, extra);
+    EXPECT_EQ(r.exit_code, 0) << args[1] << ": " << r.err;
+    return r;
+  }
+
+  nlohmann::json json_of(std::vector<std::string> args, const EnvVars& extra = {}) {
+    args.push_back("--json");
+    return nlohmann::json::parse(exe(std::move(args), extra).out, nullptr, false);
+  }
+
+  std::string nvrtc_dir_, loader_, prefix_, client_;
+  TempDir beside_, cache_, config_, linux_home_, uncompressed_;
+};
+
+TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
+  // Two real compiles through the proxy: a cubin (sm_80) and a PTX.
+  const ProcessResult compiled = wine({client_, "cubin", "ptx"});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  const std::string cubin = dumped_output(compiled.out, "cubin");
+  ASSERT_GT(cubin.size(), 100u) << "the client printed no cubin";
+
+  // stats --json: the Linux CLI's keys (its output on an empty cache), and the two compiles missed.
+  const nlohmann::json stats = json_of({"stats"});
+  ASSERT_TRUE(stats.is_object());
+  const ProcessResult linux_stats =
+      cli({"stats", "--json"}, {{"NVRTC_CACHE_DIR", linux_home_.path() + "/cache"}, {"HOME", linux_home_.path()}});
+  ASSERT_EQ(linux_stats.exit_code, 0) << linux_stats.err;
+  const nlohmann::json linux_json = nlohmann::json::parse(linux_stats.out, nullptr, false);
+  EXPECT_EQ(keys_of(stats), keys_of(linux_json));
+  EXPECT_EQ(keys_of(stats["reasons"]), keys_of(linux_json["reasons"]));
+  EXPECT_EQ(stats.value("schema_version", 0), 2);
+  EXPECT_EQ(stats.value("misses", 0), 2);
+  EXPECT_EQ(stats.value("results", 0), 2);
+
+  // ls --json: both results; the one with the cubin is stored compressed (zstd on Windows too):
+  // smaller than the same compile stored with `compression = 0`.
+  const nlohmann::json listed = json_of({"ls"});
+  ASSERT_TRUE(listed.contains("entries")) << listed.dump();
+  ASSERT_EQ(listed["entries"].size(), 2u) << listed.dump();
+  std::string key;
+  std::uint64_t stored = 0;
+  for (const auto& e : listed["entries"]) {
+    if (e["sizes"]["cubin"] != cubin.size()) continue;
+    key = e["key"];
+    stored = e["sizes"]["stored"];
+  }
+  ASSERT_EQ(key.size(), 64u) << "no entry holds the cubin's " << cubin.size() << " bytes: " << listed.dump();
+  const EnvVars uncompressed = {{"NVRTC_CACHE_DIR", windows_path(uncompressed_.path())},
+                                {"NVRTC_CACHE_COMPRESSION", "0"}};
+  ASSERT_EQ(wine({client_, "cubin"}, uncompressed).exit_code, 0);
+  const nlohmann::json plain = json_of({"ls"}, uncompressed);
+  ASSERT_EQ(plain["entries"].size(), 1u) << plain.dump();
+  EXPECT_EQ(plain["entries"][0].value("key", ""), key);
+  EXPECT_LT(stored, plain["entries"][0]["sizes"].value("stored", 0u)) << "the entry was not compressed";
+  EXPECT_NE(exe({"ls"}).out.find(key.substr(0, 16)), std::string::npos) << "the table lists the key";
+  EXPECT_EQ(exe({"verify"}).exit_code, 0);
+
+  // inspect: the entry, by a prefix of its key.
+  const nlohmann::json inspected = json_of({"inspect", key.substr(0, 12)});
+  EXPECT_EQ(inspected.value("key", ""), key);
+  EXPECT_EQ(inspected.value("architecture", ""), "sm_80") << inspected.dump();
+
+  // extract --cubin: the real compile's bytes, to a file and to stdout (binary).
+  const std::string file = config_.path() + "/out.cubin";
+  exe({"extract", key.substr(0, 12), "--cubin", "-o", windows_path(file)});
+  EXPECT_TRUE(read_file(file) == cubin) << "the extracted cubin differs from the real compile's";
+  EXPECT_TRUE(exe({"extract", key.substr(0, 12), "--cubin", "-o", "-"}).out == cubin) << "stdout is not binary";
+
+  // config set writes the user file, and replaces it (one line per setting); config shows its origin.
+  exe({"config", "set", "max_size", "3G"});
+  exe({"config", "set", "max_size", "4G"});
+  EXPECT_EQ(read_file(config_.path() + "/user.conf"), "max_size = 4G\n");
+  const std::string listing = text_of(exe({"-p"}).out), value = text_of(exe({"config", "get", "max_size"}).out);
+  EXPECT_NE(listing.find("user.conf:1) max_size = " + value), std::string::npos) << value << " in\n" << listing;
+
+  // evict down to 1 KiB of payload (each result is larger); help lists what Windows has.
+  EXPECT_EQ(exe({"evict", "--max-size", "1K"}).out.rfind("evicted ", 0), 0u);
+  EXPECT_EQ(json_of({"stats"}).value("results", -1), 0);
+  const std::string help = text_of(exe({"help"}).out);
+  for (const char* command : {"stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract"})
+    EXPECT_NE(help.find(std::string("\n  ") + command), std::string::npos) << command << " missing:\n" << help;
+  EXPECT_EQ(help.find("\n  doctor"), std::string::npos) << help;
+}
+
+}  // namespace
+}  // namespace nvrtc_cache::testing

@@ -1,0 +1,140 @@
+// The nvrtc-cache command line (tools/command_line.h): ccache's short options are accepted first on
+// the line, as the commands they stand for: -s (stats), -z (stats --zero), -C (clear), -M SIZE
+// (config set max_size SIZE), -p (config), -V (version), and their long forms.
+#include "tools/command_line.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "util/spelling.h"
+
+namespace nvrtc_cache::tools {
+
+namespace {
+
+struct Shortcut {
+  const char* short_name;
+  const char* long_name;
+  std::vector<std::string> expansion;
+  const char* help;
+};
+
+// ccache's options, as the commands they stand for.
+const std::vector<Shortcut>& shortcuts() {
+  static const std::vector<Shortcut> kShortcuts = {
+      {"-s", "--show-stats", {"stats"}, "show the statistics (stats)"},
+      {"-z", "--zero-stats", {"stats", "--zero"}, "zero the statistics (stats -z)"},
+      {"-C", "--clear", {"clear"}, "remove every entry (clear)"},
+      {"-M",
+       "--max-size",
+       {"config", "set", "max_size"},
+       "set max_size in the user file (config set max_size SIZE); no unit: GiB"},
+      {"-p", "--show-config", {"config"}, "show the settings (config)"},
+      {"-V", "--version", {"version"}, "print the version (version)"},
+  };
+  return kShortcuts;
+}
+
+// The arguments with a leading shortcut replaced by its command; "" or the problem.
+std::string expand_shortcut(std::vector<std::string>& args) {
+  if (args.size() < 2) return "";
+  for (const Shortcut& s : shortcuts()) {
+    const std::string& first = args[1];
+    std::vector<std::string> rest(args.begin() + 2, args.end());
+    std::vector<std::string> replaced = s.expansion;
+    if (std::string(s.short_name) == "-M" || std::string(s.long_name) == "--max-size") {
+      std::string size;
+      if (first == s.short_name || first == s.long_name) {
+        if (rest.empty()) return std::string(first) + " needs a SIZE (e.g. 10G, 500M; no unit: GiB)";
+        size = rest.front();
+        rest.erase(rest.begin());
+      } else if (first.starts_with(s.short_name) && first.size() > 2) {
+        size = first.substr(2);  // -M10G
+      } else if (first.starts_with(std::string(s.long_name) + "=")) {
+        size = first.substr(std::strlen(s.long_name) + 1);
+      } else {
+        continue;
+      }
+      replaced.push_back(size);
+    } else if (first != s.short_name && first != s.long_name) {
+      continue;
+    }
+    args.resize(1);
+    args.insert(args.end(), replaced.begin(), replaced.end());
+    args.insert(args.end(), rest.begin(), rest.end());
+    return "";
+  }
+  return "";
+}
+
+// The deepest command this parse reached.
+const CLI::App* parsed_command(const CLI::App& app) {
+  const CLI::App* deepest = &app;
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const CLI::App* sub : deepest->get_subcommands()) {
+      deepest = sub;
+      deeper = true;
+      break;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
+int run_command_line(const CommandLine& line, int argc, char** argv) {
+  // `run`'s arguments are another program's: they are never parsed here (only `run --help` is).
+  if (line.run != nullptr && argc >= 2 && std::strcmp(argv[1], "run") == 0 &&
+      !(argc >= 3 && (std::strcmp(argv[2], "--help") == 0 || std::strcmp(argv[2], "-h") == 0))) {
+    return line.run(argc - 2, argv + 2);
+  }
+  std::vector<std::string> args(argv, argv + argc);
+  CLI::App app{"nvrtc-cache: a drop-in cache for NVIDIA's runtime compiler (NVRTC)", "nvrtc-cache"};
+  app.formatter(help_formatter());
+  app.require_subcommand(1);
+  app.footer(std::string("The cache lives in ") + line.cache_location +
+             "; `nvrtc-cache config` shows every setting and where it comes from.");
+  // Shown in --help; handled by expand_shortcut() before parsing.
+  for (const auto& s : shortcuts()) {
+    const std::string names = std::string(s.short_name) + "," + s.long_name;
+    CLI::Option* option =
+        std::string(s.short_name) == "-M" ? app.add_option(names)->type_name("SIZE") : app.add_flag(names);
+    option->description(s.help)->group("ccache's options");
+  }
+  Outcome outcome;
+  line.add_commands(app, outcome);
+
+  if (const std::string problem = expand_shortcut(args); !problem.empty()) return usage_error(app, problem);
+  if (args.size() < 2) return usage_error(app, "a command is required (`nvrtc-cache help` lists them)");
+  if (!args[1].starts_with("-") && find_subcommand(app, args[1]) == nullptr) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) {
+      names.push_back(sub->get_name());
+    }
+    const std::string suggestion = nvrtc_cache::util::closest(args[1], names);
+    fmt::print(stderr,
+               "nvrtc-cache: unknown command '{}'{}\nusage: nvrtc-cache COMMAND [OPTIONS] "
+               "(`nvrtc-cache help` lists the commands)\n",
+               args[1], suggestion.empty() ? "" : "; did you mean '" + suggestion + "'?");
+    return 2;
+  }
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 takes them last first
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());  // the help of the command the parse reached
+    return 0;
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    return usage_error(*parsed_command(app), error.what());
+  }
+  return outcome.exit_code;
+}
+
+}  // namespace nvrtc_cache::tools
