@@ -31,6 +31,7 @@
 #include "shim/watch/file_watch.h"
 #include "shim/watch/observations.h"
 #include "platform/fork_locks.h"
+#include "shim/runtime_flight.h"
 #include "shim/single_flight.h"
 #include "util/clock.h"
 #include "platform/errno_guard.h"
@@ -100,15 +101,6 @@ std::optional<std::string> environment_variable(const char* name) {
   return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
-// A node-local claim (and the cross-node one it may hold), released when the compile returns.
-class HeldClaimAttempt final : public HeldClaim {
- public:
-  explicit HeldClaimAttempt(ClaimAttempt attempt) : attempt_(std::move(attempt)) {}
-
- private:
-  ClaimAttempt attempt_;
-};
-
 // The Linux shim's part of the lifecycle: the Runtime's store and statistics, the libc watch,
 // single-flight claims and compile records (NVRTC_CACHE_RECORD).
 class LinuxCompileHost final : public CompileHost {
@@ -124,11 +116,7 @@ class LinuxCompileHost final : public CompileHost {
   int error_state() override { return errno; }
 
   Flight claim_or_wait(const keying::CacheKey& key, const std::function<bool()>& result_ready) override {
-    ClaimAttempt attempt = shim::claim_or_wait(key, result_ready);
-    Flight flight;
-    flight.wait_ns = attempt.wait_ns;
-    flight.held = std::make_unique<HeldClaimAttempt>(std::move(attempt));
-    return flight;
+    return as_flight(shim::claim_or_wait(key, result_ready));
   }
 
   ObservedCompile compile_observed(const interpose::RealNvrtc& real, nvrtcProgram prog, int n,

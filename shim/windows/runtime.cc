@@ -63,9 +63,11 @@ store::Store* WindowsRuntime::store() {
       } else {
         core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
       }
+      if (opened.store != nullptr) cache_directory_ = opened.directory;
       store_ = std::move(opened.store);
     } catch (...) {
       store_.reset();
+      cache_directory_.clear();
     }
   });
   return store_.get();

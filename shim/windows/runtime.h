@@ -25,8 +25,11 @@ class WindowsRuntime {
   static WindowsRuntime& instance();
 
   bool enabled() const { return enabled_; }
+  const core::Config& config() const { return config_; }
   // The store, or nullptr when it cannot be opened (tried once).
   store::Store* store();
+  // The cache directory the store was opened in (empty before, or when it could not be opened).
+  const std::string& cache_directory() const { return cache_directory_; }
   core::StatsDeltas& stats() { return stats_; }
   // Merges the counter deltas into the store.
   void flush_stats();
@@ -45,6 +48,7 @@ class WindowsRuntime {
   std::atomic<std::uint64_t> corrupt_reported_{0};  // the store's dropped entries already counted
   std::once_flag store_once_;
   std::unique_ptr<store::Store> store_;
+  std::string cache_directory_;
   std::once_flag identity_once_;
   keying::LibraryIdentity identity_;
   std::once_flag watch_once_;
