@@ -69,12 +69,12 @@ enum class ClaimOutcome {
 
 struct ClaimAttempt {
   ClaimOutcome outcome = ClaimOutcome::kUnavailable;
-  Claim claim;                        // held exactly when outcome is kClaimed
-  bool waited = false;                // another caller held the claim at the first try
-  std::int64_t wait_ns = 0;           // time from the first refused try to the outcome
-  std::string problem;                // kUnavailable: why
-  std::shared_ptr<void> across;       // kClaimed: the cross-node claim on a shared tier, if one was taken
-                                      // (shim/single_flight.h; released when the last owner drops it)
+  Claim claim;                   // held exactly when outcome is kClaimed
+  bool waited = false;           // another caller held the claim at the first try
+  std::int64_t wait_ns = 0;      // time from the first refused try to the outcome
+  std::string problem;           // kUnavailable: why
+  std::shared_ptr<void> across;  // kClaimed: the cross-node claim on a shared tier, if one was taken
+                                 // (shim/single_flight.h; released when the last owner drops it)
 };
 
 class ClaimDirectory {

@@ -92,9 +92,9 @@ bool Folder::still_named(FileHandle file, const std::string& name) const {
     return false;
   }
   const std::wstring path = state_->prefix + platform::windows::to_wide(name);
-  const HANDLE named = CreateFileW(path.c_str(), FILE_READ_ATTRIBUTES,
-                                   FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
-                                   FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+  const HANDLE named =
+      CreateFileW(path.c_str(), FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                  OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
   if (named == INVALID_HANDLE_VALUE) return false;  // gone, or being removed
   FILE_ID_INFO opened_id{}, named_id{};
   const bool same = file_id(handle_of(file), &opened_id) && file_id(named, &named_id) &&

@@ -57,8 +57,8 @@ ClaimDirectory* node_claims(const std::string& cache_directory, bool shared) {
 
 ClaimAttempt claim_or_wait(const FlightSettings& settings, const keying::CacheKey& key,
                            const std::function<bool()>& result_ready) {
-  const nanoseconds timeout = settings.wait_timeout ? nanoseconds(*settings.wait_timeout)
-                                                    : default_wait_timeout(longest_claim_held());
+  const nanoseconds timeout =
+      settings.wait_timeout ? nanoseconds(*settings.wait_timeout) : default_wait_timeout(longest_claim_held());
   if (timeout <= nanoseconds::zero()) return {};  // waiting turned off
   ClaimDirectory* directory = node_claims(settings.cache_directory, settings.shared);
   if (directory == nullptr || !directory->usable()) return {};

@@ -115,9 +115,9 @@ bool claim_file_in(const std::wstring& directory) {
 // (the heap's): only calls on handles opened before (no allocation) are made then.
 DWORD WINAPI hold_claim(void* argument) {
   const Holder& holder = *static_cast<const Holder*>(argument);
-  const HANDLE control = CreateFileW(holder.control.c_str(), FILE_APPEND_DATA | FILE_READ_ATTRIBUTES,
-                                     FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING,
-                                     0, nullptr);
+  const HANDLE control =
+      CreateFileW(holder.control.c_str(), FILE_APPEND_DATA | FILE_READ_ATTRIBUTES,
+                  FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING, 0, nullptr);
   if (control == INVALID_HANDLE_VALUE) ExitProcess(6);
   for (int polls = 0; !claim_file_in(holder.claims); ++polls) {
     if (polls > 300000) ExitProcess(6);
@@ -192,8 +192,8 @@ int main(int argc, char** argv) {
     } else if (step.rfind("hold:", 0) == 0 || step.rfind("die:", 0) == 0) {
       holder.die = step[0] == 'd';
       holder.control = wide(step.c_str() + step.find(':') + 1);
-      if (!DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(), &holder.main_thread, 0,
-                           FALSE, DUPLICATE_SAME_ACCESS) ||
+      if (!DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(), &holder.main_thread, 0, FALSE,
+                           DUPLICATE_SAME_ACCESS) ||
           holder.claims.empty() || CreateThread(nullptr, 0, hold_claim, &holder, 0, nullptr) == nullptr) {
         std::fprintf(stderr, "first_hit_client: cannot watch for a claim\n");
         return 6;
