@@ -25,6 +25,7 @@
 #include "shim/compile_lifecycle.h"
 #include "shim/compile_steps.h"
 #include "shim/hooks.h"
+#include "shim/interpose/loaded_object.h"
 #include "shim/program_table.h"
 #include "shim/record_writer.h"
 #include "shim/runtime.h"
@@ -142,7 +143,10 @@ class LinuxCompileHost final : public CompileHost {
   void compile_recorded(const interpose::RealNvrtc& real, const ProgramRecord& record,
                         const direct::DependencySet& dependencies) override {
     const std::string& record_file = runtime_.config().record_file;
-    if (!record_file.empty()) append_compile_record(record_file, real, record, dependencies);
+    if (record_file.empty()) return;
+    append_compile_record(record_file,
+                          interpose::library_path_of(real.link_map, reinterpret_cast<const void*>(real.nvrtcVersion)),
+                          record, dependencies);
   }
 
   void flush_stats(bool stored) override { runtime_.flush_stats(stored); }

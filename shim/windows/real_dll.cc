@@ -3,6 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "platform/windows/last_error.h"
+#include "platform/windows/wide.h"
+
 namespace nvrtc_cache::shim::windows {
 namespace {
 
@@ -64,10 +67,10 @@ bool same_file(const std::wstring& a, const std::wstring& b) {
          x.nFileIndexLow == y.nFileIndexLow;
 }
 
-std::wstring own_path() {
+std::wstring module_path(HMODULE module) {
   std::wstring path(MAX_PATH, L'\0');
   for (;;) {
-    const DWORD n = GetModuleFileNameW(own_module(), path.data(), static_cast<DWORD>(path.size()));
+    const DWORD n = GetModuleFileNameW(module, path.data(), static_cast<DWORD>(path.size()));
     if (n == 0) return {};
     if (n < path.size()) {
       path.resize(n);
@@ -76,6 +79,8 @@ std::wstring own_path() {
     path.resize(path.size() * 2);
   }
 }
+
+std::wstring own_path() { return module_path(own_module()); }
 
 // The candidates, in order (absolute paths only).
 std::vector<std::wstring> candidates() {
@@ -175,5 +180,18 @@ const interpose::RealNvrtc* real_nvrtc_dll() {
 }
 
 HMODULE real_nvrtc_module() { return loaded().module; }
+
+const std::string& real_nvrtc_path() {
+  static const std::string path = [] {
+    const platform::windows::LastErrorKept last_error;
+    try {
+      const HMODULE module = real_nvrtc_module();
+      return module != nullptr ? platform::windows::to_utf8(module_path(module)) : std::string();
+    } catch (...) {
+      return std::string();
+    }
+  }();
+  return path;
+}
 
 }  // namespace nvrtc_cache::shim::windows

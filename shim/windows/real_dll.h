@@ -15,6 +15,8 @@
 
 #include <windows.h>
 
+#include <string>
+
 #include "shim/interpose/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::windows {
@@ -22,5 +24,7 @@ namespace nvrtc_cache::shim::windows {
 const interpose::RealNvrtc* real_nvrtc_dll();
 // The loaded real DLL's module (nullptr when none).
 HMODULE real_nvrtc_module();
+// The loaded real DLL's path, UTF-8 (empty when none), computed once.
+const std::string& real_nvrtc_path();
 
 }  // namespace nvrtc_cache::shim::windows

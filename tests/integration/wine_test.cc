@@ -25,11 +25,13 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/compile_record.h"
 #include "tests/support/harness.h"
 
 namespace nvrtc_cache::testing {
@@ -533,7 +535,6 @@ TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
   EXPECT_LE(hit_ns * 5, real_ns) << "first hit " << hit_ns / 1e6 << " ms, real compile " << real_ns / 1e6 << " ms";
 }
 
-
 std::string file_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -581,7 +582,8 @@ class WineSingleFlight : public Wine {
       env["NVRTC_CACHE_LOG"] = "debug";
       env["NVRTC_CACHE_LOG_FILE"] = windows_path(log);
       waiter = std::thread([&, env] { o.waiter = run({exe, program}, env); });
-      o.waiter_waited = within(120, [&] { return file_text(log).find("waiting for another compile of") != std::string::npos; });
+      o.waiter_waited =
+          within(120, [&] { return file_text(log).find("waiting for another compile of") != std::string::npos; });
     }
     const auto go = std::chrono::steady_clock::now();
     std::ofstream(control, std::ios::app) << (o.holder_held ? "g" : "gg");
@@ -646,6 +648,36 @@ TEST_F(WineSingleFlight, KilledHolderIsTakenOver) {
   EXPECT_EQ(j.value("misses", 0), 1) << j.dump();
   EXPECT_EQ(j.value("waited", 0), 1) << j.dump();
   EXPECT_EQ(claim_files(), 0u) << "the claim file the waiter took over was left behind";
+}
+
+// Compile records on Windows (NVRTC_CACHE_RECORD, shim/record_writer.h): a cold and a warm process
+// each append one record, read back by the Linux reader (core/compile_record.h) undamaged, naming the
+// real DLL and the program's inputs as the client gave them, the same program both times.
+TEST_F(Wine, CompileRecordsAreWritten) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::string exe = client_beside_dll("first_hit_client");
+  const std::string record = cache_.path() + "/compiles.rec";
+  EnvVars env = cache_env();
+  env["NVRTC_CACHE_RECORD"] = windows_path(record);
+  const std::string cold = client(exe, {}, env).out;
+  const std::string warm = client(exe, {}, env).out;
+  EXPECT_EQ(results_of(warm)["kernel"], results_of(cold)["kernel"]);
+  const nlohmann::json j = stats();
+  ASSERT_EQ(j.value("misses", 0), 1) << j.dump();
+  ASSERT_EQ(j.value("hits", 0), 1) << j.dump();
+  const core::RecordScan scan = core::scan_records(file_text(record));
+  EXPECT_TRUE(scan.damage.empty()) << scan.damage.front().what;
+  ASSERT_EQ(scan.records.size(), 2u) << "one record per compile, hit or miss";
+  for (const core::CompileRecord& r : scan.records) {
+    EXPECT_EQ(r.library_path, windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")) << "not the real DLL";
+    EXPECT_EQ(r.inputs.library.major, 13);
+    EXPECT_FALSE(r.inputs.library.build_id.empty());
+    EXPECT_EQ(r.inputs.name, std::optional<std::string>("scale.cu"));
+    EXPECT_NE(r.inputs.source.find("__global__ void scale(T* data)"), std::string::npos);
+    EXPECT_EQ(r.inputs.options, (std::vector<std::string>{"-arch=compute_80", "-std=c++17"}));
+    EXPECT_EQ(r.inputs.name_expressions, std::vector<std::string>{"scale<float, 2>"});
+  }
+  EXPECT_EQ(core::program_identity(scan.records[0]), core::program_identity(scan.records[1]));
 }
 }  // namespace
 }  // namespace nvrtc_cache::testing
