@@ -13,7 +13,7 @@
 //   wait:PATH     waits (at most 300 s) until the file PATH exists
 //   claims:DIR    the proxy's claims directory, for the two steps below
 //   hold:CONTROL  from now on a watcher thread waits for a claim file in DIR (the proxy claimed a
-//                 compile of this process), lets the compile run 20 ms more, suspends the main
+//                 compile of this process), lets the compile run 50 ms more, suspends the main
 //                 thread (the claim held), appends one byte to the existing file CONTROL and waits
 //                 until CONTROL has 2 bytes (the test's go), then resumes the main thread
 //   die:CONTROL   as hold:, but ends the process (TerminateProcess) instead of resuming it: a
@@ -123,7 +123,7 @@ DWORD WINAPI hold_claim(void* argument) {
     if (polls > 300000) ExitProcess(6);
     Sleep(1);
   }
-  Sleep(20);  // the claim is taken (its file is created just before) and the compile under way
+  Sleep(50);  // the claim is taken (its file is created just before it) and the compile under way
   if (SuspendThread(holder.main_thread) == static_cast<DWORD>(-1)) ExitProcess(6);
   DWORD written = 0;
   if (!WriteFile(control, "h", 1, &written, nullptr)) ExitProcess(6);
