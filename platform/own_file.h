@@ -6,12 +6,14 @@
 // never throws except std::bad_alloc (read_regular_file).
 // Implementations, chosen by the build: own_file_posix.cc as above; own_file_windows.cc opens with
 // the CRT (no owner to check: the files live under the user's profile) and reads through the Env,
-// saying nothing about why a file could not be used (`why` stays empty).
+// saying nothing about why a file could not be used (`why` stays empty); it appends with a handle
+// of its own (CreateFileW, never following a reparse point).
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace nvrtc_cache::platform {
 
@@ -20,6 +22,12 @@ namespace nvrtc_cache::platform {
 // what was wrong: "is a symbolic link", "is not a regular file", "is owned by another user (uid N)",
 // or the system's error.
 int open_own_file_for_append(const std::string& path, std::string* why = nullptr);
+
+// Appends `bytes` to the file at `path` (opened as open_own_file_for_append() opens it) as one piece:
+// written while holding an exclusive lock on the file (flock; LockFileEx on Windows), and cut back
+// to where it began if a write fails, so pieces appended by concurrent processes never interleave
+// or tear. Returns "" or why it could not. The file is closed before returning.
+std::string append_whole_locked(const std::string& path, std::string_view bytes);
 
 // The bytes of the regular file at `path` (symbolic links followed: configuration files are often
 // links), at most `max_bytes`. nullopt when it cannot be used, with `why` (if given): empty when the

@@ -2,6 +2,7 @@
 #include "platform/own_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,7 +19,43 @@ void say(std::string* why, std::string text) {
   if (why) *why = std::move(text);
 }
 
+// Writes all of `bytes` at the end of the locked file; on failure cuts the file back to where they
+// began. Returns 0 or an errno value.
+int write_whole(int fd, std::string_view bytes) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return errno;
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      if (written > 0) (void)ftruncate(fd, st.st_size);
+      return error;
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
 }  // namespace
+
+std::string append_whole_locked(const std::string& path, std::string_view bytes) {
+  const ErrnoGuard errno_guard;
+  std::string why;
+  const int fd = open_own_file_for_append(path, &why);
+  if (fd < 0) return why.empty() ? std::string("cannot open it") : why;
+  int error = 0;
+  while (flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      error = errno;
+      break;
+    }
+  }
+  if (error == 0) error = write_whole(fd, bytes);
+  ::close(fd);  // releases the lock
+  return error == 0 ? std::string() : std::strerror(error);
+}
 
 int open_own_file_for_append(const std::string& path, std::string* why) {
   const ErrnoGuard errno_guard;

@@ -5,9 +5,10 @@
 // API and moved over the old one (MoveFileEx).
 #include "platform/own_file.h"
 
+#include <windows.h>
+
 #include <fcntl.h>
 #include <io.h>
-#include <windows.h>
 
 #include <algorithm>
 
@@ -23,6 +24,38 @@ int open_own_file_for_append(const std::string& path, std::string* why) {
   const ErrnoGuard errno_guard;
   if (why) why->clear();
   return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_BINARY | O_NOINHERIT, 0600);
+}
+
+std::string append_whole_locked(const std::string& path, std::string_view bytes) {
+  const ErrnoGuard errno_guard;
+  const windows::LastErrorKept last_error;
+  if (bytes.size() > MAXDWORD) return "too large a piece";
+  const HANDLE file = CreateFileW(windows::to_wide(path).c_str(), GENERIC_READ | GENERIC_WRITE,
+                                  FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_ALWAYS,
+                                  FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
+  if (file == INVALID_HANDLE_VALUE) return "cannot open it (error " + std::to_string(GetLastError()) + ")";
+  std::string why;
+  FILE_ATTRIBUTE_TAG_INFO tag{};
+  OVERLAPPED whole_file{};
+  if (!GetFileInformationByHandleEx(file, FileAttributeTagInfo, &tag, sizeof tag) ||
+      (tag.FileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT))) {
+    why = "is not a regular file";
+  } else if (!LockFileEx(file, LOCKFILE_EXCLUSIVE_LOCK, 0, MAXDWORD, MAXDWORD, &whole_file)) {
+    why = "cannot lock it (error " + std::to_string(GetLastError()) + ")";
+  } else {
+    LARGE_INTEGER end{};
+    DWORD written = 0;
+    if (!SetFilePointerEx(file, LARGE_INTEGER{}, &end, FILE_END)) {
+      why = "cannot seek to its end (error " + std::to_string(GetLastError()) + ")";
+    } else if (!WriteFile(file, bytes.data(), static_cast<DWORD>(bytes.size()), &written, nullptr) ||
+               written != bytes.size()) {
+      why = "cannot write to it (error " + std::to_string(GetLastError()) + ")";
+      if (SetFilePointerEx(file, end, nullptr, FILE_BEGIN)) (void)SetEndOfFile(file);  // cut the piece off
+    }
+    (void)UnlockFileEx(file, 0, MAXDWORD, MAXDWORD, &whole_file);
+  }
+  CloseHandle(file);
+  return why;
 }
 
 std::optional<std::string> read_regular_file(const std::string& path, std::size_t max_bytes, std::string* why,

@@ -1,31 +1,26 @@
 // Claim files: one compile per key at a time, between the threads of a process and between the
-// processes of a node, without a server. A claim is an exclusive Linux open-file-description lock
-// (fcntl F_OFD_SETLK) on <claims dir>/<name>; every attempt opens the file itself, so threads of
-// one process conflict like processes do, and the kernel drops the lock when its holder dies
-// (kill -9, crash) or execs.
+// processes of a node, without a server. A claim is an exclusive lock that the system drops when its
+// holder dies (kill -9, TerminateProcess, a crash) on the file <claims dir>/<name>; every attempt
+// opens the file itself, so threads of one process conflict like processes do. This file is the
+// protocol, the same on every system; shim/claim_lock.h is the system's half (Linux: an
+// open-file-description lock, fcntl F_OFD_SETLK; Windows: LockFileEx).
 //
 // Protocol. A claimant opens (creating) the file and tries the lock. Acquired on the file that is
 // still at the path: it holds the claim (after result_ready() says there is still nothing to wait
 // for). Refused: it waits, polling the lock with sleeps growing from 1 ms to 20 ms and asking
-// result_ready() between polls. A holder releases by unlinking the file and then closing it, so a
+// result_ready() between polls. A holder releases by removing the file and then closing it, so a
 // claimant that gets the lock on a file no longer at the path knows the holder finished: it is
 // served if result_ready(), else the holder's result is not one it can use and it compiles
 // without a claim (so a program that turns out uncacheable is compiled by its waiters in
-// parallel, not one after another). A claimant that gets the lock on the file still at the path
-// after waiting took over from a holder that died. Nothing accumulates: every held claim's file
-// is unlinked at release; a holder killed leaves one empty file, reused by the next claimant.
+// parallel, not one after another). A claimant that cannot open the file because its holder is
+// removing it (Windows) concludes the same. A claimant that gets the lock on the file still at the
+// path after waiting took over from a holder that died. Nothing accumulates: every held claim's file
+// is removed at release; a holder killed leaves one empty file, reused by the next claimant.
 //
-// Contract: thread-safe; throws only std::bad_alloc or what result_ready() throws (no descriptor leaks
-// then); preserves errno; never blocks past the timeout. File descriptors are O_CLOEXEC. Fork: the
-// child of a fork closes every claim descriptor it inherited (pthread_atfork), so a claim stays
-// the parent's alone: its release frees the waiters even while the child lives, and a child never
-// holds a claim of its parent. Filesystem: the directory is created 0700 (0770 when shared) and
-// must be a real directory, owned by this user unless shared. It is opened once, by handle (its
-// path walked as store/directory_handle.h walks a cache directory, never following its last
-// component), and every claim file is then opened (O_NOFOLLOW), checked and unlinked relative to
-// that handle, so a directory replaced by a link while a process runs is never followed; a handle
-// that no longer names the directory it was opened on (a program closed it) makes claims
-// unavailable. A ClaimDirectory outlives the claims it gives (the shim's is never destroyed).
+// Contract: thread-safe; throws only std::bad_alloc or what result_ready() throws (no handle leaks
+// then); preserves errno (and the last-error value); never blocks past the timeout. Fork, the
+// directory's checks and how files are opened: shim/claim_lock.h. A ClaimDirectory outlives the
+// claims it gives (the shim's is never destroyed).
 #pragma once
 
 #include <chrono>
@@ -34,8 +29,9 @@
 #include <string>
 #include <string_view>
 
-#include "store/directory_handle.h"
-#include "store/remote/remote_claim.h"
+#include <memory>
+
+#include "shim/claim_lock.h"
 
 namespace nvrtc_cache::shim {
 
@@ -49,15 +45,15 @@ class Claim {
   Claim& operator=(const Claim&) = delete;
   ~Claim() { release(); }
 
-  bool held() const { return fd_ >= 0; }
-  // Unlinks the claim file, then closes it (dropping the lock): waiters find the result or compile.
+  bool held() const { return file_ != claim_lock::kNoFile; }
+  // Removes the claim file, then closes it (dropping the lock): waiters find the result or compile.
   void release();
 
  private:
   friend class ClaimDirectory;
-  Claim(int fd, int directory, std::string name);
-  int fd_ = -1;
-  int directory_ = -1;  // the ClaimDirectory's handle (borrowed)
+  Claim(claim_lock::FileHandle file, const claim_lock::Folder* folder, std::string name);
+  claim_lock::FileHandle file_ = claim_lock::kNoFile;
+  const claim_lock::Folder* folder_ = nullptr;  // the ClaimDirectory's (borrowed)
   std::string name_;
   std::chrono::steady_clock::time_point acquired_;
 };
@@ -73,11 +69,12 @@ enum class ClaimOutcome {
 
 struct ClaimAttempt {
   ClaimOutcome outcome = ClaimOutcome::kUnavailable;
-  Claim claim;                        // held exactly when outcome is kClaimed
-  bool waited = false;                // another caller held the claim at the first try
-  std::int64_t wait_ns = 0;           // time from the first refused try to the outcome
-  std::string problem;                // kUnavailable: why
-  store::remote::RemoteClaim remote;  // kClaimed: the cross-node claim on a shared tier, if one was taken
+  Claim claim;                   // held exactly when outcome is kClaimed
+  bool waited = false;           // another caller held the claim at the first try
+  std::int64_t wait_ns = 0;      // time from the first refused try to the outcome
+  std::string problem;           // kUnavailable: why
+  std::shared_ptr<void> across;  // kClaimed: the cross-node claim on a shared tier, if one was taken
+                                 // (shim/single_flight.h; released when the last owner drops it)
 };
 
 class ClaimDirectory {
@@ -85,9 +82,9 @@ class ClaimDirectory {
   // Creates `path` if missing and checks it; on failure every attempt is kUnavailable.
   ClaimDirectory(std::string path, bool shared);
 
-  bool usable() const { return problem_.empty(); }
+  bool usable() const { return folder_.problem().empty(); }
   // Why the directory is unusable (empty when usable).
-  const std::string& problem() const { return problem_; }
+  const std::string& problem() const { return folder_.problem(); }
   const std::string& path() const { return path_; }
 
   // Claims `name` (a file name: no '/') or waits for its holder for at most `timeout`.
@@ -96,18 +93,13 @@ class ClaimDirectory {
                              const std::function<bool()>& result_ready, const std::function<void()>& on_wait = {});
 
  private:
-  // The outcome once the lock on `fd` (the file `name` in the directory) is this caller's.
-  // Takes ownership of `fd`.
-  void settle_locked(int fd, const std::string& name, const std::function<bool()>& result_ready,
+  // The outcome once the lock on `file` (the file `name` in the directory) is this caller's.
+  // Takes ownership of `file`.
+  void settle_locked(claim_lock::FileHandle file, const std::string& name, const std::function<bool()>& result_ready,
                      ClaimAttempt& out) const;
-  // Whether the handle still names the directory it was opened on.
-  bool handle_intact() const;
 
   std::string path_;
-  bool shared_;
-  std::string problem_;
-  store::DirectoryHandle handle_;
-  platform::FileId id_;
+  claim_lock::Folder folder_;
 };
 
 // The longest time a claim of this process was held (a compile and its store), for the default

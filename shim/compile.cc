@@ -25,12 +25,14 @@
 #include "shim/compile_lifecycle.h"
 #include "shim/compile_steps.h"
 #include "shim/hooks.h"
+#include "shim/interpose/loaded_object.h"
 #include "shim/program_table.h"
 #include "shim/record_writer.h"
 #include "shim/runtime.h"
 #include "shim/watch/file_watch.h"
 #include "shim/watch/observations.h"
 #include "platform/fork_locks.h"
+#include "shim/runtime_flight.h"
 #include "shim/single_flight.h"
 #include "util/clock.h"
 #include "platform/errno_guard.h"
@@ -100,15 +102,6 @@ std::optional<std::string> environment_variable(const char* name) {
   return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
-// A node-local claim (and the cross-node one it may hold), released when the compile returns.
-class HeldClaimAttempt final : public HeldClaim {
- public:
-  explicit HeldClaimAttempt(ClaimAttempt attempt) : attempt_(std::move(attempt)) {}
-
- private:
-  ClaimAttempt attempt_;
-};
-
 // The Linux shim's part of the lifecycle: the Runtime's store and statistics, the libc watch,
 // single-flight claims and compile records (NVRTC_CACHE_RECORD).
 class LinuxCompileHost final : public CompileHost {
@@ -124,11 +117,7 @@ class LinuxCompileHost final : public CompileHost {
   int error_state() override { return errno; }
 
   Flight claim_or_wait(const keying::CacheKey& key, const std::function<bool()>& result_ready) override {
-    ClaimAttempt attempt = shim::claim_or_wait(key, result_ready);
-    Flight flight;
-    flight.wait_ns = attempt.wait_ns;
-    flight.held = std::make_unique<HeldClaimAttempt>(std::move(attempt));
-    return flight;
+    return as_flight(shim::claim_or_wait(key, result_ready));
   }
 
   ObservedCompile compile_observed(const interpose::RealNvrtc& real, nvrtcProgram prog, int n,
@@ -154,7 +143,10 @@ class LinuxCompileHost final : public CompileHost {
   void compile_recorded(const interpose::RealNvrtc& real, const ProgramRecord& record,
                         const direct::DependencySet& dependencies) override {
     const std::string& record_file = runtime_.config().record_file;
-    if (!record_file.empty()) append_compile_record(record_file, real, record, dependencies);
+    if (record_file.empty()) return;
+    append_compile_record(record_file,
+                          interpose::library_path_of(real.link_map, reinterpret_cast<const void*>(real.nvrtcVersion)),
+                          record, dependencies);
   }
 
   void flush_stats(bool stored) override { runtime_.flush_stats(stored); }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shim/interpose/loaded_object.h"
 #include "shim/record_writer.h"
 
 namespace nvrtc_cache::shim::handle_lifecycle {
@@ -78,7 +79,8 @@ void record_call(Runtime& runtime, core::JitLibrary library, const void* link_ma
   if (file.empty()) return;
   const platform::ErrnoGuard guard;
   try {
-    append_handle_record(file, library, link_map, code, record.inputs, current_working_directory());
+    append_handle_record(file, library, interpose::library_path_of(link_map, code), record.inputs,
+                         current_working_directory());
   } catch (...) {
     core::log_once(core::LogLevel::kWarn, "record-exception",
                    "internal error while recording a link or NVVM compile; not recorded");

@@ -48,7 +48,7 @@
 #include "shim/handle_table.h"
 #include "shim/manifest_lookup.h"
 #include "shim/runtime.h"
-#include "shim/single_flight.h"
+#include "shim/runtime_flight.h"
 #include "shim/watch/file_watch.h"
 #include "shim/watch/observations.h"
 #include "util/clock.h"

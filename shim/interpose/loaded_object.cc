@@ -20,6 +20,16 @@ const link_map* link_map_of(const void* address) {
   return static_cast<const link_map*>(extra);
 }
 
+std::string library_path_of(const void* map, const void* code) {
+  if (map != nullptr) {
+    const char* name = static_cast<const link_map*>(map)->l_name;
+    if (name != nullptr && name[0] == '/') return name;
+  }
+  Dl_info info;
+  if (code != nullptr && dladdr(code, &info) != 0 && info.dli_fname != nullptr) return info.dli_fname;
+  return {};
+}
+
 // Looked up once: the same in every thread and after fork.
 const link_map* shim_link_map() {
   static constinit std::atomic<const link_map*> cached{nullptr};

@@ -7,10 +7,15 @@
 
 #include <link.h>
 
+#include <string>
+
 namespace nvrtc_cache::shim::interpose {
 
 // The link map of the object containing `address`, or nullptr.
 const link_map* link_map_of(const void* address);
+// The path a real library was loaded from: the name in its link map `map`, or that of the object
+// holding `code` (empty when neither says).
+std::string library_path_of(const void* map, const void* code);
 // The shim's own link map (looked up once).
 const link_map* shim_link_map();
 // True if `address` lies inside the shim.

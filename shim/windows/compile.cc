@@ -1,7 +1,9 @@
 // The Windows proxy's program hooks: create and compile (the lifecycle is shim/compile_lifecycle.h's,
 // shared with Linux; this file is its Windows host: the import watch (shim/windows/compile_watch.h)
-// and the thread's last-error value; the getters are shim/replay.cc's). Differences from Linux: no
-// single-flight claims, no shared tiers, no compile records; counters are added to the store's
+// and the thread's last-error value; the getters are shim/replay.cc's). Single-flight between the
+// processes of a node is the Linux shim's (shim/single_flight.h, claim files locked with LockFileEx).
+// So are compile records (NVRTC_CACHE_RECORD, shim/record_writer.h). Differences from Linux: no
+// shared tiers; counters are added to the store's
 // mapped counters file (store/counter_file.h) after every compile, which takes no transaction (a
 // process's exit on Windows runs no safe place for it). The import watch is installed by the first
 // real compile through the cache (compile_observed), so a hit never patches NVRTC.
@@ -34,7 +36,10 @@
 #include "shim/compile_steps.h"
 #include "shim/hooks.h"
 #include "shim/program_table.h"
+#include "shim/record_writer.h"
+#include "shim/single_flight.h"
 #include "shim/windows/compile_watch.h"
+#include "shim/windows/real_dll.h"
 #include "shim/windows/runtime.h"
 
 namespace nvrtc_cache::shim::hooks {
@@ -102,7 +107,7 @@ std::optional<std::string> crt_variable(const char* name) {
 }
 
 // The Windows proxy's part of the lifecycle: the WindowsRuntime's store and statistics, the import
-// watch, the thread's last-error value. No single-flight, no compile records; statistics are merged
+// watch, single-flight claims, compile records, the thread's last-error value; statistics are merged
 // by the hook after every compile.
 class WindowsCompileHost final : public CompileHost {
  public:
@@ -116,6 +121,22 @@ class WindowsCompileHost final : public CompileHost {
     return {current_working_directory(), std::nullopt, platform::windows::environment_variable(L"NVRTC_APPEND_FLAGS")};
   }
   int error_state() override { return static_cast<int>(GetLastError()); }
+
+  Flight claim_or_wait(const keying::CacheKey& key, const std::function<bool()>& result_ready) override {
+    FlightSettings settings;
+    settings.cache_directory = runtime_.cache_directory();
+    settings.shared = runtime_.config().shared;
+    settings.wait_timeout = runtime_.config().wait_timeout;
+    settings.stats = &runtime_.stats();
+    return as_flight(shim::claim_or_wait(settings, key, result_ready));
+  }
+
+  void compile_recorded(const interpose::RealNvrtc& real, const ProgramRecord& record,
+                        const direct::DependencySet& dependencies) override {
+    (void)real;
+    const std::string& record_file = runtime_.config().record_file;
+    if (!record_file.empty()) append_compile_record(record_file, windows::real_nvrtc_path(), record, dependencies);
+  }
 
   ObservedCompile compile_observed(const interpose::RealNvrtc& real, nvrtcProgram prog, int n,
                                    const char* const* options, const ProgramRecord& record) override {

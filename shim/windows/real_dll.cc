@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "platform/windows/last_error.h"
+#include "platform/windows/wide.h"
+
 namespace nvrtc_cache::shim::windows {
 namespace {
 
@@ -67,6 +70,7 @@ bool same_file(const std::wstring& a, const std::wstring& b) {
   return x.dwVolumeSerialNumber == y.dwVolumeSerialNumber && x.nFileIndexHigh == y.nFileIndexHigh &&
          x.nFileIndexLow == y.nFileIndexLow;
 }
+
 
 std::wstring own_path() { return module_path(own_module()); }
 
@@ -226,6 +230,19 @@ bool bind_real_nvrtc(HMODULE module) {
   if (!bound) delete fresh;
   SetLastError(last_error);
   return bound || expected->module == module;
+}
+
+const std::string& real_nvrtc_path() {
+  static const std::string path = [] {
+    const platform::windows::LastErrorKept last_error;
+    try {
+      const HMODULE module = real_nvrtc_module();
+      return module != nullptr ? platform::windows::to_utf8(module_path(module)) : std::string();
+    } catch (...) {
+      return std::string();
+    }
+  }();
+  return path;
 }
 
 }  // namespace nvrtc_cache::shim::windows

@@ -83,6 +83,7 @@ store::Store* WindowsRuntime::store() {
       } else {
         core::log_line(core::LogLevel::kDebug, "cache at " + opened.directory);
       }
+      if (opened.store != nullptr) cache_directory_ = opened.directory;
       store_ = std::move(opened.store);
       if (store_ != nullptr && !config_.remote.empty()) {
         try {
@@ -93,6 +94,7 @@ store::Store* WindowsRuntime::store() {
       }
     } catch (...) {
       store_.reset();
+      cache_directory_.clear();
     }
   });
   return store_.get();

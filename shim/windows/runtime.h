@@ -30,8 +30,11 @@ class WindowsRuntime {
   static WindowsRuntime& instance();
 
   bool enabled() const { return enabled_; }
+  const core::Config& config() const { return config_; }
   // The store, or nullptr when it cannot be opened (tried once).
   store::Store* store();
+  // The cache directory the store was opened in (empty before, or when it could not be opened).
+  const std::string& cache_directory() const { return cache_directory_; }
   core::StatsDeltas& stats() { return stats_; }
   // The zstd level new entries are stored at (the `compression` setting; 0: uncompressed).
   int compression_level() const { return config_.compression_level; }
@@ -55,6 +58,7 @@ class WindowsRuntime {
   std::once_flag store_once_;
   std::unique_ptr<store::Store> store_;
   store::remote::TieredStore* tiered_ = nullptr;  // store_ itself when shared tiers are configured
+  std::string cache_directory_;
   std::once_flag identity_once_;
   keying::LibraryIdentity identity_;
   std::once_flag watch_once_;

@@ -16,6 +16,8 @@
 // redis-server on loopback (signed values) or a file:// directory, and one serves the other's results
 // exactly; TLS and HTTP tier URLs are refused with one line each; a Redis tier that is down fails open
 // at once.
+// Single-flight between processes (WineSingleFlight: one waiting for another's compile; a holder
+// killed holding its claim) and compile records (Wine.CompileRecordsAreWritten).
 // Preconditions, from scripts/windows-nvrtc.sh DIR: NVRTC_CACHE_WINE_NVRTC_DIR (the Windows NVRTC and
 // DIR/wineprefix), NVRTC_CACHE_WINE (the loader); without them the tests skip (fail where
 // NVRTC_CACHE_REQUIRE_PYPI=1).
@@ -28,12 +30,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/compile_record.h"
 #include "tests/support/harness.h"
 #include "tests/support/redis_server.h"
 
@@ -780,5 +785,149 @@ TEST_F(WineSharedTier, RedisDownFailsOpenAtOnce) {
   EXPECT_EQ(tier_counter(stats, "hits"), 0) << stats.dump();
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Polls (every 20 ms, at most `seconds`) until `done()`.
+template <typename Done>
+bool within(int seconds, Done done) {
+  for (int polls = 0; polls < seconds * 50; ++polls) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+// Two processes compiling one cold program at once: a holder that took the claim is held inside its
+// compile (its own watcher thread suspends it: first_hit_client's hold: or die:) until a second
+// process, started only then, says in its debug log that it waits for that compile; then the holder
+// is resumed (hold) or ends without releasing its claim (die: TerminateProcess).
+struct Overlap {
+  bool holder_held = false;    // the holder had the claim and was inside its compile
+  bool waiter_waited = false;  // the waiter was seen waiting for it
+  ProcessResult holder, waiter;
+  std::string waiter_log;
+  double go_to_waiter_exit_s = 0;  // from the holder's resumption (or end) to the waiter's exit
+};
+
+class WineSingleFlight : public Wine {
+ protected:
+  Overlap overlap(const std::string& holder_step, const std::string& program) {
+    const std::string exe = client_beside_dll("first_hit_client");
+    const std::string control = marks_.path() + "/control";
+    const std::string log = marks_.path() + "/waiter.log";
+    std::ofstream(control).close();
+    Overlap o;
+    std::thread holder([&] {
+      o.holder = run({exe, "claims:" + windows_path(cache_.path() + "/claims"),
+                      holder_step + ":" + windows_path(control), program},
+                     cache_env());
+    });
+    o.holder_held = within(120, [&] { return fs::file_size(control) >= 1; });
+    std::thread waiter;
+    if (o.holder_held) {
+      EnvVars env = cache_env();
+      env["NVRTC_CACHE_LOG"] = "debug";
+      env["NVRTC_CACHE_LOG_FILE"] = windows_path(log);
+      waiter = std::thread([&, env] { o.waiter = run({exe, program}, env); });
+      o.waiter_waited =
+          within(120, [&] { return file_text(log).find("waiting for another compile of") != std::string::npos; });
+    }
+    const auto go = std::chrono::steady_clock::now();
+    std::ofstream(control, std::ios::app) << (o.holder_held ? "g" : "gg");
+    if (waiter.joinable()) waiter.join();
+    o.go_to_waiter_exit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - go).count();
+    holder.join();
+    o.waiter_log = file_text(log);
+    return o;
+  }
+
+  std::size_t claim_files() const {
+    std::size_t n = 0;
+    if (fs::exists(cache_.path() + "/claims")) {
+      for ([[maybe_unused]] const auto& entry : fs::directory_iterator(cache_.path() + "/claims")) ++n;
+    }
+    return n;
+  }
+
+  TempDir marks_;
+};
+
+// Single-flight between processes (shim/single_flight.h; claim files locked with LockFileEx): the
+// second process waits for the first one's compile and is served its result: one real compile, both
+// results byte-identical to the real NVRTC's, no claim file left.
+TEST_F(WineSingleFlight, TwoColdProcessesCompileOnce) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::string direct = results_of(client(direct_client("first_hit_client"), {"fill:7"}).out)["fill:7"];
+  ASSERT_FALSE(direct.empty());
+  const Overlap o = overlap("hold", "fill:7");
+  ASSERT_TRUE(o.holder_held) << "the first process never held a claim inside its compile: " << o.holder.err;
+  ASSERT_TRUE(o.waiter_waited) << "the second process did not wait for it: " << o.waiter_log << o.waiter.err;
+  EXPECT_EQ(o.holder.exit_code, 0) << o.holder.err;
+  EXPECT_EQ(o.waiter.exit_code, 0) << o.waiter.err;
+  EXPECT_EQ(results_of(o.holder.out)["fill:7"], direct);
+  EXPECT_EQ(results_of(o.waiter.out)["fill:7"], direct);
+  EXPECT_NE(o.waiter_log.find(": served from the cache"), std::string::npos) << o.waiter_log;
+  const nlohmann::json j = stats();
+  EXPECT_EQ(j.value("misses", 0), 1) << "not compiled exactly once: " << j.dump();
+  EXPECT_EQ(j.value("hits", 0), 1) << j.dump();
+  EXPECT_EQ(j.value("waited", 0), 1) << j.dump();
+  EXPECT_EQ(claim_files(), 0u) << "the holder's claim file was left behind";
+}
+
+// A holder that ends while it holds its claim (TerminateProcess: nothing released) does not keep its
+// waiter waiting: the lock goes with the process, and the waiter takes the claim over at once,
+// compiles (exactly) and stores, removing the claim file.
+TEST_F(WineSingleFlight, KilledHolderIsTakenOver) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::string direct = results_of(client(direct_client("first_hit_client"), {"fill:8"}).out)["fill:8"];
+  ASSERT_FALSE(direct.empty());
+  const Overlap o = overlap("die", "fill:8");
+  ASSERT_TRUE(o.holder_held) << "the first process never held a claim inside its compile: " << o.holder.err;
+  ASSERT_TRUE(o.waiter_waited) << "the second process did not wait for it: " << o.waiter_log << o.waiter.err;
+  EXPECT_EQ(o.holder.exit_code, 9) << "the holder was not ended holding its claim: " << o.holder.out;
+  EXPECT_EQ(results_of(o.holder.out).count("fill:8"), 0u) << o.holder.out;
+  EXPECT_EQ(o.waiter.exit_code, 0) << o.waiter.err;
+  EXPECT_EQ(results_of(o.waiter.out)["fill:8"], direct);
+  EXPECT_NE(o.waiter_log.find(": its holder is gone; compiling here"), std::string::npos) << o.waiter_log;
+  std::printf("waiter done %.2f s after its holder was ended\n", o.go_to_waiter_exit_s);
+  EXPECT_LT(o.go_to_waiter_exit_s, 20.0) << "the waiter was held up by its dead holder";
+  const nlohmann::json j = stats();
+  EXPECT_EQ(j.value("misses", 0), 1) << j.dump();
+  EXPECT_EQ(j.value("waited", 0), 1) << j.dump();
+  EXPECT_EQ(claim_files(), 0u) << "the claim file the waiter took over was left behind";
+}
+
+// Compile records on Windows (NVRTC_CACHE_RECORD, shim/record_writer.h): a cold and a warm process
+// each append one record, read back by the Linux reader (core/compile_record.h) undamaged, naming the
+// real DLL and the program's inputs as the client gave them, the same program both times.
+TEST_F(Wine, CompileRecordsAreWritten) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::string exe = client_beside_dll("first_hit_client");
+  const std::string record = cache_.path() + "/compiles.rec";
+  EnvVars env = cache_env();
+  env["NVRTC_CACHE_RECORD"] = windows_path(record);
+  const std::string cold = client(exe, {}, env).out;
+  const std::string warm = client(exe, {}, env).out;
+  EXPECT_EQ(results_of(warm)["kernel"], results_of(cold)["kernel"]);
+  const nlohmann::json j = stats();
+  ASSERT_EQ(j.value("misses", 0), 1) << j.dump();
+  ASSERT_EQ(j.value("hits", 0), 1) << j.dump();
+  const core::RecordScan scan = core::scan_records(file_text(record));
+  EXPECT_TRUE(scan.damage.empty()) << scan.damage.front().what;
+  ASSERT_EQ(scan.records.size(), 2u) << "one record per compile, hit or miss";
+  for (const core::CompileRecord& r : scan.records) {
+    EXPECT_EQ(r.library_path, windows_path(nvrtc_dir_ + "/nvrtc64_130_0.dll")) << "not the real DLL";
+    EXPECT_EQ(r.inputs.library.major, 13);
+    EXPECT_FALSE(r.inputs.library.build_id.empty());
+    EXPECT_EQ(r.inputs.name, std::optional<std::string>("scale.cu"));
+    EXPECT_NE(r.inputs.source.find("__global__ void scale(T* data)"), std::string::npos);
+    EXPECT_EQ(r.inputs.options, (std::vector<std::string>{"-arch=compute_80", "-std=c++17"}));
+    EXPECT_EQ(r.inputs.name_expressions, std::vector<std::string>{"scale<float, 2>"});
+  }
+  EXPECT_EQ(core::program_identity(scan.records[0]), core::program_identity(scan.records[1]));
+}
 }  // namespace
 }  // namespace nvrtc_cache::testing

@@ -4,12 +4,20 @@
 // creating the program are outside it). For each compile it prints one line: the program, "compile_ns
 // N", what the compile returned (its result code, the lowered name, the PTX's size and an FNV-1a hash
 // of its bytes), so that runs can be compared for exactness. For the first-hit latency and the growing
-// data file under Wine (tests/integration/wine_test.cc, docs/platforms.md).
+// data file and single-flight between processes under Wine (tests/integration/wine_test.cc,
+// docs/platforms.md).
 // Usage: first_hit_client [STEP...], each STEP one of
-//   (none)     the templated kernel alone, once
-//   fill:N     the kernel with a 12,000-int device array seeded by N (about 150 KiB of PTX)
-//   mark:PATH  creates the file PATH (to say the steps before it are done)
-//   wait:PATH  waits (at most 300 s) until the file PATH exists
+//   (none)        the templated kernel alone, once
+//   fill:N        the kernel with a 12,000-int device array seeded by N (about 150 KiB of PTX)
+//   mark:PATH     creates the file PATH (to say the steps before it are done)
+//   wait:PATH     waits (at most 300 s) until the file PATH exists
+//   claims:DIR    the proxy's claims directory, for the two steps below
+//   hold:CONTROL  from now on a watcher thread waits for a claim file in DIR (the proxy claimed a
+//                 compile of this process), lets the compile run 50 ms more, suspends the main
+//                 thread (the claim held), appends one byte to the existing file CONTROL and waits
+//                 until CONTROL has 2 bytes (the test's go), then resumes the main thread
+//   die:CONTROL   as hold:, but ends the process (TerminateProcess) instead of resuming it: a
+//                 holder killed while it holds its claim
 #include <windows.h>
 
 #include <cstdint>
@@ -84,6 +92,58 @@ bool compile_and_print(const Nvrtc& nvrtc, const std::string& label, const std::
   return true;
 }
 
+struct Holder {
+  std::wstring claims;   // the claims directory
+  std::wstring control;  // the file that says "held" (1 byte) and "go" (2 bytes)
+  bool die = false;
+  HANDLE main_thread = nullptr;
+};
+
+bool claim_file_in(const std::wstring& directory) {
+  WIN32_FIND_DATAW found;
+  const HANDLE search = FindFirstFileW((directory + L"\\*").c_str(), &found);
+  if (search == INVALID_HANDLE_VALUE) return false;
+  bool any = false;
+  do {
+    any = !(found.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY);
+  } while (!any && FindNextFileW(search, &found));
+  FindClose(search);
+  return any;
+}
+
+// The watcher of hold:/die:. Once the main thread is suspended it may hold any lock of the process
+// (the heap's): only calls on handles opened before (no allocation) are made then.
+DWORD WINAPI hold_claim(void* argument) {
+  const Holder& holder = *static_cast<const Holder*>(argument);
+  const HANDLE control =
+      CreateFileW(holder.control.c_str(), FILE_APPEND_DATA | FILE_READ_ATTRIBUTES,
+                  FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_EXISTING, 0, nullptr);
+  if (control == INVALID_HANDLE_VALUE) ExitProcess(6);
+  for (int polls = 0; !claim_file_in(holder.claims); ++polls) {
+    if (polls > 300000) ExitProcess(6);
+    Sleep(1);
+  }
+  Sleep(50);  // the claim is taken (its file is created just before it) and the compile under way
+  if (SuspendThread(holder.main_thread) == static_cast<DWORD>(-1)) ExitProcess(6);
+  DWORD written = 0;
+  if (!WriteFile(control, "h", 1, &written, nullptr)) ExitProcess(6);
+  LARGE_INTEGER size{};
+  for (int polls = 0; GetFileSizeEx(control, &size) && size.QuadPart < 2; ++polls) {
+    if (polls > 60000) ExitProcess(7);
+    Sleep(5);
+  }
+  if (holder.die) TerminateProcess(GetCurrentProcess(), 9);
+  ResumeThread(holder.main_thread);
+  CloseHandle(control);
+  return 0;
+}
+
+std::wstring wide(const char* text) {
+  std::wstring out;
+  for (; *text; ++text) out.push_back(static_cast<wchar_t>(static_cast<unsigned char>(*text)));
+  return out;
+}
+
 bool wait_for(const char* path) {
   for (int waited_ms = 0; waited_ms < 300000; waited_ms += 20) {
     if (GetFileAttributesA(path) != INVALID_FILE_ATTRIBUTES) return true;
@@ -113,6 +173,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   if (argc < 2) return compile_and_print(nvrtc, "kernel", kKernel) ? 0 : 4;
+  static Holder holder;
   for (int i = 1; i < argc; ++i) {
     const std::string step = argv[i];
     if (step.rfind("fill:", 0) == 0) {
@@ -125,6 +186,17 @@ int main(int argc, char** argv) {
       if (!wait_for(step.c_str() + 5)) {
         std::fprintf(stderr, "first_hit_client: %s did not appear\n", step.c_str() + 5);
         return 5;
+      }
+    } else if (step.rfind("claims:", 0) == 0) {
+      holder.claims = wide(step.c_str() + 7);
+    } else if (step.rfind("hold:", 0) == 0 || step.rfind("die:", 0) == 0) {
+      holder.die = step[0] == 'd';
+      holder.control = wide(step.c_str() + step.find(':') + 1);
+      if (!DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(), &holder.main_thread, 0, FALSE,
+                           DUPLICATE_SAME_ACCESS) ||
+          holder.claims.empty() || CreateThread(nullptr, 0, hold_claim, &holder, 0, nullptr) == nullptr) {
+        std::fprintf(stderr, "first_hit_client: cannot watch for a claim\n");
+        return 6;
       }
     } else {
       std::fprintf(stderr, "first_hit_client: unknown step %s\n", step.c_str());
