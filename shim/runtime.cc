@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "core/log.h"
+#include "core/shared_tiers.h"
 #include "core/settings.h"
 #include "platform/errno_guard.h"
 #include "platform/fork_locks.h"
@@ -50,21 +51,6 @@ __attribute__((constructor)) void register_fork_locks() {
                                                    [] { platform::renew_in_child(g_store_open_mu); }});
 }
 
-// The local store wrapped in the shared tiers NVRTC_CACHE_REMOTE names (problems logged once).
-std::unique_ptr<store::Store> with_shared_tiers(std::unique_ptr<store::Store> local, const core::Config& config,
-                                                store::remote::TieredStore** tiered) {
-  store::remote::TierSet set = store::remote::open_tiers(config.remote, config.remote_secret_file);
-  for (const auto& warning : set.warnings) core::log_line(core::LogLevel::kWarn, warning);
-  for (const auto& problem : set.problems) core::log_line(core::LogLevel::kWarn, problem);
-  if (set.tiers.empty()) return local;
-  auto log = [](std::string_view topic, std::string_view message) {
-    core::log_once(core::LogLevel::kWarn, topic, message);
-  };
-  auto wrapped =
-      std::make_unique<store::remote::TieredStore>(std::move(local), std::move(set.tiers), std::move(set.secret), log);
-  *tiered = wrapped.get();
-  return wrapped;
-}
 
 }  // namespace
 
@@ -108,7 +94,7 @@ store::Store* Runtime::store() {
       store_ = std::make_unique<store::BoundedWrites>(std::move(store_), kWriteBound);
       if (!config_.remote.empty()) {
         try {
-          store_ = with_shared_tiers(std::move(store_), config_, &tiered_);
+          store_ = core::with_shared_tiers(std::move(store_), config_, &tiered_);
         } catch (...) {
           core::log_once(core::LogLevel::kWarn, "remote-open", "cannot use the shared tiers (NVRTC_CACHE_REMOTE)");
         }

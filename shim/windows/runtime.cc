@@ -7,6 +7,7 @@
 #include "shim/windows/real_dll.h"
 #include "core/config.h"
 #include "core/log.h"
+#include "core/shared_tiers.h"
 #include "store/cache_directory.h"
 #include "platform/windows/wide.h"
 
@@ -17,22 +18,6 @@ namespace {
 // How long a compile that stored waits for its shared-tier writes (the runtime's header says why).
 constexpr std::chrono::milliseconds kSharedWriteBound{1000};
 
-// The local store wrapped in the shared tiers NVRTC_CACHE_REMOTE names (problems logged once), as
-// the Linux shim does (shim/runtime.cc).
-std::unique_ptr<store::Store> with_shared_tiers(std::unique_ptr<store::Store> local, const core::Config& config,
-                                                store::remote::TieredStore** tiered) {
-  store::remote::TierSet set = store::remote::open_tiers(config.remote, config.remote_secret_file);
-  for (const auto& warning : set.warnings) core::log_line(core::LogLevel::kWarn, warning);
-  for (const auto& problem : set.problems) core::log_line(core::LogLevel::kWarn, problem);
-  if (set.tiers.empty()) return local;
-  auto log = [](std::string_view topic, std::string_view message) {
-    core::log_once(core::LogLevel::kWarn, topic, message);
-  };
-  auto wrapped =
-      std::make_unique<store::remote::TieredStore>(std::move(local), std::move(set.tiers), std::move(set.secret), log);
-  *tiered = wrapped.get();
-  return wrapped;
-}
 
 std::string pe_build_id(HMODULE module) {
   if (module == nullptr) return {};
@@ -87,7 +72,7 @@ store::Store* WindowsRuntime::store() {
       store_ = std::move(opened.store);
       if (store_ != nullptr && !config_.remote.empty()) {
         try {
-          store_ = with_shared_tiers(std::move(store_), config_, &tiered_);
+          store_ = core::with_shared_tiers(std::move(store_), config_, &tiered_);
         } catch (...) {
           core::log_once(core::LogLevel::kWarn, "remote-open", "cannot use the shared tiers (NVRTC_CACHE_REMOTE)");
         }

@@ -16,23 +16,12 @@
 #include <vector>
 
 #include "tests/support/cli_testing.h"
+#include "tests/support/wine_paths.h"
 
 namespace nvrtc_cache::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-// Wine maps Z: to the Unix root.
-std::string windows_path(const std::string& unix_path) {
-  std::string out = "Z:" + unix_path;
-  for (char& c : out) c = c == '/' ? '\\' : c;
-  return out;
-}
 
 std::string bytes_of_hex(const std::string& hex) {
   std::string out;

@@ -41,6 +41,7 @@
 #include "core/compile_record.h"
 #include "tests/support/harness.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/wine_paths.h"
 
 namespace nvrtc_cache::testing {
 namespace {
@@ -58,18 +59,6 @@ constexpr int kWatchedKernel32Count = 0
 const std::vector<std::string> kCorpus = {
     "trivial",        "ptx",         "cubin",     "lto",       "template",  "headers", "compile_error", "warnings",
     "invalid_option", "include_dir", "null_name", "recompile", "bad_inputs"};
-
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
-
-// Wine maps Z: to the Unix root.
-std::string windows_path(const std::string& unix_path) {
-  std::string out = "Z:" + unix_path;
-  for (char& c : out) c = c == '/' ? '\\' : c;
-  return out;
-}
 
 std::string hex_of(const std::string& text) {
   static const char* digits = "0123456789abcdef";
