@@ -10,6 +10,7 @@
 #include "store/lmdb/databases.h"
 #include "store/lmdb/errors.h"
 #include "store/lmdb/library.h"
+#include "store/lmdb/lock_file_volume.h"
 #include "store/lmdb/map_growth.h"
 
 namespace nvrtc_cache::store::lmdb {
@@ -186,6 +187,7 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
   const std::uint64_t map_bytes = map_bytes_at_open(options, existing_data_file_bytes(directory, *options.env));
   EnvHandle env;
   int rc = MDB_SUCCESS;
+  const LockFileVolumeHint volume_hint(id.device);  // the lock file is in this directory: its volume
   for (const unsigned flags : {MDB_NOTLS, MDB_NOTLS | MDB_RDONLY, MDB_NOTLS | MDB_RDONLY | MDB_NOLOCK}) {
     rc = open_environment(options, lmdb_path, flags, map_bytes, &env);
     shared->read_only = (flags & MDB_RDONLY) != 0;

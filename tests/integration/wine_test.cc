@@ -239,6 +239,22 @@ TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {
       << r.err;
 }
 
+// LMDB names its lock file's mutexes from the volume serial and file index GetFileInformationByHandle
+// gives; on Windows the store answers that call with the store directory's serial, asking no volume
+// (store/lmdb/lock_file_volume.h): the same answer as the real call for a file on that volume, only
+// the serial replaced for another hint, the real call without one
+// (tests/clients/windows/lock_file_information_check.cc).
+TEST_F(Wine, LockFileInformationWithoutAVolumeQuery) {
+  const ProcessResult r = run({bin_ + "/lock_file_information_check.exe", windows_path(include_.path() + "/lock.mdb")});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::string out = r.out;  // printed in text mode: CR LF
+  std::erase(out, '\r');
+  EXPECT_EQ(out,
+            "hinted=1\nother=1\nunhinted=1\nhinted_equal=1\nother_serial=1 other_rest_equal=1\nunhinted_equal=1\n"
+            "size=4 links=1\n")
+      << r.err;
+}
+
 // The proxy with no NVRTC_CACHE_DIR keeps its cache in %LOCALAPPDATA%\nvrtc-cache (Wine sets
 // LOCALAPPDATA from its prefix, so that of the scratch prefix is used, and emptied first).
 TEST_F(Wine, ProxyDefaultCacheDirectory) {
