@@ -87,39 +87,40 @@ void remove_moved_aside(const DirectoryHandle& parent, const std::string& name, 
 
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env) {
   if (!platform::is_absolute_path(path))
-    return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}};
+    return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}, {}};
   DirectoryWalk walk = open_directory_path(path, /*create=*/true, allow_shared, env,
                                            allow_shared ? kGroupSharedDirectoryMode : mode_t{0700});
   if (!walk.handle.valid()) {
-    return {walk.unsafe ? DirectoryVerdict::kUnsafe : DirectoryVerdict::kCannotCreate, std::move(walk.detail), {}};
+    return {walk.unsafe ? DirectoryVerdict::kUnsafe : DirectoryVerdict::kCannotCreate, std::move(walk.detail), {}, {}};
   }
   const int dir = walk.handle.fd();
   struct stat st;
   if (const int rc = env.stat_at(dir, "", &st); rc != 0) {
-    return {DirectoryVerdict::kCannotCreate, "cannot stat " + path + ": " + std::strerror(rc), {}};
+    return {DirectoryVerdict::kCannotCreate, "cannot stat " + path + ": " + std::strerror(rc), {}, {}};
   }
   if (std::string why = unsafe_reason(path, st, allow_shared); !why.empty())
-    return {DirectoryVerdict::kUnsafe, why, {}};
+    return {DirectoryVerdict::kUnsafe, why, {}, {}};
   // The store's own directory and files must not be links planted by someone else either.
   const std::string store_path = platform::joined_path(path, kStoreName);
+  DirectoryWalk store;
   if (env.stat_at(dir, kStoreName, &st) == 0) {
     if (std::string why = unsafe_reason(store_path, st, allow_shared); !why.empty()) {
-      return {DirectoryVerdict::kUnsafe, why, {}};
+      return {DirectoryVerdict::kUnsafe, why, {}, {}};
     }
-    if (const DirectoryWalk store = open_subdirectory(walk.handle, kStoreName, store_path, false, env);
-        store.handle.valid()) {
+    store = open_subdirectory(walk.handle, kStoreName, store_path, false, env);
+    if (store.handle.valid()) {
       for (const char* name : {"data.mdb", "lock.mdb"}) {
         if (env.stat_at(store.handle.fd(), name, &st) != 0) continue;
         if (std::string why = unsafe_reason(platform::joined_path(store_path, name), st, allow_shared); !why.empty()) {
-          return {DirectoryVerdict::kUnsafe, why, {}};
+          return {DirectoryVerdict::kUnsafe, why, {}, {}};
         }
       }
     }
   }
   if (const char* name = platform::network_filesystem_at(env, dir)) {
-    return {DirectoryVerdict::kNetworkFilesystem, path + " is on a network filesystem (" + name + ")", {}};
+    return {DirectoryVerdict::kNetworkFilesystem, path + " is on a network filesystem (" + name + ")", {}, {}};
   }
-  return {DirectoryVerdict::kUsable, {}, std::move(walk.handle)};
+  return {DirectoryVerdict::kUsable, {}, std::move(walk.handle), std::move(store.handle)};
 }
 
 Status check_data_file(const DirectoryHandle& store, const std::string& shown, Env& env) {
@@ -218,13 +219,13 @@ OpenedCache open_cache(const CachePolicy& policy) {
                        : "; moved aside to " + platform::joined_path(out.directory, aside) + " and starting afresh"));
     return !aside.empty();
   };
-  if (const DirectoryWalk store = open_subdirectory(check.handle, kStoreName, store_dir, false, env);
-      store.handle.valid()) {
-    if (Status data = check_data_file(store.handle, store_dir, env);
+  if (check.store.valid()) {  // the store directory prepare_directory checked, not opened again
+    if (Status data = check_data_file(check.store, store_dir, env);
         data.code() == Status::Code::kCorruption && !move_aside(data)) {
       out.status = data;
       return out;
     }
+    check.store = DirectoryHandle();
   }
   LmdbOptions options;
   options.directory = store_dir;

@@ -58,6 +58,7 @@ struct DirectoryCheck {
   DirectoryVerdict verdict = DirectoryVerdict::kUsable;
   std::string detail;
   DirectoryHandle handle;  // the checked directory (kUsable and kNetworkFilesystem)
+  DirectoryHandle store;   // its store/ subdirectory, checked with it, where there is one (kUsable)
 };
 DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env);
 // Ok, or corruption if data.mdb in `store` is shorter than its meta page says or has no valid meta;
