@@ -6,15 +6,12 @@
 // copy does both without the file. FILE "-" is stdout/stdin, so `export - | import -` copies too
 // (export's report then goes to stderr).
 // Selection: a result is exported when its program name matches GLOB (fnmatch(3), e.g.
-// 'cudf_*.cu'), and its last use (its creation time, or a file tier's write time, when it has no
+// 'cudf_*.cu'; on Windows `*` and `?`, case-insensitive: platform/stream_file.h), and its last use (its creation time, or a file tier's write time, when it has no
 // access record) is at least / at most AGE ago; a manifest goes with the results it names.
 // Secrets: with NVRTC_CACHE_REMOTE_SECRET_FILE set, export signs every record and import refuses an
 // unsigned archive and skips records signed with another key.
 // Exit status: 0; 1 when the archive is incomplete or a record was skipped (damage, MAC, size,
 // malformed) or could not be written; 2 on usage errors.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <fnmatch.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,6 +30,8 @@
 
 #include "core/config.h"
 #include "direct/manifest.h"
+#include "platform/paths.h"
+#include "platform/stream_file.h"
 #include "store/archive/archive_reader.h"
 #include "store/archive/archive_writer.h"
 #include "store/remote/secret.h"
@@ -80,7 +79,7 @@ struct Selection {
   std::int64_t now = now_seconds();
   bool any() const { return older_than || newer_than || !match.empty(); }
   bool selects(std::int64_t used, const std::string& name) const {
-    if (!match.empty() && ::fnmatch(match.c_str(), name.c_str(), 0) != 0) return false;
+    if (!match.empty() && !platform::glob_matches(match, name)) return false;
     if ((older_than || newer_than) && used <= 0) return false;  // no time known: not selected by age
     if (older_than && now - used < *older_than) return false;
     if (newer_than && now - used > *newer_than) return false;
@@ -296,35 +295,26 @@ int run_export(const Arguments& a, const CLI::App& command) {
   }
   const bool to_stdout = a.file == "-";
   const std::string temporary = a.file + ".partial-" + std::to_string(::getpid());
-  const int fd = to_stdout ? STDOUT_FILENO : ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    fmt::print(stderr, "nvrtc-cache export: cannot create {}: {}\n", temporary, std::strerror(errno));
+  platform::StreamFile file = platform::standard_output_stream();
+  if (const int error = to_stdout ? 0 : platform::create_stream_file(temporary, &file); error != 0) {
+    fmt::print(stderr, "nvrtc-cache export: cannot create {}: {}\n", temporary, std::strerror(error));
     return 1;
   }
   const std::uint64_t start = now_ns();
-  ArchiveWriter writer(
-      [fd](std::string_view bytes) {
-        while (!bytes.empty()) {
-          const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-          if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) return false;
-          bytes.remove_prefix(static_cast<std::size_t>(n));
-        }
-        return true;
-      },
-      secret ? &*secret : nullptr);
+  ArchiveWriter writer([file](std::string_view bytes) { return platform::write_stream(file, bytes.data(), bytes.size()) == 0; },
+                       secret ? &*secret : nullptr);
   Report report;
   bool ok = walk_selected(*source, selection, report, [&](const ArchiveRecord& r) { return writer.add(r); });
   ok = ok && writer.finish();
   if (!writer.problem().empty()) report.problem = writer.problem();
   if (!to_stdout) {
-    ok = ::fsync(fd) == 0 && ok;
-    ok = ::close(fd) == 0 && ok;
-    if (ok && ::rename(temporary.c_str(), a.file.c_str()) != 0) {
-      report.problem = "cannot rename the archive into place: " + std::string(std::strerror(errno));
+    ok = platform::sync_stream(file) == 0 && ok;
+    ok = platform::close_stream(file) == 0 && ok;
+    if (const int error = ok ? platform::replace_file(temporary, a.file) : 0; error != 0) {
+      report.problem = "cannot rename the archive into place: " + std::string(std::strerror(error));
       ok = false;
     }
-    if (!ok) ::unlink(temporary.c_str());
+    if (!ok) (void)platform::remove_file(temporary);
   }
   report.nanos = now_ns() - start;
   report.archive_bytes = writer.compressed_bytes();
@@ -343,19 +333,12 @@ bool make_file_tier_directory(const std::string& verb, const std::string& url) {
   std::string problem;
   const auto parsed = store::remote::parse_tier_url(url, &problem);
   if (!parsed || parsed->path.empty()) return true;  // Endpoint::open says what is wrong
-  struct stat st {};
-  if (::stat(parsed->path.c_str(), &st) == 0) return true;
-  const mode_t mode = load_settings().shared ? 02770 : 0700;
-  std::string path;
-  for (std::size_t slash = parsed->path.find('/', 1);; slash = parsed->path.find('/', slash + 1)) {
-    path = parsed->path.substr(0, slash);
-    if (!path.empty() && ::mkdir(path.c_str(), mode) == 0) {
-      ::chmod(path.c_str(), mode);  // not narrowed by the umask
-    } else if (!path.empty() && errno != EEXIST) {
-      fmt::print(stderr, "nvrtc-cache {}: cannot create {}: {}\n", verb, path, std::strerror(errno));
-      return false;
-    }
-    if (slash == std::string::npos) break;
+  std::string failed;  // the path as the file tier opens it (on Windows "/C:/x" is C:\x)
+  if (const int error = platform::make_directories(platform::path_of_file_url(parsed->path),
+                                                   load_settings().shared ? 02770 : 0700, &failed);
+      error != 0) {
+    fmt::print(stderr, "nvrtc-cache {}: cannot create {}: {}\n", verb, failed, std::strerror(error));
+    return false;
   }
   return true;
 }
@@ -371,21 +354,17 @@ int run_import(const Arguments& a) {
     return 1;
   }
   const bool from_stdin = a.file == "-";
-  const int fd = from_stdin ? STDIN_FILENO : ::open(a.file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    fmt::print(stderr, "nvrtc-cache import: cannot open {}: {}\n", a.file, std::strerror(errno));
+  platform::StreamFile file = platform::standard_input_stream();
+  if (const int error = from_stdin ? 0 : platform::open_stream_for_reading(a.file, &file); error != 0) {
+    fmt::print(stderr, "nvrtc-cache import: cannot open {}: {}\n", a.file, std::strerror(error));
     return 1;
   }
-  std::uint64_t file_size = 0;
-  if (struct stat st{}; !from_stdin && ::fstat(fd, &st) == 0) file_size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t file_size = from_stdin ? 0 : platform::stream_size(file);
   const std::uint64_t start = now_ns();
   ArchiveReader reader(
-      [fd](char* buffer, std::size_t size) -> std::ptrdiff_t {
-        for (;;) {
-          const ssize_t n = ::read(fd, buffer, size);
-          if (n < 0 && errno == EINTR) continue;
-          return n;
-        }
+      [file](char* buffer, std::size_t size) -> std::ptrdiff_t {
+        std::size_t got = 0;
+        return platform::read_stream(file, buffer, size, &got) == 0 ? static_cast<std::ptrdiff_t>(got) : -1;
       },
       secret ? &*secret : nullptr);
   Progress progress("importing", file_size);
@@ -412,7 +391,7 @@ int run_import(const Arguments& a) {
     count_merge(destination->merge(record.key, record.payload, &why), why, report);
   }
   progress.finish();
-  if (!from_stdin) ::close(fd);
+  (void)platform::close_stream(file);
   report.nanos = now_ns() - start;
   report.archive_bytes = reader.compressed_bytes();
   report.uncompressed_bytes = reader.uncompressed_bytes();

@@ -3,7 +3,7 @@
 // proxy nvrtc64_130_0.dll beside it): `stats --json` has the Linux CLI's keys, `ls` lists both
 // results (zstd-compressed, as on Linux: smaller than with `compression = 0`), `inspect` describes one, `extract --cubin` gives the bytes the
 // real compile returned (to a file and to stdout), `config set` writes and replaces the user file,
-// `evict` empties the cache, `help` lists the commands. Needs NVRTC_CACHE_WINDOWS_PREFIX (the proxy
+// `evict` empties the cache, `help` lists the commands; export, import and copy move it to another cache. Needs NVRTC_CACHE_WINDOWS_PREFIX (the proxy
 // and nvrtc-cache.exe, scripts/windows-build.sh) and the Wine preconditions of wine_test.cc; skips
 // without them (fails where NVRTC_CACHE_REQUIRE_PYPI=1).
 #include <gtest/gtest.h>
@@ -168,9 +168,64 @@ TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
   for (const auto& e : kept["entries"]) EXPECT_NE(e.value("key", ""), key) << "the cubin's entry was kept";
   EXPECT_LT(json_of({"stats"}).value("results", -1), 2);
   const std::string help = text_of(exe({"help"}).out);
-  for (const char* command : {"stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract"})
+  for (const char* command :
+       {"stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract", "export", "import", "copy"})
     EXPECT_NE(help.find(std::string("\n  ") + command), std::string::npos) << command << " missing:\n" << help;
   EXPECT_EQ(help.find("\n  doctor"), std::string::npos) << help;
+}
+
+// export, import and copy on Windows (tools/archive_command.cc over platform/stream_file.h): the cache
+// the proxy filled, exported to an archive file and to stdout (binary: the same bytes), imported into
+// a second cache that then serves the same client from hits alone, byte for byte; `--match` selects by
+// program name (`*` and `?`); copy writes a file:// directory it creates, nested, which a third
+// cache's proxy is then served from.
+TEST_F(WineCli, ExportImportCopyServeAnotherCacheExactly) {
+  const ProcessResult compiled = wine({client_, "cubin", "ptx"});
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  ASSERT_EQ(json_of({"stats"}).value("misses", 0), 2);
+  std::string name;  // the cubin program's name, for --match
+  const nlohmann::json listed = json_of({"ls"});
+  for (const auto& e : listed["entries"]) name = e.value("program_name", "");
+  ASSERT_FALSE(name.empty());
+
+  const std::string archive = config_.path() + "/cache.nvca";
+  const nlohmann::json exported = json_of({"export", windows_path(archive)});
+  EXPECT_EQ(exported.value("results", 0), 2) << exported.dump();
+  EXPECT_EQ(exported.value("complete", false), true) << exported.dump();
+  ASSERT_TRUE(fs::exists(archive));
+  for (const auto& entry : fs::directory_iterator(config_.path()))
+    EXPECT_EQ(entry.path().filename().string().find(".partial-"), std::string::npos) << entry.path();
+  EXPECT_TRUE(exe({"export", "-"}).out == read_file(archive)) << "the archive on stdout differs from the file";
+  EXPECT_EQ(json_of({"export", windows_path(config_.path() + "/none.nvca"), "--match", "no-such-*"}).value("results", -1),
+            0);
+  std::string pattern = name;
+  pattern.back() = '?';
+  EXPECT_EQ(json_of({"export", windows_path(config_.path() + "/one.nvca"), "--match", "*" + pattern}).value("results", 0),
+            1);
+
+  // Imported into an empty cache: the client is served from hits alone, byte-identical.
+  const TempDir second;
+  const EnvVars in_second = {{"NVRTC_CACHE_DIR", windows_path(second.path())}};
+  const nlohmann::json imported = json_of({"import", windows_path(archive)}, in_second);
+  EXPECT_EQ(imported.value("added", 0), 4) << imported.dump();  // two results, two manifests
+  const ProcessResult served = wine({client_, "cubin", "ptx"}, in_second);
+  EXPECT_TRUE(served.out == compiled.out) << "the imported cache served other bytes";
+  const nlohmann::json second_stats = json_of({"stats"}, in_second);
+  EXPECT_EQ(second_stats.value("hits", 0), 2) << second_stats.dump();
+  EXPECT_EQ(second_stats.value("misses", -1), 0) << second_stats.dump();
+
+  // copy to a file:// directory that does not exist yet (two levels): a third cache is served from it.
+  const TempDir shared, third;
+  std::string url = "file:///" + windows_path(shared.path() + "/tier/nested");
+  for (char& c : url) c = c == '\\' ? '/' : c;
+  const nlohmann::json copied = json_of({"copy", "local", url});
+  EXPECT_EQ(copied.value("results", 0), 2) << copied.dump();
+  ASSERT_TRUE(fs::is_directory(shared.path() + "/tier/nested"));
+  const EnvVars in_third = {{"NVRTC_CACHE_DIR", windows_path(third.path())}, {"NVRTC_CACHE_REMOTE", url}};
+  EXPECT_TRUE(wine({client_, "cubin", "ptx"}, in_third).out == compiled.out) << "the tier served other bytes";
+  const nlohmann::json third_stats = json_of({"stats"}, in_third);
+  EXPECT_EQ(third_stats.value("hits", 0), 2) << third_stats.dump();
+  EXPECT_EQ(third_stats.value("misses", -1), 0) << third_stats.dump();
 }
 
 }  // namespace
