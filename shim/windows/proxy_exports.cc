@@ -1,6 +1,6 @@
 // The exports of the proxy nvrtc64_130_0.dll: one function per row of shim/interpose/nvrtc_api.def
-// (exported by name through shim/windows/nvrtc64_130_0.def.in). Each finds the real DLL
-// (shim/windows/real_dll.h), then forwards (PASS) or hands over to the cache's hooks (HOOK,
+// (exported by name through shim/windows/nvrtc64_130_0.def.in). Each starts the store's open ahead
+// (once per process: shim/windows/store_open_ahead.h), finds the real DLL (shim/windows/real_dll.h), then forwards (PASS) or hands over to the cache's hooks (HOOK,
 // shim/hooks.h). Fail open: without a real NVRTC each returns NVRTC_ERROR_INTERNAL_ERROR (a string
 // for nvrtcGetErrorString), and an exception never crosses the C ABI (the call is then forwarded
 // uncached, as it would be without the proxy). __nvrtcCPEx, whose signature is unknown, is
@@ -41,6 +41,7 @@ Ret without_real_nvrtc() {
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
 #define NVRTC_API(kind, ret, name, params, args)                                                        \
   extern "C" ret name params {                                                                          \
+    nvrtc_cache::shim::windows::WindowsRuntime::instance().open_store_ahead();                          \
     const nvrtc_cache::shim::interpose::RealNvrtc* real = nvrtc_cache::shim::windows::real_nvrtc_dll(); \
     if (real == nullptr || real->name == nullptr) return without_real_nvrtc<ret>();                     \
     NVRTC_CACHE_PROXY_##kind(ret, name, args)                                                           \

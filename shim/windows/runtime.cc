@@ -5,6 +5,7 @@
 #include "shim/compile_steps.h"
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/real_dll.h"
+#include "shim/windows/store_open_ahead.h"
 #include "core/config.h"
 #include "core/log.h"
 #include "core/shared_tiers.h"
@@ -54,7 +55,23 @@ WindowsRuntime::WindowsRuntime() {
   }
 }
 
+void WindowsRuntime::open_store_ahead() {
+  if (enabled_ && !config_.cache_dir.empty()) {
+    start_store_open_ahead([] { WindowsRuntime::instance().open_store_once(); });
+  }
+}
+
 store::Store* WindowsRuntime::store() {
+  if (store_open_ahead_turn() == OpenAheadTurn::kTimedOut) {
+    core::log_once(core::LogLevel::kWarn, "store-open-ahead",
+                   "the cache is still being opened on another thread; compiling without it meanwhile");
+    return nullptr;
+  }
+  open_store_once();
+  return store_.get();
+}
+
+void WindowsRuntime::open_store_once() {
   std::call_once(store_once_, [this] {
     try {
       if (config_.cache_dir.empty()) return;
@@ -82,7 +99,6 @@ store::Store* WindowsRuntime::store() {
       cache_directory_.clear();
     }
   });
-  return store_.get();
 }
 
 void WindowsRuntime::flush_stats() {

@@ -1,5 +1,5 @@
-// WindowsRuntime: the proxy DLL's process-wide state: its settings, the store (opened on the first
-// compile: the local LMDB store, with the shared tiers NVRTC_CACHE_REMOTE names behind it,
+// WindowsRuntime: the proxy DLL's process-wide state: its settings, the store (opened on a thread of
+// its own from the first NVRTC call on, shim/windows/store_open_ahead.h, else by the first compile: the local LMDB store, with the shared tiers NVRTC_CACHE_REMOTE names behind it,
 // store/remote/tiered_store.h), the statistics deltas, and the identity of the real NVRTC.
 // Its settings are core/config.h's (the one settings table, with Windows paths for the files).
 // Shared writes: queued by a compile that stored (as on Linux), then waited for before that compile
@@ -31,8 +31,14 @@ class WindowsRuntime {
 
   bool enabled() const { return enabled_; }
   const core::Config& config() const { return config_; }
-  // The store, or nullptr when it cannot be opened (tried once).
+  // The store, or nullptr when it cannot be opened (tried once), or when the thread opening it ahead
+  // is still at it after kOpenAheadWait (this compile then passes through).
   store::Store* store();
+  // Starts opening the store on a thread of its own (once per process; nothing where the cache is
+  // disabled or has no directory): called by every exported function before it needs the real DLL.
+  void open_store_ahead();
+  // The store's once-only open (the open-ahead thread's work; store() runs it where there is none).
+  void open_store_once();
   // The cache directory the store was opened in (empty before, or when it could not be opened).
   const std::string& cache_directory() const { return cache_directory_; }
   core::StatsDeltas& stats() { return stats_; }

@@ -509,6 +509,36 @@ TEST_F(Wine, DataFileGrowsWithUseAndStaysExact) {
 // served from the cache, and timed against the real compile (the median of 5 processes each, printed
 // and recorded as test properties), at least 5 times faster than the real compile; the hits are
 // counted by every process, each exiting right after its hit (docs/platforms.md gives the figures).
+// The store is opened on a thread of its own from the first NVRTC call on
+// (shim/windows/store_open_ahead.h): processes that only ask for NVRTC's version and exit at once
+// (the thread may be cut off anywhere in the open) exit cleanly and leave a usable cache; one that
+// unloads the proxy right after its call still runs the thread to its end (it holds the module) and
+// exits cleanly, the store opened by then; the cache then serves a miss and a hit exactly.
+TEST_F(Wine, StoreOpenedAheadSurvivesEarlyExitAndUnload) {
+  if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
+  const std::string exe = client_beside_dll("first_hit_client");
+  for (int i = 0; i < 4; ++i) {
+    const ProcessResult r = run({exe, "version"}, cache_env());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("version 13."), std::string::npos) << r.out;
+  }
+  const ProcessResult unloaded = run({exe, "version", "unload"}, cache_env());
+  ASSERT_EQ(unloaded.exit_code, 0) << unloaded.err;
+  EXPECT_NE(unloaded.out.find("unloaded"), std::string::npos) << unloaded.out;
+  EXPECT_TRUE(fs::exists(cache_.path() + "/store/data.mdb")) << "no compile, yet the store was opened ahead";
+  std::string real_result, cold, warm;
+  real_result = results_of(client(direct_client("first_hit_client"), {}).out)["kernel"];
+  cold = results_of(client(exe, {}, cache_env()).out)["kernel"];
+  warm = results_of(client(exe, {}, cache_env()).out)["kernel"];
+  ASSERT_FALSE(real_result.empty());
+  EXPECT_EQ(cold, real_result);
+  EXPECT_EQ(warm, real_result);
+  const nlohmann::json counted = stats();
+  EXPECT_EQ(counted.value("misses", 0), 1) << counted.dump();
+  EXPECT_EQ(counted.value("hits", 0), 1) << counted.dump();
+  EXPECT_EQ(run({prefix_ + "/bin/nvrtc-cache.exe", "verify"}, cache_env()).exit_code, 0);
+}
+
 TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
   if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
   const std::string exe = client_beside_dll("first_hit_client");

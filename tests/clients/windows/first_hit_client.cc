@@ -18,6 +18,8 @@
 //                 until CONTROL has 2 bytes (the test's go), then resumes the main thread
 //   die:CONTROL   as hold:, but ends the process (TerminateProcess) instead of resuming it: a
 //                 holder killed while it holds its claim
+//   version       calls nvrtcVersion and prints "version MAJOR.MINOR"
+//   unload        FreeLibrary on the DLL, then waits 300 ms and prints "unloaded" (no NVRTC call after)
 #include <windows.h>
 
 #include <cstdint>
@@ -176,7 +178,19 @@ int main(int argc, char** argv) {
   static Holder holder;
   for (int i = 1; i < argc; ++i) {
     const std::string step = argv[i];
-    if (step.rfind("fill:", 0) == 0) {
+    if (step == "version") {
+      int major = 0, minor = 0;
+      const auto version = function<decltype(&nvrtcVersion)>(module, "nvrtcVersion");
+      if (version == nullptr || version(&major, &minor) != NVRTC_SUCCESS) return 4;
+      std::printf("version %d.%d\n", major, minor);
+      std::fflush(stdout);
+    } else if (step == "unload") {
+      if (!FreeLibrary(module)) return 7;
+      Sleep(300);
+      std::printf("unloaded\n");
+      std::fflush(stdout);
+      return 0;
+    } else if (step.rfind("fill:", 0) == 0) {
       if (!compile_and_print(nvrtc, step, fill_source(static_cast<unsigned>(std::atoi(step.c_str() + 5))))) return 4;
     } else if (step.rfind("mark:", 0) == 0) {
       const HANDLE file = CreateFileA(step.c_str() + 5, GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS, 0, nullptr);
