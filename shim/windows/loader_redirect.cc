@@ -12,6 +12,7 @@
 #include "shim/windows/module_path.h"
 #include "shim/windows/process_injection.h"
 #include "shim/windows/real_dll.h"
+#include "shim/windows/runtime.h"
 
 namespace nvrtc_cache::shim::windows {
 namespace {
@@ -89,26 +90,58 @@ bool data_only(DWORD flags) {
 
 void redirect_new_modules();
 
+// Whether a load names an NVRTC DLL (its file name starts with nvrtc64_, with or without a directory).
+template <typename Char>
+bool names_nvrtc(const Char* name) {
+  if (name == nullptr) return false;
+  const Char* file = name;
+  for (const Char* c = name; *c != 0; ++c) {
+    if (*c == '\\' || *c == '/') file = c + 1;
+  }
+  constexpr char kPrefix[] = "nvrtc64_";
+  for (std::size_t i = 0; i + 1 < sizeof kPrefix; ++i) {
+    const Char c = file[i];
+    const Char lower = c >= 'A' && c <= 'Z' ? static_cast<Char>(c - 'A' + 'a') : c;
+    if (lower != static_cast<Char>(kPrefix[i])) return false;
+  }
+  return true;
+}
+
+// The program is loading NVRTC itself: the store starts opening now, while the real DLL loads
+// (shim/windows/store_open_ahead.h), not at the program's first call, which comes after the load.
+template <typename Char>
+void open_store_ahead_if_nvrtc(const Char* name, DWORD flags = 0) {
+  if (data_only(flags) || !names_nvrtc(name)) return;
+  try {
+    WindowsRuntime::instance().open_store_ahead();
+  } catch (...) {
+  }
+}
+
 // The hooks. Each calls the real function through the proxy's own (unpatched) imports.
 HMODULE WINAPI hook_LoadLibraryA(LPCSTR name) {
+  open_store_ahead_if_nvrtc(name);
   const HMODULE result = LoadLibraryA(name);
   if (result != nullptr) redirect_new_modules();
   return result;
 }
 
 HMODULE WINAPI hook_LoadLibraryW(LPCWSTR name) {
+  open_store_ahead_if_nvrtc(name);
   const HMODULE result = LoadLibraryW(name);
   if (result != nullptr) redirect_new_modules();
   return result;
 }
 
 HMODULE WINAPI hook_LoadLibraryExA(LPCSTR name, HANDLE file, DWORD flags) {
+  open_store_ahead_if_nvrtc(name, flags);
   const HMODULE result = LoadLibraryExA(name, file, flags);
   if (result != nullptr && !data_only(flags)) redirect_new_modules();
   return result;
 }
 
 HMODULE WINAPI hook_LoadLibraryExW(LPCWSTR name, HANDLE file, DWORD flags) {
+  open_store_ahead_if_nvrtc(name, flags);
   const HMODULE result = LoadLibraryExW(name, file, flags);
   if (result != nullptr && !data_only(flags)) redirect_new_modules();
   return result;

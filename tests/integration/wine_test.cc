@@ -504,11 +504,6 @@ TEST_F(Wine, DataFileGrowsWithUseAndStaysExact) {
   EXPECT_EQ(fs::file_size(data), grown) << "hits grew the file";
 }
 
-// The first hit of a fresh process (a LoadLibrary client compiling a templated kernel with a name
-// expression, one compile per process, the compile alone timed): byte-identical to the real NVRTC,
-// served from the cache, and timed against the real compile (the median of 5 processes each, printed
-// and recorded as test properties), at least 5 times faster than the real compile; the hits are
-// counted by every process, each exiting right after its hit (docs/platforms.md gives the figures).
 // The store is opened on a thread of its own from the first NVRTC call on
 // (shim/windows/store_open_ahead.h): processes that only ask for NVRTC's version and exit at once
 // (the thread may be cut off anywhere in the open) exit cleanly and leave a usable cache; one that
@@ -539,6 +534,11 @@ TEST_F(Wine, StoreOpenedAheadSurvivesEarlyExitAndUnload) {
   EXPECT_EQ(run({prefix_ + "/bin/nvrtc-cache.exe", "verify"}, cache_env()).exit_code, 0);
 }
 
+// The first hit of a fresh process (a LoadLibrary client compiling a templated kernel with a name
+// expression, one compile per process, the compile alone timed): byte-identical to the real NVRTC,
+// served from the cache, and timed against the real compile (the median of 5 processes each, printed
+// and recorded as test properties): at most 1 ms and at least 20 times faster; the hits are counted
+// by every process, each exiting right after its hit (docs/platforms.md gives the figures).
 TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
   if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
   const std::string exe = client_beside_dll("first_hit_client");
@@ -560,35 +560,38 @@ TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
     return nanos[kRuns / 2];
   };
   std::string real_result, warm_result;
-  const double real_ns = median_of(direct_client("first_hit_client"), {}, &real_result);
-  ASSERT_FALSE(real_result.empty());
   client(exe, {}, cache_env());  // the miss that stores it
   const nlohmann::json before = stats();
   ASSERT_EQ(before.value("misses", 0), 1) << before.dump();
-  const double hit_ns = median_of(exe, cache_env(), &warm_result);
-  EXPECT_EQ(warm_result, real_result);
+  // The bar: at most 1 ms, at least 20 times faster than the real compile. This test runs alone
+  // (RUN_SERIAL); a machine still busy with something else may miss a round, so up to three rounds
+  // (each 5 fresh processes of each kind) are measured and the first that meets the bar passes.
+  // NVRTC_CACHE_WINE_TIMING_BAR=0 (a loaded machine) asks only for 4x.
+  const bool bar = env_or_empty("NVRTC_CACHE_WINE_TIMING_BAR") != "0";
+  constexpr int kRounds = 3;
+  std::string shown;
+  bool met = false;
+  int hits = 0;
+  for (int round = 0; round < kRounds && !met; ++round) {
+    const double real_ns = median_of(direct_client("first_hit_client"), {}, &real_result);
+    ASSERT_FALSE(real_result.empty());
+    const double hit_ns = median_of(exe, cache_env(), &warm_result);
+    hits += kRuns;
+    EXPECT_EQ(warm_result, real_result);
+    ASSERT_GT(hit_ns, 0);
+    ASSERT_GT(real_ns, 0);
+    RecordProperty("first_hit_us", static_cast<int>(hit_ns / 1000));
+    RecordProperty("real_compile_us", static_cast<int>(real_ns / 1000));
+    std::printf("first hit of a fresh process: %.3f ms (median of %d); the real compile: %.1f ms (%.0fx)\n",
+                hit_ns / 1e6, kRuns, real_ns / 1e6, real_ns / hit_ns);
+    shown = "first hit " + std::to_string(hit_ns / 1e6) + " ms, real compile " + std::to_string(real_ns / 1e6) + " ms";
+    met = bar ? hit_ns <= 1e6 && hit_ns * 20 <= real_ns : hit_ns * 4 <= real_ns;
+  }
+  EXPECT_TRUE(met) << shown << (bar ? " (the bar: at most 1 ms and 20x)" : " (at least 4x)");
   const nlohmann::json after = stats();
   // Every timed process was served by a hit: none compiled.
-  EXPECT_EQ(after.value("hits", 0), before.value("hits", 0) + kRuns) << after.dump();
+  EXPECT_EQ(after.value("hits", 0), before.value("hits", 0) + hits) << after.dump();
   EXPECT_EQ(after.value("misses", 0), before.value("misses", 0)) << after.dump();
-  RecordProperty("first_hit_us", static_cast<int>(hit_ns / 1000));
-  RecordProperty("real_compile_us", static_cast<int>(real_ns / 1000));
-  std::printf("first hit of a fresh process: %.3f ms (median of %d); the real compile: %.1f ms\n", hit_ns / 1e6,
-              kRuns, real_ns / 1e6);
-  EXPECT_GT(hit_ns, 0);
-  EXPECT_GT(real_ns, 0);
-  const std::string shown = "first hit " + std::to_string(hit_ns / 1e6) + " ms, real compile " +
-                            std::to_string(real_ns / 1e6) + " ms";
-  // The bar (at most 1 ms, at least 20 times faster than the real compile) where the timing means
-  // something: NVRTC_CACHE_WINE_TIMING_BAR=1, on a machine of its own. On a shared, loaded machine each
-  // of the hit's few round trips to wineserver and the mount manager waits milliseconds for a core
-  // (docs/platforms.md has the medians): there only the ratio that holds under load is asserted.
-  if (env_or_empty("NVRTC_CACHE_WINE_TIMING_BAR") == "1") {
-    EXPECT_LE(hit_ns, 1e6) << shown;
-    EXPECT_LE(hit_ns * 20, real_ns) << shown;
-  } else {
-    EXPECT_LE(hit_ns * 4, real_ns) << shown;
-  }
 }
 
 }  // namespace
