@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "platform/errno_guard.h"
+#include "platform/paths.h"
 #include "store/env.h"
 #include "store/remote/file_tier.h"
 #include "store/remote/tier_directory.h"
@@ -41,7 +42,7 @@ FileTierEviction evict_file_tier(std::string_view url_text, std::uint64_t max_by
     out.problem = problem;
     return out;
   }
-  const TierDirectoryOpen base = open_tier_path(url->path, env);
+  const TierDirectoryOpen base = open_tier_path(platform::path_of_file_url(url->path), env);
   if (!base.ok()) {
     out.problem = base.detail;
     return out;
@@ -80,7 +81,7 @@ FileTierEviction evict_file_tier(std::string_view url_text, std::uint64_t max_by
       if (!entry && !is_temporary_name(f, b)) continue;  // not the tier's: never touched
       struct stat st {};
       if (env.stat_at(dir, f, &st) != 0 || !S_ISREG(st.st_mode)) continue;
-      const std::int64_t mtime = util::to_ns(st.st_mtim);
+      const std::int64_t mtime = platform::modified_time_ns(st);
       if (!entry) {
         if (mtime < abandoned && env.remove_at(dir, f, false) == 0) ++out.temporaries_removed;
         continue;

@@ -169,7 +169,7 @@ TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
   EXPECT_LT(json_of({"stats"}).value("results", -1), 2);
   const std::string help = text_of(exe({"help"}).out);
   for (const char* command :
-       {"stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract", "export", "import", "copy"})
+       {"stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract", "export", "import", "copy", "remote"})
     EXPECT_NE(help.find(std::string("\n  ") + command), std::string::npos) << command << " missing:\n" << help;
   EXPECT_EQ(help.find("\n  doctor"), std::string::npos) << help;
 }
@@ -178,7 +178,8 @@ TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
 // the proxy filled, exported to an archive file and to stdout (binary: the same bytes), imported into
 // a second cache that then serves the same client from hits alone, byte for byte; `--match` selects by
 // program name (`*` and `?`); copy writes a file:// directory it creates, nested, which a third
-// cache's proxy is then served from.
+// cache's proxy is then served from; `remote check` reports it (and a Redis tier that is down), and
+// `remote evict` empties it.
 TEST_F(WineCli, ExportImportCopyServeAnotherCacheExactly) {
   const ProcessResult compiled = wine({client_, "cubin", "ptx"});
   ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
@@ -226,6 +227,25 @@ TEST_F(WineCli, ExportImportCopyServeAnotherCacheExactly) {
   const nlohmann::json third_stats = json_of({"stats"}, in_third);
   EXPECT_EQ(third_stats.value("hits", 0), 2) << third_stats.dump();
   EXPECT_EQ(third_stats.value("misses", -1), 0) << third_stats.dump();
+
+  // remote check: the tier reachable and writable; with a Redis tier where nothing listens, not
+  // reachable (exit status 1). remote evict trims the directory to nothing.
+  const nlohmann::json checked = json_of({"remote", "check"}, in_third);
+  ASSERT_EQ(checked["tiers"].size(), 1u) << checked.dump();
+  EXPECT_TRUE(checked["tiers"][0].value("reachable", false)) << checked.dump();
+  EXPECT_TRUE(checked["tiers"][0].value("writable", false)) << checked.dump();
+  const ProcessResult down = wine({prefix_ + "/bin/nvrtc-cache.exe", "remote", "check", "--json"},
+                                  {{"NVRTC_CACHE_REMOTE", "redis://127.0.0.1:1/0"}});
+  EXPECT_EQ(down.exit_code, 1) << down.out << down.err;
+  EXPECT_NE(down.out.find("\"reachable\": false"), std::string::npos) << down.out;
+  const auto files_in = [](const std::string& directory) {
+    std::size_t n = 0;
+    for (const auto& e : fs::recursive_directory_iterator(directory)) n += e.is_regular_file() ? 1 : 0;
+    return n;
+  };
+  ASSERT_GT(files_in(shared.path()), 0u);
+  exe({"remote", "evict", url, "--max-size", "1B"});
+  EXPECT_EQ(files_in(shared.path()), 0u) << "remote evict left files in the tier";
 }
 
 }  // namespace

@@ -2,8 +2,7 @@
 // command line (tools/command_line.h), with the proxy's settings and store (core/config.h,
 // %LOCALAPPDATA%\nvrtc-cache by default), and run (tools/windows/run_command.h: the program with the
 // proxy injected). Not here (docs/platforms.md): doctor (Linux's checks of the preload, the toolkit
-// and the filesystem), remote, replay (POSIX worker processes), and the hidden sample compile doctor
-// runs.
+// and the filesystem), replay (POSIX worker processes), and the hidden sample compile doctor runs.
 #include "tools/command_line.h"
 #include "tools/windows/run_command.h"
 
@@ -30,6 +29,7 @@ void add_commands(CLI::App& app, Outcome& outcome) {
   add_inspect_command(app, outcome);
   add_extract_command(app, outcome);
   add_archive_commands(app, outcome);
+  add_remote_command(app, outcome);
   add_help_command(app, outcome);
 }
 
