@@ -228,15 +228,18 @@ TEST_F(Wine, ImportWatchSeesTheIncludedHeader) {
 // The store's fault guard on Windows (platform/fault_guard_windows.cc): an access violation or an
 // in-page error inside a guarded call is a `false` result, never a crash, however often; sound and
 // nested calls run to the end; the last-error value is kept (tests/clients/windows/fault_guard_check.cc).
-TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {
-  const ProcessResult r = run({bin_ + "/fault_guard_check.exe"});
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  std::string out = r.out;  // printed in text mode: CR LF
+// What a check program printed (in text mode: CR LF), with Linux's line ends; it must exit 0.
+std::string printed_by_check(const ProcessResult& r) {
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::string out = r.out;
   std::erase(out, '\r');
-  EXPECT_EQ(out,
+  return out;
+}
+
+TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {
+  EXPECT_EQ(printed_by_check(run({bin_ + "/fault_guard_check.exe"})),
             "unmapped=0\nunmapped_again=0\nin_page=0\nsound=1\nescaped=0\nnested inner=0 outer=1\n"
-            "last_error=1234\nreached=2\n")
-      << r.err;
+            "last_error=1234\nreached=2\n");
 }
 
 // LMDB names its lock file's mutexes from the volume serial and file index GetFileInformationByHandle
@@ -245,14 +248,9 @@ TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {
 // the serial replaced for another hint, the real call without one
 // (tests/clients/windows/lock_file_information_check.cc).
 TEST_F(Wine, LockFileInformationWithoutAVolumeQuery) {
-  const ProcessResult r = run({bin_ + "/lock_file_information_check.exe", windows_path(include_.path() + "/lock.mdb")});
-  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  std::string out = r.out;  // printed in text mode: CR LF
-  std::erase(out, '\r');
-  EXPECT_EQ(out,
+  EXPECT_EQ(printed_by_check(run({bin_ + "/lock_file_information_check.exe", windows_path(include_.path() + "/lock.mdb")})),
             "hinted=1\nother=1\nunhinted=1\nhinted_equal=1\nother_serial=1 other_rest_equal=1\nunhinted_equal=1\n"
-            "size=4 links=1\n")
-      << r.err;
+            "size=4 links=1\n");
 }
 
 // The proxy with no NVRTC_CACHE_DIR keeps its cache in %LOCALAPPDATA%\nvrtc-cache (Wine sets
