@@ -38,13 +38,6 @@ extern char** environ;
 
 namespace nvrtc_cache::tools {
 
-void DoctorReport::add(Severity severity, const std::string& topic, const std::string& text) {
-  static constexpr const char* kLabels[] = {"ok  ", "note", "WARN", "FAIL"};
-  fmt::print("{}  {:<16} {}\n", kLabels[static_cast<int>(severity)], topic, text);
-  failures_ += severity == Severity::kFail;
-  warnings_ += severity == Severity::kWarn;
-}
-
 namespace {
 
 struct Captured {
@@ -100,8 +93,6 @@ std::string filesystem_name(long type) {
   const auto it = kNames.find(static_cast<unsigned long>(type));
   return it != kNames.end() ? it->second : fmt::format("type {:#x}", static_cast<unsigned long>(type));
 }
-
-std::string mib_text(std::uint64_t bytes) { return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / 1048576.0); }
 
 // The file named `soname` in the first directory of LD_LIBRARY_PATH that has one ("" if none): what
 // the loader tried first.
@@ -181,8 +172,7 @@ NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required) 
 }
 
 void check_cache_directory(DoctorReport& report, const core::Config& config) {
-  store::OpenedCache opened = store::open_cache(core::cache_policy(config));
-  for (const auto& message : opened.messages) report.add(Severity::kWarn, "cache directory", message);
+  const store::OpenedCache opened = store::open_cache(core::cache_policy(config));
   struct stat st;
   struct statfs fs;
   std::string described = opened.directory;
@@ -190,46 +180,14 @@ void check_cache_directory(DoctorReport& report, const core::Config& config) {
     described = fmt::format("{} (owner uid {}{}, mode {:04o}, {})", opened.directory, st.st_uid,
                             st.st_uid == getuid() ? " = you" : "", st.st_mode & 07777, filesystem_name(fs.f_type));
   }
-  if (!opened.store) {
-    report.add(Severity::kFail, "cache directory",
-               fmt::format("cannot be used: {}. Every compile goes to NVRTC uncached. Fix the directory, choose "
-                           "another (cache_dir / NVRTC_CACHE_DIR), or share it on purpose (shared = 1): {}",
-                           opened.status.message(), described));
-    return;
+  std::optional<std::uint64_t> free_bytes;
+  if (struct statvfs vfs; ::statvfs(opened.directory.c_str(), &vfs) == 0) {
+    free_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
   }
-  if (opened.read_only) {
-    report.add(
-        Severity::kFail, "cache directory",
-        "is read-only: hits are served but nothing new is stored. Make it writable or choose another: " + described);
-  } else {
-    report.add(Severity::kOk, "cache directory", described);
-  }
-  struct statvfs vfs;
   struct stat data;
-  if (::statvfs(opened.directory.c_str(), &vfs) == 0) {
-    const std::uint64_t free_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
-    const std::uint64_t used = ::stat((opened.directory + "/store/data.mdb").c_str(), &data) == 0
-                                   ? static_cast<std::uint64_t>(data.st_size)
-                                   : 0;
-    const std::uint64_t room = config.max_size_bytes > used ? config.max_size_bytes - used : 0;
-    report.add(free_bytes >= room ? Severity::kOk : Severity::kWarn, "free space",
-               fmt::format("{} free; the store uses {} of its {} cap{}", mib_text(free_bytes), mib_text(used),
-                           mib_text(config.max_size_bytes),
-                           free_bytes >= room ? "" : " (the disk fills before the cap: lower max_size)"));
-  }
-  std::uint64_t entries = 0, damaged = 0;
-  const store::Status walked = opened.store->for_each([&](std::string_view, std::optional<std::string_view> payload) {
-    ++entries;
-    damaged += !payload.has_value();
-  });
-  if (!walked) {
-    report.add(Severity::kFail, "store",
-               "cannot be read to the end: " + walked.message() + " (`nvrtc-cache clear` starts afresh)");
-  } else {
-    report.add(damaged ? Severity::kWarn : Severity::kOk, "store",
-               fmt::format("{} entries, {} damaged{}", entries, damaged,
-                           damaged ? " (damaged entries are misses; `nvrtc-cache verify` says more)" : ""));
-  }
+  const std::uint64_t data_bytes =
+      ::stat((opened.directory + "/store/data.mdb").c_str(), &data) == 0 ? static_cast<std::uint64_t>(data.st_size) : 0;
+  check_opened_cache(report, config, opened, described, free_bytes, data_bytes);
 }
 
 // The first line of a file (a child's stderr), at most 200 characters; "" if none.
@@ -253,88 +211,27 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
     return;
   }
   const std::string scratch = pattern;
+  SampleCompileRuns runs;
+  runs.library = nvrtc;
   const Captured direct = run_capturing({self, "__sample-compile", nvrtc}, {}, scratch + "/direct.err");
-  const std::string direct_error = first_line_of(scratch + "/direct.err");
+  runs.direct = {direct.exit_code, direct.out, first_line_of(scratch + "/direct.err")};
   const std::map<std::string, std::string> env = {{"LD_PRELOAD", shim}, {"NVRTC_CACHE_DIR", scratch + "/cache"}};
   const Captured cold = run_capturing({self, "__sample-compile", nvrtc}, env);
+  runs.cold = {cold.exit_code, cold.out, ""};
   const Captured warm = run_capturing({self, "__sample-compile", nvrtc}, env);
-  std::int64_t hits = 0, stores = 0, side_effect = 0, unknown_option = 0, uncacheable = 0;
-  {
-    core::Config scratch_config;
-    scratch_config.cache_dir = scratch + "/cache";
-    scratch_config.max_size_bytes = 64ull << 20;
-    store::OpenedCache opened = store::open_cache(core::cache_policy(scratch_config));
-    if (opened.store) {
-      const store::Counters counters = opened.store->counters();
-      if (auto it = counters.find("hits"); it != counters.end()) hits = it->second;
-      if (auto it = counters.find("stores"); it != counters.end()) stores = it->second;
-      if (auto it = counters.find("uncacheable"); it != counters.end()) uncacheable = it->second;
-      if (auto it = counters.find("uncacheable.side_effect_option"); it != counters.end()) side_effect = it->second;
-      if (auto it = counters.find("uncacheable.unknown_option"); it != counters.end()) unknown_option = it->second;
-    }
-  }
+  runs.warm = {warm.exit_code, warm.out, ""};
+  report_sample_compile(report, runs, scratch + "/cache",
+                        fmt::format("Put the directory of a working libnvrtc.so.13 first on LD_LIBRARY_PATH (e.g. "
+                                    "{}), or set NVRTC_CACHE_REAL_NVRTC for run --proxy",
+                                    std::filesystem::path(NVRTC_CACHE_TOOLKIT_NVRTC).parent_path().string()));
   std::error_code ignored;
   std::filesystem::remove_all(scratch, ignored);
-  // NVRTC appends NVRTC_APPEND_FLAGS to every compile: an option there that NVRTC rejects, or that the
-  // cache may not cache (a side effect, an option it does not know), stops all caching by itself.
-  const char* appended = std::getenv("NVRTC_APPEND_FLAGS");
-  const std::string append_flags = appended != nullptr ? appended : "";
-  if (!append_flags.empty() && (direct.exit_code != 0 || (stores < 1 && (side_effect > 0 || unknown_option > 0)))) {
-    report.add(Severity::kFail, "sample compile",
-               fmt::format("NVRTC_APPEND_FLAGS=\"{}\" {}: NVRTC adds it to every compile, so no compile is cached. "
-                           "Unset NVRTC_APPEND_FLAGS, or remove that option from it",
-                           append_flags,
-                           direct.exit_code != 0 ? "makes NVRTC itself fail the sample" +
-                                                       (direct_error.empty() ? "" : " (" + direct_error + ")")
-                           : side_effect > 0 ? std::string("adds an option with side effects (it writes files)")
-                                             : std::string("adds an option this build does not know")));
-  } else if (direct.exit_code != 0) {
-    // Nothing can be cached when NVRTC itself does not compile.
-    report.add(Severity::kFail, "sample compile",
-               fmt::format("NVRTC itself could not compile the sample ({}{}). Put the directory of a working "
-                           "libnvrtc.so.13 first on LD_LIBRARY_PATH (e.g. {}), or set NVRTC_CACHE_REAL_NVRTC for "
-                           "run --proxy",
-                           nvrtc, direct_error.empty() ? "" : ": " + direct_error,
-                           std::filesystem::path(NVRTC_CACHE_TOOLKIT_NVRTC).parent_path().string()));
-  } else if (cold.exit_code != 0 || warm.exit_code != 0) {
-    report.add(Severity::kFail, "sample compile", "failed under the shim (it should behave exactly like NVRTC)");
-  } else if (stores < 1 && uncacheable > 0) {
-    report.add(Severity::kFail, "sample compile",
-               "intercepted, but not cacheable here (`NVRTC_CACHE_LOG=info nvrtc-cache run -- CMD` says why)");
-  } else if (stores < 1) {
-    report.add(Severity::kFail, "sample compile",
-               "not intercepted: the shim stored nothing (is the shim loadable? NVRTC_CACHE_LOG=debug says more)");
-  } else if (hits < 1) {
-    report.add(Severity::kFail, "sample compile", "stored but not served from the cache on the second run");
-  } else if (cold.out != direct.out || warm.out != direct.out) {
-    report.add(Severity::kFail, "sample compile", "results differ from NVRTC's");
-  } else {
-    report.add(Severity::kOk, "sample compile",
-               "intercepted, stored, then served from the cache, byte-identical to NVRTC (" +
-                   direct.out.substr(0, direct.out.find('\n')) + ")");
-  }
 }
 
 int doctor(bool skip_sample) {
   DoctorReport report;
-  report.add(Severity::kNote, "version", fmt::format("nvrtc-cache {}", kVersion));
   const core::Config config = core::config_from_process_environment();
-  bool configuration_ok = config.problems.empty();
-  for (const auto& problem : config.problems) report.add(Severity::kWarn, "configuration", problem);
-  for (const UnknownVariable& variable : unknown_variables()) {
-    // A likely misspelling is a warning (its setting is not applied); any other NVRTC_CACHE_*
-    // variable may be another tool's.
-    configuration_ok = configuration_ok && variable.suggestion.empty();
-    report.add(variable.suggestion.empty() ? Severity::kNote : Severity::kWarn, "configuration",
-               unknown_variable_message(variable));
-  }
-  if (config.disabled) {
-    configuration_ok = false;
-    report.add(Severity::kFail, "configuration",
-               "caching is disabled (disable = 1, from " +
-                   config.origins[core::setting_index(*core::find_setting("disable"))] + ")");
-  }
-  if (configuration_ok) report.add(Severity::kOk, "configuration", "no bad values (`nvrtc-cache config` lists them)");
+  check_configuration(report, config);
   const std::string shim = shim_path(false);
   struct stat st;
   const bool shim_found = ::stat(shim.c_str(), &st) == 0;
@@ -384,12 +281,7 @@ int doctor(bool skip_sample) {
   } else {
     check_sample_compile(report, shim, sample_library);
   }
-  if (report.failures() > 0) {
-    fmt::print("verdict: {} problem(s) above block caching\n", report.failures());
-    return 1;
-  }
-  fmt::print("verdict: caching works{}\n", report.warnings() ? " (see the warnings above)" : "");
-  return 0;
+  return doctor_verdict(report);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 // nvrtc-cache __sample-compile: compiles one tiny kernel through the NVRTC this process reaches
-// (dlopen + dlsym, the way cuda.core and CuPy do) and prints what it got, for `nvrtc-cache doctor`
+// (loaded by path and its functions looked up, the way cuda.core and CuPy do: platform/dynamic_library.h) and prints what it got, for `nvrtc-cache doctor`
 // to run directly and through the shim and compare. Hidden from --help.
-#include <dlfcn.h>
 #include <nvrtc.h>
 
 #include <functional>
@@ -9,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "platform/dynamic_library.h"
 #include "tools/commands.h"
 
 namespace nvrtc_cache::tools {
@@ -17,12 +17,14 @@ namespace {
 constexpr const char* kSource = "extern \"C\" __global__ void nvrtc_cache_doctor(float* x) { x[0] = 42.0f; }\n";
 
 int sample_compile(const std::string& library) {
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string error;
+  void* handle = platform::load_library(library, &error);
   if (handle == nullptr) {
-    fmt::print(stderr, "cannot load {}: {}\n", library, dlerror());
+    fmt::print(stderr, "cannot load {}: {}\n", library, error);
     return 3;
   }
-#define NVRTC_CACHE_RESOLVE(name) auto name = reinterpret_cast<decltype(&::name)>(dlsym(handle, #name))
+#define NVRTC_CACHE_RESOLVE(name) \
+  auto name = reinterpret_cast<decltype(&::name)>(platform::library_function(handle, #name))
   NVRTC_CACHE_RESOLVE(nvrtcCreateProgram);
   NVRTC_CACHE_RESOLVE(nvrtcCompileProgram);
   NVRTC_CACHE_RESOLVE(nvrtcGetPTXSize);

@@ -1,6 +1,7 @@
 #include "shim/windows/real_dll.h"
 
 #include "shim/windows/module_path.h"
+#include "shim/windows/real_dll_candidates.h"
 
 #include <atomic>
 #include <mutex>
@@ -12,41 +13,6 @@
 
 namespace nvrtc_cache::shim::windows {
 namespace {
-
-constexpr const wchar_t* kDllName = L"nvrtc64_130_0.dll";
-
-std::wstring environment_variable(const wchar_t* name) {
-  std::wstring value(256, L'\0');
-  for (;;) {
-    const DWORD n = GetEnvironmentVariableW(name, value.data(), static_cast<DWORD>(value.size()));
-    if (n == 0) return {};
-    if (n < value.size()) {
-      value.resize(n);
-      return value;
-    }
-    value.resize(n);
-  }
-}
-
-std::wstring join(std::wstring dir, const wchar_t* tail) {
-  if (!dir.empty() && dir.back() != L'\\' && dir.back() != L'/') dir.push_back(L'\\');
-  return dir + tail;
-}
-
-bool is_absolute(const std::wstring& path) {
-  return (path.size() > 2 && path[1] == L':' && (path[2] == L'\\' || path[2] == L'/')) ||
-         (path.size() > 1 && (path[0] == L'\\' || path[0] == L'/') && (path[1] == L'\\' || path[1] == L'/'));
-}
-
-bool is_file(const std::wstring& path) {
-  const DWORD attributes = GetFileAttributesW(path.c_str());
-  return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) == 0;
-}
-
-bool is_directory(const std::wstring& path) {
-  const DWORD attributes = GetFileAttributesW(path.c_str());
-  return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
-}
 
 HMODULE own_module() {
   HMODULE self = nullptr;
@@ -74,32 +40,6 @@ bool same_file(const std::wstring& a, const std::wstring& b) {
 
 std::wstring own_path() { return module_path(own_module()); }
 
-// The candidates, in order (absolute paths only).
-std::vector<std::wstring> candidates() {
-  std::vector<std::wstring> out;
-  if (std::wstring named = environment_variable(L"NVRTC_CACHE_REAL_NVRTC"); !named.empty()) {
-    out.push_back(is_directory(named) ? join(named, kDllName) : named);
-  }
-  if (std::wstring cuda = environment_variable(L"CUDA_PATH"); !cuda.empty()) {
-    out.push_back(join(join(cuda, L"bin\\x64"), kDllName));
-    out.push_back(join(join(cuda, L"bin"), kDllName));
-  }
-  const std::wstring path = environment_variable(L"PATH");
-  for (std::size_t start = 0; start <= path.size();) {
-    std::size_t end = path.find(L';', start);
-    if (end == std::wstring::npos) end = path.size();
-    const std::wstring dir = path.substr(start, end - start);
-    start = end + 1;
-    if (dir.empty() || !is_file(join(dir, L"python.exe"))) continue;
-    for (const wchar_t* root : {L"", L"..\\"}) {
-      const std::wstring nvidia = join(dir, root) + L"Lib\\site-packages\\nvidia\\cu13\\bin";
-      out.push_back(join(join(nvidia, L"x86_64"), kDllName));
-      out.push_back(join(nvidia, kDllName));
-    }
-  }
-  return out;
-}
-
 // NVRTC loads its builtins DLL by name at its first compile, which the DLL search order finds only
 // where the real DLL's directory is on PATH; loaded here by absolute path from beside the real DLL,
 // the by-name load finds the module already loaded.
@@ -121,8 +61,8 @@ void preload_builtins(const std::wstring& real_path) {
 HMODULE load_real() {
   const std::wstring self = own_path();
   const HMODULE self_module = own_module();
-  for (const std::wstring& candidate : candidates()) {
-    if (!is_absolute(candidate) || !is_file(candidate)) continue;
+  for (const std::wstring& candidate : real_nvrtc_candidates()) {
+    if (!is_absolute_windows_path(candidate) || !is_existing_file(candidate)) continue;
     if (!self.empty() && same_file(candidate, self)) continue;
     // Its own dependencies are looked for beside it first.
     const HMODULE module = LoadLibraryExW(candidate.c_str(), nullptr, LOAD_WITH_ALTERED_SEARCH_PATH);

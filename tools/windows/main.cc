@@ -1,8 +1,8 @@
 // nvrtc-cache.exe, the Windows CLI: the commands of tools/commands.h that Windows has, on the shared
 // command line (tools/command_line.h), with the proxy's settings and store (core/config.h,
 // %LOCALAPPDATA%\nvrtc-cache by default), and run (tools/windows/run_command.h: the program with the
-// proxy injected). Not here (docs/platforms.md): doctor (Linux's checks of the preload, the toolkit
-// and the filesystem), replay (POSIX worker processes), and the hidden sample compile doctor runs.
+// proxy injected), and doctor with Windows' own checks (tools/windows/doctor_command.cc). Not here
+// (docs/platforms.md): replay (POSIX worker processes).
 #include "tools/command_line.h"
 #include "tools/windows/run_command.h"
 
@@ -30,6 +30,8 @@ void add_commands(CLI::App& app, Outcome& outcome) {
   add_extract_command(app, outcome);
   add_archive_commands(app, outcome);
   add_remote_command(app, outcome);
+  add_doctor_command(app, outcome);
+  add_sample_compile_command(app, outcome);
   add_help_command(app, outcome);
 }
 
