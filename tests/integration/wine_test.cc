@@ -562,11 +562,11 @@ TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
   const nlohmann::json before = stats();
   ASSERT_EQ(before.value("misses", 0), 1) << before.dump();
   // The bar: at most 1 ms, at least 20 times faster than the real compile. This test runs alone
-  // (RUN_SERIAL); a machine still busy with something else may miss a round, so up to three rounds
+  // (RUN_SERIAL); a machine still busy with something else may miss a round, so up to five rounds
   // (each 5 fresh processes of each kind) are measured and the first that meets the bar passes.
   // NVRTC_CACHE_WINE_TIMING_BAR=0 (a loaded machine) asks only for 4x.
   const bool bar = env_or_empty("NVRTC_CACHE_WINE_TIMING_BAR") != "0";
-  constexpr int kRounds = 3;
+  constexpr int kRounds = 5;
   std::string shown;
   bool met = false;
   int hits = 0;
