@@ -111,11 +111,7 @@ bool names_nvrtc(const Char* name) {
 // (shim/windows/store_open_ahead.h), not at the program's first call, which comes after the load.
 template <typename Char>
 void open_store_ahead_if_nvrtc(const Char* name, DWORD flags = 0) {
-  if (data_only(flags) || !names_nvrtc(name)) return;
-  try {
-    WindowsRuntime::instance().open_store_ahead();
-  } catch (...) {
-  }
+  if (!data_only(flags) && names_nvrtc(name)) WindowsRuntime::open_store_ahead();
 }
 
 // The hooks. Each calls the real function through the proxy's own (unpatched) imports.

@@ -41,7 +41,7 @@ Ret without_real_nvrtc() {
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
 #define NVRTC_API(kind, ret, name, params, args)                                                        \
   extern "C" ret name params {                                                                          \
-    nvrtc_cache::shim::windows::WindowsRuntime::instance().open_store_ahead();                          \
+    nvrtc_cache::shim::windows::WindowsRuntime::open_store_ahead();                                     \
     const nvrtc_cache::shim::interpose::RealNvrtc* real = nvrtc_cache::shim::windows::real_nvrtc_dll(); \
     if (real == nullptr || real->name == nullptr) return without_real_nvrtc<ret>();                     \
     NVRTC_CACHE_PROXY_##kind(ret, name, args)                                                           \

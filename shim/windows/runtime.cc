@@ -55,9 +55,13 @@ WindowsRuntime::WindowsRuntime() {
   }
 }
 
-void WindowsRuntime::open_store_ahead() {
-  if (enabled_ && !config_.cache_dir.empty()) {
-    start_store_open_ahead([] { WindowsRuntime::instance().open_store_once(); });
+void WindowsRuntime::open_store_ahead() noexcept {
+  try {
+    const WindowsRuntime& runtime = instance();
+    if (runtime.enabled_ && !runtime.config_.cache_dir.empty()) {
+      start_store_open_ahead([] { WindowsRuntime::instance().open_store_once(); });
+    }
+  } catch (...) {
   }
 }
 

@@ -35,8 +35,9 @@ class WindowsRuntime {
   // is still at it after kOpenAheadWait (this compile then passes through).
   store::Store* store();
   // Starts opening the store on a thread of its own (once per process; nothing where the cache is
-  // disabled or has no directory): called by every exported function before it needs the real DLL.
-  void open_store_ahead();
+  // disabled or has no directory): called by every exported function before it needs the real DLL,
+  // and by the launcher's LoadLibrary hooks. Never throws (the runtime not made: nothing started).
+  static void open_store_ahead() noexcept;
   // The store's once-only open (the open-ahead thread's work; store() runs it where there is none).
   void open_store_once();
   // The cache directory the store was opened in (empty before, or when it could not be opened).
