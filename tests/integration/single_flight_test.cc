@@ -139,14 +139,18 @@ EnvVars claim_test_env(const TempDir& dir, const std::string& who) {
   return env;
 }
 
-// Waits until the holder started in `dir` (pid file "holder.pid") holds its claim, then stops it
-// (SIGSTOP) mid-compile; sets `claim_file` and `holder_pid`.
+// Waits until the holder started in `dir` (pid file "holder.pid") holds its claim and has marked it,
+// then stops it (SIGSTOP) mid-compile; sets `claim_file` and `holder_pid`.
 void stop_holder_once_claimed(const TempDir& dir, std::string& claim_file, pid_t& holder_pid) {
   ASSERT_TRUE(eventually([&] {
     return !(claim_file = only_claim_file(dir.path() + "/claims")).empty() && locked(claim_file);
   })) << "the holder never claimed";
   holder_pid = std::stoi(read_file(dir.path() + "/holder.pid"));
   ASSERT_GT(holder_pid, 1);
+  // The holder locks its claim, then writes its pid into it: stopped between the two, it would never
+  // mark it (and a waiter could not tell who holds it).
+  const std::string mark = std::to_string(holder_pid) + " ";
+  ASSERT_TRUE(eventually([&] { return read_file(claim_file).starts_with(mark); })) << "the holder did not mark its claim";
   ASSERT_EQ(kill(holder_pid, SIGSTOP), 0);
 }
 
@@ -227,8 +231,6 @@ TEST_F(SingleFlight, AWaiterStopsWaitingForAStoppedHolder) {
   std::string claim_file;
   stop_holder_once_claimed(dir, claim_file, holder_pid);
   ASSERT_FALSE(HasFatalFailure());
-  ASSERT_TRUE(eventually([&] { return read_file(claim_file).starts_with(std::to_string(holder_pid) + " "); }))
-      << "the holder did not mark its claim";
 
   const auto started = std::chrono::steady_clock::now();
   threads.emplace_back([&] { waiter = probe({"cub"}, env_for("waiter")); });
