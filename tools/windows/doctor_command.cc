@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "platform/windows/wide.h"
+#include "shim/windows/module_path.h"
 #include "shim/windows/real_dll_candidates.h"
 #include "tools/commands.h"
 #include "tools/doctor.h"
@@ -27,25 +28,11 @@ namespace {
 
 namespace win = platform::windows;
 
+// nvrtc-cache.exe's own path and directory.
+std::wstring own_path() { return shim::windows::module_path(nullptr); }
 std::wstring own_directory() {
-  std::wstring path(MAX_PATH, L'\0');
-  for (;;) {
-    const DWORD n = GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size()));
-    if (n == 0) return {};
-    if (n < path.size()) {
-      path.resize(n);
-      break;
-    }
-    path.resize(path.size() * 2);
-  }
+  const std::wstring path = own_path();
   return path.substr(0, path.find_last_of(L"\\/") + 1);
-}
-
-std::wstring own_path() {
-  std::wstring path(MAX_PATH, L'\0');
-  const DWORD n = GetModuleFileNameW(nullptr, path.data(), static_cast<DWORD>(path.size()));
-  path.resize(n);
-  return path;
 }
 
 struct RealNvrtc {
