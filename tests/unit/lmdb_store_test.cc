@@ -282,7 +282,9 @@ TEST(LmdbStoreTest, ForkWhileOtherThreadsUseTheStore) {
   }
   for (int round = 0; round < 20; ++round) {
     const int child_status = run_in_child([&] {
-      ::alarm(20);  // a deadlock fails the test instead of hanging it
+      // A deadlock fails the test instead of hanging it; generous, since under the sanitizers on two
+      // cores the child's one write waits its turn against four threads writing in a loop.
+      ::alarm(60);
       const std::string key = "forked" + std::to_string(round);
       if (!store->put(key, "x").is_ok()) return 1;
       return store->get(key) == "x" ? 0 : 2;
