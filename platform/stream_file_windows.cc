@@ -18,8 +18,8 @@ StreamFile stream_of(HANDLE handle) { return reinterpret_cast<StreamFile>(handle
 int last_errno() { return windows::errno_of_error(GetLastError()); }
 
 int open_with(const std::string& path, DWORD access, DWORD disposition, StreamFile* file) {
-  const HANDLE handle = CreateFileW(windows::to_wide(path).c_str(), access, FILE_SHARE_READ | FILE_SHARE_DELETE, nullptr,
-                                    disposition, FILE_ATTRIBUTE_NORMAL, nullptr);
+  const HANDLE handle = CreateFileW(windows::to_wide(path).c_str(), access, FILE_SHARE_READ | FILE_SHARE_DELETE,
+                                    nullptr, disposition, FILE_ATTRIBUTE_NORMAL, nullptr);
   *file = handle == INVALID_HANDLE_VALUE ? kNoStream : stream_of(handle);
   return handle == INVALID_HANDLE_VALUE ? last_errno() : 0;
 }

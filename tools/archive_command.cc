@@ -6,9 +6,9 @@
 // copy does both without the file. FILE "-" is stdout/stdin, so `export - | import -` copies too
 // (export's report then goes to stderr).
 // Selection: a result is exported when its program name matches GLOB (fnmatch(3), e.g.
-// 'cudf_*.cu'; on Windows `*` and `?`, case-insensitive: platform/stream_file.h), and its last use (its creation time, or a file tier's write time, when it has no
-// access record) is at least / at most AGE ago; a manifest goes with the results it names.
-// Secrets: with NVRTC_CACHE_REMOTE_SECRET_FILE set, export signs every record and import refuses an
+// 'cudf_*.cu'; on Windows `*` and `?`, case-insensitive: platform/stream_file.h), and its last use (its creation time,
+// or a file tier's write time, when it has no access record) is at least / at most AGE ago; a manifest goes with the
+// results it names. Secrets: with NVRTC_CACHE_REMOTE_SECRET_FILE set, export signs every record and import refuses an
 // unsigned archive and skips records signed with another key.
 // Exit status: 0; 1 when the archive is incomplete or a record was skipped (damage, MAC, size,
 // malformed) or could not be written; 2 on usage errors.
@@ -301,8 +301,9 @@ int run_export(const Arguments& a, const CLI::App& command) {
     return 1;
   }
   const std::uint64_t start = now_ns();
-  ArchiveWriter writer([file](std::string_view bytes) { return platform::write_stream(file, bytes.data(), bytes.size()) == 0; },
-                       secret ? &*secret : nullptr);
+  ArchiveWriter writer(
+      [file](std::string_view bytes) { return platform::write_stream(file, bytes.data(), bytes.size()) == 0; },
+      secret ? &*secret : nullptr);
   Report report;
   bool ok = walk_selected(*source, selection, report, [&](const ArchiveRecord& r) { return writer.add(r); });
   ok = ok && writer.finish();
@@ -333,7 +334,7 @@ bool make_file_tier_directory(const std::string& verb, const std::string& url) {
   std::string problem;
   const auto parsed = store::remote::parse_tier_url(url, &problem);
   if (!parsed || parsed->path.empty()) return true;  // Endpoint::open says what is wrong
-  std::string failed;  // the path as the file tier opens it (on Windows "/C:/x" is C:\x)
+  std::string failed;                                // the path as the file tier opens it (on Windows "/C:/x" is C:\x)
   if (const int error = platform::make_directories(platform::path_of_file_url(parsed->path),
                                                    load_settings().shared ? 02770 : 0700, &failed);
       error != 0) {

@@ -41,8 +41,7 @@ void check_opened_cache(DoctorReport& report, const core::Config& config, const 
                         std::uint64_t data_file_bytes);
 
 // The sample compile (`__sample-compile`): run directly, then twice through the cache in a scratch
-// cache directory; the verdict from the three runs and that cache's counters. `nvrtc_fix` says how to
-// give the direct run a working NVRTC on this system.
+// cache directory; the verdict from the three runs and that cache's counters, in the system's words.
 struct SampleRun {
   int exit_code = -1;
   std::string out;
@@ -52,8 +51,13 @@ struct SampleCompileRuns {
   SampleRun direct, cold, warm;
   std::string library;  // the NVRTC the direct run loaded
 };
+struct SampleCompileWords {
+  std::string interceptor;  // "the shim", "the proxy"
+  std::string run_command;  // "nvrtc-cache run", "nvrtc-cache.exe run"
+  std::string nvrtc_fix;    // how to give the direct run a working NVRTC
+};
 void report_sample_compile(DoctorReport& report, const SampleCompileRuns& runs, const std::string& scratch_cache,
-                           const std::string& nvrtc_fix);
+                           const SampleCompileWords& words);
 
 // The closing verdict line; the exit status (1 when something blocks caching).
 int doctor_verdict(const DoctorReport& report);

@@ -81,7 +81,7 @@ void check_opened_cache(DoctorReport& report, const core::Config& config, const 
 }
 
 void report_sample_compile(DoctorReport& report, const SampleCompileRuns& runs, const std::string& scratch_cache,
-                           const std::string& nvrtc_fix) {
+                           const SampleCompileWords& words) {
   std::int64_t hits = 0, stores = 0, side_effect = 0, unknown_option = 0, uncacheable = 0;
   {
     core::Config scratch_config;
@@ -120,15 +120,18 @@ void report_sample_compile(DoctorReport& report, const SampleCompileRuns& runs, 
     // Nothing can be cached when NVRTC itself does not compile.
     report.add(Severity::kFail, "sample compile",
                fmt::format("NVRTC itself could not compile the sample ({}{}). {}", runs.library,
-                           direct_error.empty() ? "" : ": " + direct_error, nvrtc_fix));
+                           direct_error.empty() ? "" : ": " + direct_error, words.nvrtc_fix));
   } else if (runs.cold.exit_code != 0 || runs.warm.exit_code != 0) {
-    report.add(Severity::kFail, "sample compile", "failed through the cache (it should behave exactly like NVRTC)");
-  } else if (stores < 1 && uncacheable > 0) {
     report.add(Severity::kFail, "sample compile",
-               "intercepted, but not cacheable here (NVRTC_CACHE_LOG=info says why for a program)");
+               "failed under " + words.interceptor + " (it should behave exactly like NVRTC)");
+  } else if (stores < 1 && uncacheable > 0) {
+    report.add(
+        Severity::kFail, "sample compile",
+        "intercepted, but not cacheable here (`NVRTC_CACHE_LOG=info " + words.run_command + " -- CMD` says why)");
   } else if (stores < 1) {
     report.add(Severity::kFail, "sample compile",
-               "not intercepted: nothing was stored (NVRTC_CACHE_LOG=debug says more)");
+               "not intercepted: " + words.interceptor + " stored nothing (is " + words.interceptor +
+                   " loadable? NVRTC_CACHE_LOG=debug says more)");
   } else if (hits < 1) {
     report.add(Severity::kFail, "sample compile", "stored but not served from the cache on the second run");
   } else if (runs.cold.out != direct.out || runs.warm.out != direct.out) {

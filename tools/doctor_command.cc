@@ -40,15 +40,10 @@ namespace nvrtc_cache::tools {
 
 namespace {
 
-struct Captured {
-  int exit_code = -1;
-  std::string out;
-};
-
 // Runs argv with this environment minus LD_PRELOAD and NVRTC_CACHE_*, plus `env`; captures stdout,
 // and stderr into `stderr_path` ("": discarded).
-Captured run_capturing(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                       const std::string& stderr_path = "") {
+SampleRun run_capturing(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                        const std::string& stderr_path = "") {
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view entry = *e;
@@ -62,7 +57,7 @@ Captured run_capturing(const std::vector<std::string>& argv, const std::map<std:
   for (auto& e : environment) envp.push_back(e.data());
   envp.push_back(nullptr);
   int pipe_fds[2];
-  Captured result;
+  SampleRun result;
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return result;
   const pid_t pid = fork();
   if (pid == 0) {
@@ -213,17 +208,16 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
   const std::string scratch = pattern;
   SampleCompileRuns runs;
   runs.library = nvrtc;
-  const Captured direct = run_capturing({self, "__sample-compile", nvrtc}, {}, scratch + "/direct.err");
-  runs.direct = {direct.exit_code, direct.out, first_line_of(scratch + "/direct.err")};
+  runs.direct = run_capturing({self, "__sample-compile", nvrtc}, {}, scratch + "/direct.err");
+  runs.direct.first_error_line = first_line_of(scratch + "/direct.err");
   const std::map<std::string, std::string> env = {{"LD_PRELOAD", shim}, {"NVRTC_CACHE_DIR", scratch + "/cache"}};
-  const Captured cold = run_capturing({self, "__sample-compile", nvrtc}, env);
-  runs.cold = {cold.exit_code, cold.out, ""};
-  const Captured warm = run_capturing({self, "__sample-compile", nvrtc}, env);
-  runs.warm = {warm.exit_code, warm.out, ""};
+  runs.cold = run_capturing({self, "__sample-compile", nvrtc}, env);
+  runs.warm = run_capturing({self, "__sample-compile", nvrtc}, env);
   report_sample_compile(report, runs, scratch + "/cache",
-                        fmt::format("Put the directory of a working libnvrtc.so.13 first on LD_LIBRARY_PATH (e.g. "
-                                    "{}), or set NVRTC_CACHE_REAL_NVRTC for run --proxy",
-                                    std::filesystem::path(NVRTC_CACHE_TOOLKIT_NVRTC).parent_path().string()));
+                        {"the shim", "nvrtc-cache run",
+                         fmt::format("Put the directory of a working libnvrtc.so.13 first on LD_LIBRARY_PATH (e.g. "
+                                     "{}), or set NVRTC_CACHE_REAL_NVRTC for run --proxy",
+                                     std::filesystem::path(NVRTC_CACHE_TOOLKIT_NVRTC).parent_path().string())});
   std::error_code ignored;
   std::filesystem::remove_all(scratch, ignored);
 }

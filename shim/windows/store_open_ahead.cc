@@ -10,10 +10,10 @@ namespace nvrtc_cache::shim::windows {
 namespace {
 
 enum State : int {
-  kIdle,        // no thread has begun the open
-  kRunning,     // the thread is opening the store
-  kTakenOver,   // a compile opens it (or opened it) itself
-  kDone,        // the thread's open is over
+  kIdle,       // no thread has begun the open
+  kRunning,    // the thread is opening the store
+  kTakenOver,  // a compile opens it (or opened it) itself
+  kDone,       // the thread's open is over
 };
 
 std::atomic<bool> g_started{false};

@@ -24,9 +24,9 @@ inline constexpr std::chrono::milliseconds kOpenAheadWait{5000};
 void start_store_open_ahead(void (*open)());
 
 enum class OpenAheadTurn {
-  kOpenHere,   // no thread is opening the store: open it here (the thread, if any, then does nothing)
-  kOpened,     // the thread opened it: use what it opened
-  kTimedOut,   // the thread is still opening it after kOpenAheadWait: pass this compile through
+  kOpenHere,  // no thread is opening the store: open it here (the thread, if any, then does nothing)
+  kOpened,    // the thread opened it: use what it opened
+  kTimedOut,  // the thread is still opening it after kOpenAheadWait: pass this compile through
 };
 OpenAheadTurn store_open_ahead_turn();
 

@@ -54,8 +54,8 @@ std::optional<RealNvrtc> find_real_nvrtc(std::vector<std::string>* refused) {
       refused->push_back(win::to_utf8(candidate) + " is nvrtc-cache's proxy, not NVRTC");
       continue;
     }
-    const auto version = reinterpret_cast<decltype(&nvrtcVersion)>(
-        reinterpret_cast<void*>(GetProcAddress(module, "nvrtcVersion")));
+    const auto version =
+        reinterpret_cast<decltype(&nvrtcVersion)>(reinterpret_cast<void*>(GetProcAddress(module, "nvrtcVersion")));
     RealNvrtc found{candidate};
     if (version == nullptr || version(&found.major, &found.minor) != NVRTC_SUCCESS) {
       refused->push_back(win::to_utf8(candidate) + " is not a working NVRTC (nvrtcVersion)");
@@ -119,8 +119,8 @@ SampleRun run_sample(const std::wstring& library, const std::wstring& environmen
   }
   CloseHandle(read_end);
   std::string err;
-  if (const HANDLE file = CreateFileW(error_path.c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING, 0,
-                                      nullptr);
+  if (const HANDLE file =
+          CreateFileW(error_path.c_str(), GENERIC_READ, FILE_SHARE_READ, nullptr, OPEN_EXISTING, 0, nullptr);
       file != INVALID_HANDLE_VALUE) {
     char buffer[256];
     DWORD n = 0;
@@ -151,8 +151,9 @@ void check_sample_compile(DoctorReport& report, const std::wstring& proxy, const
   runs.cold = run_sample(proxy, through_proxy, scratch, L"cold");
   runs.warm = run_sample(proxy, through_proxy, scratch, L"warm");
   report_sample_compile(report, runs, win::to_utf8(scratch + L"\\cache"),
-                        "Set NVRTC_CACHE_REAL_NVRTC to a working nvrtc64_130_0.dll (or install the CUDA toolkit, "
-                        "%CUDA_PATH%, or the nvidia-cuda-nvrtc wheel in a Python on PATH)");
+                        {"the proxy", "nvrtc-cache.exe run",
+                         "Set NVRTC_CACHE_REAL_NVRTC to a working nvrtc64_130_0.dll (or install the CUDA toolkit, "
+                         "%CUDA_PATH%, or the nvidia-cuda-nvrtc wheel in a Python on PATH)"});
   std::error_code ignored;
   std::filesystem::remove_all(std::filesystem::path(scratch), ignored);
 }
@@ -178,8 +179,9 @@ int doctor(bool skip_sample) {
   const std::optional<RealNvrtc> real = find_real_nvrtc(&refused);
   for (const std::string& why : refused) report.add(Severity::kWarn, "NVRTC", why);
   if (real) {
-    report.add(Severity::kOk, "NVRTC",
-               fmt::format("nvrtc64_130_0.dll -> {} (NVRTC {}.{})", win::to_utf8(real->path), real->major, real->minor));
+    report.add(
+        Severity::kOk, "NVRTC",
+        fmt::format("nvrtc64_130_0.dll -> {} (NVRTC {}.{})", win::to_utf8(real->path), real->major, real->minor));
   } else {
     report.add(Severity::kFail, "NVRTC",
                "no real nvrtc64_130_0.dll found: set NVRTC_CACHE_REAL_NVRTC to its path (or install the CUDA toolkit, "
@@ -188,13 +190,13 @@ int doctor(bool skip_sample) {
   }
   const store::OpenedCache opened = store::open_cache(core::cache_policy(config));
   std::optional<std::uint64_t> free_bytes;
-  if (ULARGE_INTEGER available{}; GetDiskFreeSpaceExW(win::to_wide(opened.directory).c_str(), &available, nullptr,
-                                                      nullptr)) {
+  if (ULARGE_INTEGER available{};
+      GetDiskFreeSpaceExW(win::to_wide(opened.directory).c_str(), &available, nullptr, nullptr)) {
     free_bytes = available.QuadPart;
   }
   std::uint64_t data_bytes = 0;
-  if (WIN32_FILE_ATTRIBUTE_DATA data{}; GetFileAttributesExW(win::to_wide(opened.directory + "\\store\\data.mdb").c_str(),
-                                                            GetFileExInfoStandard, &data)) {
+  if (WIN32_FILE_ATTRIBUTE_DATA data{}; GetFileAttributesExW(
+          win::to_wide(opened.directory + "\\store\\data.mdb").c_str(), GetFileExInfoStandard, &data)) {
     data_bytes = static_cast<std::uint64_t>(data.nFileSizeHigh) << 32 | data.nFileSizeLow;
   }
   check_opened_cache(report, config, opened, opened.directory, free_bytes, data_bytes);
