@@ -7,14 +7,10 @@
 // the key the app computes. The recording is untrusted (tools/replay.h): a library is judged on disk
 // before it is loaded (tools/nvrtc_library_check.h), and a program whose options could do more than
 // compile is refused before any worker starts.
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -33,10 +30,10 @@
 #include "core/compile_record.h"
 #include "tools/arch_options.h"
 #include "tools/commands.h"
-#include "tools/install_paths.h"
-#include "tools/nvrtc_library_check.h"
+#include "platform/process.h"
 #include "tools/progress.h"
 #include "tools/replay.h"
+#include "tools/replay_host.h"
 
 namespace nvrtc_cache::tools {
 namespace {
@@ -62,18 +59,9 @@ struct Program {
 };
 
 struct Worker {
-  pid_t pid = -1;
-  int out = -1;  // its stdout
-  std::string pending;
+  std::unique_ptr<platform::ChildProcess> process;
   std::vector<std::size_t> programs;  // its task file's programs, as indices into the program list
 };
-
-std::string temporary_directory() {
-  std::string pattern =
-      (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-cache-replay-XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) return {};
-  return pattern;
-}
 
 bool write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -81,34 +69,13 @@ bool write_file(const std::string& path, const std::string& bytes) {
   return static_cast<bool>(out);
 }
 
-Worker start_worker(const std::string& task_file, const std::string& log_file, const std::string& archs,
-                    const std::string& outputs_dir) {
-  Worker w;
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return w;
-  const std::string self = self_path();
-  const std::string shim = shim_path(false);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(pipe_fds[1], STDOUT_FILENO);
-    const std::string preload = shim + (std::getenv("LD_PRELOAD") ? std::string(":") + std::getenv("LD_PRELOAD") : "");
-    setenv("LD_PRELOAD", preload.c_str(), 1);
-    setenv("NVRTC_CACHE_LOG", "debug", 1);
-    setenv("NVRTC_CACHE_LOG_FILE", log_file.c_str(), 1);
-    unsetenv("NVRTC_CACHE_RECORD");  // the replay is not part of the recording
-    unsetenv("NVRTC_CACHE_DISABLE");
-    execl(self.c_str(), self.c_str(), "__replay-worker", task_file.c_str(), "--arch", archs.c_str(), "--log",
-          log_file.c_str(), "--outputs", outputs_dir.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(pipe_fds[1]);
-  if (pid < 0) {
-    close(pipe_fds[0]);
-    return w;
-  }
-  w.pid = pid;
-  w.out = pipe_fds[0];
-  return w;
+std::unique_ptr<platform::ChildProcess> start_worker(const std::string& task_file, const std::string& log_file,
+                                                     const std::string& archs, const std::string& outputs_dir,
+                                                     std::string* error) {
+  const std::string self = replay_worker_program();
+  return platform::ChildProcess::start(
+      {self, "__replay-worker", task_file, "--arch", archs, "--log", log_file, "--outputs", outputs_dir},
+      replay_worker_environment(log_file), error);
 }
 
 // The requested architectures, normalised; nullopt (after saying which) when one is not one.
@@ -150,10 +117,7 @@ std::size_t check_call(Program& p, const std::vector<std::string>& archs) {
   p.variants = replay_variants(p.call.inputs.options, archs);
   p.refused = handle_replay_refusal(p.call);
   if (p.refused.empty()) {
-    const JitApi api = p.is_link() ? JitApi::nvjitlink : JitApi::nvvm;
-    NvrtcFileCheck check = check_nvrtc_file(p.call.library_path, p.call.inputs.library, api);
-    p.refused = std::move(check.refused);
-    if (p.refused.empty()) p.call.library_path = std::move(check.resolved);
+    p.refused = judge_recorded_handle_library(p.call);
   }
   if (!p.refused.empty()) {
     fmt::print(stderr, "nvrtc-cache replay: refusing {}: {}\n", p.name(), p.refused);
@@ -177,6 +141,7 @@ std::size_t check_programs(std::vector<Program>& programs, const std::vector<std
     std::string refused;
   };
   std::map<std::string, Library> libraries;                      // path + identity -> the checked library
+  std::string only_library;  // kReplayUsesOneNvrtc: the first one accepted
   const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");  // NVRTC appends them in the workers too
   std::size_t tasks = 0;
   for (Program& p : programs) {
@@ -190,8 +155,17 @@ std::size_t check_programs(std::vector<Program>& programs, const std::vector<std
         path + '\0' + std::to_string(id.major) + "." + std::to_string(id.minor) + '\0' + id.build_id;
     auto [it, inserted] = libraries.try_emplace(key);
     if (inserted) {
-      LoadedNvrtc loaded = load_checked_nvrtc(path, id);
-      it->second = {std::move(loaded.resolved), std::move(loaded.refused)};
+      JudgedLibrary judged = judge_recorded_nvrtc(path, id);
+      if (judged.refused.empty() && kReplayUsesOneNvrtc) {
+        if (only_library.empty()) only_library = judged.resolved;
+        if (judged.resolved != only_library) {
+          judged.refused = fmt::format(
+              "{} is a second NVRTC library in this recording (the first: {}); one replay compiles with one "
+              "here: replay again with --nvrtc {}",
+              path, only_library, path);
+        }
+      }
+      it->second = {std::move(judged.resolved), std::move(judged.refused)};
       if (!it->second.refused.empty()) fmt::print(stderr, "nvrtc-cache replay: {}\n", it->second.refused);
     }
     p.variants = replay_variants(p.record.inputs.options, archs);
@@ -234,10 +208,12 @@ bool start_workers(const std::vector<Program>& programs, bool links, const std::
       fmt::print(stderr, "nvrtc-cache replay: cannot write {}\n", task_file);
       return false;
     }
-    Worker w = start_worker(task_file, fmt::format("{}/log-{}-{}", work_dir, links ? "links" : "compiles", j),
-                            arch_list, work_dir + "/outputs");
-    if (w.pid < 0) {
-      fmt::print(stderr, "nvrtc-cache replay: cannot start a worker: {}\n", std::strerror(errno));
+    Worker w;
+    std::string error;
+    w.process = start_worker(task_file, fmt::format("{}/log-{}-{}", work_dir, links ? "links" : "compiles", j),
+                             arch_list, work_dir + "/outputs", &error);
+    if (w.process == nullptr) {
+      fmt::print(stderr, "nvrtc-cache replay: cannot start a worker: {}\n", error);
       return false;
     }
     w.programs = std::move(assigned[j]);
@@ -248,53 +224,49 @@ bool start_workers(const std::vector<Program>& programs, bool links, const std::
 
 using Outcomes = std::map<std::pair<std::size_t, std::size_t>, ReplayOutcome>;  // (program, variant)
 
-// Reads the workers' outcome lines until every pipe closes, then reaps them; returns how many
-// workers failed.
+// Reads the workers' outcome lines (a thread per worker) until every worker's output ends, then
+// waits for them; returns how many workers failed.
 int collect_outcomes(std::vector<Worker>& workers, std::size_t tasks, Outcomes& outcomes) {
   Progress progress("replaying", tasks);
-  std::size_t open_pipes = workers.size();
-  while (open_pipes > 0) {
-    std::vector<pollfd> fds;
-    std::vector<Worker*> owners;
-    for (Worker& w : workers) {
-      if (w.out >= 0) {
-        fds.push_back({w.out, POLLIN, 0});
-        owners.push_back(&w);
-      }
-    }
-    if (poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
-      Worker& w = *owners[i];
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t running = workers.size();
+  std::vector<std::thread> readers;
+  for (Worker& w : workers) {
+    readers.emplace_back([&, worker = &w] {
+      std::string pending;
       char buffer[4096];
-      const ssize_t n = read(w.out, buffer, sizeof buffer);
-      if (n <= 0) {
-        close(w.out);
-        w.out = -1;
-        --open_pipes;
-        continue;
-      }
-      w.pending.append(buffer, static_cast<std::size_t>(n));
-      for (std::size_t eol; (eol = w.pending.find('\n')) != std::string::npos;) {
-        ReplayOutcome o;
-        if (parse_outcome(std::string_view(w.pending).substr(0, eol), o) && o.program < w.programs.size()) {
-          o.program = w.programs[o.program];
-          outcomes[{o.program, o.variant}] = o;
+      for (std::size_t n; (n = worker->process->read(buffer, sizeof buffer)) > 0;) {
+        pending.append(buffer, n);
+        std::lock_guard<std::mutex> lock(mutex);
+        for (std::size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
+          ReplayOutcome o;
+          if (parse_outcome(std::string_view(pending).substr(0, eol), o) && o.program < worker->programs.size()) {
+            o.program = worker->programs[o.program];
+            outcomes[{o.program, o.variant}] = o;
+          }
+          pending.erase(0, eol + 1);
         }
-        w.pending.erase(0, eol + 1);
+        changed.notify_one();
       }
+      std::lock_guard<std::mutex> lock(mutex);
+      --running;
+      changed.notify_one();
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
       progress.update(outcomes.size());
+      if (running == 0) break;
+      changed.wait(lock);
     }
   }
+  for (std::thread& t : readers) t.join();
   progress.finish();
   int worker_failures = 0;
   for (Worker& w : workers) {
-    int status = 0;
-    waitpid(w.pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++worker_failures;
+    if (w.process->wait() != 0) ++worker_failures;
   }
   return worker_failures;
 }
@@ -415,9 +387,10 @@ int replay(const ReplayOptions& options) {
   const std::size_t tasks = check_programs(programs, *archs, options.nvrtc);
 
   const unsigned jobs = std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
-  const std::string work_dir = temporary_directory();
+  std::string error;
+  const std::string work_dir = platform::make_temporary_directory("nvrtc-cache-replay-", &error);
   if (work_dir.empty()) {
-    fmt::print(stderr, "nvrtc-cache replay: cannot create a temporary directory: {}\n", std::strerror(errno));
+    fmt::print(stderr, "nvrtc-cache replay: {}\n", error);
     return 1;
   }
   // The compiles first (their outputs, left in work_dir/outputs, are the links' inputs), then the links.

@@ -1,19 +1,12 @@
 // nvrtc-cache __replay-worker: one of `nvrtc-cache replay`'s worker processes (tools/replay.h). Its
 // task file comes from the command, which checked every library and option list already; the worker
 // checks them again before it loads or compiles anything.
-#include <dlfcn.h>
-#include <nvrtc.h>
-#include <stdlib.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
-#include <array>
-#include <map>
 #include <optional>
 #include <sstream>
 
@@ -21,8 +14,11 @@
 
 #include "direct/dependencies.h"
 #include "tools/arch_options.h"
-#include "tools/nvrtc_library_check.h"
+#include "platform/env.h"
+#include "platform/paths.h"
+#include "platform/process.h"
 #include "tools/replay.h"
+#include "tools/replay_host.h"
 
 namespace nvrtc_cache::tools {
 namespace {
@@ -32,41 +28,6 @@ std::string without_tabs(std::string text) {
     if (c == '\t' || c == '\n') c = ' ';
   }
   return text;
-}
-
-struct Nvrtc {
-  decltype(&::nvrtcCreateProgram) create = nullptr;
-  decltype(&::nvrtcAddNameExpression) add_name_expression = nullptr;
-  decltype(&::nvrtcCompileProgram) compile = nullptr;
-  decltype(&::nvrtcDestroyProgram) destroy = nullptr;
-  // The outputs a link may take (kept for retargeting): PTX, CUBIN, LTO-IR.
-  decltype(&::nvrtcGetPTXSize) ptx_size = nullptr;
-  decltype(&::nvrtcGetPTX) ptx = nullptr;
-  decltype(&::nvrtcGetCUBINSize) cubin_size = nullptr;
-  decltype(&::nvrtcGetCUBIN) cubin = nullptr;
-  decltype(&::nvrtcGetLTOIRSize) ltoir_size = nullptr;
-  decltype(&::nvrtcGetLTOIR) ltoir = nullptr;
-  std::string problem;
-};
-
-bool resolve_nvrtc(void* handle, Nvrtc& api) {
-  look_up(handle, "nvrtcCreateProgram", api.create);
-  look_up(handle, "nvrtcAddNameExpression", api.add_name_expression);
-  look_up(handle, "nvrtcCompileProgram", api.compile);
-  look_up(handle, "nvrtcDestroyProgram", api.destroy);
-  look_up(handle, "nvrtcGetPTXSize", api.ptx_size);
-  look_up(handle, "nvrtcGetPTX", api.ptx);
-  look_up(handle, "nvrtcGetCUBINSize", api.cubin_size);
-  look_up(handle, "nvrtcGetCUBIN", api.cubin);
-  look_up(handle, "nvrtcGetLTOIRSize", api.ltoir_size);
-  look_up(handle, "nvrtcGetLTOIR", api.ltoir);
-  return api.create && api.add_name_expression && api.compile && api.destroy;
-}
-
-// The library checked and loaded once per path and identity; dlsym goes through the shim's hook, so
-// every call is cached.
-const Nvrtc& nvrtc_for(const std::string& path, const keying::LibraryIdentity& recorded) {
-  return load_checked_api(path, recorded, JitApi::nvrtc, resolve_nvrtc);
 }
 
 // The text after `marker` on its line, or "".
@@ -82,7 +43,8 @@ std::string after(const std::string& log, std::string_view marker) {
 std::string directory_for(const core::CompileRecord& record, std::string& why) {
   struct stat st;
   const std::string& recorded = record.inputs.working_directory;
-  if (!recorded.empty() && recorded.front() == '/' && ::stat(recorded.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (platform::is_absolute_path(recorded) && platform::Env::system()->stat(recorded, &st) == 0 &&
+      S_ISDIR(st.st_mode)) {
     return recorded;
   }
   if (record.inputs.working_directory_use == keying::WorkingDirectoryUse::kAlways) {
@@ -91,13 +53,12 @@ std::string directory_for(const core::CompileRecord& record, std::string& why) {
   }
   static std::string empty_directory;
   if (empty_directory.empty()) {
-    std::string pattern =
-        (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-cache-replay-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) {
-      why = std::string("cannot create a working directory: ") + std::strerror(errno);
+    std::string error;
+    empty_directory = platform::make_temporary_directory("nvrtc-cache-replay-", &error);
+    if (empty_directory.empty()) {
+      why = "cannot create a working directory: " + error;
       return {};
     }
-    empty_directory = pattern;
   }
   return empty_directory;
 }
@@ -114,7 +75,7 @@ std::string program_output(nvrtcProgram program, SizeFn size_fn, DataFn data_fn)
   return bytes;
 }
 
-ReplayOutcome compile_variant(const Nvrtc& api, const core::CompileRecord& record, const ReplayVariant& variant,
+ReplayOutcome compile_variant(const ReplayNvrtc& api, const core::CompileRecord& record, const ReplayVariant& variant,
                               LogTail& log, ProgramOutputs* outputs) {
   ReplayOutcome out;
   const keying::ProgramInputs& in = record.inputs;
@@ -222,6 +183,7 @@ std::string format_outcome(const ReplayOutcome& o) {
 }
 
 bool parse_outcome(std::string_view line, ReplayOutcome& o) {
+  if (line.ends_with('\r')) line.remove_suffix(1);  // a Windows worker's text-mode stdout
   std::vector<std::string> fields;
   std::size_t start = 0;
   for (int i = 0; i < 3; ++i) {
@@ -258,21 +220,15 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
     for (std::size_t v = 0; v < variants.size() && why_refused.empty(); ++v) {
       why_refused = replay_option_refusal(variants[v].options, record.inputs.library, append_flags);
     }
-    const Nvrtc* api = nullptr;
+    const ReplayNvrtc* api = nullptr;
     if (why_refused.empty()) {
-      api = &nvrtc_for(record.library_path, record.inputs.library);
+      api = &replay_nvrtc(record.library_path, record.inputs.library);
       why_refused = api->problem;
     }
     std::string why_skipped;
     const std::string directory = why_refused.empty() ? directory_for(record, why_skipped) : "";
-    if (why_refused.empty() && why_skipped.empty() && chdir(directory.c_str()) != 0) {
-      why_skipped = "cannot enter " + directory + ": " + std::strerror(errno);
-    }
+    if (why_refused.empty() && why_skipped.empty()) why_skipped = enter_program_directory(directory, record);
     if (why_refused.empty() && why_skipped.empty()) {
-      if (record.inputs.pwd_variable)
-        setenv("PWD", record.inputs.pwd_variable->c_str(), 1);
-      else
-        unsetenv("PWD");
       direct::DependencySet dependencies = record.dependencies;
       const direct::Validation valid = direct::validate_dependencies(dependencies);
       if (!valid.matches) why_skipped = "its dependencies differ here: " + valid.mismatch;

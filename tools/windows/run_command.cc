@@ -10,6 +10,7 @@
 #include <cwchar>
 #include <string>
 
+#include "platform/windows/command_line.h"
 #include "platform/windows/wide.h"
 #include "shim/windows/module_path.h"
 #include "shim/windows/process_injection.h"
@@ -17,28 +18,6 @@
 
 namespace nvrtc_cache::tools::windows {
 namespace {
-
-// One argument as CommandLineToArgvW and the C runtimes read it back.
-void append_quoted(std::wstring& line, const std::wstring& argument) {
-  if (!line.empty()) line.push_back(L' ');
-  if (!argument.empty() && argument.find_first_of(L" \t\n\v\"") == std::wstring::npos) {
-    line += argument;
-    return;
-  }
-  line.push_back(L'"');
-  std::size_t backslashes = 0;
-  for (const wchar_t c : argument) {
-    if (c == L'\\') {
-      ++backslashes;
-      continue;
-    }
-    line.append(c == L'"' ? backslashes * 2 + 1 : backslashes, L'\\');
-    backslashes = 0;
-    line.push_back(c);
-  }
-  line.append(backslashes * 2, L'\\');
-  line.push_back(L'"');
-}
 
 std::wstring own_directory() {
   const std::wstring path = shim::windows::module_path(nullptr);
@@ -65,7 +44,7 @@ int run_command() {
     return 2;
   }
   std::wstring command_line;
-  for (int i = first; i < count; ++i) append_quoted(command_line, arguments[i]);
+  for (int i = first; i < count; ++i) platform::windows::append_quoted_argument(command_line, arguments[i]);
   const std::string program = platform::windows::to_utf8(arguments[first]);
   LocalFree(arguments);
 

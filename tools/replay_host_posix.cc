@@ -1,0 +1,68 @@
+#include <stdlib.h>
+
+#include <cstdlib>
+
+#include "tools/install_paths.h"
+#include "tools/nvrtc_library_check.h"
+#include "tools/replay_host.h"
+
+namespace nvrtc_cache::tools {
+namespace {
+
+bool resolve_nvrtc(void* handle, ReplayNvrtc& api) {
+  look_up(handle, "nvrtcCreateProgram", api.create);
+  look_up(handle, "nvrtcAddNameExpression", api.add_name_expression);
+  look_up(handle, "nvrtcCompileProgram", api.compile);
+  look_up(handle, "nvrtcDestroyProgram", api.destroy);
+  look_up(handle, "nvrtcGetPTXSize", api.ptx_size);
+  look_up(handle, "nvrtcGetPTX", api.ptx);
+  look_up(handle, "nvrtcGetCUBINSize", api.cubin_size);
+  look_up(handle, "nvrtcGetCUBIN", api.cubin);
+  look_up(handle, "nvrtcGetLTOIRSize", api.ltoir_size);
+  look_up(handle, "nvrtcGetLTOIR", api.ltoir);
+  return api.create && api.add_name_expression && api.compile && api.destroy;
+}
+
+}  // namespace
+
+const bool kReplayUsesOneNvrtc = false;
+
+JudgedLibrary judge_recorded_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded) {
+  LoadedNvrtc loaded = load_checked_nvrtc(path, recorded);
+  return {std::move(loaded.resolved), std::move(loaded.refused)};
+}
+
+std::string judge_recorded_handle_library(core::HandleCallRecord& call) {
+  const JitApi api = call.library == core::JitLibrary::nvjitlink ? JitApi::nvjitlink : JitApi::nvvm;
+  NvrtcFileCheck check = check_nvrtc_file(call.library_path, call.inputs.library, api);
+  if (check.refused.empty()) call.library_path = std::move(check.resolved);
+  return std::move(check.refused);
+}
+
+std::string replay_worker_program() { return self_path(); }
+
+std::vector<platform::EnvironmentChange> replay_worker_environment(const std::string& log_file) {
+  const char* preloaded = std::getenv("LD_PRELOAD");
+  return {{"LD_PRELOAD", shim_path(false) + (preloaded ? std::string(":") + preloaded : "")},
+          {"NVRTC_CACHE_LOG", "debug"},
+          {"NVRTC_CACHE_LOG_FILE", log_file},
+          {"NVRTC_CACHE_RECORD", std::nullopt},  // the replay is not part of the recording
+          {"NVRTC_CACHE_DISABLE", std::nullopt}};
+}
+
+// dlsym goes through the shim's hook, so every call is cached.
+const ReplayNvrtc& replay_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded) {
+  return load_checked_api(path, recorded, JitApi::nvrtc, resolve_nvrtc);
+}
+
+std::string enter_program_directory(const std::string& directory, const core::CompileRecord& record) {
+  std::string why = platform::change_directory(directory);
+  if (!why.empty()) return why;
+  if (record.inputs.pwd_variable)
+    setenv("PWD", record.inputs.pwd_variable->c_str(), 1);
+  else
+    unsetenv("PWD");
+  return {};
+}
+
+}  // namespace nvrtc_cache::tools
