@@ -30,6 +30,7 @@
 #include "store/lmdb/lmdb_store.h"
 #include "store/remote/sealed_value.h"
 #include "util/binary_io.h"
+#include "tests/support/pe_image.h"
 
 namespace fs = std::filesystem;
 using namespace nvrtc_cache;
@@ -340,6 +341,8 @@ int main(int argc, char** argv) {
     bytes << self.rdbuf();
     corpus.add("elf_identity", "this-executable", bytes.str().substr(0, 65536));
   }
+  corpus.add("pe_identity", "minimal-dll", testing::minimal_pe_dll());
+  corpus.add("pe_identity", "no-export-name", testing::minimal_pe_dll({.export_name = ""}));
   // Texts for the program-name scan ('\x01' between the source, a header and a -D macro): a header
   // macro that reaches __FILE__, libcu++'s source_location default argument and its call, literals
   // and comments hiding names, an unterminated directive.

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 runs="${1:-1000000}"
 build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
-targets=(entry handle_entry api_entry manifest dependency_set envelope access_record lmdb_layout sealed_value archive record resp_reply http_response elf_identity program_name_scan)
+targets=(entry handle_entry api_entry manifest dependency_set envelope access_record lmdb_layout sealed_value archive record resp_reply http_response elf_identity pe_identity program_name_scan)
 
 . scripts/lib/apt.sh
 ensure_packages clang libclang-rt-14-dev

@@ -20,8 +20,6 @@
 
 #include <fmt/format.h>
 
-#include "keying/link_options.h"
-#include "keying/nvvm_options.h"
 #include "tools/arch_options.h"
 #include "tools/nvrtc_library_check.h"
 #include "tools/replay.h"
@@ -209,44 +207,7 @@ std::string prepare_files(const core::HandleCallRecord& record) {
   return {};
 }
 
-bool has_nul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
-
 }  // namespace
-
-std::string handle_replay_refusal(const core::HandleCallRecord& record) {
-  const std::vector<std::string>& options = record.inputs.options;
-  for (const std::string& o : options) {
-    if (has_nul(o)) return "an option holds a NUL byte";
-    if (o.starts_with("-Xnvvm"))
-      return fmt::format("the option {} hands its value to an internal tool; replay never runs it", o);
-    if (o.starts_with("-Xptxas") && o != "-Xptxas=-v" &&
-        !(o.size() == 11 && o.starts_with("-Xptxas=-O") && o[10] >= '0' && o[10] <= '3')) {
-      return fmt::format("the option {} hands its value to ptxas; replay admits only -Xptxas=-v and -Xptxas=-O<n>", o);
-    }
-  }
-  for (const keying::HandleInput& input : record.inputs.inputs) {
-    if (input.name && has_nul(*input.name)) return "an input's name holds a NUL byte";
-  }
-  const std::optional<std::string> unknown =
-      record.library == core::JitLibrary::nvjitlink
-          ? keying::link_options_not_cacheable(options, record.inputs.library.major, record.inputs.library.minor)
-          : keying::nvvm_options_not_cacheable(options);
-  if (unknown)
-    return fmt::format("its options are not cached ({}); replay runs only what the cache can hold", *unknown);
-  return {};
-}
-
-std::string handle_call_label(const core::HandleCallRecord& record) {
-  const bool link = record.library == core::JitLibrary::nvjitlink;
-  std::size_t count = 0;
-  std::string first;
-  for (const keying::HandleInput& input : record.inputs.inputs) {
-    if (!link && input.type == core::kNvvmVerification) continue;
-    if (count++ == 0) first = input.name.value_or("(no name)");
-  }
-  return fmt::format("{} of {} {}{}", link ? "link" : "NVVM compile", count, link ? "inputs" : "modules",
-                     count == 0 ? "" : fmt::format(" ('{}'{})", first, count > 1 ? ", ..." : ""));
-}
 
 void replay_handle_calls(const std::vector<core::HandleCallRecord>& calls, std::size_t first_index,
                          const std::vector<std::string>& archs, LogTail& log, RetargetDirectory* outputs) {

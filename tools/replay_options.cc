@@ -1,10 +1,13 @@
-// replay_option_refusal (tools/replay.h): the option table's verdict on a recorded option list, and
-// replay's own on the options NVRTC passes through to its internal tools.
+// replay_option_refusal and handle_replay_refusal (tools/replay.h): the option tables' verdicts on a
+// recorded option list, and replay's own on the options passed through to internal tools; and how a
+// link or NVVM compile is named in the report.
 #include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
 
+#include "keying/link_options.h"
+#include "keying/nvvm_options.h"
 #include "keying/option_table.h"
 #include "tools/replay.h"
 
@@ -83,6 +86,45 @@ std::string replay_option_refusal(const std::vector<std::string>& options, const
     if (why.empty() && appended) why = pass_through_refusal(*appended, "NVRTC_APPEND_FLAGS' option");
   }
   return why;
+}
+
+namespace {
+bool has_nul(std::string_view s) { return s.find('\0') != std::string_view::npos; }
+}  // namespace
+
+std::string handle_replay_refusal(const core::HandleCallRecord& record) {
+  const std::vector<std::string>& options = record.inputs.options;
+  for (const std::string& o : options) {
+    if (has_nul(o)) return "an option holds a NUL byte";
+    if (o.starts_with("-Xnvvm"))
+      return fmt::format("the option {} hands its value to an internal tool; replay never runs it", o);
+    if (o.starts_with("-Xptxas") && o != "-Xptxas=-v" &&
+        !(o.size() == 11 && o.starts_with("-Xptxas=-O") && o[10] >= '0' && o[10] <= '3')) {
+      return fmt::format("the option {} hands its value to ptxas; replay admits only -Xptxas=-v and -Xptxas=-O<n>", o);
+    }
+  }
+  for (const keying::HandleInput& input : record.inputs.inputs) {
+    if (input.name && has_nul(*input.name)) return "an input's name holds a NUL byte";
+  }
+  const std::optional<std::string> unknown =
+      record.library == core::JitLibrary::nvjitlink
+          ? keying::link_options_not_cacheable(options, record.inputs.library.major, record.inputs.library.minor)
+          : keying::nvvm_options_not_cacheable(options);
+  if (unknown)
+    return fmt::format("its options are not cached ({}); replay runs only what the cache can hold", *unknown);
+  return {};
+}
+
+std::string handle_call_label(const core::HandleCallRecord& record) {
+  const bool link = record.library == core::JitLibrary::nvjitlink;
+  std::size_t count = 0;
+  std::string first;
+  for (const keying::HandleInput& input : record.inputs.inputs) {
+    if (!link && input.type == core::kNvvmVerification) continue;
+    if (count++ == 0) first = input.name.value_or("(no name)");
+  }
+  return fmt::format("{} of {} {}{}", link ? "link" : "NVVM compile", count, link ? "inputs" : "modules",
+                     count == 0 ? "" : fmt::format(" ('{}'{})", first, count > 1 ? ", ..." : ""));
 }
 
 }  // namespace nvrtc_cache::tools

@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -51,6 +54,35 @@ std::set<std::string> keys_of(const nlohmann::json& j) {
   for (const auto& [key, value] : j.items()) keys.insert(key);
   return keys;
 }
+
+// Whether a directory at or above `path` is writable by others: Wine shows Windows such a directory
+// (/tmp, sticky or not) as one Everyone may change, and replay refuses a DLL below it.
+bool others_can_write_above(const std::string& path) {
+  for (fs::path p = fs::path(path); !p.empty(); p = p.parent_path()) {
+    struct stat st;
+    if (::stat(p.c_str(), &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return true;
+    if (p == p.root_path()) break;
+  }
+  return false;
+}
+
+// A directory only this user can change, all the way up (under $HOME), removed at the end.
+class PrivateDir {
+ public:
+  PrivateDir() {
+    const char* home = std::getenv("HOME");
+    std::string pattern = std::string(home && *home ? home : "/root") + "/.nvrtc-cache-test-XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~PrivateDir() {
+    std::error_code ignored;
+    if (!path_.empty()) fs::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 class WineCli : public ::testing::Test {
  protected:
@@ -96,8 +128,20 @@ class WineCli : public ::testing::Test {
     return nlohmann::json::parse(exe(std::move(args), extra).out, nullptr, false);
   }
 
+  // The Windows NVRTC's directory where no one else can change it or a directory above it (replay
+  // loads only such a DLL); otherwise (a checkout under /tmp) a copy of its two DLLs in `copy_`.
+  std::string trusted_nvrtc_dir() {
+    if (!others_can_write_above(nvrtc_dir_)) return nvrtc_dir_;
+    EXPECT_FALSE(copy_.path().empty());
+    for (const char* dll : {"nvrtc64_130_0.dll", "nvrtc-builtins64_130.dll"})
+      fs::copy_file(nvrtc_dir_ + "/" + dll, copy_.path() + "/" + dll, fs::copy_options::overwrite_existing);
+    EXPECT_FALSE(others_can_write_above(copy_.path())) << copy_.path() << ": $HOME is writable by others";
+    return copy_.path();
+  }
+
   std::string nvrtc_dir_, loader_, prefix_, client_;
   TempDir beside_, cache_, config_, linux_home_, uncompressed_;
+  PrivateDir copy_;
 };
 
 TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
@@ -170,7 +214,7 @@ TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
   const std::string help = text_of(exe({"help"}).out);
   for (const char* command :
        {"stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract", "export", "import", "copy", "remote",
-        "doctor"})
+        "doctor", "replay"})
     EXPECT_NE(help.find(std::string("\n  ") + command), std::string::npos) << command << " missing:\n" << help;
 }
 
@@ -270,6 +314,90 @@ TEST_F(WineCli, DoctorChecksTheProxyNvrtcAndASampleCompile) {
   EXPECT_NE(refused.find("is nvrtc-cache's proxy, not NVRTC"), std::string::npos) << refused;
   EXPECT_NE(refused.find("FAIL  NVRTC            no real nvrtc64_130_0.dll found"), std::string::npos) << refused;
   EXPECT_NE(refused.find("note  sample compile   not run: no NVRTC that loads"), std::string::npos) << refused;
+}
+
+
+// replay on Windows (tools/windows/replay_host_windows.cc): what the proxy recorded (NVRTC_CACHE_RECORD)
+// while the client compiled its cubin and PTX programs is replayed into an empty cache, as recorded
+// and for sm_90, by workers loading the proxy beside nvrtc-cache.exe, which forwards to the recorded
+// DLL (judged on disk first: tools/windows/nvrtc_dll_check.h). The client is then served from hits
+// alone, byte for byte (the replay stored each result under the key the app computes); the sm_90
+// variants are stored for sm_90 (the PTX's target says so); a second replay finds all four cached.
+TEST_F(WineCli, ReplayFillsACacheTheAppIsServedFrom) {
+  const std::string real = windows_path(trusted_nvrtc_dir() + "/nvrtc64_130_0.dll");
+  const std::string record = config_.path() + "/compiles.rec";
+  const EnvVars recording = {{"NVRTC_CACHE_RECORD", windows_path(record)}, {"NVRTC_CACHE_REAL_NVRTC", real}};
+  const ProcessResult compiled = wine({client_, "cubin", "ptx"}, recording);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  ASSERT_TRUE(fs::exists(record)) << "the proxy wrote no recording";
+
+  const TempDir second;
+  const EnvVars in_second = {{"NVRTC_CACHE_DIR", windows_path(second.path())}, {"NVRTC_CACHE_REAL_NVRTC", real}};
+  const nlohmann::json replayed = json_of({"replay", windows_path(record), "--arch", "sm_90", "--jobs", "2"}, in_second);
+  EXPECT_EQ(replayed.value("programs", 0), 2) << replayed.dump();
+  EXPECT_EQ(replayed.value("compiled", 0), 4) << replayed.dump();  // two programs, as recorded and for sm_90
+  EXPECT_EQ(replayed.value("failed", -1), 0) << replayed.dump();
+  EXPECT_EQ(replayed.value("refused", -1), 0) << replayed.dump();
+
+  const ProcessResult served = wine({client_, "cubin", "ptx"}, in_second);
+  EXPECT_TRUE(served.out == compiled.out) << "the replayed cache served other bytes";
+  const nlohmann::json second_stats = json_of({"stats"}, in_second);
+  EXPECT_EQ(second_stats.value("hits", 0), 2) << "the app's keys are not the replay's: " << second_stats.dump();
+  EXPECT_EQ(second_stats.value("misses", -1), 4) << "only the replay's own compiles miss: " << second_stats.dump();
+
+  std::set<std::string> architectures;
+  std::string sm_90_ptx_key;
+  const nlohmann::json listed = json_of({"ls"}, in_second);
+  for (const auto& e : listed["entries"]) {
+    architectures.insert(e.value("architecture", ""));
+    if (e.value("architecture", "") == "compute_90") sm_90_ptx_key = e.value("key", "");
+  }
+  EXPECT_EQ(architectures, (std::set<std::string>{"sm_80", "compute_80", "sm_90", "compute_90"}));
+  ASSERT_FALSE(sm_90_ptx_key.empty());
+  const std::string ptx = exe({"extract", sm_90_ptx_key.substr(0, 12), "--ptx", "-o", "-"}, in_second).out;
+  EXPECT_NE(ptx.find(".target sm_90"), std::string::npos) << ptx.substr(0, 400);
+
+  const nlohmann::json again = json_of({"replay", windows_path(record), "--arch", "sm_90"}, in_second);
+  EXPECT_EQ(again.value("already_cached", 0), 4) << again.dump();
+  EXPECT_EQ(again.value("compiled", -1), 0) << again.dump();
+}
+
+// A recording is untrusted: replay loads no DLL it cannot trust, and then compiles nothing (exit 1):
+// a DLL someone else may change (a copy in a directory others can write, which Wine
+// shows as one Everyone may change); a DLL that is not NVRTC's (the builtins DLL beside it); the proxy
+// itself (NVRTC's name, another identity). --nvrtc names each, judged as a recorded path is.
+TEST_F(WineCli, ReplayLoadsNoDllItCannotTrust) {
+  const std::string dir = trusted_nvrtc_dir();
+  const std::string record = config_.path() + "/compiles.rec";
+  ASSERT_EQ(wine({client_, "ptx"}, {{"NVRTC_CACHE_RECORD", windows_path(record)},
+                                    {"NVRTC_CACHE_REAL_NVRTC", windows_path(dir + "/nvrtc64_130_0.dll")}})
+                .exit_code,
+            0);
+  const PrivateDir open_to_all;
+  ASSERT_FALSE(open_to_all.path().empty());
+  const std::string writable = open_to_all.path() + "/shared";
+  fs::create_directory(writable);
+  fs::copy_file(prefix_ + "/bin/nvrtc64_130_0.dll", writable + "/nvrtc64_130_0.dll");
+  fs::permissions(writable, fs::perms::others_write, fs::perm_options::add);
+
+  const TempDir second;
+  const EnvVars in_second = {{"NVRTC_CACHE_DIR", windows_path(second.path())}};
+  const std::vector<std::pair<std::string, std::string>> refusals = {
+      {windows_path(writable + "/nvrtc64_130_0.dll"), "can be changed by Everyone"},
+      {windows_path(dir + "/nvrtc-builtins64_130.dll"), "is not NVRTC 13's DLL"},
+      {windows_path(prefix_ + "/bin/nvrtc64_130_0.dll"), "their results would not be this DLL's"},
+  };
+  for (const auto& [dll, why] : refusals) {
+    const ProcessResult r = wine({prefix_ + "/bin/nvrtc-cache.exe", "replay", windows_path(record), "--nvrtc", dll},
+                                 in_second);
+    EXPECT_EQ(r.exit_code, 1) << dll << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("refusing to "), std::string::npos) << dll << ": " << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << dll << ": " << r.err;
+    EXPECT_NE(r.out.find("1 refused"), std::string::npos) << dll << ": " << r.out;
+  }
+  EXPECT_EQ(json_of({"stats"}, in_second).value("results", -1), 0) << "a refused replay compiled something";
+  // The recorded DLL itself passes: the refusals above were the DLLs', not the recording's.
+  EXPECT_EQ(json_of({"replay", windows_path(record)}, in_second).value("compiled", 0), 1);
 }
 
 }  // namespace

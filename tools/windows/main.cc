@@ -1,8 +1,8 @@
 // nvrtc-cache.exe, the Windows CLI: the commands of tools/commands.h that Windows has, on the shared
 // command line (tools/command_line.h), with the proxy's settings and store (core/config.h,
 // %LOCALAPPDATA%\nvrtc-cache by default), and run (tools/windows/run_command.h: the program with the
-// proxy injected), and doctor with Windows' own checks (tools/windows/doctor_command.cc). Not here
-// (docs/platforms.md): replay (POSIX worker processes).
+// proxy injected), doctor with Windows' own checks (tools/windows/doctor_command.cc) and replay
+// through the proxy (tools/windows/replay_host_windows.cc). Not here (docs/platforms.md): compact.
 #include "tools/command_line.h"
 #include "tools/windows/run_command.h"
 
@@ -31,6 +31,7 @@ void add_commands(CLI::App& app, Outcome& outcome) {
   add_archive_commands(app, outcome);
   add_remote_command(app, outcome);
   add_doctor_command(app, outcome);
+  add_replay_command(app, outcome);
   add_sample_compile_command(app, outcome);
   add_help_command(app, outcome);
 }
