@@ -14,10 +14,12 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "core/handle_record.h"
 #include "tests/support/cli_testing.h"
 #include "tests/support/wine_paths.h"
 
@@ -398,6 +400,24 @@ TEST_F(WineCli, ReplayLoadsNoDllItCannotTrust) {
   EXPECT_EQ(json_of({"stats"}, in_second).value("results", -1), 0) << "a refused replay compiled something";
   // The recorded DLL itself passes: the refusals above were the DLLs', not the recording's.
   EXPECT_EQ(json_of({"replay", windows_path(record)}, in_second).value("compiled", 0), 1);
+
+  // A link in the recording (as Linux records them) is refused here: the proxy serves NVRTC alone.
+  core::HandleCallRecord link;
+  link.library_path = "C:\\CUDA\\nvJitLink_130_0.dll";
+  link.inputs.library = {13, 0, "pe:0123456789ab"};
+  link.inputs.options = {"-arch=sm_80"};
+  link.inputs.inputs.push_back({.type = 1, .from_file = false, .name = "a.cubin", .bytes = "x"});
+  {
+    std::ofstream out(record, std::ios::binary | std::ios::app);
+    out << core::encode_handle_record(link);
+  }
+  const ProcessResult with_link =
+      wine({prefix_ + "/bin/nvrtc-cache.exe", "replay", windows_path(record), "--json"}, in_second);
+  EXPECT_EQ(with_link.exit_code, 1) << with_link.out << with_link.err;
+  const nlohmann::json report = nlohmann::json::parse(with_link.out, nullptr, false);
+  EXPECT_EQ(report["link_totals"].value("refused", 0), 1) << with_link.out;
+  EXPECT_EQ(report.value("already_cached", 0), 1) << with_link.out;
+  EXPECT_NE(with_link.out.find("replayed on Linux only"), std::string::npos) << with_link.out;
 }
 
 }  // namespace
