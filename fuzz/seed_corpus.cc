@@ -348,14 +348,16 @@ int main(int argc, char** argv) {
   // and comments hiding names, an unterminated directive.
   corpus.add("program_name_scan", "macro-reaching-file",
              std::string("#include \"h.h\"\n__global__ void k() { const char* f = WHERE; }\n\x01"
-                         "#define WHERE HERE2\n#define HERE2 __FILE__\n\x01" "UNUSED=1"));
+                         "#define WHERE HERE2\n#define HERE2 __FILE__\n\x01"
+                         "UNUSED=1"));
   corpus.add("program_name_scan", "source-location",
              std::string("auto l = cuda::std::source_location::current();\n\x01"
                          "struct source_location { static constexpr source_location current(const char* f = "
                          "__builtin_FILE()) noexcept; };\n"));
   corpus.add("program_name_scan", "hidden-in-literals",
              std::string("/* __FILE__ */ const char* s = \"__BASE_FILE__\"; // assert(x)\n\x01"
-                         "#define A R\"x(__FILE__)x\"\n\x01" "HERE=__FILE__"));
+                         "#define A R\"x(__FILE__)x\"\n\x01"
+                         "HERE=__FILE__"));
   corpus.add("program_name_scan", "unterminated", std::string("#define X \\\n/* open comment\n\x01\"open literal"));
   fs::remove_all(dir);
   return 0;

@@ -11,7 +11,9 @@
 namespace nvrtc_cache::platform {
 namespace {
 
-std::string error_text(const char* what, DWORD error) { return std::string(what) + " (error " + std::to_string(error) + ")"; }
+std::string error_text(const char* what, DWORD error) {
+  return std::string(what) + " (error " + std::to_string(error) + ")";
+}
 
 class WindowsChild final : public ChildProcess {
  public:

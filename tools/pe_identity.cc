@@ -39,7 +39,8 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> file_offset_of(std::uint3
   for (const Section& s : sections) {
     const std::uint64_t start = s.virtual_address;
     if (rva < start || rva - start >= s.raw_size) continue;
-    return std::pair<std::uint64_t, std::uint64_t>{std::uint64_t{s.raw_offset} + (rva - start), s.raw_size - (rva - start)};
+    return std::pair<std::uint64_t, std::uint64_t>{std::uint64_t{s.raw_offset} + (rva - start),
+                                                   s.raw_size - (rva - start)};
   }
   return std::nullopt;
 }
@@ -117,8 +118,9 @@ std::optional<PeIdentity> read_pe(std::uint64_t file_size, const PeReadAt& read,
   id.dll = (load_le(file_header + 18, 2) & kFileDll) != 0;
   const std::uint64_t optional_at = std::uint64_t{nt} + 4 + kFileHeaderBytes;
   const char* optional = headers + 4 + kFileHeaderBytes;
-  if (optional_size < 112 || !read_inside(optional_at, std::min<std::size_t>(optional_size, kOptionalHeaderBytes),
-                                          file_size, read, headers + 4 + kFileHeaderBytes) ||
+  if (optional_size < 112 ||
+      !read_inside(optional_at, std::min<std::size_t>(optional_size, kOptionalHeaderBytes), file_size, read,
+                   headers + 4 + kFileHeaderBytes) ||
       load_le(optional, 2) != kPe32PlusMagic) {
     why = "it is not a 64-bit PE image (no PE32+ optional header)";
     return std::nullopt;
@@ -144,7 +146,8 @@ std::optional<PeIdentity> read_pe(std::uint64_t file_size, const PeReadAt& read,
       why = "its section table lies outside the file";
       return std::nullopt;
     }
-    sections[i] = {static_cast<std::uint32_t>(load_le(s + 12, 4)), static_cast<std::uint32_t>(load_le(s + 16, 4)), static_cast<std::uint32_t>(load_le(s + 20, 4))};
+    sections[i] = {static_cast<std::uint32_t>(load_le(s + 12, 4)), static_cast<std::uint32_t>(load_le(s + 16, 4)),
+                   static_cast<std::uint32_t>(load_le(s + 20, 4))};
   }
   if (!find_export_name(export_rva, export_size, sections, file_size, read, id.export_name, why)) return std::nullopt;
   return id;

@@ -22,10 +22,10 @@
 namespace nvrtc_cache::tools {
 
 struct PeIdentity {
-  std::uint16_t machine = 0;                // IMAGE_FILE_HEADER.Machine: 0x8664 for x64
-  bool dll = false;                         // IMAGE_FILE_DLL
-  std::string build_id;                     // "pe:" + 12 bytes
-  std::optional<std::string> export_name;   // the export directory's Name; nullopt when it has none
+  std::uint16_t machine = 0;               // IMAGE_FILE_HEADER.Machine: 0x8664 for x64
+  bool dll = false;                        // IMAGE_FILE_DLL
+  std::string build_id;                    // "pe:" + 12 bytes
+  std::optional<std::string> export_name;  // the export directory's Name; nullopt when it has none
 };
 
 inline constexpr std::uint16_t kPeMachineAmd64 = 0x8664;

@@ -141,7 +141,7 @@ std::size_t check_programs(std::vector<Program>& programs, const std::vector<std
     std::string refused;
   };
   std::map<std::string, Library> libraries;                      // path + identity -> the checked library
-  std::string only_library;  // kReplayUsesOneNvrtc: the first one accepted
+  std::string only_library;                                      // kReplayUsesOneNvrtc: the first one accepted
   const char* append_flags = std::getenv("NVRTC_APPEND_FLAGS");  // NVRTC appends them in the workers too
   std::size_t tasks = 0;
   for (Program& p : programs) {

@@ -1,11 +1,12 @@
 // nvrtc-cache.exe under Wine: the commands it shares with the Linux CLI (tools/windows/main.cc) on the
 // cache the proxy filled with two real compiles (tests/clients/windows/nvrtc_client.cc through the
 // proxy nvrtc64_130_0.dll beside it): `stats --json` has the Linux CLI's keys, `ls` lists both
-// results (zstd-compressed, as on Linux: smaller than with `compression = 0`), `inspect` describes one, `extract --cubin` gives the bytes the
-// real compile returned (to a file and to stdout), `config set` writes and replaces the user file,
-// `evict` empties the cache, `help` lists the commands; export, import and copy move it to another cache. Needs NVRTC_CACHE_WINDOWS_PREFIX (the proxy
-// and nvrtc-cache.exe, scripts/windows-build.sh) and the Wine preconditions of wine_test.cc; skips
-// without them (fails where NVRTC_CACHE_REQUIRE_PYPI=1).
+// results (zstd-compressed, as on Linux: smaller than with `compression = 0`), `inspect` describes
+// one, `extract --cubin` gives the bytes the real compile returned (to a file and to stdout),
+// `config set` writes and replaces the user file, `evict` empties the cache, `help` lists the
+// commands; export, import and copy move it to another cache; replay fills one from a recording.
+// Needs NVRTC_CACHE_WINDOWS_PREFIX (the proxy and nvrtc-cache.exe, scripts/windows-build.sh) and the
+// Wine preconditions of wine_test.cc; skips without them (fails where NVRTC_CACHE_REQUIRE_PYPI=1).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -214,9 +215,8 @@ TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
   for (const auto& e : kept["entries"]) EXPECT_NE(e.value("key", ""), key) << "the cubin's entry was kept";
   EXPECT_LT(json_of({"stats"}).value("results", -1), 2);
   const std::string help = text_of(exe({"help"}).out);
-  for (const char* command :
-       {"stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract", "export", "import", "copy", "remote",
-        "doctor", "replay"})
+  for (const char* command : {"stats", "clear", "evict", "verify", "config", "ls", "inspect", "extract", "export",
+                              "import", "copy", "remote", "doctor", "replay"})
     EXPECT_NE(help.find(std::string("\n  ") + command), std::string::npos) << command << " missing:\n" << help;
 }
 
@@ -243,12 +243,12 @@ TEST_F(WineCli, ExportImportCopyServeAnotherCacheExactly) {
   for (const auto& entry : fs::directory_iterator(config_.path()))
     EXPECT_EQ(entry.path().filename().string().find(".partial-"), std::string::npos) << entry.path();
   EXPECT_TRUE(exe({"export", "-"}).out == read_file(archive)) << "the archive on stdout differs from the file";
-  EXPECT_EQ(json_of({"export", windows_path(config_.path() + "/none.nvca"), "--match", "no-such-*"}).value("results", -1),
-            0);
+  EXPECT_EQ(
+      json_of({"export", windows_path(config_.path() + "/none.nvca"), "--match", "no-such-*"}).value("results", -1), 0);
   std::string pattern = name;
   pattern.back() = '?';
-  EXPECT_EQ(json_of({"export", windows_path(config_.path() + "/one.nvca"), "--match", "*" + pattern}).value("results", 0),
-            1);
+  EXPECT_EQ(
+      json_of({"export", windows_path(config_.path() + "/one.nvca"), "--match", "*" + pattern}).value("results", 0), 1);
 
   // Imported into an empty cache: the client is served from hits alone, byte-identical.
   const TempDir second;
@@ -308,16 +308,14 @@ TEST_F(WineCli, DoctorChecksTheProxyNvrtcAndASampleCompile) {
             std::string::npos)
       << report;
   EXPECT_NE(report.find("verdict: caching works"), std::string::npos) << report;
-  const ProcessResult missing =
-      wine({prefix_ + "/bin/nvrtc-cache.exe", "doctor"},
-           {{"NVRTC_CACHE_REAL_NVRTC", windows_path(prefix_ + "/bin/nvrtc64_130_0.dll")}});
+  const ProcessResult missing = wine({prefix_ + "/bin/nvrtc-cache.exe", "doctor"},
+                                     {{"NVRTC_CACHE_REAL_NVRTC", windows_path(prefix_ + "/bin/nvrtc64_130_0.dll")}});
   const std::string refused = text_of(missing.out);
   EXPECT_EQ(missing.exit_code, 1) << refused << missing.err;
   EXPECT_NE(refused.find("is nvrtc-cache's proxy, not NVRTC"), std::string::npos) << refused;
   EXPECT_NE(refused.find("FAIL  NVRTC            no real nvrtc64_130_0.dll found"), std::string::npos) << refused;
   EXPECT_NE(refused.find("note  sample compile   not run: no NVRTC that loads"), std::string::npos) << refused;
 }
-
 
 // replay on Windows (tools/windows/replay_host_windows.cc): what the proxy recorded (NVRTC_CACHE_RECORD)
 // while the client compiled its cubin and PTX programs is replayed into an empty cache, as recorded
@@ -335,7 +333,8 @@ TEST_F(WineCli, ReplayFillsACacheTheAppIsServedFrom) {
 
   const TempDir second;
   const EnvVars in_second = {{"NVRTC_CACHE_DIR", windows_path(second.path())}, {"NVRTC_CACHE_REAL_NVRTC", real}};
-  const nlohmann::json replayed = json_of({"replay", windows_path(record), "--arch", "sm_90", "--jobs", "2"}, in_second);
+  const nlohmann::json replayed =
+      json_of({"replay", windows_path(record), "--arch", "sm_90", "--jobs", "2"}, in_second);
   EXPECT_EQ(replayed.value("programs", 0), 2) << replayed.dump();
   EXPECT_EQ(replayed.value("compiled", 0), 4) << replayed.dump();  // two programs, as recorded and for sm_90
   EXPECT_EQ(replayed.value("failed", -1), 0) << replayed.dump();
@@ -390,8 +389,8 @@ TEST_F(WineCli, ReplayLoadsNoDllItCannotTrust) {
       {windows_path(prefix_ + "/bin/nvrtc64_130_0.dll"), "their results would not be this DLL's"},
   };
   for (const auto& [dll, why] : refusals) {
-    const ProcessResult r = wine({prefix_ + "/bin/nvrtc-cache.exe", "replay", windows_path(record), "--nvrtc", dll},
-                                 in_second);
+    const ProcessResult r =
+        wine({prefix_ + "/bin/nvrtc-cache.exe", "replay", windows_path(record), "--nvrtc", dll}, in_second);
     EXPECT_EQ(r.exit_code, 1) << dll << ": " << r.out << r.err;
     EXPECT_NE(r.err.find("refusing to "), std::string::npos) << dll << ": " << r.err;
     EXPECT_NE(r.err.find(why), std::string::npos) << dll << ": " << r.err;

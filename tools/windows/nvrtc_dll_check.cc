@@ -25,9 +25,8 @@ using platform::windows::to_wide;
 // Rights that let their holder change what the path names.
 constexpr ACCESS_MASK kChangesFile =
     FILE_WRITE_DATA | FILE_APPEND_DATA | DELETE | WRITE_DAC | WRITE_OWNER | GENERIC_WRITE | GENERIC_ALL;
-constexpr ACCESS_MASK kChangesOwnDirectory =
-    FILE_ADD_FILE | FILE_ADD_SUBDIRECTORY | FILE_DELETE_CHILD | DELETE | WRITE_DAC | WRITE_OWNER | GENERIC_WRITE |
-    GENERIC_ALL;
+constexpr ACCESS_MASK kChangesOwnDirectory = FILE_ADD_FILE | FILE_ADD_SUBDIRECTORY | FILE_DELETE_CHILD | DELETE |
+                                             WRITE_DAC | WRITE_OWNER | GENERIC_WRITE | GENERIC_ALL;
 constexpr ACCESS_MASK kChangesDirectoryAbove = FILE_DELETE_CHILD | DELETE | WRITE_DAC | WRITE_OWNER | GENERIC_ALL;
 
 std::string sid_text(PSID sid) {
@@ -93,7 +92,7 @@ std::string others_can_change(const std::string& shown, PSID owner, PACL dacl, A
     void* ace = nullptr;
     if (!GetAce(dacl, i, &ace)) return shown + " has an unreadable access control list";
     const auto* header = static_cast<const ACE_HEADER*>(ace);
-    if (header->AceFlags & INHERIT_ONLY_ACE) continue;  // for entries created later, not this one
+    if (header->AceFlags & INHERIT_ONLY_ACE) continue;         // for entries created later, not this one
     if (header->AceType != ACCESS_ALLOWED_ACE_TYPE) continue;  // denials only take rights away
     const auto* allowed = static_cast<const ACCESS_ALLOWED_ACE*>(ace);
     PSID sid = const_cast<DWORD*>(&allowed->SidStart);
@@ -133,10 +132,9 @@ std::string directories_above(const std::string& resolved, const TrustedAccounts
     PSID owner = nullptr;
     PACL dacl = nullptr;
     PSECURITY_DESCRIPTOR descriptor = nullptr;
-    const DWORD error =
-        GetNamedSecurityInfoW(to_wide(directory).c_str(), SE_FILE_OBJECT,
-                              OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION, &owner, nullptr, &dacl, nullptr,
-                              &descriptor);
+    const DWORD error = GetNamedSecurityInfoW(to_wide(directory).c_str(), SE_FILE_OBJECT,
+                                              OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION, &owner, nullptr,
+                                              &dacl, nullptr, &descriptor);
     if (error != ERROR_SUCCESS) return fmt::format("cannot read who may change {} (error {})", directory, error);
     const std::string why = others_can_change("the directory " + directory, owner, dacl,
                                               own ? kChangesOwnDirectory : kChangesDirectoryAbove, trusted);

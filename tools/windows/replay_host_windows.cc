@@ -99,8 +99,8 @@ std::vector<platform::EnvironmentChange> replay_worker_environment(const std::st
 const ReplayNvrtc& replay_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded) {
   static ReplayNvrtc api;
   static std::string loaded_key;
-  const std::string key = path + '\0' + std::to_string(recorded.major) + "." + std::to_string(recorded.minor) +
-                          '\0' + recorded.build_id;
+  const std::string key =
+      path + '\0' + std::to_string(recorded.major) + "." + std::to_string(recorded.minor) + '\0' + recorded.build_id;
   static ReplayNvrtc other;
   if (!loaded_key.empty()) {
     if (key == loaded_key) return api;
