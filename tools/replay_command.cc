@@ -2,11 +2,12 @@
 // program of a recording (NVRTC_CACHE_RECORD, `nvrtc-cache run --record`) as recorded and once per
 // requested architecture, into this machine's cache, and then makes its NVVM compiles and links again
 // the same way (a link's inputs that recorded compiles produced are that compile's output for the
-// architecture: tools/replay_retarget.h). The compiles run in worker processes with the
-// shim preloaded (`__replay-worker`, tools/replay_worker.cc), so each result is stored under exactly
-// the key the app computes. The recording is untrusted (tools/replay.h): a library is judged on disk
-// before it is loaded (tools/nvrtc_library_check.h), and a program whose options could do more than
-// compile is refused before any worker starts.
+// architecture: tools/replay_retarget.h). The compiles run in worker processes with the cache in
+// them (`__replay-worker`, tools/replay_worker.cc; the shim preloaded on Linux, the proxy on Windows:
+// tools/replay_host.h), so each result is stored under exactly the key the app computes. The
+// recording is untrusted (tools/replay.h): a library is judged on disk before it is loaded
+// (replay_host.h), and a program whose options could do more than compile is refused before any
+// worker starts.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -414,26 +415,23 @@ int replay(const ReplayOptions& options) {
 void add_replay_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand(
       "replay",
-      "Compile every program of a recording (`nvrtc-cache run --record FILE`, NVRTC_CACHE_RECORD) into this "
-      "machine's cache: once as recorded and once per architecture of --arch, with the architecture option "
-      "rewritten in the spelling the program used, each stored under exactly the key the program computes on "
-      "that GPU. The recording's libNVVM compiles and nvJitLink links are made again the same way, after the "
-      "compiles: a link's input that a recorded compile produced is replaced by that compile's output for the "
-      "architecture; a link with an input that cannot be retargeted is skipped for it. "
-      "Programs whose dependencies (headers, environment) differ here are reported and skipped. The "
-      "recording is untrusted: its NVRTC is loaded only if the file, and every directory above it, is owned by you "
-      "or root and writable by no one else, and its build-id is the recording's; a program with an option that has "
-      "side effects or is unknown is refused. Exit code 1 when anything failed, was refused or the recording was "
-      "damaged.");
+      std::string("Compile every program of a recording (`nvrtc-cache run --record FILE`, NVRTC_CACHE_RECORD) into "
+                  "this machine's cache: once as recorded and once per architecture of --arch, with the architecture "
+                  "option rewritten in the spelling the program used, each stored under exactly the key the program "
+                  "computes on that GPU. ") +
+          kReplayHelp.links +
+          "Programs whose dependencies (headers, environment) differ here are reported and skipped. The recording "
+          "is untrusted: " +
+          kReplayHelp.trust +
+          "; a program with an option that has side effects or is unknown is refused. Exit code 1 when anything "
+          "failed, was refused or the recording was damaged.");
   auto options = std::make_shared<ReplayOptions>();
   command->add_option("FILE", options->file, "the recording")->required();
   command->add_option("--arch", options->archs, "architectures to compile for as well (sm_80,sm_90,sm_100a,...)")
       ->delimiter(',');
   command->add_option("--jobs,-j", options->jobs, "worker processes (default: the number of CPUs)");
   command->add_flag("--json", options->json, "print the report as JSON");
-  command->add_option("--nvrtc", options->nvrtc,
-                      "the NVRTC library to compile with instead of the recorded path (checked the same way: owned by "
-                      "you or root, writable by no one else, the recording's build-id)");
+  command->add_option("--nvrtc", options->nvrtc, kReplayHelp.nvrtc_option);
   command->callback([&outcome, options] { outcome.exit_code = replay(*options); });
 
   CLI::App* worker = app.add_subcommand("__replay-worker", "one of replay's worker processes");

@@ -30,6 +30,15 @@ namespace nvrtc_cache::tools {
 // process); the command then refuses programs recorded with another (--nvrtc names the one to use).
 extern const bool kReplayUsesOneNvrtc;
 
+// The sentences of replay's help that differ per system: what becomes of links and NVVM compiles,
+// which library is loaded, and what --nvrtc names.
+struct ReplayHelp {
+  const char* links;
+  const char* trust;
+  const char* nvrtc_option;
+};
+extern const ReplayHelp kReplayHelp;
+
 // The recorded NVRTC as the command judged it: the path the workers load (every link resolved), or
 // why it must not be loaded.
 struct JudgedLibrary {

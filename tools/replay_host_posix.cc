@@ -27,6 +27,15 @@ bool resolve_nvrtc(void* handle, ReplayNvrtc& api) {
 
 const bool kReplayUsesOneNvrtc = false;
 
+const ReplayHelp kReplayHelp = {
+    .links = "The recording's libNVVM compiles and nvJitLink links are made again the same way, after the compiles: "
+             "a link's input that a recorded compile produced is replaced by that compile's output for the "
+             "architecture; a link with an input that cannot be retargeted is skipped for it. ",
+    .trust = "its NVRTC is loaded only if the file, and every directory above it, is owned by you or root and "
+             "writable by no one else, and its build-id is the recording's",
+    .nvrtc_option = "the NVRTC library to compile with instead of the recorded path (checked the same way: owned by "
+                    "you or root, writable by no one else, the recording's build-id)"};
+
 JudgedLibrary judge_recorded_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded) {
   LoadedNvrtc loaded = load_checked_nvrtc(path, recorded);
   return {std::move(loaded.resolved), std::move(loaded.refused)};

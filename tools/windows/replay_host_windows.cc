@@ -80,6 +80,15 @@ std::string load_through_proxy(const std::string& real, const keying::LibraryIde
 
 const bool kReplayUsesOneNvrtc = true;
 
+const ReplayHelp kReplayHelp = {
+    .links = "The recording's libNVVM compiles and nvJitLink links are refused (replayed on Linux only: the proxy "
+             "serves NVRTC alone), and one replay compiles with one NVRTC DLL. ",
+    .trust = "its NVRTC DLL is loaded only if the file, and every directory above it, is owned by you, SYSTEM, "
+             "Administrators or TrustedInstaller and no one else may change it (their access control lists), and "
+             "its identity (PE time stamp, image size, checksum) is the recording's",
+    .nvrtc_option = "the NVRTC DLL to compile with instead of the recorded path (checked the same way: owners and "
+                    "access control lists, the recording's identity)"};
+
 JudgedLibrary judge_recorded_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded) {
   windows::DllCheck check = windows::check_nvrtc_dll(path, recorded);
   return {std::move(check.resolved), std::move(check.refused)};
