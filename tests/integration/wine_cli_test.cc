@@ -380,13 +380,15 @@ TEST_F(WineCli, ReplayLoadsNoDllItCannotTrust) {
   fs::create_directory(writable);
   fs::copy_file(prefix_ + "/bin/nvrtc64_130_0.dll", writable + "/nvrtc64_130_0.dll");
   fs::permissions(writable, fs::perms::others_write, fs::perm_options::add);
+  const std::string proxy_copy = open_to_all.path() + "/nvrtc64_130_0.dll";  // where only this user may change it
+  fs::copy_file(prefix_ + "/bin/nvrtc64_130_0.dll", proxy_copy);
 
   const TempDir second;
   const EnvVars in_second = {{"NVRTC_CACHE_DIR", windows_path(second.path())}};
   const std::vector<std::pair<std::string, std::string>> refusals = {
       {windows_path(writable + "/nvrtc64_130_0.dll"), "can be changed by Everyone"},
       {windows_path(dir + "/nvrtc-builtins64_130.dll"), "is not NVRTC 13's DLL"},
-      {windows_path(prefix_ + "/bin/nvrtc64_130_0.dll"), "their results would not be this DLL's"},
+      {windows_path(proxy_copy), "their results would not be this DLL's"},
   };
   for (const auto& [dll, why] : refusals) {
     const ProcessResult r =
