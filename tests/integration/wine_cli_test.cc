@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compile_record.h"
 #include "core/handle_record.h"
 #include "tests/support/cli_testing.h"
 #include "tests/support/wine_paths.h"
@@ -361,6 +362,21 @@ TEST_F(WineCli, ReplayFillsACacheTheAppIsServedFrom) {
   const nlohmann::json again = json_of({"replay", windows_path(record), "--arch", "sm_90"}, in_second);
   EXPECT_EQ(again.value("already_cached", 0), 4) << again.dump();
   EXPECT_EQ(again.value("compiled", -1), 0) << again.dump();
+
+  // `run --record FILE` records as NVRTC_CACHE_RECORD does: a program that loads the real DLL by its
+  // full path (the launcher's proxy in it), recorded so, replays to the same four entries.
+  const std::string launched_record = config_.path() + "/launched.rec";
+  const ProcessResult launched =
+      exe({"run", "--record", windows_path(launched_record), "--",
+           windows_path(std::string(NVRTC_CACHE_WINDOWS_BIN_DIR) + "/loader_client.exe"), "fullpath", real, "cubin",
+           "ptx"},
+          in_second);
+  EXPECT_NE(launched.out.find("compile rc=0"), std::string::npos) << launched.out << launched.err;
+  const core::RecordScan scan = core::scan_records(read_file(launched_record));
+  EXPECT_EQ(scan.records.size(), 2u) << "run --record wrote no record per compile";
+  const nlohmann::json from_launched = json_of({"replay", windows_path(launched_record), "--arch", "sm_90"}, in_second);
+  EXPECT_EQ(from_launched.value("already_cached", 0), 4) << from_launched.dump();
+  EXPECT_EQ(from_launched.value("refused", -1), 0) << from_launched.dump();
 }
 
 // A recording is untrusted: replay loads no DLL it cannot trust, and then compiles nothing (exit 1):

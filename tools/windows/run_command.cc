@@ -1,5 +1,6 @@
-// run [--] CMD [ARGS...]: runs CMD with the cache loaded into it before its code runs, whichever way
-// it loads NVRTC (shim/windows/loader_redirect.h): CMD is created suspended, the proxy injected as
+// run [--record FILE] [--] CMD [ARGS...]: runs CMD with the cache loaded into it before its code runs,
+// whichever way it loads NVRTC (shim/windows/loader_redirect.h); --record sets NVRTC_CACHE_RECORD
+// (made absolute) for CMD and its children, as on Linux. CMD is created suspended, the proxy injected as
 // shim/windows/process_injection.h says (its copy kInjectedProxyName beside this .exe), then
 // resumed; its exit code is run's. Fail open: when the injection fails, CMD runs uncached and this
 // is said once on stderr. CMD inherits this console, the standard handles and the environment.
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <cwchar>
 #include <string>
+#include <string_view>
 
 #include "platform/windows/command_line.h"
 #include "platform/windows/wide.h"
@@ -36,12 +38,47 @@ int run_command() {
   int count = 0;
   LPWSTR* const arguments = CommandLineToArgvW(GetCommandLineW(), &count);
   if (arguments == nullptr) return 2;
+  constexpr const char* kUsage = "usage: nvrtc-cache run [--record FILE] [--] CMD [ARGS...]\n";
   int first = 2;  // after the program's name and "run"
-  if (first < count && std::wcscmp(arguments[first], L"--") == 0) ++first;
-  if (first >= count) {
-    std::fputs("usage: nvrtc-cache run [--] CMD [ARGS...]\n", stderr);
+  std::wstring record_file;
+  bool usage_error = false;
+  while (first < count) {
+    const std::wstring_view argument = arguments[first];
+    if (argument == L"--record") {
+      if (first + 1 >= count) {
+        usage_error = true;
+        break;
+      }
+      record_file = arguments[first + 1];
+      first += 2;
+    } else if (argument.starts_with(L"--record=")) {
+      record_file = argument.substr(9);
+      ++first;
+    } else {
+      break;
+    }
+    if (record_file.empty()) {
+      usage_error = true;
+      break;
+    }
+  }
+  if (!usage_error && first < count && std::wcscmp(arguments[first], L"--") == 0) ++first;
+  if (usage_error || first >= count) {
+    std::fputs(kUsage, stderr);
     LocalFree(arguments);
     return 2;
+  }
+  if (!record_file.empty()) {
+    // Absolute, so that CMD and its children append to one file wherever they run; they inherit it.
+    wchar_t full[MAX_PATH * 4];
+    const DWORD n = GetFullPathNameW(record_file.c_str(), MAX_PATH * 4, full, nullptr);
+    if (n == 0 || n >= MAX_PATH * 4) {
+      std::fprintf(stderr, "nvrtc-cache: cannot resolve %s (error %lu)\n",
+                   platform::windows::to_utf8(record_file).c_str(), GetLastError());
+      LocalFree(arguments);
+      return 2;
+    }
+    SetEnvironmentVariableW(L"NVRTC_CACHE_RECORD", full);
   }
   std::wstring command_line;
   for (int i = first; i < count; ++i) platform::windows::append_quoted_argument(command_line, arguments[i]);
