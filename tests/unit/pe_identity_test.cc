@@ -55,12 +55,10 @@ TEST(PeIdentity, AMinimalDllIsReadWithItsIdentityAndName) {
 }
 
 TEST(PeIdentity, TheWindowsNvrtcNamesItselfAsTheProxysRealDll) {
+  // Set by scripts/test.sh (the main test run); the sanitizer run has no Windows NVRTC. The Wine
+  // tests (WineCli.Replay*) require it and judge the same DLL through nvrtc-cache.exe.
   const char* dir = std::getenv("NVRTC_CACHE_WINE_NVRTC_DIR");
-  if (dir == nullptr) {
-    const char* required = std::getenv("NVRTC_CACHE_REQUIRE_PYPI");
-    if (required != nullptr && std::string(required) == "1") FAIL() << "required: the Windows NVRTC wheel";
-    GTEST_SKIP() << "no Windows NVRTC (scripts/windows-nvrtc.sh)";
-  }
+  if (dir == nullptr) GTEST_SKIP() << "no Windows NVRTC (scripts/windows-nvrtc.sh)";
   std::ifstream in(std::string(dir) + "/nvrtc64_130_0.dll", std::ios::binary);
   std::stringstream whole;
   whole << in.rdbuf();
