@@ -2,7 +2,7 @@
 
 #include <windows.h>
 
-#include <cwctype>
+#include <cwchar>
 #include <random>
 
 #include "platform/windows/command_line.h"
@@ -41,16 +41,10 @@ class WindowsChild final : public ChildProcess {
   HANDLE out_;
 };
 
-bool same_name(std::wstring_view a, std::wstring_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::towupper(a[i]) != std::towupper(b[i])) return false;
-  }
-  return true;
-}
-
 // This process's environment block with `changes` made (names without case, as Windows compares them).
 std::wstring environment_block(const std::vector<EnvironmentChange>& changes) {
+  std::vector<std::wstring> changed_names;
+  for (const auto& change : changes) changed_names.push_back(windows::to_wide(change.first));
   std::wstring block;
   if (wchar_t* strings = GetEnvironmentStringsW(); strings != nullptr) {
     for (const wchar_t* entry = strings; *entry != L'\0'; entry += std::wcslen(entry) + 1) {
@@ -58,7 +52,10 @@ std::wstring environment_block(const std::vector<EnvironmentChange>& changes) {
       const std::size_t equals = text.find(L'=', 1);  // "=C:=C:\x": a drive's directory, name "=C:"
       const std::wstring_view name = text.substr(0, equals);
       bool changed = false;
-      for (const auto& change : changes) changed = changed || same_name(name, windows::to_wide(change.first));
+      for (const std::wstring& changed_name : changed_names) {
+        changed = changed || (changed_name.size() == name.size() &&
+                              _wcsnicmp(changed_name.c_str(), name.data(), name.size()) == 0);
+      }
       if (!changed) block.append(text).push_back(L'\0');
     }
     FreeEnvironmentStringsW(strings);
@@ -68,11 +65,6 @@ std::wstring environment_block(const std::vector<EnvironmentChange>& changes) {
   }
   block.push_back(L'\0');
   return block;
-}
-
-void make_inheritable(DWORD which) {
-  const HANDLE h = GetStdHandle(which);
-  if (h != nullptr && h != INVALID_HANDLE_VALUE) SetHandleInformation(h, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT);
 }
 
 }  // namespace
@@ -94,8 +86,8 @@ std::unique_ptr<ChildProcess> ChildProcess::start(const std::vector<std::string>
     return nullptr;
   }
   SetHandleInformation(read_end, HANDLE_FLAG_INHERIT, 0);  // the child's is the write end only
-  make_inheritable(STD_INPUT_HANDLE);
-  make_inheritable(STD_ERROR_HANDLE);
+  windows::make_standard_handle_inheritable(STD_INPUT_HANDLE);
+  windows::make_standard_handle_inheritable(STD_ERROR_HANDLE);
   STARTUPINFOW startup{};
   startup.cb = sizeof startup;
   startup.dwFlags = STARTF_USESTDHANDLES;

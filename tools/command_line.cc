@@ -137,4 +137,13 @@ int run_command_line(const CommandLine& line, int argc, char** argv) {
   return outcome.exit_code;
 }
 
+void add_run_shared_options(CLI::App& run) {
+  static std::string record_for_help;
+  run.add_option("--record", record_for_help,
+                 "Append a record of every compile CMD and its children make (hit or miss) to FILE, for "
+                 "`nvrtc-cache replay` (sets NVRTC_CACHE_RECORD)")
+      ->type_name("FILE");
+  run.add_option("CMD")->description("the program to run, and its arguments");
+}
+
 }  // namespace nvrtc_cache::tools

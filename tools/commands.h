@@ -26,6 +26,9 @@ struct Outcome {
 };
 
 void add_run_command(CLI::App& app, Outcome& outcome);
+// The options every system's `run` shares, for its --help (--record FILE, CMD): `run` parses its own
+// arguments before CLI11 does (tools/run_command.cc, tools/windows/run_command.cc).
+void add_run_shared_options(CLI::App& run);
 void add_stats_command(CLI::App& app, Outcome& outcome);
 void add_clear_command(CLI::App& app, Outcome& outcome);
 void add_evict_command(CLI::App& app, Outcome& outcome);

@@ -202,12 +202,7 @@ void add_run_command(CLI::App& app, Outcome&) {
   run->add_flag("--proxy", proxy_for_help,
                 "Do not preload: put stand-ins for libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 first on "
                 "LD_LIBRARY_PATH instead, for environments where preloading is not possible");
-  static std::string record_for_help;
-  run->add_option("--record", record_for_help,
-                  "Append a record of every compile CMD and its children make (hit or miss) to FILE, for "
-                  "`nvrtc-cache replay` (sets NVRTC_CACHE_RECORD)")
-      ->type_name("FILE");
-  run->add_option("CMD")->description("the program to run, and its arguments");
+  add_run_shared_options(*run);
   // The real parsing is run_command()'s (main() dispatches `run` before CLI11); this is for --help.
 }
 

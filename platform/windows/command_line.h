@@ -1,8 +1,11 @@
-// A Windows command line from its arguments, quoted so that CommandLineToArgvW and the C runtimes
-// read each one back unchanged (the program starting a child builds it: CreateProcessW takes one
-// string). Windows only.
-// Contract: pure; thread-safe; may throw std::bad_alloc only.
+// What a program starting a child needs on Windows: the command line from its arguments, quoted so
+// that CommandLineToArgvW and the C runtimes read each one back unchanged (CreateProcessW takes one
+// string), and a standard handle made inheritable. Windows only.
+// Contract: thread-safe; append_quoted_argument is pure and may throw std::bad_alloc only;
+// make_standard_handle_inheritable changes the handle's flag, nothing else.
 #pragma once
+
+#include <windows.h>
 
 #include <string>
 
@@ -28,6 +31,12 @@ inline void append_quoted_argument(std::wstring& line, const std::wstring& argum
   }
   line.append(backslashes * 2, L'\\');
   line.push_back(L'"');
+}
+
+// Lets children started with bInheritHandles inherit the standard handle `which` (STD_INPUT_HANDLE, ...).
+inline void make_standard_handle_inheritable(DWORD which) {
+  const HANDLE h = GetStdHandle(which);
+  if (h != nullptr && h != INVALID_HANDLE_VALUE) SetHandleInformation(h, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT);
 }
 
 }  // namespace nvrtc_cache::platform::windows

@@ -17,12 +17,7 @@ void add_run_entry(CLI::App& app, Outcome&) {
                          "Run CMD with its NVRTC calls served from the cache, whichever way it loads NVRTC (the proxy "
                          "is injected before CMD's code runs; CMD's children too). CMD's exit code is passed "
                          "through. Everything after CMD is CMD's own arguments.");
-  static std::string record_for_help;
-  run->add_option("--record", record_for_help,
-                  "Append a record of every compile CMD and its children make (hit or miss) to FILE, for "
-                  "`nvrtc-cache replay` (sets NVRTC_CACHE_RECORD)")
-      ->type_name("FILE");
-  run->add_option("CMD")->description("the program to run, and its arguments");
+  add_run_shared_options(*run);
 }
 
 void add_commands(CLI::App& app, Outcome& outcome) {

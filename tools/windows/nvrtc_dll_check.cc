@@ -4,7 +4,7 @@
 #include <aclapi.h>
 #include <sddl.h>
 
-#include <cwctype>
+#include <cwchar>
 #include <optional>
 #include <vector>
 
@@ -145,15 +145,6 @@ std::string directories_above(const std::string& resolved, const TrustedAccounts
   }
 }
 
-bool same_name(std::string_view a, std::wstring_view b) {
-  const std::wstring wide = to_wide(a);
-  if (wide.size() != b.size()) return false;
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    if (std::towlower(wide[i]) != std::towlower(b[i])) return false;
-  }
-  return true;
-}
-
 std::string refusal(const std::string& path, const std::string& why) {
   return fmt::format("refusing to load the NVRTC {}: {}", path, why);
 }
@@ -236,7 +227,7 @@ DllCheck check_nvrtc_dll(const std::string& path, const keying::LibraryIdentity&
     out.refused = refusal(path, fmt::format("{} is not a 64-bit DLL", shown));
     return out;
   }
-  if (!pe->export_name || !same_name(*pe->export_name, shim::windows::kRealNvrtcDllName)) {
+  if (!pe->export_name || _wcsicmp(to_wide(*pe->export_name).c_str(), shim::windows::kRealNvrtcDllName) != 0) {
     out.refused = refusal(path, fmt::format("{} is not NVRTC 13's DLL (it names itself {})", shown,
                                             pe->export_name ? "\"" + *pe->export_name + "\"" : "nothing"));
     return out;

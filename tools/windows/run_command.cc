@@ -27,11 +27,6 @@ std::wstring own_directory() {
   return slash == std::wstring::npos ? std::wstring() : path.substr(0, slash + 1);
 }
 
-void make_inheritable(DWORD which) {
-  const HANDLE h = GetStdHandle(which);
-  if (h != nullptr && h != INVALID_HANDLE_VALUE) SetHandleInformation(h, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT);
-}
-
 }  // namespace
 
 int run_command() {
@@ -92,7 +87,8 @@ int run_command() {
   startup.cbReserved2 = 0;
   startup.lpReserved2 = nullptr;
   startup.dwFlags |= STARTF_USESTDHANDLES;
-  for (DWORD which : {STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE}) make_inheritable(which);
+  for (DWORD which : {STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE})
+    platform::windows::make_standard_handle_inheritable(which);
   startup.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
   startup.hStdOutput = GetStdHandle(STD_OUTPUT_HANDLE);
   startup.hStdError = GetStdHandle(STD_ERROR_HANDLE);
