@@ -46,6 +46,10 @@ Stream::~Stream() {
 IoResult Stream::receive(char* buffer, std::size_t length, std::size_t* got, Deadline deadline) {
   *got = 0;
   for (;;) {
+    // Checked before every read, not only before a wait: a server that never lets the socket run
+    // dry (a flood of interim responses, an endless body) would otherwise never meet the deadline.
+    if (Clock::now() >= deadline) return io_failure(IoCode::kTimeout, "timed out");
+    if (tls_ != nullptr) tls_set_deadline(deadline);
     short wait = kSocketReadable;
     if (tls_ != nullptr) {
       IoResult failure;
@@ -86,7 +90,9 @@ IoResult Stream::send_pieces(std::vector<iovec>& iov, Deadline deadline) {
   while (first < iov.size()) {
     std::size_t sent = 0;
     short wait = kSocketWritable;
+    if (Clock::now() >= deadline) return io_failure(IoCode::kTimeout, "timed out");
     if (tls_ != nullptr) {
+      tls_set_deadline(deadline);
       if (iov[first].iov_len == 0) {
         ++first;
         continue;

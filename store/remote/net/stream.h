@@ -3,8 +3,9 @@
 // store/remote/http/http_connection.h). The socket calls are the platform's (platform/socket.h:
 // POSIX sockets, or Winsock on Windows). Every wait is a readiness wait against the caller's deadline
 // (monotonic): connect is non-blocking, and so are send and recv, so no call blocks past it,
-// however slowly the server trickles bytes. A send to a server that closed the connection gives
-// EPIPE or ECONNRESET, never a SIGPIPE in the host (MSG_NOSIGNAL; Winsock raises none). With TLS
+// however slowly the server trickles bytes, and the deadline is checked before every read and
+// write too, so a server that floods bytes without end is cut at it as well. A send to a server that closed the
+// connection gives EPIPE or ECONNRESET, never a SIGPIPE in the host (MSG_NOSIGNAL; Winsock raises none). With TLS
 // (start_tls(); stream_tls.cc, where the build has TLS: tls_settings.h) the same bytes go through a
 // TlsSession (store/remote/net/tls_session.h) on the same socket, under the same deadlines, the
 // handshake included.
@@ -72,7 +73,8 @@ class Stream {
   bool tls() const { return tls_ != nullptr; }
 
   // Receives at least one byte into buffer (*got >= 1), waiting as needed; *got == 0 when the
-  // server closed the connection.
+  // server closed the connection. A timeout once the deadline has passed, even while bytes keep
+  // arriving (the deadline is checked before every read, not only before a wait).
   IoResult receive(char* buffer, std::size_t length, std::size_t* got, Deadline deadline);
   // Sends the iovecs (advancing them) until all are sent; after a failure the stream must be dropped.
   IoResult send_all(std::vector<iovec>& iov, Deadline deadline);
@@ -100,6 +102,8 @@ class Stream {
   TlsStep tls_write(const char* data, std::size_t length, std::size_t* sent, short* wait, IoResult* failure);
   // stale() for a TLS connection whose socket is readable (and neither hung up nor failed).
   bool tls_readable_means_stale() const;
+  // The deadline the TLS session's socket reads and writes stop at (within one OpenSSL call too).
+  void tls_set_deadline(Deadline deadline);
 
   platform::SocketHandle fd_;
   pid_t owner_pid_;

@@ -18,7 +18,10 @@ IoResult Stream::start_tls(std::shared_ptr<const TlsContext> context, const std:
   std::string problem;
   tls_.reset(TlsSession::create(std::move(context), static_cast<int>(fd_), host, &problem).release());
   if (tls_ == nullptr) return io_failure(IoCode::kError, problem);
+  tls_->set_deadline(deadline);
   for (;;) {
+    if (Clock::now() >= deadline)
+      return io_failure(IoCode::kTimeout, "TLS handshake timed out (a frozen server, or not a TLS port?)");
     std::string detail;
     const TlsIo io = tls_->handshake(&detail);
     if (io == TlsIo::kDone) return {};
@@ -62,5 +65,7 @@ Stream::TlsStep Stream::tls_write(const char* data, std::size_t length, std::siz
 }
 
 bool Stream::tls_readable_means_stale() const { return tls_->readable_means_stale(); }
+
+void Stream::tls_set_deadline(Deadline deadline) { tls_->set_deadline(deadline); }
 
 }  // namespace nvrtc_cache::store::remote::net

@@ -30,4 +30,6 @@ Stream::TlsStep Stream::tls_write(const char*, std::size_t, std::size_t*, short*
 
 bool Stream::tls_readable_means_stale() const { return true; }
 
+void Stream::tls_set_deadline(Deadline) {}
+
 }  // namespace nvrtc_cache::store::remote::net

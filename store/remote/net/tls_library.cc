@@ -51,6 +51,11 @@ int bio_write(BIO* bio, const char* data, int length) {
   const TlsLibrary& ssl = loaded_library();
   auto* state = static_cast<SocketBio*>(ssl.BIO_get_data(bio));
   ssl.BIO_clear_flags(bio, BIO_FLAGS_RWS | BIO_FLAGS_SHOULD_RETRY);
+  if (std::chrono::steady_clock::now() >= state->deadline) {
+    state->want = POLLOUT;
+    ssl.BIO_set_flags(bio, BIO_FLAGS_WRITE | BIO_FLAGS_SHOULD_RETRY);
+    return -1;
+  }
   for (;;) {
     const ssize_t sent = send(state->fd, data, static_cast<std::size_t>(length), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent >= 0) return static_cast<int>(sent);
@@ -69,6 +74,11 @@ int bio_read(BIO* bio, char* data, int length) {
   const TlsLibrary& ssl = loaded_library();
   auto* state = static_cast<SocketBio*>(ssl.BIO_get_data(bio));
   ssl.BIO_clear_flags(bio, BIO_FLAGS_RWS | BIO_FLAGS_SHOULD_RETRY);
+  if (std::chrono::steady_clock::now() >= state->deadline) {
+    state->want = POLLIN;
+    ssl.BIO_set_flags(bio, BIO_FLAGS_READ | BIO_FLAGS_SHOULD_RETRY);
+    return -1;
+  }
   for (;;) {
     const ssize_t got = recv(state->fd, data, static_cast<std::size_t>(length), MSG_DONTWAIT);
     if (got > 0) return static_cast<int>(got);

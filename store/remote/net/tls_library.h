@@ -25,6 +25,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <chrono>
 #include <string>
 
 namespace nvrtc_cache::store::remote::net {
@@ -32,7 +33,8 @@ namespace nvrtc_cache::store::remote::net {
 #define NVRTC_CACHE_TLS_FUNCTIONS(X)                                                                             \
   X(OPENSSL_init_ssl)                                                                                            \
   X(OPENSSL_atexit)                                                                                              \
-  X(TLS_client_method) X(SSL_CTX_new) X(SSL_CTX_free) X(SSL_CTX_set_verify) X(SSL_CTX_load_verify_locations)     \
+  X(TLS_client_method)                                                                                           \
+  X(SSL_CTX_new) X(SSL_CTX_free) X(SSL_CTX_set_verify) X(SSL_CTX_load_verify_locations)                          \
       X(SSL_CTX_set_default_verify_paths) X(SSL_CTX_use_certificate_chain_file) X(SSL_CTX_use_PrivateKey_file)   \
           X(SSL_CTX_check_private_key) X(SSL_CTX_ctrl) X(SSL_new) X(SSL_free) X(SSL_set_bio) X(SSL_ctrl)         \
               X(SSL_set1_host) X(SSL_get0_param) X(SSL_connect) X(SSL_read) X(SSL_write) X(SSL_peek)             \
@@ -53,11 +55,15 @@ struct TlsLibrary {
 };
 
 // What the socket BIO saw last: which readiness OpenSSL must wait for, or the errno that ended it.
+// Past `deadline` the BIO reads and writes nothing and answers "would block", so one OpenSSL call
+// (a handshake step, a read that skips records carrying no data) ends there however fast the
+// server sends; the caller's wait then finds the deadline passed.
 struct SocketBio {
   int fd = -1;
   short want = 0;  // POLLIN / POLLOUT after a would-block
   int error = 0;   // errno of a failed recv/send; ECONNRESET for an orderly close mid-record
   bool eof = false;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 // The loaded, initialised library; nullptr (with *error set) when it cannot be loaded.

@@ -163,6 +163,7 @@ TlsIo TlsSession::handshake(std::string* detail) {
   if (!use.ok()) return (*detail = kClosed), TlsIo::kError;
   const ErrorMark mark(ssl);
   bio_ = SocketBio{bio_.fd};
+  bio_.deadline = deadline_;
   const int rc = ssl.SSL_connect(ssl_);
   if (rc == 1) return TlsIo::kDone;
   const long verified = ssl.SSL_get_verify_result(ssl_);
@@ -195,6 +196,7 @@ TlsIo TlsSession::read(char* buffer, std::size_t length, std::size_t* count, std
   if (!use.ok()) return (*detail = kClosed), TlsIo::kError;
   const ErrorMark mark(ssl);
   bio_ = SocketBio{bio_.fd};
+  bio_.deadline = deadline_;
   const int chunk = static_cast<int>(std::min<std::size_t>(length, 1 << 30));
   const int rc = ssl.SSL_read(ssl_, buffer, chunk);
   if (rc > 0) {
@@ -211,6 +213,7 @@ TlsIo TlsSession::write(const char* data, std::size_t length, std::size_t* count
   if (!use.ok()) return (*detail = kClosed), TlsIo::kError;
   const ErrorMark mark(ssl);
   bio_ = SocketBio{bio_.fd};
+  bio_.deadline = deadline_;
   const int chunk = static_cast<int>(std::min<std::size_t>(length, 1 << 30));
   const int rc = ssl.SSL_write(ssl_, data, chunk);
   if (rc > 0) {

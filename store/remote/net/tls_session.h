@@ -70,6 +70,9 @@ class TlsSession {
   // or closed it (the connection is stale); false when it sent only TLS records such as session
   // tickets (consumed here).
   bool readable_means_stale();
+  // The deadline handshake(), read() and write() stop reading and writing at, within one OpenSSL
+  // call too (they then answer a want, and the caller's wait times out).
+  void set_deadline(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
 
  private:
   TlsSession(std::shared_ptr<const TlsContext> context, SSL* ssl) : context_(std::move(context)), ssl_(ssl) {}
@@ -81,6 +84,7 @@ class TlsSession {
   SSL* ssl_;
   SocketBio bio_;
   bool received_ = false;  // any application data read yet
+  std::chrono::steady_clock::time_point deadline_ = std::chrono::steady_clock::time_point::max();
 };
 
 }  // namespace nvrtc_cache::store::remote::net
