@@ -1,11 +1,14 @@
 #include "store/remote/http/response_decoder.h"
 
+#include <algorithm>
 #include <climits>
 
 namespace nvrtc_cache::store::remote::http {
 namespace {
 
 constexpr std::size_t kMaxLocation = 160;
+// A body's buffer doubles up to this size; past it the cap is reserved at once.
+constexpr std::uint64_t kGrowByDoubling = 1024 * 1024;
 
 ResponseDecoder* self(http_parser* parser) { return static_cast<ResponseDecoder*>(parser->data); }
 
@@ -19,6 +22,7 @@ ResponseDecoder::ResponseDecoder(bool head, std::uint64_t max_body) : head_(head
   settings_.on_header_field = on_header_field;
   settings_.on_header_value = on_header_value;
   settings_.on_headers_complete = on_headers_complete;
+  settings_.on_chunk_header = on_chunk_header;
   settings_.on_body = on_body;
   settings_.on_message_complete = on_message_complete;
 }
@@ -28,6 +32,12 @@ int ResponseDecoder::on_status(http_parser*, const char*, std::size_t) { return 
 // The parser may call back with a field or a value in pieces; a value's first piece ends its field.
 int ResponseDecoder::on_header_field(http_parser* parser, const char* at, std::size_t length) {
   ResponseDecoder& d = *self(parser);
+  if (d.in_value_ || d.field_.empty()) {  // a new header line (a name's first piece)
+    if (++d.header_lines_ > kMaxHeaderLines) {
+      d.limit_ = "more header lines than the limit";
+      return 1;
+    }
+  }
   if (d.in_value_) {
     d.in_value_ = false;
     d.in_location_ = false;
@@ -72,20 +82,46 @@ int ResponseDecoder::on_headers_complete(http_parser* parser) {
   return 0;
 }
 
-int ResponseDecoder::on_body(http_parser* parser, const char* at, std::size_t length) {
+// A chunk's size is known before its bytes: one that would take the body past the cap is refused.
+int ResponseDecoder::on_chunk_header(http_parser* parser) {
   ResponseDecoder& d = *self(parser);
-  if (d.response_.body.size() + length > d.max_body_) {
+  if (parser->content_length > d.max_body_ - d.response_.body.size()) {
     d.too_large_ = true;
     return 1;
   }
-  d.response_.body.append(at, length);
+  d.reserve_body(parser->content_length);
   return 0;
+}
+
+int ResponseDecoder::on_body(http_parser* parser, const char* at, std::size_t length) {
+  ResponseDecoder& d = *self(parser);
+  if (length > d.max_body_ - d.response_.body.size()) {
+    d.too_large_ = true;
+    return 1;
+  }
+  d.reserve_body(length);
+  d.response_.body.append(at, length);
+  d.body_read_ += length;
+  return 0;
+}
+
+void ResponseDecoder::reserve_body(std::uint64_t more) {
+  std::string& body = response_.body;
+  const std::uint64_t needed = body.size() + more;  // at most max_body_: the callers checked
+  if (needed <= body.capacity()) return;
+  std::uint64_t target = std::max<std::uint64_t>(needed, 2 * static_cast<std::uint64_t>(body.capacity()));
+  if (target > kGrowByDoubling) target = max_body_;
+  body.reserve(static_cast<std::size_t>(std::min(target, max_body_)));
 }
 
 int ResponseDecoder::on_message_complete(http_parser* parser) {
   ResponseDecoder& d = *self(parser);
   if (parser->status_code >= 100 && parser->status_code < 200) {
     d.response_ = HttpResponse{};  // an interim response: read on
+    if (++d.interim_ > kMaxInterim) {
+      d.limit_ = "more informational (1xx) responses than the limit";
+      return 1;
+    }
     return 0;
   }
   d.done_ = true;
@@ -104,6 +140,7 @@ ResponseDecoder::State ResponseDecoder::feed(const char* data, std::size_t size)
     if (size > 0) response_.keep_alive = false;  // more than the response: the connection is not reused
     return State::kDone;
   }
+  body_read_ = 0;
   const std::size_t parsed = http_parser_execute(&parser_, &settings_, data, size);
   if (done_) {
     if (parsed < size) response_.keep_alive = false;
@@ -112,6 +149,10 @@ ResponseDecoder::State ResponseDecoder::feed(const char* data, std::size_t size)
   const http_errno error = HTTP_PARSER_ERRNO(&parser_);
   if (too_large_)
     return failed("the response body is larger than the limit of " + std::to_string(max_body_) + " bytes");
+  if (limit_ != nullptr) return failed(std::string("malformed HTTP response (") + limit_ + ")");
+  framing_ += parsed - body_read_;
+  if (framing_ > kMaxFraming + response_.body.size() / 16)
+    return failed("malformed HTTP response (more framing than the limit: headers, chunk lines, extensions)");
   if (error != HPE_OK) return failed(std::string("malformed HTTP response (") + http_errno_description(error) + ")");
   return State::kMore;
 }
