@@ -1,5 +1,7 @@
 #include "store/remote/redis/cluster_map.h"
 
+#include <array>
+#include <bitset>
 #include <charconv>
 
 namespace nvrtc_cache::store::remote::redis {
@@ -36,16 +38,23 @@ bool split_address(std::string_view text, std::string* host, std::uint16_t* port
   return parse_number<std::uint16_t>(text.substr(colon + 1), 65535, port) && *port != 0;
 }
 
+// The next space-separated word of *line (consumed); empty at the end.
+std::string_view next_word(std::string_view* line) {
+  const auto start = line->find_first_not_of(' ');
+  if (start == std::string_view::npos) {
+    *line = {};
+    return {};
+  }
+  *line = line->substr(start);
+  const auto end = line->find(' ');
+  const std::string_view word = line->substr(0, end);
+  *line = end == std::string_view::npos ? std::string_view() : line->substr(end);
+  return word;
+}
+
 std::vector<std::string_view> words(std::string_view line) {
   std::vector<std::string_view> out;
-  while (!line.empty()) {
-    const auto start = line.find_first_not_of(' ');
-    if (start == std::string_view::npos) break;
-    line = line.substr(start);
-    const auto end = line.find(' ');
-    out.push_back(line.substr(0, end));
-    line = end == std::string_view::npos ? std::string_view() : line.substr(end);
-  }
+  for (std::string_view word = next_word(&line); !word.empty(); word = next_word(&line)) out.push_back(word);
   return out;
 }
 
@@ -60,15 +69,21 @@ std::uint16_t key_slot(std::string_view key) {
 }
 
 std::optional<std::vector<ClusterNode>> parse_cluster_nodes(std::string_view text, const std::string& answering_host) {
+  if (text.size() > kMaxClusterNodesReply) return std::nullopt;
   std::vector<ClusterNode> nodes;
+  std::size_t slots_listed = 0;  // over every node: a slot has one owner, so at most kClusterSlots
+  std::bitset<kClusterSlots> listed;
+  std::size_t migrations = 0;  // "[slot->-id]" entries, at most one per slot
   while (!text.empty()) {
     const auto newline = text.find('\n');
     std::string_view line = text.substr(0, newline);
     text = newline == std::string_view::npos ? std::string_view() : text.substr(newline + 1);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    const std::vector<std::string_view> w = words(line);
-    if (w.size() < 8) return std::nullopt;
+    if (nodes.size() == kMaxClusterNodes) return std::nullopt;
+    std::array<std::string_view, 8> w;
+    for (std::string_view& word : w) word = next_word(&line);
+    if (w[7].empty()) return std::nullopt;
     ClusterNode node;
     std::string_view address = w[1].substr(0, w[1].find('@'));  // drop @cport[,hostname]
     if (!split_address(address, &node.host, &node.port)) {
@@ -84,9 +99,11 @@ std::optional<std::vector<ClusterNode>> parse_cluster_nodes(std::string_view tex
         flags.find("handshake") != std::string_view::npos) {
       node.failed = true;
     }
-    for (std::size_t i = 8; i < w.size(); ++i) {
-      const std::string_view range = w[i];
-      if (range.front() == '[') continue;  // a migration in progress: ASK covers it
+    for (std::string_view range = next_word(&line); !range.empty(); range = next_word(&line)) {
+      if (range.front() == '[') {  // a migration in progress: ASK covers it
+        if (++migrations > kClusterSlots) return std::nullopt;
+        continue;
+      }
       const auto dash = range.find('-');
       std::uint16_t first = 0, last = 0;
       if (!parse_number<std::uint16_t>(range.substr(0, dash), kClusterSlots - 1, &first)) return std::nullopt;
@@ -94,6 +111,14 @@ std::optional<std::vector<ClusterNode>> parse_cluster_nodes(std::string_view tex
       if (dash != std::string_view::npos &&
           (!parse_number<std::uint16_t>(range.substr(dash + 1), kClusterSlots - 1, &last) || last < first)) {
         return std::nullopt;
+      }
+      // A slot has one owner: one listed twice is not one cluster's map. The count bounds the
+      // marking (and apply()'s work) by the number of slots, however many ranges are repeated.
+      slots_listed += static_cast<std::size_t>(last - first) + 1;
+      if (slots_listed > kClusterSlots) return std::nullopt;
+      for (std::size_t slot = first; slot <= last; ++slot) {
+        if (listed.test(slot)) return std::nullopt;
+        listed.set(slot);
       }
       node.slots.emplace_back(first, last);
     }

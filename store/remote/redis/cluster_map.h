@@ -2,9 +2,13 @@
 // first non-empty {hash tag}, mod 16384), the nodes and slot ranges a `CLUSTER NODES` reply
 // describes, and the target of a -MOVED / -ASK redirection.
 // Contract: pure parsing of untrusted server text (anything malformed is rejected, nothing is
-// trusted beyond the documented format); thread-safe; never throws (allocation failure aside).
+// trusted beyond the documented format), bounded: a CLUSTER NODES reply of more than
+// kMaxClusterNodesReply bytes or kMaxClusterNodes nodes, or whose ranges list more than the
+// cluster's 16384 slots (a slot twice), is rejected, so parsing it and applying it to a slot map
+// cost time linear in its size; thread-safe; never throws (allocation failure aside).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -15,6 +19,11 @@
 namespace nvrtc_cache::store::remote::redis {
 
 inline constexpr std::uint16_t kClusterSlots = 16384;
+// The most nodes a cluster map holds (Redis suggests at most 1000), and the largest CLUSTER NODES
+// reply read: a line is ~100-300 bytes, and the slot ranges of all the nodes together at most
+// 16384 entries.
+inline constexpr std::size_t kMaxClusterNodes = 1024;
+inline constexpr std::size_t kMaxClusterNodesReply = 2 * 1024 * 1024;
 
 // The hash slot of a Redis key.
 std::uint16_t key_slot(std::string_view key);

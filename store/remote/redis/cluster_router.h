@@ -57,7 +57,7 @@ class ClusterRouter {
   std::vector<ServerNode*> masters() const;
 
  private:
-  static constexpr std::size_t kMaxNodes = 1024;
+  static constexpr std::size_t kMaxNodes = kMaxClusterNodes;
   std::uint16_t number_of(ServerNode* node) const;  // its index + 1; 0 when it is not in the table
   std::string scheme_;
   std::array<std::atomic<ServerNode*>, kMaxNodes> nodes_{};

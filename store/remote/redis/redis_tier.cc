@@ -410,7 +410,7 @@ class RedisTier final : public Tier {
       if (node->down(Clock::now()) || Clock::now() >= deadline) continue;
       Reply reply;
       const TierResult io = connector_.run(*node, deadline, true, [&](RespConnection& connection) {
-        return connection.command(args, &reply, kScanReply, deadline);
+        return connection.command(args, &reply, redis::kMaxClusterNodesReply, deadline);
       });
       if (!io.ok()) {
         node->mark_down(Clock::now() + kNodeDownFor);
