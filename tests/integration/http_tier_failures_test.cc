@@ -2,7 +2,9 @@
 // loopback socket and a thread that answers each connection with a script): a truncated body, a
 // slow body (the deadline holds), a body larger than the cap announced or sent chunked, garbage,
 // a frozen server, a refused connection, an idle keep-alive connection the server closed (retried
-// on a new one), a server that closes during a large PUT (no SIGPIPE), a redirect.
+// on a new one), a server that closes during a large PUT (no SIGPIPE), a redirect; and hostile
+// servers that flood or trickle without end (interim responses, chunk extensions, bodies, headers,
+// trailers), each bounded by the operation's timeout and max-entry-size.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -11,12 +13,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <thread>
 
 #include "store/remote/tier.h"
+#include "tests/support/flood_server.h"
 #include "tests/support/nginx_server.h"
+#include "tests/support/peak_memory.h"
 #include "tests/support/redis_tier_testing.h"
 
 namespace nvrtc_cache::store::remote {
@@ -228,6 +233,84 @@ TEST(HttpTierFailures, ARedirectIsNotFollowed) {
   EXPECT_EQ(r.code, TierCode::kError);
   EXPECT_NE(r.detail.find("redirects are not followed"), std::string::npos) << r.detail;
   EXPECT_EQ(requests.load(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile servers: a reply is bounded in time (the operation's one deadline) and in bytes from its
+// first byte, whatever the server floods or trickles; each ends within the tier's timeout + 1.5 s,
+// reads no value, and raises the process's peak memory by less than max-entry-size + 32 MiB.
+
+struct HostileCase {
+  const char* name;
+  std::string first;  // sent once
+  std::string piece;  // then sent without end
+  std::chrono::microseconds pause{0};
+};
+
+void expect_bounded(const HostileCase& c) {
+  testing::FloodServer server(c.first, c.piece, c.pause);
+  ASSERT_TRUE(server.ok());
+  std::string problem;
+  const auto url = parse_tier_url(server.url(), &problem);
+  ASSERT_TRUE(url.has_value()) << problem;
+  const TierOptions options = tier_options(*url, &problem);
+  auto tier = make_http(server.url());
+  ASSERT_NE(tier, nullptr);
+  TierResult got;
+  const auto start = Clock::now();
+  const auto growth = testing::peak_rss_growth_during([&] { got = tier->get("k", in(options.timeout)); });
+  const long long ms = elapsed_ms(start);
+  tier.reset();  // closes the connection: the server's flood ends
+  std::fprintf(stderr, "%s: %lld ms, peak RSS +%.1f MiB: %s\n", c.name, ms,
+               static_cast<double>(growth.value_or(0)) / (1 << 20), got.detail.c_str());
+  EXPECT_TRUE(got.code == TierCode::kError || got.code == TierCode::kTimeout) << c.name << ": " << got.detail;
+  EXPECT_EQ(got.value, "") << c.name;
+  EXPECT_LT(ms, options.timeout.count() + 1500) << c.name;
+  ASSERT_TRUE(growth.has_value()) << "VmHWM cannot be reset here";
+  EXPECT_LT(*growth, options.max_entry_size + (32u << 20)) << c.name;
+}
+
+const std::string kChunkedHead = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+TEST(HttpTierHostile, AFloodOfInterimResponsesEndsWithinTheTimeout) {
+  expect_bounded({"1xx flood", "", "HTTP/1.1 100 Continue\r\n\r\n"});
+  expect_bounded({"103 flood", "", "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"});
+}
+
+TEST(HttpTierHostile, TrickledOrFloodedChunkExtensionsEndWithinTheTimeout) {
+  expect_bounded({"chunk extensions flooded", kChunkedHead + "5", ";name=value"});
+  expect_bounded({"chunk extensions trickled", kChunkedHead + "5", ";name=value", 200us});
+  expect_bounded({"one-byte chunks", kChunkedHead, "1\r\nx\r\n"});
+}
+
+TEST(HttpTierHostile, AnEndlessChunkedBodyIsRefusedAtMaxEntrySizeNeverBufferedPastIt) {
+  expect_bounded({"endless chunked body", kChunkedHead, "10000\r\n" + std::string(0x10000, 'c') + "\r\n"});
+  expect_bounded({"a huge chunk announced", kChunkedHead + "7fffffffffff\r\n", std::string(0x10000, 'c')});
+  expect_bounded(
+      {"endless body to the close", "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", std::string(0x10000, 'b')});
+}
+
+TEST(HttpTierHostile, EndlessHeadersAndTrailersEndWithinTheTimeout) {
+  expect_bounded({"endless header lines", "HTTP/1.1 200 OK\r\n", "X-Flood: y\r\n"});
+  expect_bounded({"endless header value", "HTTP/1.1 200 OK\r\nX-Flood: ", "yyyyyyyy"});
+  expect_bounded({"endless trailers", kChunkedHead + "5\r\nhello\r\n0\r\n", "X-Trailer: t\r\n"});
+}
+
+TEST(HttpTierHostile, ABodyOfManySmallChunksWithinTheBoundsIsExact) {
+  std::string body, framed = kChunkedHead;
+  for (int i = 0; i < 16384; ++i) {
+    const std::string chunk(256, static_cast<char>('a' + i % 26));
+    body += chunk;
+    framed += "100;n=v\r\n" + chunk + "\r\n";
+  }
+  framed += "0\r\nX-Trailer: t\r\n\r\n";
+  ScriptedServer server([&](int fd) {
+    read_request(fd);
+    send_text(fd, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n" + framed);
+  });
+  const TierResult r = make_http(server.url())->get("k", in(kGenerous));
+  ASSERT_EQ(r.code, TierCode::kOk) << r.detail;
+  EXPECT_TRUE(r.value == body);
 }
 
 }  // namespace

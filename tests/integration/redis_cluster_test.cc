@@ -73,6 +73,27 @@ TEST(ClusterMap, SlotsAndRepliesAsTheSpecificationGivesThem) {
   EXPECT_FALSE(redis::parse_redirect("ERR MOVED").has_value());
 }
 
+// A hostile node's map is refused in time linear in its size: a slot listed twice, more nodes than
+// the router holds, more than kMaxClusterNodesReply bytes.
+TEST(ClusterMap, AMapBeyondItsBoundsIsRefusedQuickly) {
+  const std::string line = "a 127.0.0.1:7000@17000 master - 0 0 1 connected";
+  EXPECT_TRUE(redis::parse_cluster_nodes(line + " 0-16383\n", "h").has_value());
+  EXPECT_FALSE(redis::parse_cluster_nodes(line + " 0-16383 0\n", "h").has_value()) << "slot 0 twice";
+  EXPECT_FALSE(redis::parse_cluster_nodes(line + " 0-100\n" + line + " 50-60\n", "h").has_value());
+  std::string repeated = line;
+  while (repeated.size() < redis::kMaxClusterNodesReply - 16) repeated += " 0-16383";
+  const auto start = Clock::now();
+  EXPECT_FALSE(redis::parse_cluster_nodes(repeated + "\n", "h").has_value());
+  EXPECT_LT(elapsed_ms(start), 200);
+  std::string many;
+  for (std::size_t i = 0; i <= redis::kMaxClusterNodes; ++i)
+    many += std::to_string(i) + " 127.0.0.1:" + std::to_string(1000 + i) + "@1 master - 0 0 1 connected\n";
+  EXPECT_FALSE(redis::parse_cluster_nodes(many, "h").has_value()) << "more nodes than kMaxClusterNodes";
+  std::string too_long = line + " 0-16383\n";
+  too_long.resize(redis::kMaxClusterNodesReply + 1, '\n');
+  EXPECT_FALSE(redis::parse_cluster_nodes(too_long, "h").has_value());
+}
+
 TEST(RedisCluster, RoundTripsAreExactAcrossEveryMaster) {
   RedisCluster cluster;
   ASSERT_TRUE(cluster.ok());

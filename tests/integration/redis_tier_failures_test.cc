@@ -23,6 +23,7 @@
 #include "store/remote/redis/resp_connection.h"
 #include "store/remote/tier.h"
 #include "tests/support/allocation_tracking.h"
+#include "tests/support/peak_memory.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/redis_tier_testing.h"
 
@@ -441,6 +442,34 @@ TEST(RedisTier, ClosedConnectionDoesNotRaiseSigpipe) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_FALSE(WIFSIGNALED(status)) << "killed by signal " << WTERMSIG(status);
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// A Redis Cluster node whose CLUSTER NODES reply is ~16 MB (one master's line, one range repeated):
+// the tier refuses the reply from its length line (kMaxClusterNodesReply), so the operation fails
+// at once instead of reading, parsing and applying it, and allocates nothing near its size.
+TEST(RedisTier, AHugeClusterSlotMapIsRefusedWithinTheTimeout) {
+  std::string map = "0123456789abcdef0123456789abcdef01234567 127.0.0.1:1@2 myself,master - 0 0 1 connected";
+  while (map.size() < 16'000'000) map += " 0-16383";
+  map += "\n";
+  FakeServer fake("$" + std::to_string(map.size()) + "\r\n" + map + "\r\n", FakeServer::Then::kClose);
+  std::string problem;
+  const auto url = parse_tier_url("redis+cluster://127.0.0.1:" + std::to_string(fake.port()), &problem);
+  ASSERT_TRUE(url.has_value()) << problem;
+  TierOptions options = tier_options(*url, &problem);
+  auto tier = make(*url, options);
+  ASSERT_NE(tier, nullptr);
+  TierResult got;
+  const auto start = Clock::now();
+  const auto growth = testing::peak_rss_growth_during([&] { got = tier->get("key", in(options.timeout)); });
+  const long long ms = elapsed_ms(start);
+  std::fprintf(stderr, "16 MB CLUSTER NODES: %lld ms, peak RSS +%.1f MiB: %s\n", ms,
+               static_cast<double>(growth.value_or(0)) / (1 << 20), got.detail.c_str());
+  EXPECT_NE(got.code, TierCode::kOk) << got.detail;
+  EXPECT_EQ(got.value, "");
+  EXPECT_LT(ms, options.timeout.count() + 1500);
+  ASSERT_TRUE(growth.has_value()) << "VmHWM cannot be reset here";
+  EXPECT_LT(*growth, options.max_entry_size + (32u << 20));
+  EXPECT_LT(*growth, 8u << 20) << "the reply was read";
 }
 
 }  // namespace
