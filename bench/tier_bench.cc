@@ -23,6 +23,7 @@
 
 #include "store/lmdb/lmdb_store.h"
 #include "store/remote/sealed_value.h"
+#include "store/remote/shown_url.h"
 #include "store/remote/tiered_store.h"
 
 namespace fs = std::filesystem;
@@ -41,7 +42,7 @@ store::remote::TierSet tiers(const std::string& url) {
   store::remote::TierSet set = store::remote::open_tiers(with_timeout(url), "");
   for (const auto& p : set.problems) std::fprintf(stderr, "%s\n", p.c_str());
   if (set.tiers.empty()) {
-    std::fprintf(stderr, "no tier at %s\n", url.c_str());
+    std::fprintf(stderr, "no tier at %s\n", store::remote::shown_url(url).c_str());
     std::exit(1);
   }
   return set;

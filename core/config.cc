@@ -10,6 +10,7 @@
 #include "platform/own_file.h"
 #include "platform/paths.h"
 #include "platform/user_directories.h"
+#include "store/remote/shown_url.h"
 
 namespace nvrtc_cache::core {
 namespace {
@@ -43,8 +44,8 @@ void apply(Config& c, const SettingSpec& spec, std::string_view value, std::stri
     std::string shown = spec.show(c);
     if (shown.empty()) shown = spec.default_text;
     std::string where = origin.starts_with("environment ") ? "" : origin + ": ";
-    c.problems.push_back(where + std::string(named) + "='" + std::string(value) + "' " + *problem + "; using " + shown +
-                         " (" + c.origins[index] + ")");
+    c.problems.push_back(where + std::string(named) + "='" + shown_value(spec, value) + "' " + *problem + "; using " +
+                         shown + " (" + c.origins[index] + ")");
     return;
   }
   c.origins[index] = std::move(origin);
@@ -99,7 +100,7 @@ void apply_text(Config& c, std::string_view whole, const std::string& path, cons
     if (content.empty() || content.front() == '#') continue;
     const std::optional<ConfigLine> parsed = parse_config_line(line);
     if (!parsed) {
-      line_problem(origin + ": '" + shown(content) + "' is not `key = value`; ignored");
+      line_problem(origin + ": '" + shown(store::remote::shown_urls(content)) + "' is not `key = value`; ignored");
       continue;
     }
     const SettingSpec* spec = find_setting(parsed->key);

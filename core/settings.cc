@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/entry_compression.h"
 #include "platform/paths.h"
+#include "store/remote/shown_url.h"
 #include "util/spelling.h"
 
 namespace nvrtc_cache::core {
@@ -61,27 +62,6 @@ std::string show_level(LogLevel level) {
 std::string show_seconds(std::chrono::milliseconds ms) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", static_cast<double>(ms.count()) / 1000.0);
-  return text;
-}
-
-// A URL's password replaced by "***" ("redis://:secret@host" -> "redis://:***@host"), each URL, and
-// a bearer token too.
-std::string without_passwords(std::string text) {
-  for (std::size_t scheme = text.find("://"); scheme != std::string::npos; scheme = text.find("://", scheme + 3)) {
-    const std::size_t end = text.find_first_of(" /", scheme + 3);
-    const std::size_t at = text.rfind('@', end == std::string::npos ? text.size() : end);
-    if (at == std::string::npos || at < scheme + 3) continue;
-    const std::size_t colon = text.find(':', scheme + 3);
-    if (colon == std::string::npos || colon > at) continue;
-    text.replace(colon + 1, at - colon - 1, "***");
-  }
-  // An HTTP tier's bearer-token attribute (bearer-token-file names a file, not a secret).
-  constexpr std::string_view kToken = "bearer-token=";
-  for (std::size_t at = text.find(kToken); at != std::string::npos; at = text.find(kToken, at + 1)) {
-    const std::size_t begin = at + kToken.size();
-    const std::size_t end = std::min(text.find_first_of("& \t\n", begin), text.size());
-    text.replace(begin, end - begin, "***");
-  }
   return text;
 }
 
@@ -167,7 +147,7 @@ constexpr SettingSpec kSettings[] = {
        c.remote = v;
        return std::nullopt;
      },
-     [](const Config& c) { return without_passwords(c.remote); }},
+     [](const Config& c) { return store::remote::shown_urls(c.remote); }},
     {"remote_secret_file", "NVRTC_CACHE_REMOTE_SECRET_FILE", SettingType::kPath, "none",
      "A file holding the secret that signs entries of shared tiers (absolute path; at least 16 random bytes: "
      "`head -c 32 /dev/urandom > FILE`); with it, an unsigned or wrongly signed entry from a shared tier is a miss.",
@@ -264,6 +244,10 @@ std::string suggest_key(std::string_view key) {
 }
 
 std::span<const SettingSpec> settings() { return kSettings; }
+
+std::string shown_value(const SettingSpec& spec, std::string_view value) {
+  return spec.key == "remote" ? store::remote::shown_urls(value) : std::string(value);
+}
 
 const SettingSpec* find_setting(std::string_view key_or_env) {
   for (const SettingSpec& s : kSettings) {

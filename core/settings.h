@@ -33,6 +33,10 @@ struct SettingSpec {
 
 // Every setting, in display order.
 std::span<const SettingSpec> settings();
+// A value of `spec` as written (in a file, the environment or `config set`), as messages may show
+// it: the URLs of `remote` through store::remote::shown_urls (no password, no token), any other
+// value as it is.
+std::string shown_value(const SettingSpec& spec, std::string_view value);
 // The setting named by its file key or its environment variable, or nullptr.
 const SettingSpec* find_setting(std::string_view key_or_env);
 // The index of `spec` in settings().

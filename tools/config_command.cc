@@ -91,7 +91,7 @@ int set(const CLI::App& command, const std::string& key, const std::string& valu
     }
     if (!problem) problem = spec->apply(scratch, checked);
     if (problem) {
-      return usage_error(command, fmt::format("{} = {} {}", spec->key, value, *problem));
+      return usage_error(command, fmt::format("{} = {} {}", spec->key, core::shown_value(*spec, value), *problem));
     }
   }
   const std::string path = core::config_paths(process_environment()).user;
@@ -124,7 +124,7 @@ int set(const CLI::App& command, const std::string& key, const std::string& valu
     fmt::print(stderr, "nvrtc-cache: cannot replace {}: {}\n", path, why);
     return 1;
   }
-  fmt::print("{} = {} (in {})\n", spec->key, value, path);
+  fmt::print("{} = {} (in {})\n", spec->key, core::shown_value(*spec, value), path);
   if (const char* env = std::getenv(std::string(spec->env).c_str()); env && *env) {
     fmt::print(stderr, "nvrtc-cache: note: {} is set in the environment and takes precedence\n", spec->env);
   }

@@ -55,13 +55,14 @@ struct TierResult {
 struct TierUrl {
   std::string scheme;      // "redis", "redis+unix", "file", "http", ...
   std::string user;        // redis ACL user, HTTP basic auth user (may be empty)
-  std::string password;    // secret: never logged (display() replaces it with "***")
+  std::string password;    // secret: never shown (display() masks it)
   std::string host;        // redis, http
   std::uint16_t port = 0;  // 0: the scheme's default
   std::string path;        // file: the directory; redis+unix: the socket; http: base path
   std::map<std::string, std::string, std::less<>> query;  // attributes; a flag has an empty value
 
-  // The URL as written, with the password (if any) and a bearer-token attribute replaced by "***".
+  // The URL for people: its parts as parse_tier_url reads them back, through shown_url
+  // (store/remote/shown_url.h): the password (if any) and a bearer-token attribute are "***".
   std::string display() const;
 };
 
@@ -143,7 +144,9 @@ class Tier {
   virtual TierResult check(Deadline deadline) = 0;
 };
 
-// Parses one URL; nullopt with *problem set (naming the URL without its password) when malformed.
+// Parses one URL; nullopt with *problem set (naming the URL through shown_url) when malformed. The
+// user information ends at the URL's last '@' (store/remote/url_user_information.h): a password may
+// hold '/', '?', '#' and '@' as written; a URL where that is ambiguous is refused.
 std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* problem);
 // The common attributes of a parsed URL; unknown or malformed attributes add to *problem and keep
 // their defaults.

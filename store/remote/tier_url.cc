@@ -1,94 +1,20 @@
 // Tier URLs: parse_tier_url, TierUrl::display, tier_options, make_tier (store/remote/tier.h).
-// Every message names the URL with its password replaced by "***".
+// Every message names the URL through shown_url (its password and bearer token replaced by "***").
 #include <charconv>
 #include <cstdlib>
 
 #include "store/remote/http/http_config.h"
 #include "store/remote/net/tls_settings.h"
+#include "store/remote/percent_encoding.h"
 #include "store/remote/redis/redis_config.h"
+#include "store/remote/shown_url.h"
 #include "store/remote/tier.h"
+#include "store/remote/url_user_information.h"
 
 namespace nvrtc_cache::store::remote {
 namespace {
 
 constexpr std::string_view kSeparator = "://";
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// "%41" -> "A"; nullopt for a '%' not followed by two hex digits or an encoded NUL.
-std::optional<std::string> percent_decode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      out.push_back(in[i]);
-      continue;
-    }
-    if (i + 2 >= in.size()) return std::nullopt;
-    const int hi = hex_digit(in[i + 1]), lo = hex_digit(in[i + 2]);
-    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) return std::nullopt;
-    out.push_back(static_cast<char>(hi * 16 + lo));
-    i += 2;
-  }
-  return out;
-}
-
-// Where the user information of a URL's remainder (after "scheme://") ends: its last '@'. A password
-// is often base64 or random text holding '/', '?' or '#' unencoded; no host, port, database number or
-// attribute of a Redis tier URL holds an '@', so the last one ends it. A file:// URL's path may hold
-// '@': there only an '@' before the path counts (and is refused by the parser); likewise for http://.
-// npos when there is none.
-std::size_t user_information_end(std::string_view scheme, std::string_view remainder) {
-  if (scheme == "file" || scheme == "FILE") return remainder.substr(0, remainder.find_first_of("/?")).rfind('@');
-  // An HTTP URL's path and attributes may hold '@' (a path, a token file's name): its user
-  // information is standard, with '/', '?' and '@' percent-encoded.
-  if (scheme == "http" || scheme == "https" || scheme == "HTTP" || scheme == "HTTPS")
-    return remainder.substr(0, remainder.find_first_of("/?#")).rfind('@');
-  return remainder.rfind('@');
-}
-
-std::string redacted_userinfo(std::string_view text);
-
-// The text of a URL with the password part of its user information and a bearer-token attribute's
-// value replaced by "***", for messages about URLs that did not parse.
-std::string redacted(std::string_view text) {
-  std::string out = redacted_userinfo(text);
-  constexpr std::string_view kToken = "bearer-token=";
-  for (std::size_t at = out.find(kToken); at != std::string::npos; at = out.find(kToken, at + 1)) {
-    const std::size_t begin = at + kToken.size();
-    const std::size_t end = std::min(out.find('&', begin), out.size());
-    out.replace(begin, end - begin, "***");
-  }
-  return out;
-}
-
-std::string redacted_userinfo(std::string_view text) {
-  const std::size_t start = text.find(kSeparator);
-  if (start == std::string_view::npos) {
-    // Not a URL we understand; anything before an '@' could be a secret.
-    const std::size_t at = text.rfind('@');
-    return at == std::string_view::npos ? std::string(text) : "***" + std::string(text.substr(at));
-  }
-  const std::size_t authority = start + kSeparator.size();
-  // Conservative for messages: an http:// URL whose password holds an unencoded '/' does not parse,
-  // and its message must not show the password either, so its last '@' counts here.
-  const std::string_view scheme = text.substr(0, start);
-  const bool http = scheme == "http" || scheme == "https" || scheme == "HTTP" || scheme == "HTTPS";
-  const std::size_t at =
-      http ? text.substr(authority).rfind('@') : user_information_end(scheme, text.substr(authority));
-  if (at == std::string_view::npos) return std::string(text);
-  const std::string_view userinfo = text.substr(authority, at);
-  const std::size_t colon = userinfo.find(':');
-  std::string out(text.substr(0, authority));
-  out += colon == std::string_view::npos ? std::string("***") : std::string(userinfo.substr(0, colon + 1)) + "***";
-  out += text.substr(authority + at);
-  return out;
-}
 
 bool parse_number(std::string_view text, std::uint64_t max, std::uint64_t& out) {
   if (text.empty()) return false;
@@ -149,39 +75,39 @@ bool parse_query(std::string_view query, TierUrl& url, std::string* problem, con
 bool is_redis(const TierUrl& url) { return redis::is_redis_scheme(url.scheme); }
 bool is_http(const TierUrl& url) { return http::is_http_scheme(url.scheme); }
 
-// Attributes whose value is a secret, shown as "***".
-bool secret_attribute(std::string_view name) { return name == "bearer-token"; }
-
 }  // namespace
 
+// The URL as parse_tier_url reads it back (its password in it, percent-encoded where the way the
+// text splits needs it), shown through shown_url.
 std::string TierUrl::display() const {
   std::string out = scheme + "://";
   if (!user.empty() || !password.empty()) {
-    out += user;
-    if (!password.empty()) out += ":***";
+    out += percent_encode(user, "!$&'()*+,;=");
+    out += ':';
+    out += percent_encode(password, ":!$&'()*+,;=");
     out += '@';
   }
-  out += host;
+  out += host.find(':') != std::string::npos ? "[" + host + "]" : host;
   if (port != 0) {
     out += ':';
     out += std::to_string(port);
   }
-  out += path;
+  out += percent_encode(path, "/:!$&'()*+,;=[]%");  // only what would split the text differently
   char separator = '?';
   for (const auto& [name, value] : query) {
     out += separator;
-    out += name;
+    out += percent_encode(name, "/:!$'()*+,;[]");
     if (!value.empty()) {
       out += '=';
-      out += secret_attribute(name) ? std::string_view("***") : std::string_view(value);
+      out += percent_encode(value, "/:!$'()*+,;=[]?");
     }
     separator = '&';
   }
-  return out;
+  return shown_url(out);
 }
 
 std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* problem) {
-  const std::string shown = redacted(text);
+  const std::string shown = shown_url(text);
   auto fail = [&](const std::string& why) -> std::optional<TierUrl> {
     if (problem) *problem = "the shared tier URL " + shown + " " + why;
     return std::nullopt;
@@ -189,13 +115,18 @@ std::optional<TierUrl> parse_tier_url(std::string_view text, std::string* proble
   TierUrl url;
   const std::size_t separator = text.find(kSeparator);
   if (separator == std::string_view::npos) return fail("is not scheme://...");
-  url.scheme = std::string(text.substr(0, separator));
-  for (auto& c : url.scheme) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  url.scheme = lowercase_scheme(text.substr(0, separator));
   std::string_view rest = text.substr(separator + kSeparator.size());
-  // User information first: [[user:]password@], up to the last '@' (user_information_end).
+  // User information first: [[user:]password@], up to the last '@' (url_user_information.h).
   if (const std::size_t at = user_information_end(url.scheme, rest); at != std::string_view::npos) {
     if (url.scheme == "file") return fail("has user information; a shared directory has none");
     const std::string_view userinfo = rest.substr(0, at);
+    if (ambiguous_user_information(userinfo)) {
+      return fail(
+          "is ambiguous: an '@' after a '/', '?' or '#' ends the user information, and what comes before "
+          "could be a host; percent-encode an '@' of a path or attribute as %40, and a '/', '?' or '#' of a "
+          "password as %2F, %3F, %23");
+    }
     rest = rest.substr(at + 1);
     const std::size_t colon = userinfo.find(':');
     const auto user = percent_decode(colon == std::string_view::npos ? std::string_view() : userinfo.substr(0, colon));

@@ -209,7 +209,7 @@ TEST(RedisConfig, ParsesServersDatabaseAndShards) {
   EXPECT_EQ(config->db, 5u);
   EXPECT_EQ(config->servers[0].port, 7000);
   EXPECT_EQ(config->user, "builder");
-  EXPECT_EQ(redis::redis_display_name(url), "redis://builder:***@cache.example:7000/5");
+  EXPECT_EQ(url.display(), "redis://builder:***@cache.example:7000/5");
 
   url.query["db"] = "6";
   EXPECT_FALSE(redis::redis_config(url, &problem));  // two different databases

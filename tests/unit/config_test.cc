@@ -215,6 +215,26 @@ TEST(Config, EverySettingIsInTheTableAndRoundTripsThroughShow) {
   }
 }
 
+// Every URL of `remote` shows through shown_urls: a password holding '/', '?', '#', '@' or
+// percent-encoding, in any kind of URL, never shows in `config` or in a problem about the value.
+TEST(Settings, RemotePasswordsNeverShowWhateverTheyHold) {
+  const std::string list =
+      "redis://:pw7a/b9c@h1 rediss://u:pw7a?b9c@h2:6380 redis+cluster://:pw7a#b9c@h3:7000 "
+      "http://ci:pw7a/b9c@h4/c https://ci:pw7a#b9c@h5 http://ci:pw7a%2Fb9c@h6 redis+unix://:pw7a/b9c@/run/r.sock";
+  const Config c = from({{"NVRTC_CACHE_REMOTE", list}});
+  EXPECT_TRUE(c.problems.empty());
+  const std::string shown = find_setting("remote")->show(c);
+  EXPECT_EQ(shown,
+            "redis://:***@h1 rediss://u:***@h2:6380 redis+cluster://:***@h3:7000 http://ci:***@h4/c "
+            "https://ci:***@h5 http://ci:***@h6 redis+unix://:***@/run/r.sock");
+  EXPECT_EQ(shown_value(*find_setting("remote"), "file:///a@b  redis://:pw7a/b9c@h"), "file:///a@b  redis://:***@h");
+  EXPECT_EQ(shown_value(*find_setting("cache_dir"), "/x@y/pw7a"), "/x@y/pw7a");
+  const Config bad = from({{"NVRTC_CACHE_REMOTE", ":pw7a/b9c@h1"}});  // no scheme: refused, masked
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_EQ(bad.problems[0].find("pw7a"), std::string::npos) << bad.problems[0];
+  EXPECT_EQ(bad.problems[0].find("b9c"), std::string::npos) << bad.problems[0];
+}
+
 // ---- Configuration files on disk (read_config_file) ----
 
 struct ConfigDir {

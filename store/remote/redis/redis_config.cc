@@ -112,32 +112,8 @@ bool is_redis_attribute(std::string_view name) {
   return net::is_tls_attribute(name);
 }
 
-std::string redis_display_name(const TierUrl& url) {
-  std::string out = url.scheme + "://";
-  if (!url.user.empty() || !url.password.empty()) {
-    out += url.user;
-    if (!url.password.empty()) out += ":***";
-    out += "@";
-  }
-  if (url.scheme == "redis+unix") {
-    out += url.path;
-  } else {
-    out += url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
-    if (url.port != 0) out += ":" + std::to_string(url.port);
-    out += url.path;
-  }
-  char separator = '?';
-  for (const auto& [name, value] : url.query) {
-    out += separator;
-    out += name;
-    if (!value.empty()) out += "=" + value;
-    separator = '&';
-  }
-  return out;
-}
-
 std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem) {
-  const std::string name = redis_display_name(url);
+  const std::string name = url.display();
   auto fail = [&](const std::string& why) -> std::optional<RedisConfig> {
     *problem = name + ": " + why;
     return std::nullopt;

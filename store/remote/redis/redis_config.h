@@ -57,7 +57,4 @@ bool is_redis_attribute(std::string_view name);
 // The tier URL's Redis-specific parts; nullopt with *problem set when they are malformed.
 std::optional<RedisConfig> redis_config(const TierUrl& url, std::string* problem);
 
-// The URL for logs: scheme, user, "***" for a password, host, port, database, shards.
-std::string redis_display_name(const TierUrl& url);
-
 }  // namespace nvrtc_cache::store::remote::redis

@@ -536,7 +536,7 @@ std::unique_ptr<Tier> make_redis_tier(const TierUrl& url, const TierOptions& opt
   const platform::ErrnoGuard errno_guard;
   std::optional<redis::RedisConfig> config = redis::redis_config(url, problem);
   if (!config) return nullptr;
-  return std::make_unique<RedisTier>(std::move(*config), options, redis::redis_display_name(url));
+  return std::make_unique<RedisTier>(std::move(*config), options, url.display());
 }
 
 }  // namespace nvrtc_cache::store::remote
