@@ -1,7 +1,8 @@
 // Stats: the cache's counters. Each process accumulates deltas in atomics and merges them into the
 // store's shared counters (one transaction) after every store write, at most once a second on hits,
 // and at exit; `nvrtc-cache stats` reads the merged totals of every process.
-// Contract: add()/take()/clear() are thread-safe and lock-free; no I/O here.
+// Contract: add()/take()/clear() are thread-safe and lock-free; no I/O here but one log line, once,
+// when the counters file faulted (store/counter_file.h: counting stops there, never the host).
 #pragma once
 
 #include <array>
@@ -110,10 +111,10 @@ class StatsDeltas {
     const auto i = static_cast<std::size_t>(c);
     if (source_ && generation_.load(std::memory_order_relaxed) != store::counter_file_generation()) reattach();
     if (std::atomic<std::int64_t>* cell = cells_[i].load(std::memory_order_acquire)) {
-      cell->fetch_add(delta, std::memory_order_relaxed);
-    } else {
-      values_[i].fetch_add(delta, std::memory_order_relaxed);
+      if (CounterFile::add_to(cell, delta)) return;
+      note_counting_stopped();
     }
+    values_[i].fetch_add(delta, std::memory_order_relaxed);
   }
   // From now on counts go to the counters file `source` answers (cells that cannot be had stay
   // here), asked again whenever store::counter_file_generation() changes (a damaged store moved
@@ -133,6 +134,9 @@ class StatsDeltas {
   std::array<std::atomic<std::int64_t>, static_cast<std::size_t>(Counter::kCount)> values_{};
   std::array<std::atomic<std::atomic<std::int64_t>*>, static_cast<std::size_t>(Counter::kCount)> cells_{};
   void reattach();
+  // A fault in the counters file's mapping stopped counting there (CounterFile::add_to): said once
+  // in the log; this process's counts stay here, merged into the store like any unattached count.
+  [[gnu::cold, gnu::noinline]] static void note_counting_stopped();
   CounterFileSource source_ = nullptr;
   void* context_ = nullptr;
   std::atomic<std::uint64_t> generation_{0};

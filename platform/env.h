@@ -110,6 +110,14 @@ class Env {
   virtual int make_directory_at(int dir, const std::string& name, mode_t mode);
   // fchmodat(dir, name, mode) (Windows: nothing to do, 0).
   virtual int change_mode_at(int dir, const std::string& name, mode_t mode);
+  // Opens (creating it with `mode`) the regular file `name` in `dir`, never following a link, and
+  // has the filesystem hold real space for its first `bytes` bytes without changing its size
+  // (fallocate FALLOC_FL_KEEP_SIZE), so that a mapping of them can never fault for want of a block;
+  // ENOSPC or EDQUOT when the space cannot be had, 0 where the filesystem cannot reserve (no
+  // fallocate: nothing reserved, nothing refused). Closing the file drops the process's fcntl locks
+  // on it: never for a file this process may hold them on (LMDB's lock.mdb is reserved before LMDB
+  // opens it). Windows: 0 (an extended file is not sparse).
+  virtual int reserve_file_at(int dir, const std::string& name, mode_t mode, off_t bytes);
   // fstatat(dir, name, AT_SYMLINK_NOFOLLOW); an empty `name` stats `dir` itself.
   virtual int stat_at(int dir, const std::string& name, struct stat* out);
   virtual int statfs_at(int dir, struct statfs* out);

@@ -60,6 +60,16 @@ int Env::change_mode_at(int dir, const std::string& name, mode_t mode) {
   return result(::fchmodat(dir, name.c_str(), mode, 0));
 }
 
+int Env::reserve_file_at(int dir, const std::string& name, mode_t mode, off_t bytes) {
+  const int fd = ::openat(dir, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+  if (fd < 0) return errno;
+  struct stat st {};
+  int rc = ::fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : EINVAL;
+  if (rc == 0 && ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, bytes) != 0) rc = errno;
+  ::close(fd);
+  return rc == EOPNOTSUPP || rc == ENOSYS ? 0 : rc;
+}
+
 int Env::make_directory_at(int dir, const std::string& name, mode_t mode) {
   const int rc = result(::mkdirat(dir, name.c_str(), mode));
   // The mode asked for, whatever the umask, where it grants more than the owner's bits (a group-

@@ -432,6 +432,7 @@ int Env::open_directory_at(int dir, const std::string& name, int* fd) {
 }
 
 int Env::change_mode_at(int, const std::string&, mode_t) { return 0; }  // no POSIX modes on Windows
+int Env::reserve_file_at(int, const std::string&, mode_t, off_t) { return 0; }  // an extended file is not sparse
 
 int Env::make_directory_at(int dir, const std::string& name, mode_t) {
   const LastErrorKept kept;

@@ -4,9 +4,11 @@
 #include <csetjmp>
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <mutex>
 
 #include <pthread.h>
+#include <sys/mman.h>
 
 #include "platform/fork_locks.h"
 
@@ -17,7 +19,38 @@ thread_local sigjmp_buf* t_jump = nullptr;
 struct sigaction g_previous_segv;
 struct sigaction g_previous_bus;
 
+// The watched mappings (watch_mapping): a slot is taken by moving `begin` from 0 to kTaking, filled,
+// then published by storing the real address; the handler reads only published slots.
+constexpr std::uintptr_t kTaking = 1;
+struct WatchedMapping {
+  std::atomic<std::uintptr_t> begin{0};
+  std::atomic<std::size_t> length{0};
+  std::atomic<void (*)()> on_replaced{nullptr};
+};
+WatchedMapping g_watched[16];
+static_assert(std::atomic<std::uintptr_t>::is_always_lock_free && std::atomic<void (*)()>::is_always_lock_free);
+
+// A fault inside a watched mapping: the range becomes private zero pages and the access is made
+// again there. False when the address is in none (or the replacement failed).
+bool replace_watched_mapping(const siginfo_t* info) {
+  const auto address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  for (WatchedMapping& watched : g_watched) {
+    const std::uintptr_t begin = watched.begin.load(std::memory_order_acquire);
+    if (begin <= kTaking) continue;
+    const std::size_t length = watched.length.load(std::memory_order_relaxed);
+    if (address < begin || address - begin >= length) continue;
+    if (::mmap(reinterpret_cast<void*>(begin), length, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS,
+               -1, 0) == MAP_FAILED) {
+      return false;
+    }
+    if (void (*on_replaced)() = watched.on_replaced.load(std::memory_order_relaxed)) on_replaced();
+    return true;
+  }
+  return false;
+}
+
 void on_fault(int signal, siginfo_t* info, void* context) {
+  if (signal == SIGBUS && info != nullptr && replace_watched_mapping(info)) return;
   if (sigjmp_buf* jump = t_jump) {
     t_jump = nullptr;
     siglongjmp(*jump, 1);
@@ -93,6 +126,26 @@ void escape_if_guarded() {
   if (sigjmp_buf* jump = t_jump) {
     t_jump = nullptr;
     siglongjmp(*jump, 1);
+  }
+}
+
+bool watch_mapping(void* begin, std::size_t length, void (*on_replaced)()) {
+  install_once();
+  for (WatchedMapping& watched : g_watched) {
+    std::uintptr_t expected = 0;
+    if (!watched.begin.compare_exchange_strong(expected, kTaking, std::memory_order_acq_rel)) continue;
+    watched.length.store(length, std::memory_order_relaxed);
+    watched.on_replaced.store(on_replaced, std::memory_order_relaxed);
+    watched.begin.store(reinterpret_cast<std::uintptr_t>(begin), std::memory_order_release);
+    return true;
+  }
+  return false;
+}
+
+void unwatch_mapping(void* begin) {
+  for (WatchedMapping& watched : g_watched) {
+    std::uintptr_t expected = reinterpret_cast<std::uintptr_t>(begin);
+    if (watched.begin.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
   }
 }
 

@@ -70,4 +70,7 @@ void escape_if_guarded() {
   }
 }
 
+bool watch_mapping(void*, std::size_t, void (*)()) { return true; }
+void unwatch_mapping(void*) {}
+
 }  // namespace nvrtc_cache::platform

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "platform/fault_guard.h"
 #include "platform/paths.h"
 #include "store/counter_file_mapping.h"
 
@@ -46,11 +47,18 @@ CounterFile::Slot* CounterFile::slot(std::size_t i) const {
 
 std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, bool create, bool shared,
                                                std::string* problem) {
-  void* mapping = map_counter_file(platform::joined_path(directory, "counters"), create, shared, problem);
+  const std::string path = platform::joined_path(directory, "counters");
+  bool reserved = false;
+  void* mapping = map_counter_file(path, create, shared, &reserved, problem);
   if (mapping == nullptr) return nullptr;
+  if (!platform::watch_mapping(mapping, kFileSize, &CounterFile::on_mapping_replaced)) {
+    unmap_counter_file(mapping);
+    *problem = path + ": too many counters files mapped in this process";
+    return nullptr;
+  }
   auto* header = static_cast<Header*>(mapping);
   static constexpr char kZero[8] = {};
-  if (std::memcmp(header->magic, kZero, 8) == 0 && header->version == 0) {
+  if (reserved && !counting_stopped() && std::memcmp(header->magic, kZero, 8) == 0 && header->version == 0) {
     // New: every creator writes the same header (harmless when two race).
     header->version = kVersion;
     header->slot_count = static_cast<std::uint32_t>(kSlotCount);
@@ -58,17 +66,29 @@ std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, boo
     std::memcpy(header->magic, kMagic, sizeof kMagic);
   }
   if (std::memcmp(header->magic, kMagic, sizeof kMagic) != 0 || header->version != kVersion ||
-      header->slot_count != kSlotCount) {
+      header->slot_count != kSlotCount || counting_stopped()) {
+    platform::unwatch_mapping(mapping);
     unmap_counter_file(mapping);
-    *problem = platform::joined_path(directory, "counters") + " is not a counters file of this version";
+    *problem = counting_stopped() ? path + ": counting into counters files stopped in this process (one faulted)"
+               : !reserved        ? path + ": no space can be reserved for it (the filesystem is full)"
+                                  : path + " is not a counters file of this version";
     return nullptr;
   }
+  if (!reserved) *problem = path + ": no space can be reserved for it (the filesystem is full); read, not counted into";
   note_counter_file_replaced();
-  return std::unique_ptr<CounterFile>(new CounterFile(mapping));
+  return std::unique_ptr<CounterFile>(new CounterFile(mapping, reserved));
 }
 
-CounterFile::CounterFile(void* mapping) : mapping_(mapping) {}
-CounterFile::~CounterFile() { unmap_counter_file(mapping_); }
+void CounterFile::on_mapping_replaced() {
+  stopped_.store(true, std::memory_order_release);
+  note_counter_file_replaced();
+}
+
+CounterFile::CounterFile(void* mapping, bool reserved) : mapping_(mapping), reserved_(reserved) {}
+CounterFile::~CounterFile() {
+  platform::unwatch_mapping(mapping_);
+  unmap_counter_file(mapping_);
+}
 
 CounterFile::Slot* CounterFile::find(std::string_view name) const {
   for (std::size_t i = 0; i < kSlotCount; ++i) {
@@ -83,38 +103,47 @@ CounterFile::Slot* CounterFile::find(std::string_view name) const {
   return nullptr;
 }
 
-std::atomic<std::int64_t>* CounterFile::cell(std::string_view name) {
-  if (!is_counter_name(name)) return nullptr;
-  if (Slot* s = find(name)) return &s->value;
+CounterFile::Slot* CounterFile::claim(std::string_view name) const {
+  if (Slot* s = find(name)) return s;
   for (std::size_t i = 0; i < kSlotCount; ++i) {
     Slot* s = slot(i);
     std::uint32_t expected = kFree;
     if (!s->state.compare_exchange_strong(expected, kNaming, std::memory_order_acq_rel)) {
       if (expected == kNamed && strnlen(s->name, sizeof s->name) == name.size() &&
           std::memcmp(s->name, name.data(), name.size()) == 0) {
-        return &s->value;  // named meanwhile by another process
+        return s;  // named meanwhile by another process
       }
       continue;
     }
     std::memset(s->name, 0, sizeof s->name);
     std::memcpy(s->name, name.data(), name.size());
     s->state.store(kNamed, std::memory_order_release);
-    return &s->value;
+    return s;
   }
   return nullptr;
 }
 
-void CounterFile::add(std::string_view name, std::int64_t delta) {
-  if (delta == 0) return;
-  if (std::atomic<std::int64_t>* c = cell(name)) c->fetch_add(delta, std::memory_order_relaxed);
+std::atomic<std::int64_t>* CounterFile::cell(std::string_view name) {
+  if (!reserved_ || counting_stopped() || !is_counter_name(name)) return nullptr;
+  Slot* s = claim(name);
+  return s != nullptr ? &s->value : nullptr;
 }
 
-void CounterFile::add(const Counters& deltas) {
-  for (const auto& [name, delta] : deltas) add(name, delta);
+bool CounterFile::add(std::string_view name, std::int64_t delta) {
+  if (delta == 0) return true;
+  std::atomic<std::int64_t>* c = cell(name);
+  return c != nullptr && add_to(c, delta);
+}
+
+bool CounterFile::add(const Counters& deltas) {
+  bool all = true;
+  for (const auto& [name, delta] : deltas) all = add(name, delta) && all;
+  return all;
 }
 
 Counters CounterFile::read() const {
   Counters out;
+  if (counting_stopped()) return out;  // the mapping may be zero pages now
   for (std::size_t i = 0; i < kSlotCount; ++i) {
     const Slot* s = slot(i);
     const std::uint32_t state = s->state.load(std::memory_order_acquire);
@@ -129,12 +158,14 @@ Counters CounterFile::read() const {
   return out;
 }
 
-void CounterFile::zero() {
+bool CounterFile::zero() {
+  if (counting_stopped()) return false;
   for (std::size_t i = 0; i < kSlotCount; ++i) {
     Slot* s = slot(i);
     if (s->state.load(std::memory_order_acquire) == kFree) break;
     s->value.store(0, std::memory_order_relaxed);
   }
+  return !counting_stopped();
 }
 
 }  // namespace nvrtc_cache::store

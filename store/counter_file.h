@@ -15,6 +15,13 @@
 // file that is not (or whose header is another version's) is not used (open() says why) and the
 // caller counts elsewhere. Every byte read back is validated (a damaged name is skipped). fork: the
 // mapping is shared with the child, whose counts go to the same file.
+// Faults: the mapping can fault (SIGBUS) when another process truncates the file (any member of a
+// shared cache can) or a write needs a block a full filesystem does not have. So space is reserved
+// at open (a file whose space cannot be reserved is read, never counted into), and the mapping is
+// watched by the fault handler (platform::watch_mapping): a fault in it, on any thread, replaces it
+// with zero pages and stops all counting into counters files in this process (counting_stopped():
+// cells are no longer handed out, add_to() says so and callers keep their counts themselves).
+// Counts are lost, never the host.
 #pragma once
 
 #include <atomic>
@@ -48,22 +55,40 @@ class CounterFile {
   CounterFile& operator=(const CounterFile&) = delete;
 
   // The cell of `name` (adding the name when it is new); nullptr when the name is not a counter
-  // name (empty, too long, not printable) or every slot is taken.
+  // name (empty, too long, not printable), every slot is taken, the file's space is not reserved
+  // or counting has stopped. A cell is only ever added to through add_to().
   std::atomic<std::int64_t>* cell(std::string_view name);
-  void add(std::string_view name, std::int64_t delta);
-  void add(const Counters& deltas);
-  // Every named counter that is not zero, duplicates summed.
+  // Adds `delta` to a cell; false once counting has stopped (then the add went nowhere that counts:
+  // the caller keeps it), even when it was this add's fault that stopped it.
+  static bool add_to(std::atomic<std::int64_t>* cell, std::int64_t delta) noexcept {
+    if (counting_stopped()) return false;
+    cell->fetch_add(delta, std::memory_order_relaxed);
+    return !counting_stopped();
+  }
+  // True once a fault in any counters file's mapping stopped counting in this process.
+  static bool counting_stopped() noexcept { return stopped_.load(std::memory_order_acquire); }
+  // False when the add could not be made (see add_to()).
+  bool add(std::string_view name, std::int64_t delta);
+  bool add(const Counters& deltas);
+  // Every named counter that is not zero, duplicates summed; empty after a fault.
   Counters read() const;
-  // Sets every counter to zero (counts made meanwhile may be kept or not).
-  void zero();
+  // Sets every counter to zero (counts made meanwhile may be kept or not); false after a fault.
+  bool zero();
 
  private:
   struct Slot;
-  CounterFile(void* mapping);
+  CounterFile(void* mapping, bool reserved);
   Slot* slot(std::size_t i) const;
   Slot* find(std::string_view name) const;
+  Slot* claim(std::string_view name) const;
+
+  // The fault handler's callback (platform::watch_mapping): lock-free atomics only.
+  static void on_mapping_replaced();
+  inline static std::atomic<bool> stopped_{false};
+  static_assert(std::atomic<bool>::is_always_lock_free);
 
   void* mapping_;
+  bool reserved_;
 };
 
 }  // namespace nvrtc_cache::store

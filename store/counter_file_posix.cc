@@ -12,8 +12,21 @@
 #include "store/counter_file_mapping.h"
 
 namespace nvrtc_cache::store {
+namespace {
 
-void* map_counter_file(const std::string& path, bool create, bool shared, std::string* problem) {
+bool reserve_space(int fd) {
+#ifdef __linux__
+  if (::fallocate(fd, 0, 0, static_cast<off_t>(CounterFile::kFileSize)) == 0) return true;
+  // No fallocate on this filesystem (some network and FUSE ones): faults stay the guard's.
+  return errno == EOPNOTSUPP || errno == ENOSYS;
+#else
+  return ::posix_fallocate(fd, 0, static_cast<off_t>(CounterFile::kFileSize)) == 0;
+#endif
+}
+
+}  // namespace
+
+void* map_counter_file(const std::string& path, bool create, bool shared, bool* reserved, std::string* problem) {
   const platform::ErrnoGuard errno_guard;
   constexpr std::size_t kFileSize = CounterFile::kFileSize;
   int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
@@ -40,6 +53,9 @@ void* map_counter_file(const std::string& path, bool create, bool shared, std::s
     usable = false;
     *problem = path + " has a size no counters file has";
   }
+  // ftruncate leaves a hole: the first write to each of its pages would need a block, and on a full
+  // filesystem that write faults (SIGBUS). Real space for every page, or the file is only read.
+  *reserved = !usable || reserve_space(fd);
   void* mapping = MAP_FAILED;
   if (usable) mapping = ::mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);

@@ -13,8 +13,10 @@
 
 namespace nvrtc_cache::store {
 
-void* map_counter_file(const std::string& path, bool create, bool shared, std::string* problem) {
+void* map_counter_file(const std::string& path, bool create, bool shared, bool* reserved, std::string* problem) {
   (void)shared;  // no mode bits: the directory's ACL is inherited
+  // A file extended by a section is allocated (not sparse); a mapped file cannot be truncated.
+  *reserved = true;
   const platform::windows::LastErrorKept last_error;
   constexpr std::size_t kFileSize = CounterFile::kFileSize;
   const HANDLE file =

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <memory>
 #include <utility>
 
@@ -17,6 +18,10 @@ namespace nvrtc_cache::store::lmdb {
 namespace {
 
 constexpr unsigned kMaxReaders = 1024;
+// Every page of a lock file for kMaxReaders (64-byte reader slots after a header of a few cache
+// lines), with room to spare.
+constexpr off_t kLockFileReserve = 128 * 1024;
+static_assert(kLockFileReserve >= kMaxReaders * 64 + 4096);
 constexpr MDB_dbi kMaxDbs = 8;
 constexpr mdb_mode_t kFileMode = 0600;
 
@@ -185,6 +190,18 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
   // A growing map (map_growth.h) opens at data.mdb's size at least: on Windows a smaller map would
   // truncate a file that other processes map.
   const std::uint64_t map_bytes = map_bytes_at_open(options, existing_data_file_bytes(directory, *options.env));
+  // LMDB writes its lock file (the reader table and its mutexes) through a shared mapping of a file
+  // it sizes with ftruncate: a hole, whose first write faults (SIGBUS) on a full filesystem. Its
+  // blocks are reserved before LMDB opens it (the size left to LMDB); a store whose lock file cannot
+  // have them is not used. (Read-only media and directories fail here with other errors: LMDB's own
+  // open then decides, as before.)
+  if (const int reserve_rc = options.env->reserve_file_at(
+          directory.fd(), "lock.mdb", options.group_shared ? kGroupSharedFileMode : kFileMode, kLockFileReserve);
+      reserve_rc == ENOSPC || reserve_rc == EDQUOT) {
+    *status = Status::io_error(options.directory +
+                               ": no space for LMDB's lock file (the filesystem is full); not using the store");
+    return nullptr;
+  }
   EnvHandle env;
   int rc = MDB_SUCCESS;
   const LockFileVolumeHint volume_hint(id.device);  // the lock file is in this directory: its volume

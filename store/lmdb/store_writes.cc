@@ -170,17 +170,23 @@ Status LmdbStore::Impl::clear() {
   return rc == MDB_SUCCESS ? Status::ok() : lmdb::write_failed(*ref, rc, "clear");
 }
 
-Status LmdbStore::Impl::add_counters(const Counters& deltas) {
+Status LmdbStore::Impl::add_counters(const Counters& all_deltas) {
   Status status;
   const EnvRef ref = acquire(&status);
   if (!ref) return status;
+  Counters unfiled;  // what the counters file could not take (no space reserved, or it faulted)
   if (ref->counter_file) {
-    ref->counter_file->add(deltas);
-    // The queued touches are written as they would have ridden along (a short-lived process's reads
-    // are recorded by its flush at exit), in their own transaction when there are any.
-    lmdb::flush_touches(*ref, system().now_seconds());
-    return Status::ok();
+    for (const auto& [name, delta] : all_deltas) {
+      if (!ref->counter_file->add(name, delta)) unfiled.emplace(name, delta);
+    }
+    if (unfiled.empty()) {
+      // The queued touches are written as they would have ridden along (a short-lived process's
+      // reads are recorded by its flush at exit), in their own transaction when there are any.
+      lmdb::flush_touches(*ref, system().now_seconds());
+      return Status::ok();
+    }
   }
+  const Counters& deltas = ref->counter_file ? unfiled : all_deltas;
   if (deltas.empty()) return Status::ok();
   for (const auto& entry : deltas) {
     if (!lmdb::is_valid_key(*ref, entry.first)) return Status::invalid_argument("bad counter name");

@@ -27,11 +27,8 @@ struct TierSlot {
 
   void add(TierCounter c, std::int64_t delta = 1) {
     const auto i = static_cast<std::size_t>(c);
-    if (std::atomic<std::int64_t>* cell = cells[i].load(std::memory_order_acquire)) {
-      cell->fetch_add(delta, std::memory_order_relaxed);
-    } else {
-      counters[i].fetch_add(delta, std::memory_order_relaxed);
-    }
+    std::atomic<std::int64_t>* cell = cells[i].load(std::memory_order_acquire);
+    if (cell == nullptr || !CounterFile::add_to(cell, delta)) counters[i].fetch_add(delta, std::memory_order_relaxed);
   }
   Deadline deadline() const { return Clock::now() + options.timeout; }
 
@@ -259,10 +256,13 @@ void TieredStore::count_in(CounterFile& file) {
     for (std::size_t c = 0; c < static_cast<std::size_t>(TierCounter::kCount); ++c) {
       std::atomic<std::int64_t>* cell = file.cell(tier_counter_name(slot->index, static_cast<TierCounter>(c)));
       if (cell == nullptr) continue;
-      slot->cells[c].store(cell, std::memory_order_release);
       if (const std::int64_t v = slot->counters[c].exchange(0, std::memory_order_relaxed); v != 0) {
-        cell->fetch_add(v, std::memory_order_relaxed);
+        if (!CounterFile::add_to(cell, v)) {
+          slot->counters[c].fetch_add(v, std::memory_order_relaxed);
+          return;  // counting into the file stopped (a fault)
+        }
       }
+      slot->cells[c].store(cell, std::memory_order_release);
     }
   }
 }

@@ -66,6 +66,48 @@ TEST(CounterFile, CountsOfProcessesThatExitOrAreKilledAllAddUp) {
   std::filesystem::remove_all(dir);
 }
 
+// Every page of the file is backed by the filesystem (no holes a full filesystem could not fill).
+TEST(CounterFile, ItsSpaceIsReservedForReal) {
+  const std::string dir = fresh_directory();
+  std::string problem;
+  auto file = CounterFile::open(dir, true, false, &problem);
+  ASSERT_TRUE(file) << problem;
+  struct stat st {};
+  ASSERT_EQ(::stat((dir + "/counters").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, static_cast<off_t>(CounterFile::kFileSize));
+  EXPECT_GE(st.st_blocks * 512, static_cast<off_t>(CounterFile::kFileSize)) << "the file has holes";
+  std::filesystem::remove_all(dir);
+}
+
+// Truncated by another process under its mapping (as any member of a shared cache can): the next
+// count faults inside the guard, counting stops in that process (said by every call's result), and
+// the process goes on; in a child, since stopping is for the whole process.
+TEST(CounterFile, TruncatedUnderItsMappingStopsCountingWithoutASignal) {
+  const std::string dir = fresh_directory();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string problem;
+    auto file = CounterFile::open(dir, true, false, &problem);
+    if (!file) ::_exit(10);
+    std::atomic<std::int64_t>* hits = file->cell("hits");
+    if (hits == nullptr || !CounterFile::add_to(hits, 1) || file->read().at("hits") != 1) ::_exit(11);
+    const std::uint64_t generation = counter_file_generation();
+    if (::truncate((dir + "/counters").c_str(), 0) != 0) ::_exit(12);
+    if (CounterFile::add_to(hits, 1)) ::_exit(13);  // faulted: not added
+    if (!CounterFile::counting_stopped()) ::_exit(14);
+    if (counter_file_generation() == generation) ::_exit(15);  // holders of cells look again
+    if (file->cell("misses") != nullptr || file->add("hits", 1) || !file->read().empty() || file->zero()) ::_exit(16);
+    if (CounterFile::open(dir, true, false, &problem)) ::_exit(17);  // a new file is not counted into either
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CounterFile, CellsAreStableAndBadNamesHaveNone) {
   const std::string dir = fresh_directory();
   std::string problem;
