@@ -4,6 +4,8 @@
 // shown_urls, problems), and an ambiguous URL is refused without showing it either.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -159,6 +161,54 @@ TEST(ShownUrl, AnAmbiguousUrlIsRefusedWithoutShowingIt) {
   auto encoded = parse_tier_url("redis://Zm9v%2FYmFy@host", nullptr);
   ASSERT_TRUE(encoded);
   EXPECT_EQ(encoded->password, "Zm9v/YmFy");
+}
+
+// Random passwords of letters, digits and every special character: whether the URL parses (the
+// password whole) or is refused, no output holds the password or a piece of it.
+TEST(ShownUrl, RandomPasswordsNeverShow) {
+  std::mt19937 random(20261202);
+  constexpr std::string_view kAlphabet =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/?#@%:+=!$&'()*,;~-._";
+  int parsed = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string password;
+    const std::size_t size = 8 + random() % 24;
+    for (std::size_t i = 0; i < size; ++i) password += kAlphabet[random() % kAlphabet.size()];
+    const std::string userinfo = trial % 2 ? "ci:" + password : ":" + password;
+    for (const std::string& text : urls_with(userinfo)) {
+      SCOPED_TRACE(text);
+      std::vector<std::string> secrets = {password};
+      if (const auto decoded = percent_decode(password)) secrets.push_back(*decoded);
+      std::string piece;
+      for (char c : password + "/") {  // runs of 6 letters or digits: never in the rest of the URL
+        if (std::isalnum(static_cast<unsigned char>(c))) {
+          piece.push_back(c);
+          continue;
+        }
+        if (piece.size() >= 6) secrets.push_back(piece);
+        piece.clear();
+      }
+      std::vector<std::string> outputs = {shown_url(text), shown_urls(text + " " + text)};
+      std::string problem;
+      if (const auto url = parse_tier_url(text, &problem)) {
+        ++parsed;
+        EXPECT_EQ(url->password, percent_decode(password).value_or("?"));
+        outputs.push_back(url->display());
+        std::string built;
+        const TierOptions options = tier_options(*url, &built);
+        if (const auto tier = make_tier(*url, options, &built)) outputs.push_back(tier->display_name());
+        outputs.push_back(built);
+      } else {
+        outputs.push_back(problem);
+      }
+      for (const std::string& output : outputs) {
+        for (const std::string& secret : secrets) {
+          EXPECT_EQ(output.find(secret), std::string::npos) << "'" << secret << "' shows in " << output;
+        }
+      }
+    }
+  }
+  EXPECT_GT(parsed, 3000) << "most of these passwords are accepted as written";
 }
 
 TEST(ShownUrl, PercentEncoding) {
