@@ -1,5 +1,6 @@
-// LMDB's lock-file information on Windows (store/lmdb/lock_file_volume.h). Built into the LMDB library
-// itself (windows/CMakeLists.txt), beside the mdb.c that calls it.
+// LMDB's lock-file information and its mutexes' open on Windows (store/lmdb/lock_file_information_windows.h,
+// store/lmdb/lock_file_volume.h). Built into the LMDB library itself (windows/CMakeLists.txt), beside
+// the mdb.c that calls them.
 #define NVRTC_CACHE_LOCK_FILE_INFORMATION_DEFINITION
 #include "store/lmdb/lock_file_information_windows.h"
 
@@ -62,4 +63,19 @@ extern "C" BOOL WINAPI nvrtc_cache_lock_file_information(HANDLE file, LPBY_HANDL
     return TRUE;
   }
   return GetFileInformationByHandle(file, out);
+}
+
+extern "C" HANDLE WINAPI nvrtc_cache_open_lock_mutex(DWORD access, BOOL inherit, LPCSTR name) {
+  const HANDLE opened = OpenMutexA(access, inherit, name);
+  if (opened != nullptr || GetLastError() != ERROR_FILE_NOT_FOUND) return opened;
+  // No mutex of that name: its last holder closed it (lock_file_information_windows.h). It is made
+  // again as LMDB's first process makes it: unowned, with a null DACL (every user of the lock file
+  // may wait on it); CreateMutexEx opens instead the one another process may have made meanwhile.
+  SECURITY_DESCRIPTOR everyone{};
+  if (!InitializeSecurityDescriptor(&everyone, SECURITY_DESCRIPTOR_REVISION) ||
+      !SetSecurityDescriptorDacl(&everyone, TRUE, nullptr, FALSE)) {
+    return nullptr;
+  }
+  SECURITY_ATTRIBUTES attributes{sizeof attributes, &everyone, inherit};
+  return CreateMutexExA(&attributes, name, 0, access);
 }
