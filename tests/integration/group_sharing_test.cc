@@ -47,25 +47,49 @@ struct Member {
   }
 };
 
-TEST(GroupSharing, TwoMembersOfTheGroupEachHitWhatTheOtherStored) {
-  if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {
-    if (pypi_required()) FAIL() << "needs root and setpriv to run two real users";
-    GTEST_SKIP() << "needs root and setpriv to run two real users";
-  }
-  ASSERT_EQ(std::system((std::string("groupadd -f ") + kGroup).c_str()), 0);
-  const group* team = getgrnam(kGroup);
-  ASSERT_NE(team, nullptr);
-  Member ann{ensure_user(kUsers[0]), static_cast<int>(team->gr_gid)};
-  Member bob{ensure_user(kUsers[1]), static_cast<int>(team->gr_gid)};
-  ASSERT_GE(ann.uid, 0);
-  ASSERT_GE(bob.uid, 0);
+// Two members and their team's directory, as an administrator sets one up; skips (fails under CI)
+// without root and setpriv.
+struct Team {
+  Member ann, bob;
+  int gid = -1;
   TempDir root;
-  ASSERT_EQ(::chmod(root.path().c_str(), 0755), 0);
-  const std::string team_dir = root.path() + "/team";  // as an administrator sets one up
-  ASSERT_EQ(::mkdir(team_dir.c_str(), 0770), 0);
-  ASSERT_EQ(::chown(team_dir.c_str(), 0, team->gr_gid), 0);
-  ASSERT_EQ(::chmod(team_dir.c_str(), 02770), 0);
-  const std::string cache = team_dir + "/cache";
+  std::string cache;
+};
+
+bool make_team(Team* team) {
+  if (std::system((std::string("groupadd -f ") + kGroup).c_str()) != 0) return false;
+  const group* group = getgrnam(kGroup);
+  if (group == nullptr) return false;
+  team->gid = static_cast<int>(group->gr_gid);
+  team->ann = {ensure_user(kUsers[0]), team->gid};
+  team->bob = {ensure_user(kUsers[1]), team->gid};
+  if (team->ann.uid < 0 || team->bob.uid < 0) return false;
+  if (::chmod(team->root.path().c_str(), 0755) != 0) return false;
+  const std::string team_dir = team->root.path() + "/team";
+  if (::mkdir(team_dir.c_str(), 0770) != 0 || ::chown(team_dir.c_str(), 0, group->gr_gid) != 0 ||
+      ::chmod(team_dir.c_str(), 02770) != 0) {
+    return false;
+  }
+  team->cache = team_dir + "/cache";
+  return true;
+}
+
+#define NVRTC_CACHE_REQUIRE_TEAM()                                                   \
+  do {                                                                               \
+    if (::geteuid() != 0 || ::access("/usr/bin/setpriv", X_OK) != 0) {               \
+      if (pypi_required()) FAIL() << "needs root and setpriv to run two real users"; \
+      GTEST_SKIP() << "needs root and setpriv to run two real users";                \
+    }                                                                                \
+  } while (false)
+
+TEST(GroupSharing, TwoMembersOfTheGroupEachHitWhatTheOtherStored) {
+  NVRTC_CACHE_REQUIRE_TEAM();
+  Team team_setup;
+  ASSERT_TRUE(make_team(&team_setup));
+  const Member& ann = team_setup.ann;
+  const Member& bob = team_setup.bob;
+  const std::string& cache = team_setup.cache;
+  const gid_t team_gid = static_cast<gid_t>(team_setup.gid);
   const ::mode_t old_umask = ::umask(022);  // every member's usual umask, inherited by the runs
 
   const std::vector<std::string> first = {"trivial", "template"}, second = {"cubin", "headers"};
@@ -102,13 +126,43 @@ TEST(GroupSharing, TwoMembersOfTheGroupEachHitWhatTheOtherStored) {
     struct stat st {};
     ASSERT_EQ(::stat(dir.c_str(), &st), 0) << dir;
     EXPECT_EQ(st.st_mode & 07777, 02770u) << dir;
-    EXPECT_EQ(st.st_gid, team->gr_gid) << dir;
+    EXPECT_EQ(st.st_gid, team_gid) << dir;
   }
   for (const std::string& file : {cache + "/store/data.mdb", cache + "/store/lock.mdb"}) {
     struct stat st {};
     ASSERT_EQ(::stat(file.c_str(), &st), 0) << file;
     EXPECT_EQ(st.st_mode & 07777, 0660u) << file;
   }
+}
+
+// Any member can truncate the shared counters file (it is the group's, 0660): while a host of
+// another member compiles in a loop, the host goes on, exact, and says once that counting stopped.
+TEST(GroupSharing, AMemberTruncatingTheCountersFileKillsNoOtherMembersHost) {
+  NVRTC_CACHE_REQUIRE_TEAM();
+  Team team;
+  ASSERT_TRUE(make_team(&team));
+  std::vector<int> rounds;
+  for (int n = 1; n <= 12; ++n) rounds.push_back(n);
+  const ProcessResult reference = PacedProbe::reference(rounds);
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  EnvVars env = shim_env(team.cache);
+  env["NVRTC_CACHE_SHARED"] = "1";
+  PacedProbe host(rounds, env);
+  for (int n = 1; n <= 3; ++n) host.round(n);
+  const std::string counters = team.cache + "/store/counters";
+  struct stat st {};
+  ASSERT_EQ(::stat(counters.c_str(), &st), 0) << "the host counts in no counters file";
+  ASSERT_EQ(st.st_size, 65536);
+  const ProcessResult truncated =
+      run_process({"/usr/bin/setpriv", "--reuid=" + std::to_string(team.bob.uid), "--regid=" + std::to_string(team.gid),
+                   "--init-groups", "/usr/bin/truncate", "-s", "0", counters});
+  ASSERT_EQ(truncated.exit_code, 0) << "the other member could not truncate it: " << truncated.err;
+  ASSERT_EQ(::stat(counters.c_str(), &st), 0);
+  ASSERT_EQ(st.st_size, 0);
+  const ProcessResult run = host.finish();
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(run.out == reference.out) << "differs from NVRTC\n" << run.err;
+  EXPECT_NE(run.err.find("the counters file could not be written"), std::string::npos) << run.err;
 }
 
 }  // namespace
