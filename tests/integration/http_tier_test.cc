@@ -149,6 +149,10 @@ TEST(HttpTier, BasicAuthFromTheUrlIsSentAndNeverShown) {
   EXPECT_EQ(tier->display_name().find("pw-Zk81"), std::string::npos) << tier->display_name();
   ASSERT_EQ(tier->put("k", "v", in(kGenerous)).code, TierCode::kOk);
   EXPECT_EQ(tier->get("k", in(kGenerous)).value, "v");
+  auto raw = make_http("http://builder:pw-Zk81/q@" + host + "/c");  // the '/' as written: the last '@' ends it
+  ASSERT_NE(raw, nullptr);
+  EXPECT_EQ(raw->display_name().find("pw-Zk81"), std::string::npos) << raw->display_name();
+  EXPECT_EQ(raw->get("k", in(kGenerous)).value, "v");
   auto wrong = make_http("http://builder:wrong@" + host + "/c");
   const TierResult refused = wrong->get("k", in(kGenerous));
   EXPECT_EQ(refused.code, TierCode::kRefused) << refused.detail;
