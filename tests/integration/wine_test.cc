@@ -36,6 +36,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "core/compile_record.h"
@@ -248,9 +249,41 @@ TEST_F(Wine, FaultGuardTurnsFaultsIntoFailedCalls) {
 // the serial replaced for another hint, the real call without one
 // (tests/clients/windows/lock_file_information_check.cc).
 TEST_F(Wine, LockFileInformationWithoutAVolumeQuery) {
-  EXPECT_EQ(printed_by_check(run({bin_ + "/lock_file_information_check.exe", windows_path(include_.path() + "/lock.mdb")})),
-            "hinted=1\nother=1\nunhinted=1\nhinted_equal=1\nother_serial=1 other_rest_equal=1\nunhinted_equal=1\n"
-            "size=4 links=1\n");
+  EXPECT_EQ(
+      printed_by_check(run({bin_ + "/lock_file_information_check.exe", windows_path(include_.path() + "/lock.mdb")})),
+      "hinted=1\nother=1\nunhinted=1\nhinted_equal=1\nother_serial=1 other_rest_equal=1\nunhinted_equal=1\n"
+      "size=4 links=1\n");
+}
+
+// Every process but a lock file's first opens LMDB's mutexes by name, and LMDB's close closes them
+// before it releases the lock file: an open while the last other user closes found them gone
+// (mdb_env_open: ERROR_FILE_NOT_FOUND, in a third or more of the opens here) until the store made them again
+// (store/lmdb/lock_file_information_windows.h). Two processes open one environment, add one to a
+// counter and close it, 300 times each: every open succeeds, and the counter is the sum of their
+// commits (tests/clients/windows/lmdb_reopen_check.cc).
+TEST_F(Wine, LmdbOpensWhileAnotherProcessCloses) {
+  const std::string exe = bin_ + "/lmdb_reopen_check.exe";
+  if (!fs::exists(exe)) GTEST_SKIP() << "not built (no LMDB source or no mingw-w64 C compiler)";
+  const TempDir store;
+  const auto counts = [](const ProcessResult& r) {
+    int opens = -1, failed = -1, commits = -1;
+    unsigned long long counter = 0;
+    std::sscanf(r.out.c_str(), "opens %d failed %d commits %d counter %llu", &opens, &failed, &commits, &counter);
+    return std::make_tuple(opens, failed, commits, counter);
+  };
+  ProcessResult first, second;
+  std::thread other([&] { first = run({exe, windows_path(store.path()), "300"}); });
+  second = run({exe, windows_path(store.path()), "300"});
+  other.join();
+  for (const ProcessResult* r : {&first, &second}) {
+    const auto [opens, failed, commits, counter] = counts(*r);
+    EXPECT_EQ(r->exit_code, 0) << r->err;
+    EXPECT_EQ(opens, 300) << r->out;
+    EXPECT_EQ(failed, 0) << "opens failed while another process closed: " << r->out << r->err;
+    EXPECT_EQ(commits, 300) << r->out;
+  }
+  const auto [opens, failed, commits, counter] = counts(run({exe, windows_path(store.path()), "0"}));
+  EXPECT_EQ(counter, 600u) << "the writers were not serialised: commits were lost";
 }
 
 // The proxy with no NVRTC_CACHE_DIR keeps its cache in %LOCALAPPDATA%\nvrtc-cache (Wine sets
@@ -665,7 +698,8 @@ TEST_P(WineLauncher, ColdAndWarmIdenticalToUncached) {
   EXPECT_EQ(after_cold.value("hits", -1), 0) << after_cold.dump();
   EXPECT_GE(after_cold.value("misses", 0), static_cast<int>(kScenarios.size())) << "not reached: " << after_cold.dump();
   EXPECT_EQ(after_warm.value("misses", -1), after_cold.value("misses", -2)) << "warm run missed: " << after_warm.dump();
-  EXPECT_EQ(after_warm.value("hits", 0), after_cold.value("misses", -1)) << "warm run not served: " << after_warm.dump();
+  EXPECT_EQ(after_warm.value("hits", 0), after_cold.value("misses", -1))
+      << "warm run not served: " << after_warm.dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(LoadingStyles, WineLauncher,
@@ -811,7 +845,8 @@ TEST_F(WineSharedTier, RedisDownFailsOpenAtOnce) {
   EXPECT_TRUE(down.out == direct) << "a tier that is down changed a result";
   EXPECT_LT(down_s, local_s + 1.0) << "the tier that is down held the compiles up";
   std::size_t lines = 0;
-  for (std::size_t at = down.err.find("shared tier"); at != std::string::npos; at = down.err.find("shared tier", at + 1))
+  for (std::size_t at = down.err.find("shared tier"); at != std::string::npos;
+       at = down.err.find("shared tier", at + 1))
     ++lines;
   EXPECT_EQ(lines, 1u) << down.err;
   EXPECT_NE(down.err.find("Connection refused"), std::string::npos) << down.err;
