@@ -46,6 +46,14 @@ __attribute__((constructor)) void register_fork_locks() {
                              }});
 }
 
+// The errors of a filesystem (or a quota) with no space left.
+bool is_out_of_space(int error) {
+#ifdef EDQUOT
+  if (error == EDQUOT) return true;
+#endif
+  return error == ENOSPC;
+}
+
 // Creates, configures and opens an environment on `path` with `flags`. Directory mode (data.mdb +
 // lock.mdb inside it); never MDB_WRITEMAP.
 int open_environment(const LmdbOptions& options, const std::string& path, unsigned flags, std::uint64_t map_bytes,
@@ -197,7 +205,7 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
   // open then decides, as before.)
   if (const int reserve_rc = options.env->reserve_file_at(
           directory.fd(), "lock.mdb", options.group_shared ? kGroupSharedFileMode : kFileMode, kLockFileReserve);
-      reserve_rc == ENOSPC || reserve_rc == EDQUOT) {
+      is_out_of_space(reserve_rc)) {
     *status = Status::io_error(options.directory +
                                ": no space for LMDB's lock file (the filesystem is full); not using the store");
     return nullptr;
