@@ -1,8 +1,8 @@
 // Passwords in tier URLs never show, through the real processes: every kind of URL the parser knows,
 // with passwords holding '/', '?', '#', '@' or percent-encoding, through `nvrtc-cache config`
-// (list, get, set), `remote check` (and --json), `doctor`, `stats` (and --json), and the shim's
-// warnings when the tier is unreachable (stderr and the log file). Nothing listens on the tiers'
-// ports, so every check fails and says so, naming the tier.
+// (list, get, set), `remote check` (and --json), `doctor`, `stats` (and --json), `export` and `copy`
+// (and --json), and the shim's warnings when the tier is unreachable (stderr and the log file).
+// Nothing listens on the tiers' ports, so every check fails and says so, naming the tier.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -107,6 +107,27 @@ TEST(SecretsShown, NoCommandShowsAPasswordOfAnyUrlKind) {
           << from_file.out;
       expect_hidden(from_file, password, "config (user file)");
       expect_hidden(cli({"remote", "check"}, file_user), password, "remote check (user file)");
+    }
+  }
+}
+
+// `export --from`, `copy` (both ways) and their --json reports name a tier URL given on the command
+// line the same way.
+TEST(SecretsShown, ExportAndCopyNameATierWithoutItsPassword) {
+  TempDir home;
+  const std::uint16_t port = free_loopback_tcp_port();
+  const EnvVars env = remote_user(home, "");
+  for (const Password& password : kPasswords) {
+    for (const std::string& url : urls_with("ci:" + password.written, port, home.path())) {
+      SCOPED_TRACE(url);
+      const ProcessResult exported = cli({"export", home.path() + "/a.tar", "--from", url, "--json"}, env);
+      if (exported.exit_code != 0) {  // a failure names the tier (a cluster with no node answering exports nothing)
+        EXPECT_NE((exported.out + exported.err).find("ci:***@"), std::string::npos) << exported.out << exported.err;
+      }
+      expect_hidden(exported, password, "export --from --json");
+      expect_hidden(cli({"export", home.path() + "/a.tar", "--from", url}, env), password, "export --from");
+      expect_hidden(cli({"copy", url, "local", "--json"}, env), password, "copy URL local --json");
+      expect_hidden(cli({"copy", "local", url}, env), password, "copy local URL");
     }
   }
 }
