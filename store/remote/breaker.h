@@ -6,7 +6,8 @@
 // through; its success closes the breaker, its failure reopens it with the cooldown doubled (5 s up
 // to 60 s). A timeout opens it at once because it has already cost its caller the whole deadline: a
 // compile meets at most one timeout per tier, however many operations it makes there (lookup, claim,
-// re-lookup). Errors (refused, reset, an error reply) come back at once, so three are tolerated.
+// re-lookup). Errors (refused, reset, an error reply) come back at once, so three are tolerated;
+// one that came back only after half the timeout is fed as a timeout (store/remote/tiered_store.cc).
 // A probe that never reports back is replaced after the longest cooldown.
 // Contract: lock-free (atomics only), thread-safe and fork-safe; `now` is passed in so tests drive
 // the clock.

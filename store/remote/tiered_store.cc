@@ -42,14 +42,17 @@ struct TierSlot {
   // whatever the operation: a wrong password fails the read and the claim alike, said once). A
   // refusal (server full, not permitted, wrong password) is an answer from a tier that is up: it is
   // counted as an error but does not open the breaker, so a full server that refuses every write
-  // keeps serving reads.
-  void failed(std::string_view operation, const TierResult& r, Breaker::Pass pass) {
+  // keeps serving reads. An error that came back after half the operation's timeout (`deadline`
+  // was its deadline) has cost its caller about a timeout, and feeds the breaker as one: a server
+  // that trickles a reply until a limit refuses it must not cost a compile kFailuresToOpen timeouts.
+  void failed(std::string_view operation, const TierResult& r, Breaker::Pass pass, Deadline deadline) {
     add(r.code == TierCode::kTimeout ? TierCounter::timeouts : TierCounter::errors);
+    const bool slow = Clock::now() >= deadline - options.timeout / 2;
     if (r.code == TierCode::kRefused) {
       breaker.succeeded(pass);
     } else {
       breaker.failed(pass, Clock::now(),
-                     r.code == TierCode::kTimeout ? Breaker::Failure::kTimeout : Breaker::Failure::kError);
+                     r.code == TierCode::kTimeout || slow ? Breaker::Failure::kTimeout : Breaker::Failure::kError);
     }
     log_once(r.code == TierCode::kTimeout ? "timeout" : "error",
              std::string(operation) + (r.code == TierCode::kTimeout ? " timed out" : " failed") +
@@ -163,14 +166,15 @@ std::optional<std::string> TieredStore::get_shared(std::string_view key) {
       slot->add(TierCounter::skipped);
       continue;
     }
-    TierResult r = slot->tier->get(key, slot->deadline());
+    const Deadline deadline = slot->deadline();
+    TierResult r = slot->tier->get(key, deadline);
     if (r.code == TierCode::kMiss) {
       slot->breaker.succeeded(pass);
       slot->add(TierCounter::misses);
       continue;
     }
     if (!r.ok()) {
-      slot->failed("read", r, pass);
+      slot->failed("read", r, pass, deadline);
       continue;
     }
     slot->breaker.succeeded(pass);
@@ -221,9 +225,10 @@ void TieredStore::write_shared(std::string_view key, std::string_view value) {
         slot->add(TierCounter::skipped);
         return;
       }
-      const TierResult r = slot->tier->put(key, *sealed, slot->deadline());
+      const Deadline deadline = slot->deadline();
+      const TierResult r = slot->tier->put(key, *sealed, deadline);
       if (!r.ok()) {
-        slot->failed("write", r, pass);
+        slot->failed("write", r, pass, deadline);
         return;
       }
       slot->breaker.succeeded(pass);
@@ -281,14 +286,15 @@ RemoteClaim TieredStore::try_claim(std::string_view name, std::chrono::milliseco
     std::string token = random_token();
     if (secret_) token = seal_value(key, token, secret_.get());
     TierResult failure;
-    const ClaimCode code = slot->tier->try_claim(key, token, lease, slot->deadline(), &failure);
+    const Deadline deadline = slot->deadline();
+    const ClaimCode code = slot->tier->try_claim(key, token, lease, deadline, &failure);
     switch (code) {
       case ClaimCode::kUnsupported:
         slot->breaker.succeeded(pass);
         slot->claims_unsupported.store(true, std::memory_order_relaxed);
         continue;
       case ClaimCode::kFailed:
-        slot->failed("claim", failure, pass);
+        slot->failed("claim", failure, pass, deadline);
         return RemoteClaim(ClaimCode::kFailed);
       case ClaimCode::kHeldByOther: {
         slot->breaker.succeeded(pass);
