@@ -2,9 +2,13 @@
 // nginx_server.h): "nodes" are separate cache directories sharing one server (NVRTC_CACHE_REMOTE=
 // http://... or https://...). Every result is compared byte for byte with NVRTC's. The HTTP tier
 // cannot claim, so processes of several nodes may each compile a program once (no cross-node
-// single-flight); within a node, the node-local claim still holds.
+// single-flight); within a node, the node-local claim still holds. Hostile servers (floods without
+// end) cost a compile at most the tier's timeout and no memory past max-entry-size.
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/flood_server.h"
 #include "tests/support/harness.h"
 #include "tests/support/nginx_server.h"
 #include "tests/support/test_certificates.h"
@@ -164,6 +169,75 @@ TEST_F(SharedHttpTier, EightProcessesOfTwoNodesShareTheTierExactly) {
   EXPECT_LE(get(ca, "stores"), static_cast<std::int64_t>(kTierScenarios.size()) * 2);
   run(node("c"), server.url());
   EXPECT_EQ(get(counters_of(node("c")), "misses"), 0) << "a third node was not served from the tier";
+}
+
+// A probe run under GNU time: its result (stderr without time's line), wall time and peak resident
+// memory.
+struct Measured {
+  ProcessResult result;
+  double seconds = 0;
+  std::uint64_t peak_bytes = 0;
+};
+
+Measured measured_probe(const std::string& node_dir, const std::string& remote) {
+  std::vector<std::string> argv = {"/usr/bin/time", "-f", "nvrtc-cache-test-time %e %M", NVRTC_PROBE_PATH};
+  argv.insert(argv.end(), kTierScenarios.begin(), kTierScenarios.end());
+  EnvVars env = node_env(node_dir, remote);
+  env["PROBE_INCLUDE_DIR"] = kIncludeDir;
+  Measured m;
+  m.result = run_process(argv, env);
+  const auto at = m.result.err.rfind("nvrtc-cache-test-time ");
+  if (at != std::string::npos) {
+    double kib = 0;
+    std::sscanf(m.result.err.c_str() + at, "nvrtc-cache-test-time %lf %lf", &m.seconds, &kib);
+    m.peak_bytes = static_cast<std::uint64_t>(kib) * 1024;
+    m.result.err.erase(at);
+  }
+  return m;
+}
+
+// Hostile HTTP servers (tests/support/flood_server.h: every connection flooded without end) against
+// whole compiles: every result is NVRTC's, the process ends well, it takes at most the tier's
+// timeout (1 s) + 1.5 s longer than against a closed port, and its peak memory is at most
+// max-entry-size (64 MiB) + 32 MiB above that run's.
+TEST_F(SharedHttpTier, HostileServersCostACompileItsTimeoutAtMostAndNoMemoryPastTheCap) {
+  if (access("/usr/bin/time", X_OK) != 0) GTEST_SKIP() << "GNU time (/usr/bin/time) is not installed";
+  const std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  struct Case {
+    const char* name;
+    std::string first, piece;
+    std::chrono::microseconds pause{0};
+  };
+  const std::vector<Case> cases{
+      {"1xx flood", "", "HTTP/1.1 100 Continue\r\n\r\n"},
+      {"trickled chunk extensions", chunked + "5", ";name=value", std::chrono::microseconds(200)},
+      {"flooded chunk extensions", chunked + "5", ";name=value"},
+      // ~110 KB/s: each read ends at the parser's 80 KiB limit just before the deadline, an error
+      // that cost about a timeout (the breaker opens at the first, not the third).
+      {"chunk extensions trickled to the limit", chunked + "5", ";a=value;b=value;c=value;d=value;e=value;f=value",
+       std::chrono::microseconds(550)},
+      {"endless chunked body", chunked, "10000\r\n" + std::string(0x10000, 'c') + "\r\n"},
+  };
+  const std::uint16_t closed = free_loopback_tcp_port();
+  const Measured base = measured_probe(node("base"), "http://127.0.0.1:" + std::to_string(closed) + "/cache");
+  ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
+  ASSERT_GT(base.peak_bytes, 0u) << "no measurement from /usr/bin/time";
+  std::fprintf(stderr, "closed port: %.2f s, peak RSS %.1f MiB\n", base.seconds,
+               static_cast<double>(base.peak_bytes) / (1 << 20));
+  int i = 0;
+  for (const Case& c : cases) {
+    testing::FloodServer server(c.first, c.piece, c.pause);
+    ASSERT_TRUE(server.ok());
+    const Measured m = measured_probe(node("n" + std::to_string(i++)), server.url("/cache"));
+    std::fprintf(stderr, "%s: %.2f s (+%.2f), peak RSS %.1f MiB (%+.1f)\n", c.name, m.seconds, m.seconds - base.seconds,
+                 static_cast<double>(m.peak_bytes) / (1 << 20),
+                 (static_cast<double>(m.peak_bytes) - static_cast<double>(base.peak_bytes)) / (1 << 20));
+    EXPECT_EQ(m.result.exit_code, 0) << c.name << ": " << m.result.err;
+    EXPECT_TRUE(m.result.out == direct_->out) << c.name << ": a result differs from NVRTC's";
+    EXPECT_LT(m.seconds, base.seconds + 1.0 + 1.5) << c.name;
+    EXPECT_LT(m.peak_bytes, base.peak_bytes + (64u << 20) + (32u << 20)) << c.name;
+    EXPECT_GT(server.accepted(), 0) << c.name << ": the tier never asked the server";
+  }
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // FloodServer: a hostile HTTP server on loopback (127.0.0.1) for the tests: each connection it
 // accepts gets its own thread, which reads the request's head, sends `first` once, then `piece`
-// again and again, `pause` apart, until the client closes the connection, the server is destroyed
-// or 30 s have passed. Plays interim-response floods, endless chunk extensions, bodies, headers and
+// again and again (`pause` apart; without one, 64 KiB of pieces per send), until the client closes the connection, the
+// server is destroyed or 30 s have passed. Plays interim-response floods, endless chunk extensions, bodies, headers and
 // trailers against the HTTP tier (tests/integration/http_tier_failures_test.cc) and whole compiles
 // (tests/integration/shim_http_tier_test.cc).
 // Contract: test-only, header-only, Linux; the destructor stops and joins every thread.
@@ -92,9 +92,13 @@ class FloodServer {
       head.append(buffer, static_cast<std::size_t>(n));
     }
     if (!send_all(fd, first_)) return;
+    // Without a pause, pieces go out 64 KiB at a time: faster than the client reads, so its socket
+    // never runs dry.
+    std::string block = piece_;
+    while (pause_.count() == 0 && !piece_.empty() && block.size() < 64 * 1024) block += piece_;
     for (const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
          std::chrono::steady_clock::now() < give_up;) {
-      if (!send_all(fd, piece_)) return;
+      if (!send_all(fd, block)) return;
       if (pause_.count() > 0) std::this_thread::sleep_for(pause_);
     }
   }
