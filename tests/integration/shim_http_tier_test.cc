@@ -5,7 +5,6 @@
 // single-flight); within a node, the node-local claim still holds. Hostile servers (floods without
 // end) cost a compile at most the tier's timeout and no memory past max-entry-size.
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -19,6 +18,7 @@
 
 #include "tests/support/flood_server.h"
 #include "tests/support/harness.h"
+#include "tests/support/measured_probe.h"
 #include "tests/support/nginx_server.h"
 #include "tests/support/test_certificates.h"
 
@@ -171,37 +171,12 @@ TEST_F(SharedHttpTier, EightProcessesOfTwoNodesShareTheTierExactly) {
   EXPECT_EQ(get(counters_of(node("c")), "misses"), 0) << "a third node was not served from the tier";
 }
 
-// A probe run under GNU time: its result (stderr without time's line), wall time and peak resident
-// memory.
-struct Measured {
-  ProcessResult result;
-  double seconds = 0;
-  std::uint64_t peak_bytes = 0;
-};
-
-Measured measured_probe(const std::string& node_dir, const std::string& remote) {
-  std::vector<std::string> argv = {"/usr/bin/time", "-f", "nvrtc-cache-test-time %e %M", NVRTC_PROBE_PATH};
-  argv.insert(argv.end(), kTierScenarios.begin(), kTierScenarios.end());
-  EnvVars env = node_env(node_dir, remote);
-  env["PROBE_INCLUDE_DIR"] = kIncludeDir;
-  Measured m;
-  m.result = run_process(argv, env);
-  const auto at = m.result.err.rfind("nvrtc-cache-test-time ");
-  if (at != std::string::npos) {
-    double kib = 0;
-    std::sscanf(m.result.err.c_str() + at, "nvrtc-cache-test-time %lf %lf", &m.seconds, &kib);
-    m.peak_bytes = static_cast<std::uint64_t>(kib) * 1024;
-    m.result.err.erase(at);
-  }
-  return m;
-}
-
 // Hostile HTTP servers (tests/support/flood_server.h: every connection flooded without end) against
 // whole compiles: every result is NVRTC's, the process ends well, it takes at most the tier's
 // timeout (1 s) + 1.5 s longer than against a closed port, and its peak memory is at most
 // max-entry-size (64 MiB) + 32 MiB above that run's.
 TEST_F(SharedHttpTier, HostileServersCostACompileItsTimeoutAtMostAndNoMemoryPastTheCap) {
-  if (access("/usr/bin/time", X_OK) != 0) GTEST_SKIP() << "GNU time (/usr/bin/time) is not installed";
+  if (!MeasuredRun::available()) GTEST_SKIP() << "GNU time (/usr/bin/time) is not installed";
   const std::string chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
   struct Case {
     const char* name;
@@ -219,7 +194,8 @@ TEST_F(SharedHttpTier, HostileServersCostACompileItsTimeoutAtMostAndNoMemoryPast
       {"endless chunked body", chunked, "10000\r\n" + std::string(0x10000, 'c') + "\r\n"},
   };
   const std::uint16_t closed = free_loopback_tcp_port();
-  const Measured base = measured_probe(node("base"), "http://127.0.0.1:" + std::to_string(closed) + "/cache");
+  const MeasuredRun base =
+      measured_probe(kTierScenarios, node_env(node("base"), "http://127.0.0.1:" + std::to_string(closed) + "/cache"));
   ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
   ASSERT_GT(base.peak_bytes, 0u) << "no measurement from /usr/bin/time";
   std::fprintf(stderr, "closed port: %.2f s, peak RSS %.1f MiB\n", base.seconds,
@@ -228,7 +204,8 @@ TEST_F(SharedHttpTier, HostileServersCostACompileItsTimeoutAtMostAndNoMemoryPast
   for (const Case& c : cases) {
     testing::FloodServer server(c.first, c.piece, c.pause);
     ASSERT_TRUE(server.ok());
-    const Measured m = measured_probe(node("n" + std::to_string(i++)), server.url("/cache"));
+    const MeasuredRun m =
+        measured_probe(kTierScenarios, node_env(node("n" + std::to_string(i++)), server.url("/cache")));
     std::fprintf(stderr, "%s: %.2f s (+%.2f), peak RSS %.1f MiB (%+.1f)\n", c.name, m.seconds, m.seconds - base.seconds,
                  static_cast<double>(m.peak_bytes) / (1 << 20),
                  (static_cast<double>(m.peak_bytes) - static_cast<double>(base.peak_bytes)) / (1 << 20));

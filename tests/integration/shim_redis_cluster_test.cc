@@ -2,15 +2,19 @@
 // (tests/support/redis_cluster.h): a cold node is served from the cluster byte for byte; 2 nodes x 8
 // processes compile one CUB kernel once through it (the claim and the value share a slot); and a
 // master killed between two runs leaves the next run exact and no slower than one timeout per
-// compile.
+// compile; a hostile node's 16 MB slot map costs a compile at most its timeout.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/support/flood_server.h"
 #include "tests/support/harness.h"
+#include "tests/support/measured_probe.h"
+#include "tests/support/nginx_server.h"
 #include "tests/support/redis_cluster.h"
 
 namespace nvrtc_cache {
@@ -90,6 +94,33 @@ TEST_F(ShimRedisCluster, AKilledMasterLeavesTheNextRunExact) {
   EXPECT_GT(get(cb, "tier.0.hits"), 0) << "the live masters still served their keys";
   // 4 compiles, each waiting at most one 300 ms timeout, plus the compiles themselves.
   EXPECT_LT(took, 4 * 300 + 10'000) << took << " ms";
+}
+
+// A hostile node (tests/support/flood_server.h) whose CLUSTER NODES reply is ~16 MB, one range
+// repeated: every result is NVRTC's, the process ends well, takes at most the tier's timeout (1 s)
+// + 1.5 s longer than against a closed port, and peaks at most max-entry-size + 32 MiB higher.
+TEST_F(ShimRedisCluster, AHugeSlotMapCostsACompileItsTimeoutAtMostAndNoMemory) {
+  if (!MeasuredRun::available()) GTEST_SKIP() << "GNU time (/usr/bin/time) is not installed";
+  std::string map = "0123456789abcdef0123456789abcdef01234567 127.0.0.1:1@2 myself,master - 0 0 1 connected";
+  while (map.size() < 16'000'000) map += " 0-16383";
+  map += "\n";
+  FloodServer node_of_16mb("$" + std::to_string(map.size()) + "\r\n" + map + "\r\n", "", {}, "\r\n");
+  ASSERT_TRUE(node_of_16mb.ok());
+  const std::uint16_t closed = free_loopback_tcp_port();
+  const MeasuredRun base =
+      measured_probe(kTierScenarios, node_env(node("base"), "redis+cluster://127.0.0.1:" + std::to_string(closed)));
+  ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
+  ASSERT_GT(base.peak_bytes, 0u) << "no measurement from /usr/bin/time";
+  const MeasuredRun m = measured_probe(
+      kTierScenarios, node_env(node("a"), "redis+cluster://127.0.0.1:" + std::to_string(node_of_16mb.port())));
+  std::fprintf(stderr, "closed port: %.2f s, %.1f MiB; 16 MB CLUSTER NODES: %.2f s, %.1f MiB\n", base.seconds,
+               static_cast<double>(base.peak_bytes) / (1 << 20), m.seconds,
+               static_cast<double>(m.peak_bytes) / (1 << 20));
+  EXPECT_EQ(m.result.exit_code, 0) << m.result.err;
+  EXPECT_TRUE(m.result.out == direct_->out) << "a result differs from NVRTC's";
+  EXPECT_LT(m.seconds, base.seconds + 1.0 + 1.5);
+  EXPECT_LT(m.peak_bytes, base.peak_bytes + (64u << 20) + (32u << 20));
+  EXPECT_GT(node_of_16mb.accepted(), 0) << "the tier never asked the node";
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
-// FloodServer: a hostile HTTP server on loopback (127.0.0.1) for the tests: each connection it
-// accepts gets its own thread, which reads the request's head, sends `first` once, then `piece`
-// again and again (`pause` apart; without one, 64 KiB of pieces per send), until the client closes the connection, the
-// server is destroyed or 30 s have passed. Plays interim-response floods, endless chunk extensions, bodies, headers and
-// trailers against the HTTP tier (tests/integration/http_tier_failures_test.cc) and whole compiles
-// (tests/integration/shim_http_tier_test.cc).
+// FloodServer: a hostile server on loopback (127.0.0.1) for the tests: each connection it accepts
+// gets its own thread, which reads the request (up to `request_end`), sends `first` once, then
+// `piece` again and again (`pause` apart; without one, 64 KiB of pieces per send, faster than the
+// client reads) until the client closes the connection, the server is destroyed or 30 s have passed;
+// an empty `piece` sends nothing more and holds the connection. Plays interim-response floods,
+// endless chunk extensions, bodies, headers and trailers against the HTTP tier
+// (tests/integration/http_tier_failures_test.cc) and whole compiles (shim_http_tier_test.cc), and
+// a Redis Cluster node's huge CLUSTER NODES reply (shim_redis_cluster_test.cc).
 // Contract: test-only, header-only, Linux; the destructor stops and joins every thread.
 #pragma once
 
@@ -27,8 +29,10 @@ namespace nvrtc_cache::testing {
 
 class FloodServer {
  public:
-  FloodServer(std::string first, std::string piece, std::chrono::microseconds pause = {})
-      : first_(std::move(first)), piece_(std::move(piece)), pause_(pause) {
+  // `request_end`: what ends the request read before `first` is sent ("\r\n" for a RESP command).
+  FloodServer(std::string first, std::string piece, std::chrono::microseconds pause = {},
+              std::string request_end = "\r\n\r\n")
+      : first_(std::move(first)), piece_(std::move(piece)), pause_(pause), request_end_(std::move(request_end)) {
     listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -84,7 +88,7 @@ class FloodServer {
   void serve(int fd) const {
     std::string head;
     char buffer[4096];
-    while (head.find("\r\n\r\n") == std::string::npos && !stopping_) {
+    while (head.find(request_end_) == std::string::npos && !stopping_) {
       pollfd p{fd, POLLIN, 0};
       if (poll(&p, 1, 20) <= 0) continue;
       const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
@@ -92,6 +96,10 @@ class FloodServer {
       head.append(buffer, static_cast<std::size_t>(n));
     }
     if (!send_all(fd, first_)) return;
+    while (piece_.empty() && !stopping_) {  // nothing more to send: hold the connection until it is closed
+      pollfd p{fd, POLLIN, 0};
+      if (poll(&p, 1, 20) > 0 && recv(fd, buffer, sizeof buffer, 0) <= 0) return;
+    }
     // Without a pause, pieces go out 64 KiB at a time: faster than the client reads, so its socket
     // never runs dry.
     std::string block = piece_;
@@ -105,6 +113,7 @@ class FloodServer {
 
   std::string first_, piece_;
   std::chrono::microseconds pause_;
+  std::string request_end_;
   int listener_ = -1;
   bool ok_ = false;
   std::uint16_t port_ = 0;
