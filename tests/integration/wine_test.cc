@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -879,7 +880,7 @@ struct Overlap {
   bool holder_held = false;    // the holder had the claim and was inside its compile
   bool waiter_waited = false;  // the waiter was seen waiting for it
   ProcessResult holder, waiter;
-  std::string waiter_log;
+  std::string waiter_log, holder_log;
   double go_to_waiter_exit_s = 0;  // from the holder's resumption (or end) to the waiter's exit
 };
 
@@ -891,12 +892,18 @@ class WineSingleFlight : public Wine {
     const std::string log = marks_.path() + "/waiter.log";
     std::ofstream(control).close();
     Overlap o;
+    std::atomic<bool> holder_ended{false};  // a holder that ended can no longer hold: stop waiting for it
     std::thread holder([&] {
+      EnvVars env = cache_env();
+      env["NVRTC_CACHE_LOG"] = "debug";
+      env["NVRTC_CACHE_LOG_FILE"] = windows_path(marks_.path() + "/holder.log");
       o.holder = run({exe, "claims:" + windows_path(cache_.path() + "/claims"),
                       holder_step + ":" + windows_path(control), program},
-                     cache_env());
+                     env);
+      holder_ended = true;
     });
-    o.holder_held = within(120, [&] { return fs::file_size(control) >= 1; });
+    within(120, [&] { return fs::file_size(control) >= 1 || holder_ended; });
+    o.holder_held = fs::file_size(control) >= 1;
     std::thread waiter;
     if (o.holder_held) {
       EnvVars env = cache_env();
@@ -912,6 +919,7 @@ class WineSingleFlight : public Wine {
     o.go_to_waiter_exit_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - go).count();
     holder.join();
     o.waiter_log = file_text(log);
+    o.holder_log = file_text(marks_.path() + "/holder.log");
     return o;
   }
 
@@ -934,7 +942,8 @@ TEST_F(WineSingleFlight, TwoColdProcessesCompileOnce) {
   const std::string direct = results_of(client(direct_client("first_hit_client"), {"fill:7"}).out)["fill:7"];
   ASSERT_FALSE(direct.empty());
   const Overlap o = overlap("hold", "fill:7");
-  ASSERT_TRUE(o.holder_held) << "the first process never held a claim inside its compile: " << o.holder.err;
+  ASSERT_TRUE(o.holder_held) << "the first process never held a claim inside its compile (exit " << o.holder.exit_code
+                             << "): " << o.holder.out << o.holder.err << o.holder_log;
   ASSERT_TRUE(o.waiter_waited) << "the second process did not wait for it: " << o.waiter_log << o.waiter.err;
   EXPECT_EQ(o.holder.exit_code, 0) << o.holder.err;
   EXPECT_EQ(o.waiter.exit_code, 0) << o.waiter.err;
@@ -956,7 +965,8 @@ TEST_F(WineSingleFlight, KilledHolderIsTakenOver) {
   const std::string direct = results_of(client(direct_client("first_hit_client"), {"fill:8"}).out)["fill:8"];
   ASSERT_FALSE(direct.empty());
   const Overlap o = overlap("die", "fill:8");
-  ASSERT_TRUE(o.holder_held) << "the first process never held a claim inside its compile: " << o.holder.err;
+  ASSERT_TRUE(o.holder_held) << "the first process never held a claim inside its compile (exit " << o.holder.exit_code
+                             << "): " << o.holder.out << o.holder.err << o.holder_log;
   ASSERT_TRUE(o.waiter_waited) << "the second process did not wait for it: " << o.waiter_log << o.waiter.err;
   EXPECT_EQ(o.holder.exit_code, 9) << "the holder was not ended holding its claim: " << o.holder.out;
   EXPECT_EQ(results_of(o.holder.out).count("fill:8"), 0u) << o.holder.out;
