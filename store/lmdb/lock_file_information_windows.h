@@ -8,9 +8,9 @@
  *   only while a handle on it is open, and LMDB's close closes its mutex handles before it releases
  *   its lock on lock.mdb: a process that opens the environment while the last other user is closing
  *   it finds the lock file in use (no initialisation: it opens by name) and the mutexes gone, and
- *   LMDB's own open then fails with ERROR_FILE_NOT_FOUND (seen in most opens of two processes opening
- *   and closing one environment in a loop under Wine, and as replay workers finding "the cache
- *   unavailable"). Creating it is safe: every process that uses the environment holds a handle on
+ *   LMDB's own open fails with ERROR_FILE_NOT_FOUND (a third or more of the opens of two processes
+ *   opening and closing one environment in a loop under Wine; a replay worker that then finds "the
+ *   cache unavailable"). Creating it is safe: every process that uses the environment holds a handle on
  *   both mutexes from its open to its close, so a name without a mutex means that no process holds
  *   or waits for it, and an unowned mutex under that name is the state it had; every later opener,
  *   by name, finds the one that exists.
