@@ -74,7 +74,6 @@ std::unique_ptr<CounterFile> CounterFile::open(const std::string& directory, boo
                                   : path + " is not a counters file of this version";
     return nullptr;
   }
-  if (!reserved) *problem = path + ": no space can be reserved for it (the filesystem is full); read, not counted into";
   note_counter_file_replaced();
   return std::unique_ptr<CounterFile>(new CounterFile(mapping, reserved));
 }
@@ -133,12 +132,6 @@ bool CounterFile::add(std::string_view name, std::int64_t delta) {
   if (delta == 0) return true;
   std::atomic<std::int64_t>* c = cell(name);
   return c != nullptr && add_to(c, delta);
-}
-
-bool CounterFile::add(const Counters& deltas) {
-  bool all = true;
-  for (const auto& [name, delta] : deltas) all = add(name, delta) && all;
-  return all;
 }
 
 Counters CounterFile::read() const {

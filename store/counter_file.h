@@ -69,7 +69,6 @@ class CounterFile {
   static bool counting_stopped() noexcept { return stopped_.load(std::memory_order_acquire); }
   // False when the add could not be made (see add_to()).
   bool add(std::string_view name, std::int64_t delta);
-  bool add(const Counters& deltas);
   // Every named counter that is not zero, duplicates summed; empty after a fault.
   Counters read() const;
   // Sets every counter to zero (counts made meanwhile may be kept or not); false after a fault.

@@ -17,7 +17,8 @@ namespace {
 bool reserve_space(int fd) {
 #ifdef __linux__
   if (::fallocate(fd, 0, 0, static_cast<off_t>(CounterFile::kFileSize)) == 0) return true;
-  // No fallocate on this filesystem (some network and FUSE ones): faults stay the guard's.
+  // No fallocate on this filesystem (some network and FUSE ones): a fault is left to the watch
+  // of the mapping (platform::watch_mapping).
   return errno == EOPNOTSUPP || errno == ENOSYS;
 #else
   return ::posix_fallocate(fd, 0, static_cast<off_t>(CounterFile::kFileSize)) == 0;
