@@ -9,6 +9,12 @@ shim_path() is the library to put in LD_PRELOAD yourself; proxy_dir() the direct
 libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 stand in for NVRTC's, nvJitLink's and libNVVM's
 (put it first on LD_LIBRARY_PATH).
 
+activate() puts the cache in front of the running interpreter's NVRTC, nvJitLink and libNVVM (call
+it before the first compile; `%load_ext nvrtc_cache` in Jupyter does the same):
+
+    import nvrtc_cache
+    nvrtc_cache.activate()
+
 ProgramCache is a cuda.core program cache (cuda.core.utils.ProgramCacheResource) in the same store,
 for programs that pass cache= to Program.compile rather than preload the shim:
 
@@ -23,7 +29,8 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parent
 
 __all__ = ["ProgramCache", "CacheError", "InvalidArgumentError", "cli_path", "shim_path", "proxy_dir",
-           "api_library_path", "main"]
+           "api_library_path", "main", "activate", "Activation", "ActivationWarning", "load_ipython_extension",
+           "unload_ipython_extension"]
 
 
 def __getattr__(name):
@@ -33,6 +40,10 @@ def __getattr__(name):
         from . import program_cache
 
         return getattr(program_cache, name)
+    if name in ("activate", "Activation", "ActivationWarning"):
+        from . import activation
+
+        return getattr(activation, name)
     raise AttributeError(f"module 'nvrtc_cache' has no attribute {name!r}")
 
 
@@ -58,3 +69,15 @@ def main() -> None:
         os.execv(cli, ["nvrtc-cache", *sys.argv[1:]])
     except OSError as error:
         sys.exit(f"nvrtc-cache: cannot run {cli}: {error.strerror}")
+
+
+def load_ipython_extension(ipython) -> None:
+    """`%load_ext nvrtc_cache` (IPython, Jupyter): activate() for the kernel, and say what it reached."""
+    from .activation import activate
+
+    print(activate())
+
+
+def unload_ipython_extension(ipython) -> None:
+    """`%unload_ext nvrtc_cache`: the proxies stay loaded (the stacks hold their functions)."""
+    print("nvrtc-cache: stays active until the kernel restarts (the loaded libraries cannot be unloaded)")

@@ -1,0 +1,120 @@
+"""nvrtc_cache.activate() in a plain interpreter, with the real stacks from PyPI (tests/integration/
+python_activate_test.cc runs each scenario in a fresh process and compares their outputs).
+
+    python activate.py plain      the stacks, no cache: the reference output
+    python activate.py activated  activate(), check that cuda.pathfinder, ctypes and dlopen by soname now
+                                  find the proxies, then the same stacks (same output expected)
+    python activate.py core       cuda.core's compiles alone, no cache: the reference for late and ipython
+    python activate.py late       NVRTC loaded first (cuda.bindings), then activate(): one
+                                  ActivationWarning naming it, nothing changed, then cuda.core's compiles
+    python activate.py where      the real libraries activate() would forward to, one per line
+    python activate.py pathfinder the libraries cuda.pathfinder loads without the cache, one per line
+    python activate.py ipython    %load_ext nvrtc_cache's entry point, then a compile
+
+The stacks: cuda.core (C++ to CUBIN and LTO-IR with name expressions; LTO-IR linked by cuda.core's
+Linker through nvJitLink; NVVM IR to PTX through libNVVM), CuPy's compile_using_nvrtc (cupy-cuda13x)
+and numba-cuda (an NVRTC LTO-IR compile and cuda.compile_ptx, which goes through libNVVM). Nothing
+here needs a GPU.
+"""
+import ctypes
+import os
+import sys
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jit_stacks  # noqa: E402
+import link_stacks  # noqa: E402
+import nvvm_stacks  # noqa: E402
+
+LIBNAMES = ("nvrtc", "nvJitLink", "nvvm")  # cuda.pathfinder's names
+
+
+def stacks():
+    jit_stacks.run_core()
+    link_stacks.run_pipeline()
+    jit_stacks.run_cupy_kernels()
+    jit_stacks.run_numba()
+    nvvm_stacks.run_numba()
+    sys.stdout.flush()
+
+
+def fail(message):
+    sys.exit(f"activate.py: {message}")
+
+
+def run_activated():
+    import nvrtc_cache
+    from cuda.pathfinder import load_nvidia_dynamic_lib
+
+    state = nvrtc_cache.activate()
+    print(state, file=sys.stderr)
+    if not state.active or sorted(state.reached) != ["NVRTC", "libNVVM", "nvJitLink"]:
+        fail(f"not everything reached:\n{state}")
+    if nvrtc_cache.activate() is not state:
+        fail("a second activate() did not return the first one's result")
+    proxy = os.path.realpath(nvrtc_cache.proxy_dir())
+    for libname in LIBNAMES:
+        loaded = load_nvidia_dynamic_lib(libname)
+        if os.path.dirname(os.path.realpath(loaded.abs_path)) != proxy:
+            fail(f"cuda.pathfinder loaded {libname} from {loaded.abs_path} ({loaded.found_via}), not the proxy")
+    # By soname, as CuPy 13, PyTorch and jitify load it: the proxy core (it has the stand-ins' table).
+    if not hasattr(ctypes.CDLL("libnvrtc.so.13"), "nvrtc_cache_proxy_entries"):
+        fail("ctypes.CDLL('libnvrtc.so.13') is not the proxy")
+    stacks()
+
+
+def run_late():
+    from cuda.bindings import nvrtc
+
+    err, major, minor = nvrtc.nvrtcVersion()  # cuda.pathfinder loads the real NVRTC here
+    import nvrtc_cache
+    from nvrtc_cache.activation import ActivationWarning, loaded_objects
+
+    before_env = dict(os.environ)
+    before_objects = loaded_objects()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        state = nvrtc_cache.activate()
+    said = [str(w.message) for w in caught if issubclass(w.category, ActivationWarning)]
+    if len(said) != 1 or "NVRTC (" not in said[0] or "not cached" not in said[0] or "nothing was changed" not in said[0]:
+        fail(f"expected one warning naming NVRTC, got {said}")
+    if state.active or state.reached:
+        fail(f"activate() after NVRTC was loaded claims to be active:\n{state}")
+    if dict(os.environ) != before_env or loaded_objects() != before_objects:
+        fail("activate() after NVRTC was loaded changed the environment or loaded something")
+    print(said[0], file=sys.stderr)
+    jit_stacks.run_core()
+
+
+def run_where():
+    from nvrtc_cache.activation import LIBRARIES, find_real_library
+
+    for library in LIBRARIES:
+        found = find_real_library(library)
+        print(os.path.realpath(found[0]) if found else "none")
+
+
+def run_pathfinder():
+    from cuda.pathfinder import load_nvidia_dynamic_lib
+
+    for libname in LIBNAMES:
+        print(os.path.realpath(load_nvidia_dynamic_lib(libname).abs_path))
+
+
+def run_ipython():
+    import io
+    from contextlib import redirect_stdout
+
+    import nvrtc_cache
+
+    shown = io.StringIO()
+    with redirect_stdout(shown):
+        nvrtc_cache.load_ipython_extension(None)
+    if "active in this interpreter" not in shown.getvalue():
+        fail(f"%load_ext nvrtc_cache said: {shown.getvalue()}")
+    jit_stacks.run_core()
+
+
+if __name__ == "__main__":
+    {"plain": stacks, "core": jit_stacks.run_core, "activated": run_activated, "late": run_late, "where": run_where,
+     "pathfinder": run_pathfinder, "ipython": run_ipython}[sys.argv[1]]()
