@@ -32,6 +32,7 @@
 #include "tools/commands.h"
 #include "tools/doctor.h"
 #include "tools/install_paths.h"
+#include "tools/real_libraries.h"
 #include "tools/open_cache.h"
 
 extern char** environ;
@@ -114,7 +115,7 @@ struct NvrtcFound {
 
 // The NVRTC the dynamic loader finds by soname: path, version, build-id; one line, the check's
 // verdict. `required`: a library that cannot be loaded fails (else warns).
-NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required) {
+NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required, const std::string& found_via) {
   NvrtcFound found;
   void* handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
   if (handle == nullptr) {
@@ -125,10 +126,9 @@ NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required) 
     found.broken = true;
     report.add(required ? Severity::kFail : Severity::kWarn, "NVRTC",
                fmt::format("{} cannot be loaded: {}{}. Replace or remove it, or put the directory of a working "
-                           "{} first on LD_LIBRARY_PATH (e.g. {}); for run --proxy, NVRTC_CACHE_REAL_NVRTC names "
-                           "the library",
-                           soname, why, first.empty() ? "" : " (the loader found " + first + " first)", soname,
-                           std::filesystem::path(NVRTC_CACHE_TOOLKIT_NVRTC).parent_path().string()));
+                           "{} first on LD_LIBRARY_PATH; NVRTC_CACHE_REAL_NVRTC names the library for run --proxy "
+                           "and doctor",
+                           soname, why, first.empty() ? "" : " (the loader found " + first + " first)", soname));
     return found;
   }
   std::string path = soname;
@@ -160,8 +160,8 @@ NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required) 
                            major, minor, path, fmt::join(unknown, ", ")));
   } else {
     report.add(Severity::kOk, "NVRTC",
-               fmt::format("{} -> {} (NVRTC {}.{}, build-id {})", soname, path, major, minor,
-                           build_id.empty() ? "unknown" : build_id.substr(0, 16)));
+               fmt::format("{} (NVRTC {}.{}, build-id {}, found in {})", path, major, minor,
+                           build_id.empty() ? "unknown" : build_id.substr(0, 16), found_via));
   }
   return found;
 }
@@ -215,9 +215,8 @@ void check_sample_compile(DoctorReport& report, const std::string& shim, const s
   runs.warm = run_capturing({self, "__sample-compile", nvrtc}, env);
   report_sample_compile(report, runs, scratch + "/cache",
                         {"the shim", "nvrtc-cache run",
-                         fmt::format("Put the directory of a working libnvrtc.so.13 first on LD_LIBRARY_PATH (e.g. "
-                                     "{}), or set NVRTC_CACHE_REAL_NVRTC for run --proxy",
-                                     std::filesystem::path(NVRTC_CACHE_TOOLKIT_NVRTC).parent_path().string())});
+                         "Put the directory of a working libnvrtc.so.13 first on LD_LIBRARY_PATH, or set "
+                         "NVRTC_CACHE_REAL_NVRTC"});
   std::error_code ignored;
   std::filesystem::remove_all(scratch, ignored);
 }
@@ -246,24 +245,25 @@ int doctor(bool skip_sample) {
                  missing + " missing: `nvrtc-cache run --proxy` will not cache nvJitLink links or NVVM compiles");
     }
   }
-  const NvrtcFound nvrtc = check_nvrtc(report, "libnvrtc.so.13", true);
-  std::string sample_library = nvrtc.path.value_or("");
-  if (!nvrtc.path && !nvrtc.broken) {
-    if (::stat(NVRTC_CACHE_TOOLKIT_NVRTC, &st) == 0) {
-      sample_library = NVRTC_CACHE_TOOLKIT_NVRTC;
-      report.add(Severity::kNote, "NVRTC",
-                 fmt::format("libnvrtc.so.13 is not on the library path (programs that bring their own, like pip "
-                             "wheels, are still served; the sample compile uses {})",
-                             sample_library));
-    } else {
-      report.add(Severity::kFail, "NVRTC",
-                 fmt::format("no libnvrtc.so.13 on the library path, nor at {}: nothing can compile. Put the "
-                             "directory of libnvrtc.so.13 on LD_LIBRARY_PATH (or NVRTC_CACHE_REAL_NVRTC for run "
-                             "--proxy)",
-                             NVRTC_CACHE_TOOLKIT_NVRTC));
-    }
+  // The NVRTC a program's stack would load (tools/real_libraries.h: cuda.pathfinder's order).
+  std::string sample_library;
+  if (const auto found = real_library(shim::interpose::RealLibrary::kNvrtc)) {
+    const NvrtcFound nvrtc = check_nvrtc(report, found->path.c_str(), true, found->found_via);
+    sample_library = nvrtc.path.value_or("");
+  } else {
+    report.add(Severity::kFail, "NVRTC",
+               "no libnvrtc.so.13 or .12 found (the interpreter's nvidia-cuda-nvrtc wheel, CONDA_PREFIX, the "
+               "loader's directories, CUDA_PATH/CUDA_HOME, /usr/local/cuda): nothing can compile. Install "
+               "nvidia-cuda-nvrtc, or set NVRTC_CACHE_REAL_NVRTC");
   }
-  check_nvrtc(report, "libnvrtc.so.12", false);
+  for (const auto library : {shim::interpose::RealLibrary::kNvJitLink, shim::interpose::RealLibrary::kNvvm}) {
+    const auto found = real_library(library);
+    report.add(found ? Severity::kOk : Severity::kNote, shim::interpose::library_name(library),
+               found ? fmt::format("{} (found in {})", found->path, found->found_via)
+                     : std::string("none found: links and NVVM compiles of programs that bring their own are "
+                                   "still served"));
+  }
+  check_nvrtc(report, "libnvrtc.so.12", false, "the loader's search");
   check_cache_directory(report, config);
   check_tiers(config, report);
   if (skip_sample) {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #include "core/log.h"
@@ -10,20 +11,77 @@
 #include "shim/interpose/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {
+namespace {
+
+// The directory this proxy (and its stand-ins) lives in: never a real library's.
+std::string own_directory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || info.dli_fname == nullptr) return "";
+  const std::string self = info.dli_fname;
+  const auto slash = self.find_last_of('/');
+  return slash == std::string::npos ? "" : self.substr(0, slash);
+}
+
+struct Searched {
+  std::once_flag once;
+  std::string path;
+  std::string found_via;
+};
+
+Searched& searched(RealLibrary library) {
+  static Searched each[3];
+  return each[static_cast<int>(library)];
+}
+
+}  // namespace
+
+std::string proxied_library_path(const ProxiedLibrary& library) {
+  const char* configured = std::getenv(override_variable(library.library));
+  if (configured && *configured) return configured;
+  Searched& result = searched(library.library);
+  std::call_once(result.once, [&] {
+    try {
+      SearchRoots roots = roots_of_this_process();
+      roots.skip_dirs.push_back(own_directory());
+      LibrarySpec spec = spec_of(library.library);
+      spec.sonames = {library.soname};
+      if (auto found = find_library(spec, roots)) {
+        result.path = found->path;
+        result.found_via = found->found_via;
+        core::log_once(core::LogLevel::kInfo, std::string("proxy-real-") + library_name(library.library),
+                       std::string("proxy: the real ") + library_name(library.library) + " is " + result.path +
+                           " (found in " + result.found_via + ")");
+      }
+    } catch (...) {
+    }
+  });
+  return result.path;
+}
 
 void* open_proxied_library(const ProxiedLibrary& library) {
   const platform::ErrnoGuard errno_guard;
-  const char* configured = std::getenv(library.variable);
-  const char* path = configured && *configured ? configured : library.fallback;
+  const char* what = library_name(library.library);
+  std::string path;
+  try {
+    path = proxied_library_path(library);
+  } catch (...) {
+    return nullptr;
+  }
   // dlopen of a library already open only takes a reference: each caller may open it.
-  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void* handle = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     try {
-      const char* error = dlerror();
-      core::log_once(core::LogLevel::kError, std::string("proxy-no-real-") + library.what,
-                     std::string("proxy: cannot load the real ") + library.what + " (" + path + ", " +
-                         (configured && *configured ? library.variable : "the toolkit's") +
-                         "): " + (error ? error : "unknown error") + "; its calls fail as " + library.what + " fails");
+      const char* error = path.empty() ? nullptr : dlerror();
+      const char* variable = override_variable(library.library);
+      const char* configured = std::getenv(variable);
+      core::log_once(core::LogLevel::kError, std::string("proxy-no-real-") + what,
+                     path.empty()
+                         ? std::string("proxy: no real ") + library.soname + " found (the interpreter's wheels, "
+                               "CONDA_PREFIX, the loader's directories, CUDA_PATH/CUDA_HOME, /usr/local/cuda); set " +
+                               variable + "; its calls fail as " + what + " fails"
+                         : std::string("proxy: cannot load the real ") + what + " (" + path + ", " +
+                               (configured && *configured ? variable : "found by the search") +
+                               "): " + (error ? error : "unknown error") + "; its calls fail as " + what + " fails");
     } catch (...) {
     }
   }

@@ -21,6 +21,7 @@
 #include "platform/fork_locks.h"
 #include "shim/interpose/library_identity.h"
 #include "shim/interpose/loaded_object.h"
+#include "shim/interpose/proxied_library.h"
 #include "shim/interpose/wrapper_body.h"
 
 namespace nvrtc_cache::shim::interpose {
@@ -63,11 +64,9 @@ struct Probe {
 
 #ifdef NVRTC_CACHE_PROXY
 // Proxy mode: this library stands in for libnvrtc.so.13; the real one is opened by absolute path
-// ($NVRTC_CACHE_REAL_NVRTC, else the toolkit's library this proxy was built against), RTLD_LOCAL.
+// ($NVRTC_CACHE_REAL_NVRTC, else the run-time search's: shim/interpose/proxied_library.h), RTLD_LOCAL.
 Probe proxied_library_version_fn() {
-  const char* configured = std::getenv("NVRTC_CACHE_REAL_NVRTC");
-  const char* path = configured && *configured ? configured : NVRTC_CACHE_REAL_NVRTC_PATH;
-  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void* library = open_proxied_library(kProxiedNvrtc);
   if (library == nullptr) return {};
   for (const char* node : kVersionNodes) {
     if (void* fn = dlvsym(library, "nvrtcVersion", node)) return {fn, node};
