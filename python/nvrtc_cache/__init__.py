@@ -1,6 +1,8 @@
 """nvrtc-cache: a drop-in cache for NVIDIA's runtime compiler (NVRTC).
 
-The package carries the `nvrtc-cache` command, the shim it preloads and the proxy library:
+The wheel installs the `nvrtc-cache` command (the native executable, on PATH), the shim it preloads
+and the proxy library under the environment's prefix (bin/, lib/); `python -m nvrtc_cache` runs the
+same command:
 
     $ nvrtc-cache run -- python train.py
     $ nvrtc-cache stats
@@ -22,9 +24,11 @@ for programs that pass cache= to Program.compile rather than preload the shim:
         program.compile("cubin", cache=cache)
 """
 
-import os
-import sys
 from pathlib import Path
+
+# Where pip put the command, the shim and the proxy (the wheel's data, under the install prefix), and
+# `python -m nvrtc_cache`'s launcher.
+from ._install import cli_path, main, proxy_dir, shim_path
 
 _ROOT = Path(__file__).resolve().parent
 
@@ -34,8 +38,8 @@ __all__ = ["ProgramCache", "CacheError", "InvalidArgumentError", "cli_path", "sh
 
 
 def __getattr__(name):
-    # The backend is imported on first use: `nvrtc-cache` (the console script) never loads ctypes,
-    # cuda.core or the C API library.
+    # The backend is imported on first use: `python -m nvrtc_cache` never loads ctypes, cuda.core or
+    # the C API library.
     if name in ("ProgramCache", "CacheError", "InvalidArgumentError", "api_library_path"):
         from . import program_cache
 
@@ -45,30 +49,6 @@ def __getattr__(name):
 
         return getattr(activation, name)
     raise AttributeError(f"module 'nvrtc_cache' has no attribute {name!r}")
-
-
-def cli_path() -> str:
-    """The nvrtc-cache executable inside this package."""
-    return str(_ROOT / "bin" / "nvrtc-cache")
-
-
-def shim_path() -> str:
-    """The preloadable shim, libnvrtc-cache.so."""
-    return str(_ROOT / "lib" / "libnvrtc-cache.so")
-
-
-def proxy_dir() -> str:
-    """The directory holding the proxy libnvrtc.so.13 and its stand-ins libnvJitLink.so.13 and libnvvm.so.4."""
-    return str(_ROOT / "lib" / "nvrtc-cache" / "proxy")
-
-
-def main() -> None:
-    """The `nvrtc-cache` console script: runs the bundled executable with this process's arguments."""
-    cli = cli_path()
-    try:
-        os.execv(cli, ["nvrtc-cache", *sys.argv[1:]])
-    except OSError as error:
-        sys.exit(f"nvrtc-cache: cannot run {cli}: {error.strerror}")
 
 
 def load_ipython_extension(ipython) -> None:

@@ -1,6 +1,6 @@
 """nvrtc_cache.ProgramCache: a cuda.core program cache (``cuda.core.utils.ProgramCacheResource``)
 kept in nvrtc-cache's store, through its C API (``include/nvrtc_cache.h``, ``libnvrtc-cache-api.so.1``
-in this package's ``lib/``, loaded with ctypes: nothing is compiled against this Python).
+in the install prefix's ``lib/``, loaded with ctypes: nothing is compiled against this Python).
 
     from cuda.core import Program, ProgramOptions
     import nvrtc_cache
@@ -103,11 +103,13 @@ class _Stats(ctypes.Structure):
 
 def api_library_path() -> str:
     """The C API library this package loads: $NVRTC_CACHE_API_LIBRARY if set (a build tree's), else
-    the one inside the package."""
+    the one the wheel installed (<prefix>/lib/libnvrtc-cache-api.so.1)."""
     override = os.environ.get("NVRTC_CACHE_API_LIBRARY")
     if override:
         return override
-    return str(Path(__file__).resolve().parent / "lib" / "libnvrtc-cache-api.so.1")
+    from ._install import api_library_path as installed
+
+    return installed()
 
 
 _library = None
