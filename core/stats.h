@@ -48,11 +48,13 @@ namespace nvrtc_cache::core {
 #define NVRTC_CACHE_REASON_COUNTERS(X)                                                                           \
   X(uncacheable_time, "uncacheable.time", "__TIME__ or __TIMESTAMP__ is used")                                   \
   X(uncacheable_side_effect_option, "uncacheable.side_effect_option",                                            \
-    "an option with side effects (--time, --fdevice-time-trace, PCH options)")                                   \
+    "an option with side effects (--time, --fdevice-time-trace, -pch, --create-pch, --use-pch)")                 \
   X(uncacheable_unknown_option, "uncacheable.unknown_option",                                                    \
     "an option this build does not know for that NVRTC (it could add an output or a side effect)")               \
   X(uncacheable_unknown_function, "uncacheable.unknown_function",                                                \
     "the NVRTC exports a function this build does not know (a newer NVRTC)")                                     \
+  X(uncacheable_unsupported_version, "uncacheable.unsupported_version",                                          \
+    "an NVRTC older than 12.0 (11.x), passed through untouched")                                                 \
   X(uncacheable_flow_callback, "uncacheable.flow_callback", "the program has a flow callback")                   \
   X(uncacheable_inputs, "uncacheable.inputs_not_captured",                                                       \
     "inputs that could not be captured (NULL headers or options, __nvrtcCPEx)")                                  \

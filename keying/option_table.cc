@@ -48,19 +48,27 @@ constexpr std::array kOptions = {
     KnownOption{"frandom-seed", "", kRequired, kPlain, k12},
     KnownOption{"define-macro", "D", kAttached, kPlain, k12},
     KnownOption{"undefine-macro", "U", kAttached, kPlain, k12},
-    KnownOption{"include-path", "I", kAttached, kPlain, k12},              // the files read are dependencies
-    KnownOption{"use-bundled-headers", "", kRequired, kSideEffect, k135},  // installs headers into a directory
+    KnownOption{"include-path", "I", kAttached, kPlain, k12},  // the files read are dependencies
+    // Installs the bundled headers into its directory unless NVRTC's version marker there says they
+    // are (then adds -I<dir> -I<dir>/cccl): the shim does the install itself, the headers read are
+    // dependencies (shim/bundled_headers.h).
+    KnownOption{"use-bundled-headers", "", kEquals, kBundledHeaders, k135},
     KnownOption{"pre-include", "include", kRequired, kPlain, k12},
     KnownOption{"no-source-include", "", kNone, kPlain, k12},
     KnownOption{"std", "", kRequired, kPlain, k12},
     KnownOption{"builtin-move-forward", "", kRequired, kPlain, k12},
     KnownOption{"builtin-initializer-list", "", kRequired, kPlain, k12},
+    // PCH, measured with 13.5 (docs/nvrtc-versions.md): -pch lists the PCH directory and writes (then
+    // removes) a PCH file there; --create-pch writes its file; --use-pch reads its file and creates a
+    // temporary file, and a PCH made by another process (another heap address) is refused with a
+    // warning: each has side effects. --pch-dir, --pch-verbose and --pch-messages alone change
+    // nothing (the same outputs, no file written); with -pch they come with a side effect anyway.
     KnownOption{"pch", "", kNone, kSideEffect, k12},
     KnownOption{"create-pch", "", kRequired, kSideEffect, k12},
     KnownOption{"use-pch", "", kRequired, kSideEffect, k12},
-    KnownOption{"pch-dir", "", kRequired, kSideEffect, k12},
-    KnownOption{"pch-verbose", "", kRequired, kSideEffect, k12},
-    KnownOption{"pch-messages", "", kRequired, kSideEffect, k12},
+    KnownOption{"pch-dir", "", kRequired, kPlain, k12},
+    KnownOption{"pch-verbose", "", kRequired, kPlain, k12},
+    KnownOption{"pch-messages", "", kRequired, kPlain, k12},
     KnownOption{"instantiate-templates-in-pch", "", kRequired, kPlain, k12},
     KnownOption{"disable-warnings", "w", kNone, kPlain, k12},
     KnownOption{"Wreorder", "", kNone, kPlain, k135},
@@ -108,6 +116,7 @@ Parsed parse(std::string_view option, NvrtcVersion version) {
     if (name == known.long_name || (!known.short_name.empty() && name == known.short_name)) {
       const bool attached = equals != std::string_view::npos;
       if (known.value == kNone && attached) return {};  // "--restrict=1": not an option NVRTC documents
+      if (known.value == kEquals && (!attached || !option.starts_with("--") || equals + 1 == body.size())) return {};
       return {&known, attached};
     }
   }
@@ -132,6 +141,9 @@ void scan_into(OptionScan& scan, std::span<const std::string_view> options, Nvrt
     }
     if (parsed.known->effect == kSideEffect && !scan.side_effect) scan.side_effect = std::string(options[i]);
     if (parsed.known->effect == kExtraOutput) scan.extra_output = true;
+    if (parsed.known->effect == kBundledHeaders) {
+      scan.bundled_headers.emplace_back(options[i].substr(options[i].find('=') + 1));
+    }
     if (parsed.known->value != kNone && !parsed.value_attached && i + 1 < options.size()) {
       // The next option is this one's value ("-arch sm_80", "-Xptxas -v"), unless it is itself an
       // option with a side effect: then it counts as one (the cache never guesses which NVRTC took).

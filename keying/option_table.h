@@ -21,16 +21,18 @@
 namespace nvrtc_cache::keying {
 
 enum class OptionEffect : std::uint8_t {
-  kPlain,        // changes only the outputs (keyed with every option)
-  kPaths,        // embeds the working directory or file paths in outputs (keying/working_directory_rule.h)
-  kExtraOutput,  // adds an output kind the shim captures (LTO-IR, OptiX-IR, Tile IR)
-  kSideEffect,   // reads or writes files beyond the compile's inputs (PCH, time traces, header installs)
+  kPlain,           // changes only the outputs (keyed with every option)
+  kPaths,           // embeds the working directory or file paths in outputs (keying/working_directory_rule.h)
+  kExtraOutput,     // adds an output kind the shim captures (LTO-IR, OptiX-IR, Tile IR)
+  kBundledHeaders,  // installs NVRTC's bundled headers into its value, a directory (shim/bundled_headers.h)
+  kSideEffect,      // writes files, or depends on the process (PCH, time traces)
 };
 
 enum class OptionValue : std::uint8_t {
   kNone,      // a flag: "--restrict"
   kRequired,  // "--name=value", or the next option is its value ("-arch sm_80")
   kAttached,  // as kRequired, or attached to a one-letter short name ("-DNAME", "-I/dir")
+  kEquals,    // only as "--name=value" (NVRTC 13.5 rejects "--use-bundled-headers" and "-use-bundled-headers=d")
 };
 
 struct NvrtcVersion {
@@ -56,9 +58,10 @@ std::size_t known_option_count(NvrtcVersion version);
 
 // What an option list asks of an NVRTC of `version`.
 struct OptionScan {
-  std::optional<std::string> unknown;      // the first option the table does not know for it
-  std::optional<std::string> side_effect;  // the first option with a side effect
-  bool extra_output = false;               // some option adds an output kind
+  std::optional<std::string> unknown;        // the first option the table does not know for it
+  std::optional<std::string> side_effect;    // the first option with a side effect
+  bool extra_output = false;                 // some option adds an output kind
+  std::vector<std::string> bundled_headers;  // the directories --use-bundled-headers= names, in order
 };
 
 OptionScan scan_options(std::span<const std::string_view> options, NvrtcVersion version);

@@ -37,6 +37,7 @@ constexpr OptionFamily kKnownOptions[] = {
     {"include-path", true, Effect::kNone},
     {"include", true, Effect::kNone},
     {"pre-include", true, Effect::kNone},
+    {"use-bundled-headers", true, Effect::kNone},  // -I<dir> -I<dir>/cccl, the headers installed there
     {"rdc", true, Effect::kNone},
     {"relocatable-device-code", true, Effect::kNone},
     {"dc", false, Effect::kNone},

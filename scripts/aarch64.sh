@@ -81,7 +81,7 @@ runner="$qemu -L $run_root"
 export QEMU_LD_PREFIX="$run_root"
 export NVRTC_CACHE_TEST_RUNNER="$runner"
 # The Python JIT stacks and NVRTC wheels of .venv are x86-64: those tests skip here.
-unset NVRTC_CACHE_REQUIRE_PYPI NVRTC_CACHE_TEST_PYTHON NVRTC_CACHE_TEST_NVRTC12 NVRTC_CACHE_TEST_NVRTC13
+unset NVRTC_CACHE_REQUIRE_PYPI NVRTC_CACHE_TEST_PYTHON NVRTC_CACHE_TEST_NVRTC11 NVRTC_CACHE_TEST_NVRTC12 NVRTC_CACHE_TEST_NVRTC13
 # The aarch64 NVRTC finds libnvrtc-builtins beside itself through the library path.
 export LD_LIBRARY_PATH="$nvrtc_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes (or reuses) .venv with the real Python JIT stacks the tests drive through the shim:
 # cuda-core, cuda-bindings, CuPy, numba-cuda, the NVRTC 13 and nvJitLink 13 wheels they prefer (loaded by absolute path), and the NVRTC
-# 12 wheel for the two-majors test (both wheels also for the corpus of every NVRTC version), and, apart
+# 12 wheel for the two-majors test (both wheels also for the corpus of every NVRTC version), the NVRTC
+# 11.8 wheel (in cu11/, for the test that 11.x passes through uncached), and, apart
 # from the stacks' own packages (in cu12/, a directory no Python stack searches), nvJitLink 12 and
 # libNVVM from CUDA 12 (nvidia-nvjitlink-cu12, nvidia-cuda-nvcc-cu12; 12.9, as the NVRTC 12 wheel,
 # whose LTO-IR nvJitLink 12.9 links); for the benchmark suite (scripts/bench_suite.sh), the nvidia-cutlass
@@ -30,6 +31,13 @@ if [ ! -e "$cu12/nvidia/nvjitlink/lib/libnvJitLink.so.12" ] || [ ! -e "$cu12/nvi
     'nvidia-nvjitlink-cu12==12.9.*' 'nvidia-cuda-nvcc-cu12==12.9.*' >&2 ||
     echo "python_env: nvidia-nvjitlink-cu12 / nvidia-cuda-nvcc-cu12 not installed; their tests will skip" >&2
 fi
+# NVRTC 11.8 (nvidia-cuda-nvrtc-cu11), apart too (cu11/): the test that 11.x passes through uncached.
+cu11="$venv/cu11"
+if [ ! -e "$cu11/nvidia/cuda_nvrtc/lib/libnvrtc.so.11.2" ]; then
+  timeout 600 "$venv/bin/pip" install -q --disable-pip-version-check --no-deps --upgrade --target "$cu11" \
+    'nvidia-cuda-nvrtc-cu11==11.8.*' >&2 ||
+    echo "python_env: nvidia-cuda-nvrtc-cu11 not installed; its test will skip" >&2
+fi
 echo "export NVRTC_CACHE_TEST_PYTHON=$PWD/$venv/bin/python"
 nvrtc12=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 2>/dev/null | head -1)
 [ -n "$nvrtc12" ] && echo "export NVRTC_CACHE_TEST_NVRTC12=$nvrtc12"
@@ -37,6 +45,8 @@ nvrtc13=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so
 [ -n "$nvrtc13" ] && echo "export NVRTC_CACHE_TEST_NVRTC13=$nvrtc13"
 nvjitlink13=$(ls "$PWD/$venv"/lib/python3*/site-packages/nvidia/cu13/lib/libnvJitLink.so.13 2>/dev/null | head -1)
 [ -n "$nvjitlink13" ] && echo "export NVRTC_CACHE_TEST_NVJITLINK13=$nvjitlink13"
+[ -e "$PWD/$cu11/nvidia/cuda_nvrtc/lib/libnvrtc.so.11.2" ] &&
+  echo "export NVRTC_CACHE_TEST_NVRTC11=$PWD/$cu11/nvidia/cuda_nvrtc/lib/libnvrtc.so.11.2"
 [ -e "$PWD/$cu12/nvidia/nvjitlink/lib/libnvJitLink.so.12" ] &&
   echo "export NVRTC_CACHE_TEST_NVJITLINK12=$PWD/$cu12/nvidia/nvjitlink/lib/libnvJitLink.so.12"
 [ -e "$PWD/$cu12/nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so" ] &&

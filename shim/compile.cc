@@ -21,6 +21,7 @@
 #include "direct/dependencies.h"
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
+#include "shim/bundled_headers.h"
 #include "shim/capture.h"
 #include "shim/compile_lifecycle.h"
 #include "shim/compile_steps.h"
@@ -170,10 +171,21 @@ class LinuxCompileHost final : public CompileHost {
     } else {
       std::optional<direct::ProgramNameScan> name_scan;
       if (!record.inputs.program_directory_in_key) name_scan.emplace(program_name_scan_of(record.inputs));
+      std::vector<direct::Observation> observations = watch::observations_of(watch);
+      std::vector<const char*> options;
+      for (const std::string& option : record.inputs.options) options.push_back(option.c_str());
+      const std::vector<std::string> bundled =
+          bundled_header_directories(static_cast<int>(options.size()), options.data(),
+                                     environment_variable("NVRTC_APPEND_FLAGS"), record.inputs.library);
+      if (!bundled.empty()) {  // the install check's lock and marker (shim/bundled_headers.h)
+        std::erase_if(observations, [&](const direct::Observation& o) {
+          return o.kind != direct::ObservationKind::kGetenv && is_bundled_headers_bookkeeping(o.subject, bundled);
+        });
+      }
       dependencies = direct::record_dependencies(
-          watch::observations_of(watch), record.inputs.working_directory, start_realtime_ns,
-          time_macros_in(record.inputs), variables_always_recorded(record.inputs.library),
-          record.inputs.working_directory_use, *platform::Env::system(), name_scan ? &*name_scan : nullptr);
+          observations, record.inputs.working_directory, start_realtime_ns, time_macros_in(record.inputs),
+          variables_always_recorded(record.inputs.library), record.inputs.working_directory_use,
+          *platform::Env::system(), name_scan ? &*name_scan : nullptr);
       if (name_scan) dependencies.reveals_program_name = name_scan->reveals_program_name();
       if (dependencies.set) variables_seen().add(*dependencies.set);
     }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/log.h"
+#include "shim/bundled_headers.h"
 #include "keying/program_name_rule.h"
 
 namespace nvrtc_cache::shim {
@@ -33,6 +34,11 @@ void log_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& re
   if (why.reason == core::Counter::uncacheable_unknown_option) {
     core::log_once(core::LogLevel::kInfo, "unknown-option:" + why.why,
                    "not caching compiles with an option this build does not know: " + why.why);
+  } else if (why.reason == core::Counter::uncacheable_unsupported_version) {
+    core::log_once(core::LogLevel::kWarn, "unsupported-version:" + real.identity.build_id,
+                   "NVRTC " + std::to_string(real.identity.major) + "." + std::to_string(real.identity.minor) +
+                       " is not cached (the cache supports NVRTC 12.0 and newer); its compiles are passed "
+                       "through untouched");
   } else if (why.reason == core::Counter::uncacheable_unknown_function) {
     std::string names;
     for (const std::string& name : real.unknown_functions) names += (names.empty() ? "" : ", ") + name;
@@ -214,6 +220,16 @@ nvrtcResult compile_program(CompileHost& host, const interpose::RealNvrtc& real,
         reason_not_cacheable(real, record, num_options, options,
                              append_flags ? std::optional<std::string_view>(*append_flags) : std::nullopt);
     if (!why_not) why_not = host.platform_reason_not_cacheable();
+    if (!why_not) {
+      // --use-bundled-headers=DIR: its install is made here, hit or miss (shim/bundled_headers.h).
+      const std::vector<std::string> bundled =
+          bundled_header_directories(num_options, options, append_flags, record.inputs.library);
+      if (!bundled.empty()) {
+        if (std::optional<std::string> failed = ensure_bundled_headers(real, bundled)) {
+          why_not = NotCacheable{std::move(*failed), core::Counter::uncacheable_side_effect_option};
+        }
+      }
+    }
     if (why_not) return compile_uncached(host, real, record, prog, num_options, options, *why_not, error_after);
     return compile_through_cache(host, real, record, prog, num_options, options, entry_error, error_after);
   } catch (...) {

@@ -17,6 +17,11 @@ std::optional<NotCacheable> reason_not_cacheable(const interpose::RealNvrtc& rea
                                                  int num_options, const char* const* options,
                                                  const std::optional<std::string_view>& append_flags) {
   using core::Counter;
+  if (record.inputs.library.major < 12) {
+    return NotCacheable{"NVRTC " + std::to_string(record.inputs.library.major) + "." +
+                            std::to_string(record.inputs.library.minor) + " is older than 12.0, the oldest cached",
+                        Counter::uncacheable_unsupported_version};
+  }
   if (!record.capturable) return NotCacheable{"its inputs could not be captured", Counter::uncacheable_inputs};
   if (record.has_flow_callback) return NotCacheable{"it has a flow callback", Counter::uncacheable_flow_callback};
   if (num_options < 0 || (num_options > 0 && options == nullptr)) {

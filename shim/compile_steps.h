@@ -43,7 +43,8 @@ struct NotCacheable {
   core::Counter reason;
 };
 // Why a compile of `record` by `real` with these options (then `append_flags`, NVRTC_APPEND_FLAGS'
-// value, which NVRTC appends) must not be cached; nullopt when it may be: its inputs were captured,
+// value, which NVRTC appends) must not be cached; nullopt when it may be: the NVRTC is 12.0 or newer
+// (11.x passes through untouched, its own reason), its inputs were captured,
 // it has no flow callback, every option is known for that NVRTC (keying/option_table.h) and none
 // has a side effect, and the library exports no function the shim does not know.
 std::optional<NotCacheable> reason_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& record,

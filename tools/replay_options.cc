@@ -20,6 +20,10 @@ std::string verdict(const keying::OptionScan& scan, std::string_view origin, con
     return fmt::format("{} {} has side effects (it reads or writes files beyond the compile's); replay never runs it",
                        origin, *scan.side_effect);
   }
+  if (!scan.bundled_headers.empty()) {  // a record (which may be hostile) would name where to write
+    return fmt::format("{} --use-bundled-headers={} installs headers into that directory; replay never runs it", origin,
+                       scan.bundled_headers.front());
+  }
   if (scan.unknown) {
     return fmt::format("{} {} is unknown for NVRTC {}.{}; replay compiles only what the cache can hold", origin,
                        *scan.unknown, library.major, library.minor);

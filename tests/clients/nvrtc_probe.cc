@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -360,6 +361,59 @@ void scenario_bundled_headers(Out& o) {
   o.rc("remove", api().nvrtcRemoveBundledHeaders(dir.c_str(), nullptr));
 }
 
+// The tree `dir` holds, one line per entry in name order: its path, and for a file its size and an
+// FNV-1a hash of its bytes; the version marker by its lines but the install's timestamps.
+void dump_tree(Out& o, const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> entries;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    entries.push_back(std::filesystem::relative(it->path(), dir).string());
+  }
+  if (ec) o.line("tree error " + ec.message());
+  std::sort(entries.begin(), entries.end());
+  o.line("tree " + std::to_string(entries.size()) + " entries");
+  for (const std::string& entry : entries) {
+    const std::string path = dir + "/" + entry;
+    if (std::filesystem::is_directory(path)) {
+      o.line("dir " + entry);
+      continue;
+    }
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (entry == ".nvrtc_headers_version") {
+      std::istringstream lines(bytes);
+      for (std::string line; std::getline(lines, line);) {
+        if (!line.starts_with("timestamp")) o.line("marker " + line);
+      }
+      continue;
+    }
+    std::uint64_t hash = 14695981039346656037ull;
+    for (unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
+    o.line("file " + entry + " " + std::to_string(bytes.size()) + " " + std::to_string(hash));
+  }
+}
+
+// --use-bundled-headers=DIR (NVRTC 13.5): DIR (PROBE_BUNDLED_DIR/option) removed first, so the first
+// compile installs the headers there, the second finds them; then what DIR holds.
+void scenario_bundled_option(Out& o) {
+  if (!api().nvrtcInstallBundledHeaders) {
+    o.line("bundled headers: not in this NVRTC");
+    return;
+  }
+  const char* dir_env = std::getenv("PROBE_BUNDLED_DIR");
+  const std::string dir = std::string(dir_env ? dir_env : "/tmp/nvrtc-probe-bundled") + "/option";
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  for (int i = 0; i < 2; ++i) {
+    compile_and_dump(o,
+                     "#include <cuda/std/cstdint>\n#include <cuda_fp16.h>\n"
+                     "__global__ void k(__half* x, cuda::std::int32_t n) { x[0] = __float2half(float(n)); }\n",
+                     "bundled_option.cu", {"-arch=sm_80", "--use-bundled-headers=" + dir});
+  }
+  dump_tree(o, dir);
+}
+
 // A compile its flow callback cancels (never cached), then the same program without a callback, and
 // one whose callback lets it run.
 int cancel_compile(void*, void*) { return 1; }
@@ -451,6 +505,7 @@ const std::map<std::string, Scenario>& scenarios() {
         {"tile_only", scenario_tile_only},
         {"default_tile", scenario_default_tile},
         {"bundled_headers", scenario_bundled_headers},
+        {"bundled_option", scenario_bundled_option},
         {"cancelled", scenario_cancelled},
         {"version", scenario_version},
         {"future", scenario_future},

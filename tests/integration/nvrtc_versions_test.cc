@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <regex>
 #include <string>
@@ -33,10 +34,10 @@ Library library(const std::string& version) {
 
 // The scenarios of the corpus (tests/clients/nvrtc_probe.cc, tests/support/probe_corpus.cc).
 const std::vector<std::string> kCorpus = {
-    "trivial",       "ptx",      "cubin",          "lto",         "optix",        "template",        "headers",
-    "compile_error", "warnings", "invalid_option", "include_dir", "null_name",    "recompile",       "bad_inputs",
-    "threads",       "fork",     "tile",           "tile_only",   "default_tile", "bundled_headers", "cancelled",
-    "no_cache"};
+    "trivial",       "ptx",           "cubin",          "lto",         "optix",        "template",        "headers",
+    "compile_error", "warnings",      "invalid_option", "include_dir", "null_name",    "recompile",       "bad_inputs",
+    "threads",       "fork",          "tile",           "tile_only",   "default_tile", "bundled_headers", "cancelled",
+    "no_cache",      "bundled_option"};
 
 enum class Expect {
   kCached,        // the warm run compiles nothing: hits, no misses
@@ -51,7 +52,7 @@ Expect expectation(const std::string& scenario, const std::string& version) {
   if (scenario == "tile" || scenario == "tile_only" || scenario == "default_tile") {
     return tile ? Expect::kCached : Expect::kUncached;
   }
-  if (scenario == "bundled_headers") return tile ? Expect::kCached : Expect::kNoCompile;
+  if (scenario == "bundled_headers" || scenario == "bundled_option") return tile ? Expect::kCached : Expect::kNoCompile;
   if (scenario == "cancelled") return Expect::kPartlyCached;
   return Expect::kCached;
 }
@@ -137,6 +138,15 @@ TEST_P(NvrtcCorpus, ColdAndWarmAreByteIdenticalToThatNvrtc) {
     EXPECT_NE(direct.out.find("install rc=0"), std::string::npos) << direct.out.substr(0, 400);
     EXPECT_NE(direct.out.find("compile rc=0"), std::string::npos);
   }
+  if (version == "13.5" && scenario == "bundled_option") {
+    // The directory removed before each run: the warm run's hits installed the headers, as NVRTC would
+    // have (the tree compared above, byte for byte); its second compile found them there.
+    EXPECT_NE(direct.out.find("file cuda_fp16.h "), std::string::npos) << direct.out.substr(0, 400);
+    EXPECT_NE(direct.out.find("marker cuda_minor=5"), std::string::npos);
+    EXPECT_EQ(warm_delta("hits"), 2);
+    EXPECT_EQ(get(after_cold, "misses"), 1);
+    EXPECT_EQ(get(after_warm, "uncacheable"), 0);
+  }
   if (scenario == "cancelled") {
     EXPECT_NE(direct.out.find("compile rc=" + std::to_string(NVRTC_ERROR_CANCELLED)), std::string::npos)
         << "the flow callback did not cancel the compile";
@@ -154,6 +164,37 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 INSTANTIATE_TEST_SUITE_P(Versions, NvrtcCorpus,
                          ::testing::Combine(::testing::Values("13.0", "13.5", "12.9"), ::testing::ValuesIn(kCorpus)),
                          case_name);
+
+// NVRTC 11.x (the nvidia-cuda-nvrtc-cu11 wheel, 11.8, $NVRTC_CACHE_TEST_NVRTC11) is not cached: every
+// compile passes through untouched, counted under a reason of its own and said once.
+TEST(Nvrtc11, EveryCompilePassesThroughUnderItsOwnReason) {
+  const char* path = std::getenv("NVRTC_CACHE_TEST_NVRTC11");
+  if (path == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("NVRTC 11.8 (scripts/python_env.sh installs it)");
+  const Library lib{"11.8", path};
+  TempDir cache, scratch;
+  const ProcessResult which = run_probe({"version"}, with_library({}, lib, scratch.path()));
+  ASSERT_EQ(which.exit_code, 0) << which.err;
+  ASSERT_NE(which.out.find("nvrtc 11.8\n"), std::string::npos) << which.out;
+
+  const std::vector<std::string> scenarios = {"trivial", "template", "compile_error", "recompile"};
+  const ProcessResult direct = run_probe(scenarios, with_library({}, lib, scratch.path()));
+  const ProcessResult cold = run_probe(scenarios, with_library(shim_env(cache.path()), lib, scratch.path()));
+  const store::Counters after_cold = counters_of(cache.path());
+  const ProcessResult warm = run_probe(scenarios, with_library(shim_env(cache.path()), lib, scratch.path()));
+  const store::Counters after_warm = counters_of(cache.path());
+  ASSERT_EQ(direct.exit_code, 0) << direct.err;
+  ASSERT_NE(direct.out.find("compile rc=0"), std::string::npos) << direct.out.substr(0, 400);
+  EXPECT_TRUE(direct.out == cold.out) << "cold run differs from NVRTC 11.8";
+  EXPECT_TRUE(direct.out == warm.out) << "warm run differs from NVRTC 11.8";
+  for (const ProcessResult* run : {&cold, &warm}) {
+    EXPECT_EQ(std::count(run->err.begin(), run->err.end(), '\n'), 1) << run->err;
+    EXPECT_NE(run->err.find("NVRTC 11.8 is not cached"), std::string::npos) << run->err;
+  }
+  EXPECT_GT(get(after_cold, "uncacheable.unsupported_version"), 0);
+  EXPECT_EQ(get(after_warm, "uncacheable.unsupported_version"), 2 * get(after_cold, "uncacheable.unsupported_version"));
+  EXPECT_EQ(get(after_warm, "uncacheable"), get(after_warm, "uncacheable.unsupported_version"));
+  EXPECT_EQ(get(after_warm, "hits") + get(after_warm, "misses") + get(after_warm, "errors"), 0);
+}
 
 // The Tile IR of a 13.5 compile is stored and extracted byte for byte (`nvrtc-cache extract --tileir`),
 // and `ls` and `inspect` show it.

@@ -163,9 +163,14 @@ void dump_program(Out& o, nvrtcProgram p, const std::vector<std::string>& names)
   dump_output(o, "log", p, api().nvrtcGetProgramLogSize, api().nvrtcGetProgramLog);
   dump_output(o, "ptx", p, api().nvrtcGetPTXSize, api().nvrtcGetPTX);
   dump_output(o, "cubin", p, api().nvrtcGetCUBINSize, api().nvrtcGetCUBIN);
-  dump_output(o, "ltoir", p, api().nvrtcGetLTOIRSize, api().nvrtcGetLTOIR);
-  dump_output(o, "optixir", p, api().nvrtcGetOptiXIRSize, api().nvrtcGetOptiXIR);
-  // The outputs of NVRTCs other than 13.0, where the NVRTC reached has them.
+  // The outputs NVRTC 11.x lacks (LTO-IR, OptiX IR, the PCH queries) and those of NVRTCs other than
+  // 13.0, where the NVRTC reached has them.
+  if (api().nvrtcGetLTOIRSize && api().nvrtcGetLTOIR) {
+    dump_output(o, "ltoir", p, api().nvrtcGetLTOIRSize, api().nvrtcGetLTOIR);
+  }
+  if (api().nvrtcGetOptiXIRSize && api().nvrtcGetOptiXIR) {
+    dump_output(o, "optixir", p, api().nvrtcGetOptiXIRSize, api().nvrtcGetOptiXIR);
+  }
   if (api().nvrtcGetTileIRSize && api().nvrtcGetTileIR) {
     dump_output(o, "tileir", p, api().nvrtcGetTileIRSize, api().nvrtcGetTileIR);
   }
@@ -176,6 +181,7 @@ void dump_program(Out& o, nvrtcProgram p, const std::vector<std::string>& names)
     const nvrtcResult r = api().nvrtcGetLoweredName(p, n.c_str(), &lowered);
     o.line("lowered[" + n + "] rc=" + std::to_string(r) + " name=" + (lowered ? lowered : "(null)"));
   }
+  if (!api().nvrtcGetPCHCreateStatus || !api().nvrtcGetPCHHeapSizeRequired) return;
   o.rc("pch_create_status", api().nvrtcGetPCHCreateStatus(p));
   size_t heap = 0xdeadbeef;
   const nvrtcResult heap_rc = api().nvrtcGetPCHHeapSizeRequired(p, &heap);

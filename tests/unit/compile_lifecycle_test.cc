@@ -19,6 +19,7 @@
 
 #include "core/compile_entry.h"
 #include "direct/manifest.h"
+#include "shim/bundled_headers.h"
 #include "shim/compile_lifecycle.h"
 #include "store/memory_store.h"
 #include "util/clock.h"
@@ -414,6 +415,68 @@ TEST_F(CompileLifecycle, EveryReasonNotToCacheCompilesForRealAndCountsIt) {
   compile("kernel G");
   EXPECT_FALSE(compile("kernel G").record->served);
   EXPECT_EQ(host_->count(core::Counter::uncacheable_output), 2);
+}
+
+// NVRTC 11.x: every compile goes to NVRTC, counted under its own reason.
+TEST_F(CompileLifecycle, Nvrtc11IsPassedThroughUnderItsOwnReason) {
+  real_.identity.major = 11;
+  real_.identity.minor = 8;
+  for (int i = 0; i < 2; ++i) EXPECT_FALSE(compile("kernel A").record->served);
+  EXPECT_EQ(g_script.compiles, 2);
+  EXPECT_EQ(host_->count(core::Counter::uncacheable_unsupported_version), 2);
+  EXPECT_EQ(host_->count(core::Counter::uncacheable_unknown_option), 0);
+  EXPECT_EQ(store_.puts, 0);
+}
+
+// --use-bundled-headers=DIR: the install is made before the lookup, hit or miss, wherever DIR's
+// marker does not name the NVRTC's version; an install that fails sends the compile to NVRTC.
+int g_installs = 0;
+nvrtcResult g_install_rc = NVRTC_SUCCESS;
+nvrtcResult fake_install(const char* dir, unsigned flags, const char** log) {
+  ++g_installs;
+  EXPECT_EQ(flags, 0u);
+  if (g_install_rc != NVRTC_SUCCESS) {
+    if (log) *log = "read-only";
+    return g_install_rc;
+  }
+  std::filesystem::create_directories(dir);
+  std::ofstream(std::string(dir) + "/.nvrtc_headers_version")
+      << "# marker\nformat_version=1\ncuda_major=13\ncuda_minor=5\ntimestamp=" << g_installs << "\n";
+  return NVRTC_SUCCESS;
+}
+
+TEST_F(CompileLifecycle, BundledHeadersAreInstalledBeforeAHitOrMiss) {
+  real_.identity.minor = 5;
+  real_.nvrtcInstallBundledHeaders = fake_install;
+  g_installs = 0;
+  g_install_rc = NVRTC_SUCCESS;
+  const std::string dir = (dir_ / "bundled").string();
+  const std::string option = "--use-bundled-headers=" + dir;
+  const std::vector<const char*> options = {"-arch=sm_90", option.c_str()};
+  EXPECT_FALSE(compile("kernel A", options).record->served);
+  EXPECT_EQ(g_installs, 1);
+  EXPECT_TRUE(compile("kernel A", options).record->served);
+  EXPECT_EQ(g_installs, 1) << "the marker names 13.5: nothing to install";
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(compile("kernel A", options).record->served);
+  EXPECT_EQ(g_installs, 2) << "a hit leaves the headers where NVRTC would have installed them";
+  EXPECT_TRUE(std::filesystem::exists(dir + "/.nvrtc_headers_version"));
+  EXPECT_EQ(g_script.compiles, 1);
+
+  std::ofstream(dir + "/.nvrtc_headers_version") << "format_version=1\ncuda_major=13\ncuda_minor=4\n";
+  EXPECT_TRUE(compile("kernel A", options).record->served);
+  EXPECT_EQ(g_installs, 3) << "another version's marker: NVRTC's install decides";
+
+  std::filesystem::remove_all(dir);
+  g_install_rc = NVRTC_ERROR_BUILTIN_OPERATION_FAILURE;
+  EXPECT_FALSE(compile("kernel A", options).record->served);
+  EXPECT_EQ(g_script.compiles, 2);
+  EXPECT_EQ(host_->count(core::Counter::uncacheable_side_effect_option), 1);
+
+  EXPECT_TRUE(is_bundled_headers_bookkeeping(dir + "/.nvrtc_install.lock", std::vector<std::string>{dir}));
+  EXPECT_TRUE(is_bundled_headers_bookkeeping(dir + "//.nvrtc_headers_version", std::vector<std::string>{dir + "/"}));
+  EXPECT_FALSE(is_bundled_headers_bookkeeping(dir + "/cuda_fp16.h", std::vector<std::string>{dir}));
+  EXPECT_FALSE(is_bundled_headers_bookkeeping(dir + "x/.nvrtc_install.lock", std::vector<std::string>{dir}));
 }
 
 TEST_F(CompileLifecycle, AServedProgramCompiledUncachedIsFirstCompiledForReal) {

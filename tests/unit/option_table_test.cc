@@ -109,15 +109,40 @@ TEST(OptionTable, SideEffectsAreFoundAlsoWhereTheyCouldBeAValue) {
   for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{{"--create-pch=a.pch"},
                                                                                        {"-use-pch", "a.pch"},
                                                                                        {"-pch"},
-                                                                                       {"--pch-dir=/tmp"},
                                                                                        {"--time=t.csv"},
                                                                                        {"-fdevice-time-trace=t.json"},
                                                                                        {"-arch", "--time=t.csv"},
                                                                                        {"-Xptxas", "-pch"}}) {
     EXPECT_TRUE(scan(options, k130).side_effect) << options[0];
   }
-  EXPECT_TRUE(scan({"--use-bundled-headers=/tmp/h"}, k135).side_effect);
+}
+
+// PCH options measured to change nothing on their own (docs/nvrtc-versions.md) are keyed like any.
+TEST(OptionTable, PchDirectoryAndMessagesAloneAreKeyed) {
+  for (const std::vector<std::string>& options : std::vector<std::vector<std::string>>{
+           {"--pch-dir=/tmp"}, {"-pch-dir", "/tmp"}, {"--pch-verbose=true"}, {"--pch-messages=false"}}) {
+    const OptionScan s = scan(options, k130);
+    EXPECT_FALSE(s.side_effect) << options[0];
+    EXPECT_FALSE(s.unknown) << options[0];
+  }
+}
+
+// --use-bundled-headers=DIR is keyed, its directories named in order; NVRTC 13.5 accepts no other
+// spelling (measured: "--use-bundled-headers", "--use-bundled-headers DIR" and a single dash are
+// "unrecognized option").
+TEST(OptionTable, BundledHeadersNameTheirDirectories) {
+  const OptionScan s = scan({"--use-bundled-headers=/tmp/h", "-arch=sm_80"}, k135, "--use-bundled-headers=rel/");
+  EXPECT_FALSE(s.side_effect);
+  EXPECT_FALSE(s.unknown);
+  EXPECT_EQ(s.bundled_headers, (std::vector<std::string>{"/tmp/h", "rel/"}));
   EXPECT_TRUE(scan({"--use-bundled-headers=/tmp/h"}, k130).unknown);
+  for (const std::vector<std::string>& options :
+       std::vector<std::vector<std::string>>{{"--use-bundled-headers"},
+                                             {"--use-bundled-headers", "/tmp/h"},
+                                             {"-use-bundled-headers=/tmp/h"},
+                                             {"--use-bundled-headers="}}) {
+    EXPECT_TRUE(scan(options, k135).unknown) << options[0];
+  }
 }
 
 // NVRTC_APPEND_FLAGS is scanned like the options: NVRTC appends it.

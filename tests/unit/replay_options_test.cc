@@ -30,13 +30,20 @@ TEST(ReplayOptions, SideEffectsAreRefusedInEverySpelling) {
                                                                                        {"--time", "/home/u/.bashrc"},
                                                                                        {"-arch", "--time=/x"},
                                                                                        {"--pch"},
-                                                                                       {"--pch-dir=/x"},
+                                                                                       {"--use-pch=/x"},
                                                                                        {"--fdevice-time-trace=/x"}}) {
     const std::string why = refusal(options);
     EXPECT_NE(why.find("has side effects"), std::string::npos) << options[0] << ": " << why;
   }
   const std::string why = refusal({"-arch=sm_80"}, "--time=/x");
   EXPECT_NE(why.find("NVRTC_APPEND_FLAGS' option --time=/x has side effects"), std::string::npos) << why;
+}
+
+// The bundled headers' install writes where the record says; --pch-dir alone writes nothing (measured).
+TEST(ReplayOptions, BundledHeadersAreRefusedAndAPchDirectoryAloneIsReplayed) {
+  const std::string why = refusal({"-arch=sm_80", "--use-bundled-headers=/home/u/x"}, nullptr, {13, 5, "id"});
+  EXPECT_NE(why.find("--use-bundled-headers=/home/u/x installs headers"), std::string::npos) << why;
+  EXPECT_EQ(refusal({"-arch=sm_80", "--pch-dir=/x", "--pch-messages=false"}), "");
 }
 
 TEST(ReplayOptions, UnknownOptionsAreRefusedPerNvrtcVersion) {
