@@ -180,14 +180,15 @@ constexpr OtherVariable kOtherVariables[] = {
      "packagers and tests)."},
     {"NVRTC_CACHE_SHIM", "The shim library nvrtc-cache run preloads, instead of the installed one."},
     {"NVRTC_CACHE_REAL_NVRTC",
-     "In proxy mode (nvrtc-cache run --proxy), the real NVRTC library the stand-in "
-     "libnvrtc.so.13 loads, instead of the toolkit's."},
+     "The real NVRTC library the proxy (nvrtc-cache run --proxy) loads and doctor checks, instead of "
+     "the one found where cuda.pathfinder looks (the interpreter's wheels, CONDA_PREFIX, the loader's "
+     "directories, CUDA_PATH/CUDA_HOME, /usr/local/cuda)."},
     {"NVRTC_CACHE_REAL_NVJITLINK",
-     "In proxy mode (nvrtc-cache run --proxy), the real nvJitLink library the stand-in "
-     "libnvJitLink.so.13 forwards to, instead of the toolkit's."},
+     "The real nvJitLink library the proxy's libnvJitLink.so.13 forwards to and doctor names, instead of "
+     "the one found where cuda.pathfinder looks."},
     {"NVRTC_CACHE_REAL_NVVM",
-     "In proxy mode (nvrtc-cache run --proxy), the real libNVVM library the stand-in "
-     "libnvvm.so.4 forwards to, instead of the toolkit's."},
+     "The real libNVVM library the proxy's libnvvm.so.4 forwards to and doctor names, instead of the one "
+     "found where cuda.pathfinder looks."},
 };
 
 constexpr std::string_view kVariablePrefix = "NVRTC_CACHE_";

@@ -1,5 +1,7 @@
 #include "tools/real_libraries.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -12,12 +14,15 @@ using shim::interpose::RealLibrary;
 
 shim::interpose::SearchRoots cli_search_roots() {
   std::vector<std::string> own;
-  const std::string installed = prefix();  // <site-packages>/nvrtc_cache when pip installed it
+  const std::string installed = prefix();
   if (const auto slash = installed.find_last_of('/');
       slash != std::string::npos && installed.substr(slash + 1) == "nvrtc_cache") {
-    own.push_back(installed.substr(0, slash));
+    own.push_back(installed.substr(0, slash));  // <site-packages>/nvrtc_cache/bin/nvrtc-cache
+  } else if (::access((installed + "/pyvenv.cfg").c_str(), F_OK) == 0) {  // <venv>/bin/nvrtc-cache
+    const char* home = std::getenv("HOME");
+    own = shim::interpose::interpreter_site_packages(installed + "/bin/python", home ? home : "");
   }
-  return shim::interpose::roots_of_this_process(own);
+  return shim::interpose::roots_of_this_process(own, /*virtual_env=*/true);
 }
 
 std::vector<FoundLibrary> real_library_candidates(RealLibrary library) {

@@ -1,7 +1,7 @@
 // The real NVRTC, nvJitLink and libNVVM the CLI uses (doctor's checks and sample compile, replay's
 // fallback when a recorded library is gone): NVRTC_CACHE_REAL_* when set, else the run-time search
-// (shim/interpose/library_search.h) with this CLI's own site-packages (a pip-installed
-// <site-packages>/nvrtc_cache/bin/nvrtc-cache) after $VIRTUAL_ENV's.
+// (shim/interpose/library_search.h) with, after $VIRTUAL_ENV's, the site-packages of the environment
+// this CLI is installed in (<venv>/bin/nvrtc-cache, or <site-packages>/nvrtc_cache/bin/nvrtc-cache).
 // Contract: single-threaded use; reads the filesystem and the environment; loads nothing; never
 // throws but std::bad_alloc.
 #pragma once

@@ -1,9 +1,13 @@
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "tools/install_paths.h"
 #include "tools/nvrtc_library_check.h"
+#include "tools/real_libraries.h"
 #include "tools/replay_host.h"
 
 namespace nvrtc_cache::tools {
@@ -23,6 +27,23 @@ bool resolve_nvrtc(void* handle, ReplayNvrtc& api) {
   return api.create && api.add_name_expression && api.compile && api.destroy;
 }
 
+// A recorded library that is gone (another venv, another machine): the same build where the run-time
+// search finds it (tools/real_libraries.h), judged the same way; "" if none is.
+std::string same_build_found(const std::string& path, const keying::LibraryIdentity& recorded, JitApi api) {
+  if (::access(path.c_str(), F_OK) == 0) return "";
+  const auto library = api == JitApi::nvrtc       ? shim::interpose::RealLibrary::kNvrtc
+                       : api == JitApi::nvjitlink ? shim::interpose::RealLibrary::kNvJitLink
+                                                  : shim::interpose::RealLibrary::kNvvm;
+  for (const shim::interpose::FoundLibrary& candidate : real_library_candidates(library)) {
+    if (check_nvrtc_file(candidate.path, recorded, api).refused.empty()) {
+      fmt::print(stderr, "nvrtc-cache replay: {} is gone; using {}, the same build (found in {})\n", path,
+                 candidate.path, candidate.found_via);
+      return candidate.path;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 const bool kReplayUsesOneNvrtc = false;
@@ -37,12 +58,16 @@ const ReplayHelp kReplayHelp = {
                     "you or root, writable by no one else, the recording's build-id)"};
 
 JudgedLibrary judge_recorded_nvrtc(const std::string& path, const keying::LibraryIdentity& recorded) {
-  LoadedNvrtc loaded = load_checked_nvrtc(path, recorded);
+  const std::string found = same_build_found(path, recorded, JitApi::nvrtc);
+  LoadedNvrtc loaded = load_checked_nvrtc(found.empty() ? path : found, recorded);
   return {std::move(loaded.resolved), std::move(loaded.refused)};
 }
 
 std::string judge_recorded_handle_library(core::HandleCallRecord& call) {
   const JitApi api = call.library == core::JitLibrary::nvjitlink ? JitApi::nvjitlink : JitApi::nvvm;
+  if (std::string found = same_build_found(call.library_path, call.inputs.library, api); !found.empty()) {
+    call.library_path = std::move(found);
+  }
   NvrtcFileCheck check = check_nvrtc_file(call.library_path, call.inputs.library, api);
   if (check.refused.empty()) call.library_path = std::move(check.resolved);
   return std::move(check.refused);

@@ -259,7 +259,7 @@ std::vector<std::string> ld_so_conf_dirs(const std::string& conf) {
   return dirs;
 }
 
-SearchRoots roots_of_this_process(const std::vector<std::string>& extra_site_packages) {
+SearchRoots roots_of_this_process(const std::vector<std::string>& extra_site_packages, bool virtual_env) {
   SearchRoots roots;
   const char* home = std::getenv("HOME");
   const std::string home_dir = home ? home : "";
@@ -279,7 +279,9 @@ SearchRoots roots_of_this_process(const std::vector<std::string>& extra_site_pac
     }
     interpreters.push_back(argv0.find('/') == std::string::npos ? "/proc/self/exe" : argv0);
   }
-  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) interpreters.push_back(joined(venv, "bin/python"));
+  if (const char* venv = std::getenv("VIRTUAL_ENV"); virtual_env && venv && *venv) {
+    interpreters.push_back(joined(venv, "bin/python"));
+  }
   for (const std::string& interpreter : interpreters) {
     for (std::string& site : interpreter_site_packages(interpreter, home_dir)) add_existing(roots.site_packages, site);
   }

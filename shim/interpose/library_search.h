@@ -67,8 +67,10 @@ std::vector<std::string> interpreter_site_packages(const std::string& executable
 std::vector<std::string> ld_so_conf_dirs(const std::string& conf);
 
 // The roots of this process: the site-packages of the interpreter this process is (when it is a
-// Python), else of $VIRTUAL_ENV's, then of each of `extra_interpreters`; the environment's
-// CONDA_PREFIX, CUDA_PATH/CUDA_HOME, LD_LIBRARY_PATH; /etc/ld.so.conf; the loader's defaults.
-SearchRoots roots_of_this_process(const std::vector<std::string>& extra_site_packages = {});
+// Python: a program that is not searches no wheel, as its loader does not), then, with
+// `virtual_env`, of $VIRTUAL_ENV's interpreter (what a Python started here would search: the CLI),
+// then `extra_site_packages`; the environment's CONDA_PREFIX, CUDA_PATH/CUDA_HOME, LD_LIBRARY_PATH;
+// /etc/ld.so.conf; the loader's defaults.
+SearchRoots roots_of_this_process(const std::vector<std::string>& extra_site_packages = {}, bool virtual_env = false);
 
 }  // namespace nvrtc_cache::shim::interpose
