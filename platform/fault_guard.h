@@ -28,7 +28,7 @@ void escape_if_guarded();
 // the whole range with private zero pages (mmap MAP_FIXED, from the handler) and the faulting
 // access is made again there; `on_replaced` is then called from the handler (async-signal-safe
 // code only: lock-free atomics). What is written there afterwards is lost, never the host. Installs
-// the handlers. At most 16 mappings at once: false when none is free (then map nothing). Windows:
+// the handlers. At most 64 mappings at once: false when none is free (then map nothing). Windows:
 // nothing to watch (a mapped file cannot be truncated there, nor is an extended one sparse): true.
 bool watch_mapping(void* begin, std::size_t length, void (*on_replaced)());
 // Stops watching the mapping starting at `begin` (before it is unmapped).

@@ -27,7 +27,7 @@ struct WatchedMapping {
   std::atomic<std::size_t> length{0};
   std::atomic<void (*)()> on_replaced{nullptr};
 };
-WatchedMapping g_watched[16];
+WatchedMapping g_watched[64];
 static_assert(std::atomic<std::uintptr_t>::is_always_lock_free && std::atomic<void (*)()>::is_always_lock_free);
 
 // A fault inside a watched mapping: the range becomes private zero pages and the access is made

@@ -9,6 +9,7 @@
 #include "keying/program_name_rule.h"
 #include "shim/capture.h"
 #include "shim/hooks.h"
+#include "store/lmdb/watched_mappings.h"
 #include "platform/error_state.h"
 
 namespace nvrtc_cache::shim {
@@ -223,6 +224,11 @@ void note_store_damage(const store::Store& store, core::StatsDeltas& stats, std:
   if (store.stores_quarantined() > 0) {
     core::log_once(core::LogLevel::kWarn, "store-quarantined",
                    "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
+  }
+  if (store::lmdb::lmdb_mappings_lost() > 0) {
+    core::log_once(core::LogLevel::kWarn, "store-mapping-lost",
+                   "the cache store's files (lock.mdb or data.mdb) were truncated under this process: it no longer "
+                   "uses what it had open, reopens the store, and passes compiles to NVRTC while it cannot");
   }
 }
 

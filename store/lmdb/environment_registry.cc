@@ -131,7 +131,8 @@ std::uint64_t existing_data_file_bytes(const DirectoryHandle& directory, Env& en
 std::uint64_t current_fork_generation() { return g_fork_generation.load(std::memory_order_acquire); }
 
 bool SharedEnv::belongs_to_this_process() const {
-  return !abandoned.load(std::memory_order_acquire) && generation == current_fork_generation() && pid == ::getpid();
+  return !abandoned.load(std::memory_order_acquire) && !lost() && generation == current_fork_generation() &&
+         pid == ::getpid();
 }
 
 Registry& Registry::instance() {

@@ -34,6 +34,7 @@
 #include "store/counter_file.h"
 #include "store/lmdb/lmdb_store.h"
 #include "store/lmdb/store_location.h"
+#include "store/lmdb/watched_mappings.h"
 
 namespace nvrtc_cache::store::lmdb {
 
@@ -74,9 +75,15 @@ struct SharedEnv {
   std::mutex verify_mu;
   std::atomic<int> verified{0};  // 0 not yet, 1 sound, -1 damaged (store/lmdb/structure_check.h)
   std::atomic<std::int64_t> identity_checked_at{0};
+  // lmdb_mappings_lost() before the environment was opened: a mapping lost since (a neighbour
+  // truncated lock.mdb or data.mdb, store/lmdb/watched_mappings.h) loses the environment.
+  std::uint64_t mappings_lost_before = lmdb_mappings_lost();
 
-  // Opened by this process, in its current generation, and not abandoned.
+  // Opened by this process, in its current generation, not abandoned and not lost.
   bool belongs_to_this_process() const;
+  // A mapping of this process's LMDB was lost to a fault since this environment opened: it reads
+  // private zero pages where the files were, and its lock table is no longer shared.
+  bool lost() const { return lmdb_mappings_lost() != mappings_lost_before; }
 };
 
 // Owns the map from directory identity to the live environment. Everything is guarded by `mu`.

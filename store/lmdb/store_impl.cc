@@ -72,6 +72,8 @@ bool LmdbStore::Impl::is_open_directory(const SharedEnv& shared) {
 }
 
 void LmdbStore::Impl::quarantine_damaged(SharedEnv& shared) {
+  // The zero pages of a lost mapping are not the files' damage: the store opened anew decides.
+  if (shared.lost()) return;
   if (shared.abandoned.exchange(true)) return;
   quarantined.fetch_add(1, std::memory_order_relaxed);
   if (is_open_directory(shared)) quarantine(location.parent, location.leaf, system());

@@ -108,6 +108,8 @@ std::optional<std::string> LmdbStore::Impl::get(std::string_view key) {
           lookup.access_rc == MDB_SUCCESS ? decode_access(to_view(lookup.access_value)) : std::nullopt, now);
     }
   }
+  // A mapping lost meanwhile may have turned the bytes copied after the check into zeros.
+  if (ref->lost()) return std::nullopt;
   if (found) {
     if (stale) lmdb::note_touch(*ref, key, now, options.reads_write_touches);
     return found;

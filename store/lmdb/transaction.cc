@@ -15,14 +15,25 @@ Txn::Txn(SharedEnv& env, unsigned flags) : env_(env), remap_lock_(env.remap_mu, 
   }
   remap_lock_.lock();
   // A map growth that LMDB refused left no map (store/lmdb/map_growth.h): never begin on it.
-  rc_ = env.abandoned.load(std::memory_order_acquire) ? EIO : begin(flags);
+  rc_ = env.abandoned.load(std::memory_order_acquire) || env.lost() ? EIO : begin(flags);
+  if (rc_ == MDB_SUCCESS && env.lost()) {  // the mapping was lost during the begin: nothing on it
+    api().mdb_txn_abort(std::exchange(txn_, nullptr));
+    rc_ = EIO;
+  }
 }
 
 Txn::~Txn() {
   if (txn_ != nullptr) api().mdb_txn_abort(txn_);
 }
 
-int Txn::commit() { return api().mdb_txn_commit(std::exchange(txn_, nullptr)); }
+int Txn::commit() {
+  // Written on pages read from a lost mapping, or without the shared writer's lock: never committed.
+  if (env_.lost()) {
+    api().mdb_txn_abort(std::exchange(txn_, nullptr));
+    return EIO;
+  }
+  return api().mdb_txn_commit(std::exchange(txn_, nullptr));
+}
 
 int Txn::begin(unsigned flags) {
   int rc = api().mdb_txn_begin(env_.env, nullptr, flags, &txn_);

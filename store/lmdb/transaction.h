@@ -4,7 +4,8 @@
 //    process, store/lmdb/map_growth.h, takes it exclusively), and adopts a map size grown by another
 //    process (MDB_MAP_RESIZED) once, taking the lock exclusively meanwhile. A thread must not hold
 //    two Txn on one environment where one of them may need to remap. An environment abandoned
-//    meanwhile (a growth LMDB refused left it without a map) begins nothing: EIO.
+//    meanwhile (a growth LMDB refused left it without a map) begins nothing: EIO. One whose mapping
+//    was lost (SharedEnv::lost) begins nothing and commits nothing (aborted: EIO).
 //  - A write transaction is begun only on a store whose structure was verified in this process
 //    (store/lmdb/structure_check.h): writing to damaged pages could make LMDB corrupt memory.
 //  - fork: a Txn never crosses fork (it lives within one operation of one thread).

@@ -137,7 +137,15 @@ TEST(GroupSharing, TwoMembersOfTheGroupEachHitWhatTheOtherStored) {
 
 // Any member can truncate the shared counters file (it is the group's, 0660): while a host of
 // another member compiles in a loop, the host goes on, exact, and says once that counting stopped.
-TEST(GroupSharing, AMemberTruncatingTheCountersFileKillsNoOtherMembersHost) {
+// Any member of the group can write the store's files (mode 0660): one truncating the counters file,
+// LMDB's lock file or data.mdb under another member's running host must not kill that host.
+struct TruncatedFile {
+  const char* name;
+  const char* logged;  // what the host's log then says
+};
+class AMemberTruncating : public ::testing::TestWithParam<TruncatedFile> {};
+
+TEST_P(AMemberTruncating, KillsNoOtherMembersHost) {
   NVRTC_CACHE_REQUIRE_TEAM();
   Team team;
   ASSERT_TRUE(make_team(&team));
@@ -149,21 +157,32 @@ TEST(GroupSharing, AMemberTruncatingTheCountersFileKillsNoOtherMembersHost) {
   env["NVRTC_CACHE_SHARED"] = "1";
   PacedProbe host(rounds, env);
   for (int n = 1; n <= 3; ++n) host.round(n);
-  const std::string counters = team.cache + "/store/counters";
+  const std::string file = team.cache + "/store/" + GetParam().name;
   struct stat st {};
-  ASSERT_EQ(::stat(counters.c_str(), &st), 0) << "the host counts in no counters file";
-  ASSERT_EQ(st.st_size, 65536);
+  ASSERT_EQ(::stat(file.c_str(), &st), 0) << "the host has no " << GetParam().name;
+  ASSERT_GT(st.st_size, 0);
   const ProcessResult truncated =
       run_process({"/usr/bin/setpriv", "--reuid=" + std::to_string(team.bob.uid), "--regid=" + std::to_string(team.gid),
-                   "--init-groups", "/usr/bin/truncate", "-s", "0", counters});
+                   "--init-groups", "/usr/bin/truncate", "-s", "0", file});
   ASSERT_EQ(truncated.exit_code, 0) << "the other member could not truncate it: " << truncated.err;
-  ASSERT_EQ(::stat(counters.c_str(), &st), 0);
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
   ASSERT_EQ(st.st_size, 0);
   const ProcessResult run = host.finish();
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(run.out == reference.out) << "differs from NVRTC\n" << run.err;
-  EXPECT_NE(run.err.find("the counters file could not be written"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(GetParam().logged), std::string::npos) << "no fault was provoked\n" << run.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(GroupSharing, AMemberTruncating,
+                         ::testing::Values(TruncatedFile{"counters", "the counters file could not be written"},
+                                           TruncatedFile{"lock.mdb", "were truncated under this process"},
+                                           TruncatedFile{"data.mdb", "were truncated under this process"}),
+                         [](const ::testing::TestParamInfo<TruncatedFile>& file) {
+                           const std::string name = file.param.name;
+                           return name == "counters" ? std::string("TheCountersFile")
+                                                     : name == "lock.mdb" ? std::string("LmdbsLockFile")
+                                                                          : std::string("LmdbsDataFile");
+                         });
 
 }  // namespace
 }  // namespace nvrtc_cache

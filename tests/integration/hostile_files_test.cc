@@ -117,6 +117,60 @@ INSTANTIATE_TEST_SUITE_P(Hostile, CountersFileDamaged,
                          ::testing::Values(Damage::kTruncated, Damage::kShrunk, Damage::kLink, Damage::kFifo),
                          damage_name);
 
+// LMDB's own files truncated by another process (a member of a shared cache, a damaged disk) while a
+// host compiles in a loop: lock.mdb (the reader table and the writer's mutex, written through a
+// shared mapping) and data.mdb (mapped for reads). Each is truncated to nothing after the 3rd of 24
+// compiles, once while the host misses and stores, once while it hits: the host's next transaction
+// touches the vanished pages. It must exit normally with NVRTC's bytes, the log saying the store's
+// files were truncated under it (the fault happened), and the store usable by the next process.
+class LmdbFileTruncated : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LmdbFileTruncated, UnderALoopingHostThatMissesAndThenHits) {
+  constexpr int kRounds = 24, kBefore = 3;
+  const ProcessResult reference = PacedProbe::reference(rounds(kRounds));
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  TempDir cache;
+  const std::string file = cache.path() + "/store/" + GetParam();
+  for (const bool warm : {false, true}) {
+    SCOPED_TRACE(warm ? "warm (hits)" : "cold (misses)");
+    if (warm) {  // the store filled again, by a host of its own
+      PacedProbe filler(rounds(kRounds), shim_env(cache.path()));
+      for (int n = 1; n <= kRounds; ++n) filler.round(n);
+      const ProcessResult filled = filler.finish();
+      ASSERT_EQ(filled.exit_code, 0) << filled.err;
+      ASSERT_TRUE(filled.out == reference.out);
+    }
+    const std::int64_t hits_before = get(counters_of(cache.path()), "hits");
+    PacedProbe host(rounds(kRounds), shim_env(cache.path()));
+    for (int n = 1; n <= kBefore; ++n) host.round(n);
+    if (warm) {
+      ASSERT_EQ(get(counters_of(cache.path()), "hits") - hits_before, kBefore) << "the host did not hit";
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(file.c_str(), &st), 0);
+    ASSERT_GT(st.st_size, 0);
+    ASSERT_EQ(::truncate(file.c_str(), 0), 0);
+    const ProcessResult run = host.finish();
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_TRUE(run.out == reference.out) << "differs from NVRTC\n" << run.err;
+    EXPECT_NE(run.err.find("were truncated under this process"), std::string::npos) << "no fault was provoked\n"
+                                                                                     << run.err;
+  }
+  // The next process uses the store again: it stores, and a later one hits.
+  for (const char* round : {"stores", "hits"}) {
+    SCOPED_TRACE(round);
+    const ProcessResult next = probe({"trivial"}, shim_env(cache.path()));
+    EXPECT_EQ(next.exit_code, 0) << next.err;
+    EXPECT_EQ(next.err.find("were truncated"), std::string::npos) << next.err;
+  }
+  EXPECT_GE(get(counters_of(cache.path()), "hits"), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hostile, LmdbFileTruncated, ::testing::Values("lock.mdb", "data.mdb"),
+                         [](const ::testing::TestParamInfo<const char*>& file) {
+                           return std::string(file.param) == "lock.mdb" ? "LockFile" : "DataFile";
+                         });
+
 // A small tmpfs, mounted for one test and filled to the last page on request.
 class SmallFilesystem {
  public:
