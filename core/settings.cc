@@ -179,6 +179,9 @@ constexpr OtherVariable kOtherVariables[] = {
      "The system configuration file, instead of /etc/nvrtc-cache.conf (for "
      "packagers and tests)."},
     {"NVRTC_CACHE_SHIM", "The shim library nvrtc-cache run preloads, instead of the installed one."},
+    {"NVRTC_CACHE_ACTIVATE",
+     "0: a Python environment's interpreters do not activate the cache at start (python -m "
+     "nvrtc_cache.environment enable)."},
     {"NVRTC_CACHE_REAL_NVRTC",
      "The real NVRTC library the proxy (nvrtc-cache run --proxy) loads and doctor checks, instead of "
      "the one found where cuda.pathfinder looks (the interpreter's wheels, CONDA_PREFIX, the loader's "

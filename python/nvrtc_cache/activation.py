@@ -30,6 +30,7 @@ loaded is warned about and left out (its variable unset again). Linux only.
 
 from __future__ import annotations
 
+import collections
 import ctypes
 import os
 import re
@@ -38,7 +39,6 @@ import struct
 import sys
 import threading
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["activate", "Activation", "ActivationWarning", "find_real_library", "LIBRARIES"]
@@ -49,17 +49,17 @@ class ActivationWarning(RuntimeWarning):
     package's proxy libraries are missing. The message says what is and is not reached."""
 
 
-@dataclass(frozen=True)
-class Library:
-    """One library the cache stands in for, as cuda.pathfinder 1.9 describes it (descriptor_catalog.py)."""
-
-    name: str  # "NVRTC", for messages
-    variable: str  # the proxy's override of the real library, NVRTC_CACHE_REAL_NVRTC
-    proxy: str  # the proxy's file name and soname in lib/nvrtc-cache/proxy/
-    sonames: tuple[str, ...]  # what cuda.pathfinder looks for, in its order
-    wheel_dirs: tuple[str, ...]  # where the NVIDIA wheels put it under site-packages
-    toolkit_dirs: tuple[str, ...]  # where a toolkit root (conda, CUDA_HOME) holds it
-    loaded: re.Pattern  # a loaded object's file name that is this library (torch's copies too)
+# One library the cache stands in for, as cuda.pathfinder 1.9 describes it (descriptor_catalog.py):
+#   name          "NVRTC", for messages
+#   variable      the proxy's override of the real library, NVRTC_CACHE_REAL_NVRTC
+#   proxy         the proxy's file name and soname in lib/nvrtc-cache/proxy/
+#   sonames       what cuda.pathfinder looks for, in its order
+#   wheel_dirs    where the NVIDIA wheels put it under site-packages
+#   toolkit_dirs  where a toolkit root (conda, CUDA_HOME) holds it
+#   loaded        a loaded object's file name that is this library (torch's copies too)
+# (Plain tuples and classes: dataclasses would add 15 ms to an interpreter's start, which an
+# environment-wide activation pays every time.)
+Library = collections.namedtuple("Library", "name variable proxy sonames wheel_dirs toolkit_dirs loaded")
 
 
 LIBRARIES = (
@@ -74,16 +74,21 @@ LIBRARIES = (
 )
 
 
-@dataclass
 class Activation:
     """What activate() did. `reached`: library name -> the real library its proxy forwards to (or,
     under `nvrtc-cache run`, what the preloaded shim reaches); `not_reached`: library name -> why not.
-    `active`: the cache is in front of at least one library in this process."""
+    `active`: the cache is in front of at least one library in this process. `mode`: "proxy" (this
+    call or an earlier one, or `nvrtc-cache run --proxy`), "preload" (the shim, LD_PRELOAD), "none"."""
 
-    active: bool = False
-    mode: str = "none"  # "proxy" (this call or an earlier one), "preload" (LD_PRELOAD shim), "none"
-    reached: dict[str, str] = field(default_factory=dict)
-    not_reached: dict[str, str] = field(default_factory=dict)
+    def __init__(self, active=False, mode="none", reached=None, not_reached=None):
+        self.active = active
+        self.mode = mode
+        self.reached: dict[str, str] = reached or {}
+        self.not_reached: dict[str, str] = not_reached or {}
+
+    def __repr__(self) -> str:
+        return (f"Activation(active={self.active!r}, mode={self.mode!r}, reached={self.reached!r}, "
+                f"not_reached={self.not_reached!r})")
 
     def __str__(self) -> str:
         if self.mode == "preload":
@@ -145,8 +150,23 @@ def _is_preloaded_shim(path: str) -> bool:
 
 
 def _site_packages() -> list[str]:
-    parents = list(site.getsitepackages())
-    if site.ENABLE_USER_SITE:
+    """site.getsitepackages() as cuda.pathfinder will see it, the user site inserted as it inserts it."""
+    prefixes, user_site = list(site.PREFIXES), site.ENABLE_USER_SITE
+    if sys.prefix not in prefixes:
+        # Called from a .pth of a venv (python -m nvrtc_cache.environment): site.venv() sets PREFIXES and
+        # ENABLE_USER_SITE only after it has run the venv's .pth files; what they will be, from pyvenv.cfg.
+        system_site = False
+        try:
+            for line in (Path(sys.prefix) / "pyvenv.cfg").read_text().splitlines():
+                key, _, value = line.partition("=")
+                if key.strip().lower() == "include-system-site-packages":
+                    system_site = value.strip().lower() == "true"
+        except OSError:
+            pass
+        prefixes = [sys.prefix] + (prefixes if system_site else [])
+        user_site = user_site and system_site
+    parents = list(site.getsitepackages(prefixes))
+    if user_site:
         user = site.getusersitepackages()
         if user:
             parents.insert(1 if sys.prefix != sys.base_prefix else 0, user)
@@ -280,7 +300,7 @@ def _proxy_dir() -> Path:
 
 
 def _warn(message: str) -> None:
-    warnings.warn(message, ActivationWarning, stacklevel=3)
+    warnings.warn(message, ActivationWarning, stacklevel=4)  # activate()'s caller
 
 
 def activate() -> Activation:

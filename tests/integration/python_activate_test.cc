@@ -4,12 +4,15 @@
 // it (the sources, lib/ from this build). Activated: cuda.core, its Linker (nvJitLink), libNVVM, CuPy's
 // compile_using_nvrtc and numba-cuda, exact, then a second interpreter served from the cache;
 // activated after NVRTC was loaded: the warning, nothing changed, exact; the real libraries it
-// forwards to are the ones cuda.pathfinder loads; %load_ext's entry point.
+// forwards to are the ones cuda.pathfinder loads; %load_ext's entry point; environment-wide
+// activation (python -m nvrtc_cache.environment).
 // Needs NVRTC_CACHE_TEST_PYTHON: skipped without it, failed under NVRTC_CACHE_REQUIRE_PYPI=1.
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,27 +53,37 @@ class PythonActivate : public ::testing::Test {
     fs::create_directory_symlink(build_lib, package / "lib");
     fs::create_directory_symlink(build_lib / "nvrtc-cache", prefix / "lib" / "nvrtc-cache");
     fs::create_directories(prefix / "bin");
-    fs::create_symlink(NVRTC_CACHE_CLI_PATH, prefix / "bin" / "nvrtc-cache");
+    // The command, as a script that runs this build's (whose own link may be under way).
+    std::ofstream(prefix / "bin" / "nvrtc-cache") << "#!/bin/sh\nexec " << NVRTC_CACHE_CLI_PATH << " \"$@\"\n";
+    fs::permissions(prefix / "bin" / "nvrtc-cache", fs::perms::owner_all);
   }
 
-  ProcessResult script(const std::string& scenario) {
-    return run_process({python_, kScript, scenario}, {{"PYTHONPATH", site_packages_},
-                                                      {"PYTHONDONTWRITEBYTECODE", "1"},
-                                                      {"NVRTC_CACHE_DIR", cache_.path()},
-                                                      {"LD_PRELOAD", std::nullopt},
-                                                      {"NVRTC_CACHE_REAL_NVRTC", std::nullopt},
-                                                      {"NVRTC_CACHE_REAL_NVJITLINK", std::nullopt},
-                                                      {"NVRTC_CACHE_REAL_NVVM", std::nullopt}});
+  ProcessResult python(const std::vector<std::string>& args, const std::string& interpreter = "",
+                       const std::map<std::string, std::optional<std::string>>& more = {}) {
+    std::vector<std::string> argv = {interpreter.empty() ? python_ : interpreter};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::map<std::string, std::optional<std::string>> env = {{"PYTHONPATH", site_packages_},
+                                                             {"PYTHONDONTWRITEBYTECODE", "1"},
+                                                             {"NVRTC_CACHE_DIR", cache_.path()},
+                                                             {"LD_PRELOAD", std::nullopt},
+                                                             {"NVRTC_CACHE_ACTIVATE", std::nullopt},
+                                                             {"NVRTC_CACHE_REAL_NVRTC", std::nullopt},
+                                                             {"NVRTC_CACHE_REAL_NVJITLINK", std::nullopt},
+                                                             {"NVRTC_CACHE_REAL_NVVM", std::nullopt}};
+    for (const auto& [name, value] : more) env[name] = value;
+    return run_process(argv, env);
   }
+  ProcessResult script(const std::string& scenario) { return python({kScript, scenario}); }
 
-  std::string run_ok(const std::string& scenario) {
-    const ProcessResult r = script(scenario);
+  std::string run_ok(const std::string& scenario, const std::string& interpreter = "",
+                     const std::map<std::string, std::optional<std::string>>& more = {}) {
+    const ProcessResult r = python({kScript, scenario}, interpreter, more);
     EXPECT_EQ(r.exit_code, 0) << scenario << ":\n" << r.err;
     return r.out;
   }
 
   std::string python_, site_packages_;
-  TempDir package_, cache_;
+  TempDir package_, cache_, env_;
 };
 
 TEST_F(PythonActivate, ServesTheStacksAndASecondInterpreterFromTheCache) {
@@ -117,6 +130,42 @@ TEST_F(PythonActivate, JupyterExtensionActivates) {
   const std::string plain = run_ok("core");
   EXPECT_TRUE(run_ok("ipython") == plain);
   EXPECT_GT(get(counters_of(cache_.path()), "stores"), 0);
+}
+
+// python -m nvrtc_cache.environment enable|status|disable, in an environment of the test's own (a venv
+// whose 00-paths.pth adds the test venv's packages and this package, its nvidia/ the wheels): once enabled, its interpreters
+// start with the proxies loaded and are cached; NVRTC_CACHE_ACTIVATE=0 keeps a process out; disabled,
+// the file is gone.
+TEST_F(PythonActivate, EnvironmentWideActivationOnRequest) {
+  const std::string plain = run_ok("core");
+  const std::string venv = env_.path() + "/venv";
+  const ProcessResult made = python({"-m", "venv", "--without-pip", venv});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string interpreter = venv + "/bin/python";
+  const ProcessResult purelib = python({"-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"}, interpreter);
+  ASSERT_EQ(purelib.exit_code, 0) << purelib.err;
+  const fs::path site = purelib.out.substr(0, purelib.out.find('\n'));
+  const ProcessResult theirs = python({"-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  const fs::path their_site = theirs.out.substr(0, theirs.out.find('\n'));
+  std::ofstream(site / "00-paths.pth") << their_site.string() << "\n" << site_packages_ << "\n";
+  // The NVIDIA wheels where cuda.pathfinder looks for them (this venv's own site-packages).
+  fs::create_directory_symlink(their_site / "nvidia", site / "nvidia");
+
+  EXPECT_NE(python({"-m", "nvrtc_cache.environment", "status"}, interpreter).out.find("is off"), std::string::npos);
+  const ProcessResult enabled = python({"-m", "nvrtc_cache.environment", "enable"}, interpreter);
+  ASSERT_EQ(enabled.exit_code, 0) << enabled.err;
+  ASSERT_TRUE(fs::is_regular_file(site / "nvrtc_cache-activate.pth")) << enabled.out;
+  EXPECT_NE(python({"-m", "nvrtc_cache.environment", "status"}, interpreter).out.find("is on"), std::string::npos);
+
+  EXPECT_TRUE(run_ok("unstarted", interpreter, {{"NVRTC_CACHE_ACTIVATE", "0"}}) == plain);
+  EXPECT_EQ(get(counters_of(cache_.path()), "stores"), 0);
+  EXPECT_TRUE(run_ok("started", interpreter) == plain);
+  EXPECT_GT(get(counters_of(cache_.path()), "stores"), 0);
+
+  EXPECT_EQ(python({"-m", "nvrtc_cache.environment", "disable"}, interpreter).exit_code, 0);
+  EXPECT_FALSE(fs::exists(site / "nvrtc_cache-activate.pth"));
+  EXPECT_TRUE(run_ok("unstarted", interpreter) == plain);
 }
 
 }  // namespace

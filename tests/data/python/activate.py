@@ -10,6 +10,9 @@ python_activate_test.cc runs each scenario in a fresh process and compares their
     python activate.py where      the real libraries activate() would forward to, one per line
     python activate.py pathfinder the libraries cuda.pathfinder loads without the cache, one per line
     python activate.py ipython    %load_ext nvrtc_cache's entry point, then a compile
+    python activate.py started    (python -m nvrtc_cache.environment enable): the proxies were loaded at
+                                  the interpreter's start, before this script; then cuda.core's compiles
+    python activate.py unstarted  the same, where nothing was loaded at start (NVRTC_CACHE_ACTIVATE=0)
 
 The stacks: cuda.core (C++ to CUBIN and LTO-IR with name expressions; LTO-IR linked by cuda.core's
 Linker through nvJitLink; NVVM IR to PTX through libNVVM), CuPy's compile_using_nvrtc (cupy-cuda13x)
@@ -115,6 +118,25 @@ def run_ipython():
     jit_stacks.run_core()
 
 
+def proxies_loaded_at_start():
+    from nvrtc_cache.activation import _is_ours, loaded_objects
+
+    return sorted(os.path.basename(path) for path in loaded_objects() if _is_ours(path))
+
+
+def run_started():
+    loaded = proxies_loaded_at_start()
+    if loaded != ["libnvJitLink.so.13", "libnvrtc.so.13", "libnvvm.so.4"]:
+        fail(f"the proxies loaded at start: {loaded}")
+    jit_stacks.run_core()
+
+
+def run_unstarted():
+    if loaded := proxies_loaded_at_start():
+        fail(f"NVRTC_CACHE_ACTIVATE=0, yet {loaded} were loaded at start")
+    jit_stacks.run_core()
+
+
 if __name__ == "__main__":
     {"plain": stacks, "core": jit_stacks.run_core, "activated": run_activated, "late": run_late, "where": run_where,
-     "pathfinder": run_pathfinder, "ipython": run_ipython}[sys.argv[1]]()
+     "pathfinder": run_pathfinder, "ipython": run_ipython, "started": run_started, "unstarted": run_unstarted}[sys.argv[1]]()
