@@ -13,9 +13,8 @@ no .pth (a .pth with an import line runs at every start and is how unwanted code
 never installed by default), and `disable` removes the file. NVRTC_CACHE_ACTIVATE=0 in the environment
 of a process turns it off for that process (and its children).
 
-Cost: an interpreter of the environment starts about 50 ms later (the proxies, and the real nvJitLink
-and libNVVM they forward to, are loaded at start; measured in docs/python.md). The line does nothing
-once the package is uninstalled.
+Cost: an interpreter of the environment starts about 80 ms later (the package is imported, and the
+proxies, with the real nvJitLink and libNVVM they forward to, are loaded at start; docs/python.md).
 Contract: writes or removes one file; prints what it did; exit status 0, or 1 with a message.
 """
 
@@ -29,9 +28,10 @@ import sysconfig
 from pathlib import Path
 
 PTH_NAME = "nvrtc_cache-activate.pth"
-# One line: a .pth runs lines that start with "import"; this one imports nothing once nvrtc_cache is gone.
-PTH_LINE = ('import importlib.util as _nvrtc_cache_util; _nvrtc_cache_util.find_spec("nvrtc_cache") and '
-            '__import__("nvrtc_cache._autoactivate")\n')
+# One line (a .pth runs the lines that start with "import"): nothing more than a look at the environment
+# under NVRTC_CACHE_ACTIVATE=0, and nothing at all once nvrtc_cache is uninstalled.
+PTH_LINE = ('import os; exec("try: import nvrtc_cache._autoactivate\\nexcept ImportError: pass") '
+            'if os.environ.get("NVRTC_CACHE_ACTIVATE") != "0" else None\n')
 
 
 def pth_path(user: bool = False) -> Path:
