@@ -1,5 +1,6 @@
 // Env::system() on POSIX: the system calls, as platform/env.h describes them.
 #include "platform/env.h"
+#include "platform/file_mapping.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -65,9 +66,9 @@ int Env::reserve_file_at(int dir, const std::string& name, mode_t mode, off_t by
   if (fd < 0) return errno;
   struct stat st {};
   int rc = ::fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : EINVAL;
-  if (rc == 0 && ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, bytes) != 0) rc = errno;
+  if (rc == 0) rc = reserve_mapped_space(fd, bytes, /*keep_size=*/true);
   ::close(fd);
-  return rc == EOPNOTSUPP || rc == ENOSYS ? 0 : rc;
+  return rc;
 }
 
 int Env::make_directory_at(int dir, const std::string& name, mode_t mode) {

@@ -4,4 +4,6 @@ namespace nvrtc_cache::platform {
 
 bool mapping_sizes_the_file() { return true; }
 
+int reserve_mapped_space(int, long long, bool) { return 0; }
+
 }  // namespace nvrtc_cache::platform

@@ -8,21 +8,17 @@
 #include <cstring>
 
 #include "platform/errno_guard.h"
+#include "platform/file_mapping.h"
 #include "store/counter_file.h"
 #include "store/counter_file_mapping.h"
 
 namespace nvrtc_cache::store {
 namespace {
 
+// No fallocate on this filesystem (some network and FUSE ones): a fault is left to the watch of the
+// mapping (platform::watch_mapping).
 bool reserve_space(int fd) {
-#ifdef __linux__
-  if (::fallocate(fd, 0, 0, static_cast<off_t>(CounterFile::kFileSize)) == 0) return true;
-  // No fallocate on this filesystem (some network and FUSE ones): a fault is left to the watch
-  // of the mapping (platform::watch_mapping).
-  return errno == EOPNOTSUPP || errno == ENOSYS;
-#else
-  return ::posix_fallocate(fd, 0, static_cast<off_t>(CounterFile::kFileSize)) == 0;
-#endif
+  return platform::reserve_mapped_space(fd, static_cast<long long>(CounterFile::kFileSize), /*keep_size=*/false) == 0;
 }
 
 }  // namespace
