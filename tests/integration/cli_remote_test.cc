@@ -107,6 +107,23 @@ TEST(CliRemote, CheckALiveAWrongPasswordAndAStoppedRedis) {
   EXPECT_EQ((malformed.out + malformed.err).find("hunter2"), std::string::npos) << malformed.err;
 }
 
+// A cluster URL whose nodes give no map (here a plain Redis: CLUSTER NODES is refused) cannot be
+// read: an export from it fails and writes no archive, instead of an empty one marked complete.
+TEST(CliRemote, ExportFromAClusterNoNodeOfWhichAnswersFails) {
+  TempDir home;
+  RedisServer server;
+  ASSERT_TRUE(server.ok());
+  std::string url = server.url();
+  ASSERT_TRUE(url.starts_with("redis://")) << url;
+  url.replace(0, 5, "redis+cluster");
+  const std::string archive = home.path() + "/a.nvrc";
+  const auto exported = cli({"export", archive, "--from", url}, remote_env(home, ""));
+  EXPECT_EQ(exported.exit_code, 1) << exported.out << exported.err;
+  EXPECT_NE((exported.out + exported.err).find("no node of the cluster answered"), std::string::npos)
+      << exported.out << exported.err;
+  EXPECT_FALSE(fs::exists(archive));
+}
+
 TEST(CliRemote, EvictTrimsAFileTierOldestFirst) {
   TempDir home;
   const std::string tier = home.path() + "/tier";

@@ -213,7 +213,10 @@ class RedisTier final : public Tier {
     const platform::ErrnoGuard errno_guard;
     const std::string pattern = options_.prefix + ":v1:*";
     const std::string claims = options_.prefix + ":v1:claim:";
-    for (Server* server : listed_servers(deadline)) {
+    const std::vector<Server*> servers = listed_servers(deadline);
+    // A cluster whose map no node gave is unread, not empty: an export of it is not complete.
+    if (servers.empty()) return result(TierCode::kError, display_name_ + ": " + kNoMap);
+    for (Server* server : servers) {
       std::string cursor = "0";
       do {
         std::string batch;
