@@ -7,8 +7,8 @@
 #   lib/libnvrtc-cache-api.so.1            the C API (api/CMakeLists.txt), which nvrtc_cache.ProgramCache loads
 #   include/nvrtc_cache.h                  its header
 # This file adds what the packages carry besides them, and the Debian package (cpack -G DEB).
-# The Python wheel (pyproject.toml, scikit-build-core) installs the same tree under the nvrtc_cache
-# package; scripts/package_test.sh tests both packages.
+# The Python wheel (pyproject.toml, scikit-build-core) carries the same tree as its data, which pip
+# installs under the environment's prefix; scripts/package_test.sh tests both packages.
 
 # LMDB is built in (CMakeLists.txt, from Debian's source package): its licence travels with the
 # binaries. A build without its source loads the distribution's liblmdb.so.0 and the Debian package

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # The packages, installed as a user installs them, then the demo's warm path through what they installed:
-#  1. the Python wheel: built with pip (scikit-build-core, pyproject.toml), audited (auditwheel names the
-#     manylinux policy it meets and the wheel is retagged to it; every ELF's DT_NEEDED is a library that
-#     policy allows, no symbol needs a newer glibc than it names, no RPATH/RUNPATH), installed into a
-#     fresh venv; `nvrtc-cache run` (the console script) compiles the
-#     demo's kernels cold then warm, and again through `run --proxy`, with LMDB built in (no liblmdb loaded);
+#  1. the Python wheel: built with pip as a user's `pip install .` builds it (scikit-build-core, then
+#     auditwheel's manylinux tag: python/build_backend/wheel_backend.py), reusing $BUILD_DIR's objects
+#     through ccache where that tree was compiled through it (.ci/run); the tag checked (a manylinux
+#     policy, from the build itself) and the files audited on their own (every ELF's DT_NEEDED is a
+#     library that policy allows, no symbol needs a newer glibc than it names, no RPATH/RUNPATH, every
+#     binary in the wheel's data scheme), installed into a fresh venv: bin/nvrtc-cache is the native
+#     executable (no Python trampoline; its time per call printed), `man nvrtc-cache` and the bash
+#     completion are found from PATH, nvrtc_cache.cli_path()/shim_path()/proxy_dir() name the installed
+#     files, also under `pip install --prefix`; `nvrtc-cache run` compiles the demo's kernels cold then
+#     warm, and again through `run --proxy` and `python -m nvrtc_cache run`, with LMDB built in (no
+#     liblmdb loaded);
 #     `nvrtc_cache.ProgramCache` stores and serves through the C API library the wheel carries;
 #     then an nvJitLink link and a libNVVM compile (tests/clients/, dlopen by soname) cold then warm
 #     through `run --proxy`, i.e. through the packaged stand-ins libnvJitLink.so.13 and libnvvm.so.4;
@@ -90,44 +96,103 @@ audit_elf() {
   echo "    ${file#"$work"/wheel/}: NEEDED $(echo $needed | tr ' ' ,), GLIBC_$glibc"
 }
 
-# 1. The wheel.
+# 1. The wheel, built as a user's `pip install .` builds it (PEP 517: scikit-build-core, then auditwheel's
+# manylinux tag, python/build_backend/wheel_backend.py), from scratch in a build directory of its own
+# beside $build_dir. Where $build_dir was compiled through ccache (.ci/run, scripts/lib/ccache.sh), so
+# are the wheel's compiles, with that tree's generator: each object whose compile command and
+# preprocessed source equal one of $build_dir's (-Werror aside) is that object; the rest compile. The
+# compilers are named as that tree names them (scikit-build-core would take Python's sysconfig names,
+# e.g. x86_64-linux-gnu-g++: the same binary, but ccache hashes the name).
+wheel_build="${build_dir%/}-wheel" generator=""
+rm -rf "$wheel_build"
+if grep -q '^CMAKE_CXX_COMPILER_LAUNCHER:.*ccache' "$build_dir/CMakeCache.txt" && command -v ccache >/dev/null; then
+  cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build_dir/CMakeCache.txt"; }
+  generator=$(cache_value CMAKE_GENERATOR) cc=$(cache_value CMAKE_C_COMPILER) cxx=$(cache_value CMAKE_CXX_COMPILER)
+  ccache --zero-stats >/dev/null
+fi
 start=$SECONDS
 "$python" -m venv "$work/build-venv"
-"$work/build-venv/bin/pip" wheel --quiet --no-deps --wheel-dir "$work/dist" . >"$work/wheel-build.log" 2>&1 ||
-  { cat "$work/wheel-build.log" >&2; fail "the wheel did not build"; }
+(if [ -n "$generator" ]; then . scripts/lib/ccache.sh; export CMAKE_GENERATOR="$generator" CC="$cc" CXX="$cxx"; fi
+ exec "$work/build-venv/bin/pip" wheel --no-deps --wheel-dir "$work/dist" --config-settings=build-dir="$wheel_build" .) \
+  >"$work/wheel-build.log" 2>&1 || { cat "$work/wheel-build.log" >&2; fail "the wheel did not build"; }
 wheel=$(ls "$work"/dist/nvrtc_cache-*.whl)
-echo "package_test: built ${wheel##*/} in $((SECONDS - start)) s"
-# auditwheel (PyPI) names the manylinux policy the wheel meets (it reads every ELF in it); the wheel,
-# tagged linux_x86_64 as built, is retagged to that policy (its files unchanged) and installed as such.
-"$work/build-venv/bin/pip" install --quiet auditwheel wheel
-tag=$("$work/build-venv/bin/auditwheel" show "$wheel" | tr '\n' ' ' |
-      sed -n 's/.*following[[:space:]]*platform[[:space:]]*tag:[[:space:]]*"\([^"]*\)".*/\1/p')
-[[ $tag == manylinux_* ]] || { "$work/build-venv/bin/auditwheel" show "$wheel" >&2; fail "wheel: no manylinux policy met"; }
-"$work/build-venv/bin/python" -m wheel tags --remove --platform-tag "$tag" "$wheel" >/dev/null
-wheel=$(ls "$work"/dist/nvrtc_cache-*"$tag".whl)
+reused=""
+[ -n "$generator" ] && reused=$(ccache --print-stats | awk -F'\t' '$1 ~ /_cache_hit$/ {h += $2} $1 == "cache_miss" {m = $2}
+                                   END {printf "; %d of %d compiles from ccache", h, h + m}')
+echo "package_test: built ${wheel##*/} in $((SECONDS - start)) s$reused"
+# The build tagged it: auditwheel named the manylinux policy its binaries meet (no retag here).
+tag=${wheel##*-} tag=${tag%.whl}
+[[ $tag == manylinux_*_"$(uname -m)" ]] ||
+  { grep 'nvrtc-cache wheel:' -A8 "$work/wheel-build.log" >&2; fail "wheel: tagged $tag, not with a manylinux policy"; }
 max_glibc=$(echo "$tag" | sed -n 's/^manylinux_\([0-9]*\)_\([0-9]*\)_.*/\1.\2/p')
 "$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$work/wheel"
+# The package holds Python only; the command and the libraries are the wheel's data (the install prefix).
+data=$(ls -d "$work"/wheel/nvrtc_cache-*.data/data)
 for f in bin/nvrtc-cache lib/libnvrtc-cache.so lib/libnvrtc-cache-api.so.1 include/nvrtc_cache.h \
          lib/nvrtc-cache/proxy/libnvrtc.so.13 lib/nvrtc-cache/proxy/libnvJitLink.so.13 \
-         lib/nvrtc-cache/proxy/libnvvm.so.4 lib/nvrtc-cache/LMDB-LICENSE; do
+         lib/nvrtc-cache/proxy/libnvvm.so.4 lib/nvrtc-cache/LMDB-LICENSE share/man/man1/nvrtc-cache.1 \
+         share/bash-completion/completions/nvrtc-cache; do
+  [ -f "$data/$f" ] || fail "wheel: data/$f missing"
+done
+for f in __init__.py __main__.py _install.py program_cache.py; do
   [ -f "$work/wheel/nvrtc_cache/$f" ] || fail "wheel: nvrtc_cache/$f missing"
 done
+! grep -q '^\[console_scripts\]' "$work"/wheel/nvrtc_cache-*.dist-info/entry_points.txt 2>/dev/null ||
+  fail "wheel: a console-script entry point would stand a Python trampoline in for the command"
 echo "package_test: wheel audit (tag $tag):"
 while IFS= read -r f; do
+  case $f in "$data"/*) ;; *) fail "wheel: ELF file ${f#"$work"/wheel/} outside the data scheme" ;; esac
   audit_elf "$f" "$max_glibc"
 done < <(find "$work/wheel" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print | sort)
 
 "$python" -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --no-deps --no-index "$wheel"
 cli="$work/venv/bin/nvrtc-cache"
-[ "$("$work/venv/bin/python" -c 'import nvrtc_cache; print(nvrtc_cache.shim_path())')" = \
-  "$(realpath "$work"/venv/lib/python3*/site-packages/nvrtc_cache/lib/libnvrtc-cache.so)" ] || fail "wheel: shim_path()"
+# The command on PATH is the native executable itself: no interpreter starts for a call.
+head -c4 "$cli" | grep -q ELF || fail "wheel: $cli is not the native executable: $(head -c64 "$cli" | head -1)"
+per_call() {  # per_call COMMAND...: the mean wall time of 20 calls, in ms
+  local t0 i
+  t0=$(date +%s%N)
+  for i in $(seq 20); do "$@" >/dev/null; done
+  echo $((($(date +%s%N) - t0) / 20000000))
+}
+echo "package_test: wheel: \`nvrtc-cache stats\` $(NVRTC_CACHE_DIR="$work/cache-timing" per_call "$cli" stats) ms a call" \
+     "(\`python -m nvrtc_cache stats\` $(NVRTC_CACHE_DIR="$work/cache-timing" per_call "$work/venv/bin/python" -m nvrtc_cache stats) ms)"
+prefix_of_venv=$(realpath "$work/venv")
+for expr in "cli_path():$prefix_of_venv/bin/nvrtc-cache" "shim_path():$prefix_of_venv/lib/libnvrtc-cache.so" \
+            "proxy_dir():$prefix_of_venv/lib/nvrtc-cache/proxy"; do
+  got=$("$work/venv/bin/python" -c "import nvrtc_cache; print(nvrtc_cache.${expr%%:*})")
+  [ "$got" = "${expr#*:}" ] || fail "wheel: nvrtc_cache.${expr%%:*} is $got, not ${expr#*:}"
+done
+# man finds the page from PATH (<bin>/../share/man), as for /usr/local; the completion is a script bash
+# sources (bash-completion loads it by itself from ~/.local/share and /usr/local/share: --user and system installs).
+man_page="$prefix_of_venv/share/man/man1/nvrtc-cache.1"
+if command -v man >/dev/null; then
+  [ "$(env -u MANPATH PATH="$work/venv/bin:/usr/bin:/bin" man -w nvrtc-cache)" = "$man_page" ] ||
+    fail "wheel: \`man nvrtc-cache\` does not find $man_page"
+fi
+grep -q '^\.TH NVRTC-CACHE 1' "$man_page" || fail "wheel: $man_page is not the man page"
+bash -c '. "$1" && complete -p nvrtc-cache' _ "$prefix_of_venv/share/bash-completion/completions/nvrtc-cache" \
+  >/dev/null || fail "wheel: the bash completion does not define a completion for nvrtc-cache"
+echo "package_test: wheel: man nvrtc-cache finds $man_page; the bash completion completes nvrtc-cache"
+# Another scheme (pip --prefix): the package finds the command beside its own site-packages there.
+"$work/venv/bin/pip" install --quiet --ignore-installed --no-deps --no-index --prefix "$work/prefix" "$wheel"
+other=$(ls -d "$work"/prefix/lib/python3*/site-packages)
+[ "$(PYTHONPATH="$other" "$python" -c 'import nvrtc_cache; print(nvrtc_cache.cli_path())')" = \
+  "$(realpath "$work/prefix")/bin/nvrtc-cache" ] || fail "wheel: cli_path() under pip --prefix"
+PYTHONPATH="$other" "$python" -m nvrtc_cache version >/dev/null || fail "wheel: python -m nvrtc_cache under pip --prefix"
 warm_path wheel
+# `python -m nvrtc_cache run` is the same command: the demo served warm again.
+NVRTC_CACHE_DIR="$work/cache-wheel" "$work/venv/bin/python" -m nvrtc_cache run -- "$demo" >"$work/wheel-module.txt"
+[ "$(NVRTC_CACHE_DIR="$work/cache-wheel" counter hits)" -eq $((3 * kernels)) ] ||
+  fail "wheel: python -m nvrtc_cache run: $(NVRTC_CACHE_DIR="$work/cache-wheel" "$cli" stats --json)"
+echo "package_test: wheel: python -m nvrtc_cache run: $kernels hits"
 # The Python backend from the installed wheel, through the C library the wheel carries (no cuda.core
 # in this venv: the plain base class with the same methods).
 NVRTC_CACHE_DIR="$work/cache-api" "$work/venv/bin/python" - <<'PY' || fail "wheel: nvrtc_cache.ProgramCache"
 import nvrtc_cache
-assert nvrtc_cache.api_library_path().endswith("site-packages/nvrtc_cache/lib/libnvrtc-cache-api.so.1")
+import os, sys
+assert nvrtc_cache.api_library_path() == os.path.realpath(sys.prefix) + "/lib/libnvrtc-cache-api.so.1", nvrtc_cache.api_library_path()
 with nvrtc_cache.ProgramCache() as cache:
     cache[b"key"] = b"value"
     cache["str key"] = memoryview(b"bytes")

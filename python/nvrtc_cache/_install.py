@@ -8,7 +8,8 @@ package: <prefix>/bin/nvrtc-cache (the native command itself, on PATH: no Python
 
 This module finds that prefix: beside the package's own site-packages for the usual schemes (the
 package is <prefix>/lib/pythonX.Y/site-packages/nvrtc_cache), else from the files the distribution's
-RECORD lists (pip --target, --prefix, --root, editable installs). Only the standard library; no state but a memo.
+RECORD lists (an editable install). pip install --target is not supported: pip drops a wheel's lib/
+data there. Only the standard library; no state but a memo.
 """
 
 from __future__ import annotations
