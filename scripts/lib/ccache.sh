@@ -7,7 +7,9 @@
 #   CCACHE_BASEDIR      the checkout: paths under it are hashed relative to the compile's directory
 #   CCACHE_NOHASHDIR    the compile's directory is not hashed (it is only in the debug information,
 #                       which the wheel strips)
-#   CCACHE_IGNOREOPTIONS  -Werror, which changes no object, is not hashed
+#   CCACHE_IGNOREOPTIONS  -Werror, which changes no object, is not hashed (a compile with warnings
+#                       stored without it would then pass a -Werror tree: CI compiles build/, with
+#                       -Werror, first, and the wheel's tree only reads those objects)
 #
 # So an object compiled in build/ is a hit in a sibling tree at the same depth (build-wheel/) whose
 # compile command is otherwise the same: same flags, defines, include directories and preprocessed
