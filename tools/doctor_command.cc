@@ -113,22 +113,28 @@ struct NvrtcFound {
   bool broken = false;              // a library of that name exists but cannot be loaded
 };
 
-// The NVRTC the dynamic loader finds by soname: path, version, build-id; one line, the check's
-// verdict. `required`: a library that cannot be loaded fails (else warns).
+// The NVRTC at `soname` (a path the search found, or a soname the dynamic loader finds): path,
+// version, build-id, where it was found; one line, the check's verdict. `required`: a library that
+// cannot be loaded fails (else warns).
 NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required, const std::string& found_via) {
   NvrtcFound found;
   void* handle = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* error = dlerror();
     const std::string why = error ? error : "unknown error";
-    const std::string first = first_on_library_path(soname);
-    if (first.empty() && why.starts_with(std::string(soname) + ": cannot open shared object file")) return found;
+    const bool by_path = std::string_view(soname).find('/') != std::string_view::npos;
+    const std::string first = by_path ? "" : first_on_library_path(soname);
+    if (!by_path && first.empty() && why.starts_with(std::string(soname) + ": cannot open shared object file")) {
+      return found;
+    }
     found.broken = true;
+    const std::string name = std::filesystem::path(soname).filename().string();
     report.add(required ? Severity::kFail : Severity::kWarn, "NVRTC",
-               fmt::format("{} cannot be loaded: {}{}. Replace or remove it, or put the directory of a working "
-                           "{} first on LD_LIBRARY_PATH; NVRTC_CACHE_REAL_NVRTC names the library for run --proxy "
-                           "and doctor",
-                           soname, why, first.empty() ? "" : " (the loader found " + first + " first)", soname));
+               fmt::format("{} (found in {}) cannot be loaded: {}{}. Replace or remove it, or put the directory of "
+                           "a working {} first on LD_LIBRARY_PATH; NVRTC_CACHE_REAL_NVRTC names the library for run "
+                           "--proxy and doctor",
+                           soname, found_via, why, first.empty() ? "" : " (the loader found " + first + " first)",
+                           name));
     return found;
   }
   std::string path = soname;
