@@ -1,8 +1,8 @@
 // libNVVM's C API as the cache's own code sees it: the types and result codes of CUDA 13.0's nvvm.h
 // (their values are libNVVM's ABI) and one declaration for each function of the project's table
 // (shim/interpose/nvvm_api.def), plus the three documented ones the shim never exports
-// (nvvmGetErrorString, nvvmVersion, nvvmIRVersion; nvvmDisableConcurrentAPI is undocumented). The product builds against this file
-// (docs/design.md, "Building without CUDA").
+// (nvvmGetErrorString, nvvmVersion, nvvmIRVersion; nvvmDisableConcurrentAPI is undocumented). The
+// product builds against this file (docs/design.md, "Building without CUDA").
 // Contract: declarations only.
 #ifndef NVRTC_CACHE_CUDA_API_NVVM_H
 #define NVRTC_CACHE_CUDA_API_NVVM_H
