@@ -17,7 +17,7 @@ shim::interpose::SearchRoots cli_search_roots() {
   const std::string installed = prefix();
   if (const auto slash = installed.find_last_of('/');
       slash != std::string::npos && installed.substr(slash + 1) == "nvrtc_cache") {
-    own.push_back(installed.substr(0, slash));  // <site-packages>/nvrtc_cache/bin/nvrtc-cache
+    own.push_back(installed.substr(0, slash));                            // <site-packages>/nvrtc_cache/bin/nvrtc-cache
   } else if (::access((installed + "/pyvenv.cfg").c_str(), F_OK) == 0) {  // <venv>/bin/nvrtc-cache
     const char* home = std::getenv("HOME");
     own = shim::interpose::interpreter_site_packages(installed + "/bin/python", home ? home : "");
@@ -28,8 +28,10 @@ shim::interpose::SearchRoots cli_search_roots() {
 std::vector<FoundLibrary> real_library_candidates(RealLibrary library) {
   std::vector<FoundLibrary> found;
   const char* variable = shim::interpose::override_variable(library);
-  if (const char* configured = std::getenv(variable); configured && *configured) found.push_back({configured, variable});
-  for (FoundLibrary& candidate : shim::interpose::search_library(shim::interpose::spec_of(library), cli_search_roots())) {
+  if (const char* configured = std::getenv(variable); configured && *configured)
+    found.push_back({configured, variable});
+  for (FoundLibrary& candidate :
+       shim::interpose::search_library(shim::interpose::spec_of(library), cli_search_roots())) {
     found.push_back(std::move(candidate));
   }
   return found;

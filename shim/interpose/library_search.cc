@@ -85,7 +85,8 @@ std::string config_value(const std::string& cfg, std::string_view key) {
   for (std::string line; std::getline(in, line);) {
     const auto equals = line.find('=');
     if (equals == std::string::npos) continue;
-    if (trimmed(std::string_view(line).substr(0, equals)) == key) return trimmed(std::string_view(line).substr(equals + 1));
+    if (trimmed(std::string_view(line).substr(0, equals)) == key)
+      return trimmed(std::string_view(line).substr(equals + 1));
   }
   return "";
 }
@@ -120,7 +121,8 @@ void add_prefix_site_packages(std::vector<std::string>& into, const std::string&
 void add_user_site_packages(std::vector<std::string>& into, const std::string& home, const std::string& version) {
   if (home.empty()) return;
   const std::string lib_python = version.empty() ? "lib/python3*" : "lib/python" + version;
-  for (const std::string& dir : globbed(joined(home, ".local/" + lib_python + "/site-packages"))) add_existing(into, dir);
+  for (const std::string& dir : globbed(joined(home, ".local/" + lib_python + "/site-packages")))
+    add_existing(into, dir);
 }
 
 void search_dir(std::vector<FoundLibrary>& found, std::set<Identity>& seen, const std::set<Identity>& skip,
@@ -148,7 +150,8 @@ LibrarySpec spec_of(RealLibrary library) {
     case RealLibrary::kNvrtc:
       return {{"libnvrtc.so.13", "libnvrtc.so.12"}, {"nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"}, {"lib64", "lib"}};
     case RealLibrary::kNvJitLink:
-      return {{"libnvJitLink.so.13", "libnvJitLink.so.12"}, {"nvidia/cu13/lib", "nvidia/nvjitlink/lib"}, {"lib64", "lib"}};
+      return {
+          {"libnvJitLink.so.13", "libnvJitLink.so.12"}, {"nvidia/cu13/lib", "nvidia/nvjitlink/lib"}, {"lib64", "lib"}};
     case RealLibrary::kNvvm:
       // pathfinder's anchor is nvvm/lib64; toolkit 13's packages put libnvvm in lib64 as well.
       return {{"libnvvm.so.4", "libnvvm.so"},
@@ -160,18 +163,24 @@ LibrarySpec spec_of(RealLibrary library) {
 
 const char* override_variable(RealLibrary library) {
   switch (library) {
-    case RealLibrary::kNvrtc: return "NVRTC_CACHE_REAL_NVRTC";
-    case RealLibrary::kNvJitLink: return "NVRTC_CACHE_REAL_NVJITLINK";
-    case RealLibrary::kNvvm: return "NVRTC_CACHE_REAL_NVVM";
+    case RealLibrary::kNvrtc:
+      return "NVRTC_CACHE_REAL_NVRTC";
+    case RealLibrary::kNvJitLink:
+      return "NVRTC_CACHE_REAL_NVJITLINK";
+    case RealLibrary::kNvvm:
+      return "NVRTC_CACHE_REAL_NVVM";
   }
   return "";
 }
 
 const char* library_name(RealLibrary library) {
   switch (library) {
-    case RealLibrary::kNvrtc: return "NVRTC";
-    case RealLibrary::kNvJitLink: return "nvJitLink";
-    case RealLibrary::kNvvm: return "libNVVM";
+    case RealLibrary::kNvrtc:
+      return "NVRTC";
+    case RealLibrary::kNvJitLink:
+      return "nvJitLink";
+    case RealLibrary::kNvvm:
+      return "libNVVM";
   }
   return "";
 }

@@ -45,7 +45,7 @@ struct SearchRoots {
   std::string cuda_path_variable;          // which of the two ("CUDA_PATH", "CUDA_HOME")
   std::vector<std::string> loader_dirs;    // LD_LIBRARY_PATH's, ld.so.conf's, the loader's defaults
   std::vector<std::string> toolkit_roots = {"/usr/local/cuda"};
-  std::vector<std::string> skip_dirs;      // directories never chosen from (the proxy's own)
+  std::vector<std::string> skip_dirs;  // directories never chosen from (the proxy's own)
 };
 
 struct FoundLibrary {

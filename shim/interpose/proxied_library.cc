@@ -76,7 +76,8 @@ void* open_proxied_library(const ProxiedLibrary& library) {
       const char* configured = std::getenv(variable);
       core::log_once(core::LogLevel::kError, std::string("proxy-no-real-") + what,
                      path.empty()
-                         ? std::string("proxy: no real ") + library.soname + " found (the interpreter's wheels, "
+                         ? std::string("proxy: no real ") + library.soname +
+                               " found (the interpreter's wheels, "
                                "CONDA_PREFIX, the loader's directories, CUDA_PATH/CUDA_HOME, /usr/local/cuda); set " +
                                variable + "; its calls fail as " + what + " fails"
                          : std::string("proxy: cannot load the real ") + what + " (" + path + ", " +

@@ -59,8 +59,8 @@ class ToolkitFree : public ::testing::Test {
     if (probe.exit_code == 97 || probe.exit_code < 0 || probe.exit_code == 127 ||
         (probe.exit_code != 0 && probe.err.find("unshare") != std::string::npos)) {
       if (pypi_required()) FAIL() << "needs root to hide the toolkit in a mount namespace: " << probe.err;
-      GTEST_SKIP() << "needs root to hide the toolkit in a mount namespace (exit " << probe.exit_code << "): "
-                   << probe.err;
+      GTEST_SKIP() << "needs root to hide the toolkit in a mount namespace (exit " << probe.exit_code
+                   << "): " << probe.err;
     }
     ASSERT_EQ(probe.exit_code, 0) << "the toolkit is still visible in the namespace: " << probe.err;
   }
@@ -70,12 +70,9 @@ class ToolkitFree : public ::testing::Test {
                        const std::map<std::string, std::optional<std::string>>& more = {}) {
     std::vector<std::string> full = {on_path("unshare"), "-m", "/bin/sh", "-c", kHideToolkit, "hide"};
     full.insert(full.end(), argv.begin(), argv.end());
-    std::map<std::string, std::optional<std::string>> env = {{"NVRTC_CACHE_DIR", cache_.path()},
-                                                             {"VIRTUAL_ENV", std::nullopt},
-                                                             {"CUDA_HOME", std::nullopt},
-                                                             {"CUDA_PATH", std::nullopt},
-                                                             {"CONDA_PREFIX", std::nullopt},
-                                                             {"LD_LIBRARY_PATH", std::nullopt}};
+    std::map<std::string, std::optional<std::string>> env = {
+        {"NVRTC_CACHE_DIR", cache_.path()}, {"VIRTUAL_ENV", std::nullopt},  {"CUDA_HOME", std::nullopt},
+        {"CUDA_PATH", std::nullopt},        {"CONDA_PREFIX", std::nullopt}, {"LD_LIBRARY_PATH", std::nullopt}};
     for (const auto& [name, value] : more) env[name] = value;
     return run_process(full, env);
   }

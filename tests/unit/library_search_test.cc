@@ -32,7 +32,8 @@ using shim::interpose::spec_of;
 class LibrarySearch : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-search-XXXXXX";
+    std::string pattern =
+        (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/nvrtc-search-XXXXXX";
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     root_ = pattern;
   }
@@ -75,7 +76,7 @@ TEST_F(LibrarySearch, FollowsPathfindersOrderAcrossEveryPlace) {
   roots.cuda_path = at("cuda_path");
   roots.cuda_path_variable = "CUDA_HOME";
   const std::vector<std::string> expected = {
-      file("user/site/nvidia/cu13/lib/libnvrtc.so.13"),   // cu13 in every site first
+      file("user/site/nvidia/cu13/lib/libnvrtc.so.13"),        // cu13 in every site first
       file("venv/site/nvidia/cuda_nvrtc/lib/libnvrtc.so.12"),  // then the 12.x wheel
       file("conda/lib/libnvrtc.so.13"),
       file("ld_path/libnvrtc.so.13"),
@@ -114,7 +115,8 @@ TEST_F(LibrarySearch, EachLibraryHasItsWheelAndToolkitDirectories) {
   const std::string nvvm12 = file("site/nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so");
   const std::string nvvm_toolkit = file("usr/local/cuda/nvvm/lib64/libnvvm.so.4");
   EXPECT_EQ(paths(search_library(spec_of(RealLibrary::kNvJitLink), roots)), std::vector<std::string>{jitlink12});
-  EXPECT_EQ(paths(search_library(spec_of(RealLibrary::kNvvm), roots)), (std::vector<std::string>{nvvm12, nvvm_toolkit}));
+  EXPECT_EQ(paths(search_library(spec_of(RealLibrary::kNvvm), roots)),
+            (std::vector<std::string>{nvvm12, nvvm_toolkit}));
   EXPECT_TRUE(search_library(spec_of(RealLibrary::kNvrtc), roots).empty());
   EXPECT_FALSE(find_library(spec_of(RealLibrary::kNvrtc), roots).has_value());
 }
