@@ -336,10 +336,24 @@ TEST(ReplayUntrusted, NvrtcFlagNamesTheLibraryUnderTheSameChecks) {
   TempDir dir;
   core::CompileRecord moved = recorded_compile(dir.path());
   moved.library_path = "/opt/elsewhere/lib/libnvrtc.so.13";  // the recording machine's layout
+  const core::CompileRecord as_recorded = moved;
   const std::string record = dir.path() + "/moved.rec";
   write_file(record, core::encode_record(moved));
-  nlohmann::json report = replay(record, dir.path() + "/a", {}, 1);
+  // Gone from there: the same build found where the stack would find it (the toolkit here) is used,
+  // and said so.
+  const ProcessResult found = cli({"replay", record, "--json"}, {{"NVRTC_CACHE_DIR", dir.path() + "/a"}});
+  EXPECT_EQ(found.exit_code, 0) << found.out << found.err;
+  EXPECT_NE(found.err.find("/opt/elsewhere/lib/libnvrtc.so.13 is gone; using "), std::string::npos) << found.err;
+  EXPECT_NE(found.err.find("the same build"), std::string::npos) << found.err;
+  nlohmann::json report = nlohmann::json::parse(found.out, nullptr, false);
+  EXPECT_EQ(report.value("compiled", 0), 1) << found.out;
+  // Gone, and no library of that build anywhere: refused.
+  moved.inputs.library.build_id = std::string(20, '\x5a');
+  write_file(record, core::encode_record(moved));
+  report = replay(record, dir.path() + "/a2", {}, 1);
   EXPECT_EQ(report.value("refused", 0), 1) << report.dump(1);
+  moved = as_recorded;
+  write_file(record, core::encode_record(moved));
 
   // A symlink to the toolkit's NVRTC (as libnvrtc.so.13 -> libnvrtc.so.13.0.88 is): resolved, accepted.
   const std::string link = dir.path() + "/libnvrtc.so.13";
