@@ -91,8 +91,45 @@ bool read_description(util::ByteReader& r, EntryDescription& d) {
          r.u64(d.source_bytes);
 }
 
-// Entries without the newer outputs (versions 1 and 2) are written in their own version.
+// Entries without the newer outputs and the library (versions 1 and 2) are written in their own version.
 bool has_newer_outputs(const CompileEntry& e) { return e.tileir.available || e.nvvm.available; }
+bool has_library(const CompileEntry& e) { return e.description && e.description->library; }
+
+}  // namespace
+
+void write_library(util::ByteWriter& w, const std::optional<LibraryVersion>& library) {
+  w.u8(library.has_value());
+  if (!library) return;
+  w.i32(library->major);
+  w.i32(library->minor);
+  w.bytes(library->build_id);
+}
+
+bool read_library(util::ByteReader& r, std::optional<LibraryVersion>& library) {
+  bool present = false;
+  if (!r.flag(present)) return false;
+  if (!present) return true;
+  LibraryVersion& l = library.emplace();
+  return r.i32(l.major) && r.i32(l.minor) && r.bytes(l.build_id);
+}
+
+std::string version_text(const std::optional<LibraryVersion>& library) {
+  if (!library) return "unknown";
+  return std::to_string(library->major) + "." + std::to_string(library->minor);
+}
+
+std::string build_id_hex(const std::optional<LibraryVersion>& library) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  if (!library) return hex;
+  for (unsigned char c : library->build_id) {
+    hex += kDigits[c >> 4];
+    hex += kDigits[c & 15];
+  }
+  return hex;
+}
+
+namespace {
 
 }  // namespace
 
@@ -164,9 +201,11 @@ std::uint64_t CompileEntry::payload_bytes() const {
 // Layout: magic, version, body..., XXH3-64 of everything before it. Little-endian throughout.
 std::string encode_entry(const CompileEntry& e) {
   util::ByteWriter w;
-  const bool newer = has_newer_outputs(e);
+  const bool library = has_library(e);
+  const bool newer = library || has_newer_outputs(e);
   util::begin_frame(w, kEntryMagic,
-                    newer           ? kEntryFormatVersion
+                    library         ? kEntryFormatVersion
+                    : newer         ? kEntryFormatVersionWithoutLibrary
                     : e.description ? kEntryFormatVersionWithoutNewerOutputs
                                     : kEntryFormatVersionWithoutDescription);
   w.i32(e.compile_rc);
@@ -185,6 +224,7 @@ std::string encode_entry(const CompileEntry& e) {
   w.u64(e.compile_nanos);
   if (newer) w.u8(e.description.has_value());  // versions 1 and 2 say it by their version
   if (e.description) write_description(w, *e.description);
+  if (library) write_library(w, e.description->library);
   util::append_checksum(w);
   return std::move(w.str());
 }
@@ -194,15 +234,16 @@ namespace {
 std::optional<CompileEntry> decode_plain_entry(std::string_view bytes) {
   std::uint32_t version = kEntryFormatVersion;
   std::optional<util::ByteReader> frame;
-  for (std::uint32_t v :
-       {kEntryFormatVersion, kEntryFormatVersionWithoutNewerOutputs, kEntryFormatVersionWithoutDescription}) {
+  for (std::uint32_t v : {kEntryFormatVersion, kEntryFormatVersionWithoutLibrary, kEntryFormatVersionWithoutNewerOutputs,
+                          kEntryFormatVersionWithoutDescription}) {
     if ((frame = util::open_frame(bytes, kEntryMagic, v))) {
       version = v;
       break;
     }
   }
   if (!frame) return std::nullopt;
-  const bool newer = version == kEntryFormatVersion;
+  const bool with_library = version == kEntryFormatVersion;
+  const bool newer = with_library || version == kEntryFormatVersionWithoutLibrary;
   bool described = version != kEntryFormatVersionWithoutDescription;
   util::ByteReader& r = *frame;
   CompileEntry e;
@@ -225,6 +266,9 @@ std::optional<CompileEntry> decode_plain_entry(std::string_view bytes) {
   }
   if (newer && !r.flag(described)) return std::nullopt;
   if (described && !read_description(r, e.description.emplace())) return std::nullopt;
+  // Version 4 writes the library only in a description (encode_entry).
+  if (with_library && (!described || !read_library(r, e.description->library) || !e.description->library))
+    return std::nullopt;
   if (!r.at_end() || !is_well_formed(e)) {
     return std::nullopt;
   }

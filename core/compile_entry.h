@@ -18,11 +18,12 @@
 
 namespace nvrtc_cache::core {
 
-// Version 3 adds the outputs of NVRTCs other than 13.0 (Tile IR, 12.x's NVVM), each with whether the
+// Version 4 adds the identity of the library that made the entry (EntryDescription::library); version 3 adds the outputs of NVRTCs other than 13.0 (Tile IR, 12.x's NVVM), each with whether the
 // library has its getter; version 2 added the program's description (EntryDescription) after the
 // body. Version 1 and 2 entries still decode (without those outputs: they answer no NVRTC that has
 // their getters, see covers_outputs_of) and encode back to their version.
-inline constexpr std::uint32_t kEntryFormatVersion = 3;
+inline constexpr std::uint32_t kEntryFormatVersion = 4;
+inline constexpr std::uint32_t kEntryFormatVersionWithoutLibrary = 3;
 inline constexpr std::uint32_t kEntryFormatVersionWithoutNewerOutputs = 2;
 inline constexpr std::uint32_t kEntryFormatVersionWithoutDescription = 1;
 // NVRTC 13.5's NVRTC_ERROR_BUSY (nvrtcInstallBundledHeaders only), absent from the 13.0 header.
@@ -58,12 +59,26 @@ struct RecordedLoweredName {
   std::string lowered;   // otherwise this string
 };
 
+// Which build of a library made an entry (its version as the library reports it, and the GNU build-id of the
+// loaded object, raw bytes, empty when it has none), for people: keys hold the identity by themselves.
+struct LibraryVersion {
+  std::int32_t major = 0;
+  std::int32_t minor = 0;
+  std::string build_id;
+  bool operator==(const LibraryVersion&) const = default;
+};
+// "13.0", or "unknown" for an entry made before entries recorded it.
+std::string version_text(const std::optional<LibraryVersion>& library);
+// The build-id in hex, "" when unknown or absent.
+std::string build_id_hex(const std::optional<LibraryVersion>& library);
+
 // What the program was, for people (`nvrtc-cache ls`, `inspect`): never used to serve a hit.
 struct EntryDescription {
   std::string program_name;
   std::vector<std::string> options;
   std::vector<std::string> header_names;  // in-memory headers, in order
   std::uint64_t source_bytes = 0;
+  std::optional<LibraryVersion> library;  // absent in entries before version 4
   bool operator==(const EntryDescription&) const = default;
 };
 

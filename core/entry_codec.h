@@ -3,6 +3,7 @@
 // no more than the input holds.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,8 @@ bool read_output(util::ByteReader& r, RecordedOutput& o);
 // A count, then each string.
 void write_strings(util::ByteWriter& w, const std::vector<std::string>& strings);
 bool read_strings(util::ByteReader& r, std::vector<std::string>& strings);
+// Whether there is one, then its major, minor and build-id.
+void write_library(util::ByteWriter& w, const std::optional<LibraryVersion>& library);
+bool read_library(util::ByteReader& r, std::optional<LibraryVersion>& library);
 
 }  // namespace nvrtc_cache::core

@@ -57,10 +57,11 @@ bool is_well_formed(const HandleEntry& e) {
 }
 
 // Layout: magic, version, library, rc, output count, each output (available, then its answers),
-// nanos, the description, XXH3-64 of everything before it. Little-endian throughout.
+// nanos, the description (version 2: and the library's identity), XXH3-64 of everything before it. Little-endian throughout.
 std::string encode_handle_entry(const HandleEntry& e) {
   util::ByteWriter w;
-  util::begin_frame(w, kHandleEntryMagic, kHandleEntryFormatVersion);
+  const bool library = e.description.library.has_value();
+  util::begin_frame(w, kHandleEntryMagic, library ? kHandleEntryFormatVersion : kHandleEntryFormatVersionWithoutLibrary);
   w.u8(static_cast<std::uint8_t>(e.library));
   w.i32(e.rc);
   w.u64(e.outputs.size());
@@ -72,6 +73,7 @@ std::string encode_handle_entry(const HandleEntry& e) {
   write_strings(w, e.description.options);
   write_strings(w, e.description.input_names);
   w.u64(e.description.input_bytes);
+  if (library) write_library(w, e.description.library);
   util::append_checksum(w);
   return std::move(w.str());
 }
@@ -80,6 +82,8 @@ namespace {
 
 std::optional<HandleEntry> decode_plain_handle_entry(std::string_view bytes) {
   std::optional<util::ByteReader> frame = util::open_frame(bytes, kHandleEntryMagic, kHandleEntryFormatVersion);
+  const bool with_library = frame.has_value();
+  if (!frame) frame = util::open_frame(bytes, kHandleEntryMagic, kHandleEntryFormatVersionWithoutLibrary);
   if (!frame) return std::nullopt;
   util::ByteReader& r = *frame;
   HandleEntry e;
@@ -96,6 +100,7 @@ std::optional<HandleEntry> decode_plain_handle_entry(std::string_view bytes) {
       !r.u64(e.description.input_bytes)) {
     return std::nullopt;
   }
+  if (with_library && (!read_library(r, e.description.library) || !e.description.library)) return std::nullopt;
   if (!r.at_end() || !is_well_formed(e)) return std::nullopt;
   return e;
 }

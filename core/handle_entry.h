@@ -21,7 +21,10 @@
 
 namespace nvrtc_cache::core {
 
-inline constexpr std::uint32_t kHandleEntryFormatVersion = 1;
+// Version 2 adds the library's identity (HandleDescription::library); version 1 entries still decode
+// (without it) and encode back to version 1.
+inline constexpr std::uint32_t kHandleEntryFormatVersion = 2;
+inline constexpr std::uint32_t kHandleEntryFormatVersionWithoutLibrary = 1;
 
 // The libraries whose results are handle entries.
 enum class JitLibrary : std::uint8_t { nvjitlink = 1, nvvm = 2 };
@@ -49,6 +52,7 @@ struct HandleDescription {
   std::vector<std::string> options;
   std::vector<std::string> input_names;  // in order; "" for a NULL name
   std::uint64_t input_bytes = 0;
+  std::optional<LibraryVersion> library;  // absent in version 1 entries
   bool operator==(const HandleDescription&) const = default;
 };
 

@@ -140,6 +140,29 @@ std::string first_ptx_kernel(std::string_view ptx) {
 
 }  // namespace
 
+std::optional<core::LibraryVersion> EntryInfo::library() const {
+  if (handle) return handle->description.library;
+  if (entry && entry->description) return entry->description->library;
+  return std::nullopt;
+}
+
+const char* EntryInfo::library_name() const {
+  if (prefix != 'L') return "NVRTC";
+  if (handle) return core::library_name(handle->library);
+  return "nvJitLink or libNVVM";
+}
+
+nlohmann::ordered_json library_json(const EntryInfo& e) {
+  const std::optional<core::LibraryVersion> library = e.library();
+  nlohmann::ordered_json j;
+  j["name"] = e.library_name();
+  j["version"] = core::version_text(library);
+  j["major"] = library ? nlohmann::ordered_json(library->major) : nlohmann::ordered_json();
+  j["minor"] = library ? nlohmann::ordered_json(library->minor) : nlohmann::ordered_json();
+  j["build_id"] = core::build_id_hex(library);
+  return j;
+}
+
 std::string program_label(const EntryInfo& e) {
   if (e.damaged()) return "(damaged)";
   if (e.handle) {

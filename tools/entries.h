@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/compile_entry.h"
 #include "core/handle_entry.h"
 #include "direct/dependencies.h"
@@ -37,6 +39,10 @@ struct EntryInfo {
   std::uint64_t nanos() const;
   std::uint64_t output_bytes() const;
   std::vector<std::string> options() const;
+  // The identity of the library that made it; nullopt when damaged or made before entries recorded it.
+  std::optional<core::LibraryVersion> library() const;
+  // "NVRTC", "nvJitLink", "libNVVM".
+  const char* library_name() const;
 };
 
 // Every result in the store, in key order; `*walked` (optional) gets the walk's status.
@@ -51,6 +57,10 @@ std::string compile_status(const EntryInfo& e);
 // ("scale<float, 2>"), else the first kernel its PTX defines (demangled, without its parameters),
 // else its options. A link or NVVM compile: "link: " or "nvvm: " and its inputs' names.
 std::string program_label(const EntryInfo& e);
+
+// The library that made the entry, for --json: {"name", "version" ("13.0", or "unknown" for an entry made
+// before entries recorded it), "major", "minor" (null when unknown), "build_id" (hex, "" when unknown)}.
+nlohmann::ordered_json library_json(const EntryInfo& e);
 
 // "sm_80" from -arch=sm_80 / --gpu-architecture sm_80 / -arch compute_90; "" when not given.
 std::string architecture_of(const std::vector<std::string>& options);

@@ -85,6 +85,7 @@ int inspect(const CLI::App& command, const std::string& prefix, bool json) {
     j["manifest"] = e.manifest_hex;
     j["kind"] = e.kind();
     j["damaged"] = e.damaged();
+    j["library_version"] = library_json(e);  // "library" (a link's or NVVM compile's) predates it
     if (e.handle) {
       const core::HandleEntry& h = *e.handle;
       j["library"] = core::library_name(h.library);
@@ -137,6 +138,13 @@ int inspect(const CLI::App& command, const std::string& prefix, bool json) {
   }
   fmt::print("key            {}\n", e.key_hex);
   fmt::print("manifest       {}\n", e.manifest_hex.empty() ? "(none names it)" : e.manifest_hex);
+  if (!e.damaged()) {
+    const std::optional<core::LibraryVersion> library = e.library();
+    const std::string build = core::build_id_hex(library);
+    fmt::print("library        {} {}{}\n", e.library_name(), core::version_text(library),
+               library ? (build.empty() ? std::string(" (no build-id)") : " (build-id " + build + ")")
+                       : std::string(" (made before entries recorded it)"));
+  }
   if (e.damaged()) {
     fmt::print("entry          DAMAGED\n");
   } else if (e.handle) {

@@ -52,6 +52,7 @@ nlohmann::ordered_json to_json(const EntryInfo& e) {
   j["status"] = compile_status(e);
   j["options"] = e.options();
   j["architecture"] = architecture_of(e.options());
+  j["library"] = library_json(e);
   j["compile_rc"] = e.entry ? e.entry->compile_rc : e.handle ? e.handle->rc : -1;
   if (e.prefix == 'L') {  // a link's or an NVVM compile's outputs, by the library's names
     j["sizes"] = nlohmann::ordered_json::object();
@@ -111,6 +112,7 @@ void print_table(const std::vector<EntryInfo>& entries, std::size_t columns) {
   const Column program{"program", 0, false, program_label};
   const Column status{"status", 13, false, compile_status};
   std::vector<Column> optional = {
+      {"version", 7, false, [](const EntryInfo& e) { return core::version_text(e.library()); }},
       {"output", 9, true, [](const EntryInfo& e) { return human_bytes(output_bytes(e)); }},
       {"arch", 11, false,
        [](const EntryInfo& e) {
@@ -207,8 +209,8 @@ void add_ls_command(CLI::App& app, Outcome& outcome) {
   CLI::App* command = app.add_subcommand(
       "ls",
       "List the results the cache holds (compiles, nvJitLink links as 'link: INPUTS', libNVVM compiles as "
-      "'nvvm: MODULES'): key, program, status (ok, compile error, bad option), output "
-      "size, architecture, compile time, last use, dependency count and options, as many as fit the width "
+      "'nvvm: MODULES'): key, program, status (ok, compile error, bad option), the version of the library "
+      "that made it, output size, architecture, compile time, last use, dependency count and options, as many as fit the width "
       "($COLUMNS, else the terminal's, else 80). A program named default_program is shown by its first name "
       "expression or kernel.");
   auto arguments = std::make_shared<LsArguments>();

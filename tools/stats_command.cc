@@ -7,7 +7,9 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -70,6 +72,29 @@ std::vector<EntryInfo> costliest(std::vector<EntryInfo> entries) {
   return entries;
 }
 
+// The results each library's version made ("NVRTC 13.0", "nvJitLink unknown": made before entries recorded
+// it), with their stored bytes, in name order.
+struct LibraryShare {
+  std::string name, version;
+  std::uint64_t results = 0, bytes = 0;
+};
+
+std::vector<LibraryShare> by_library(const std::vector<EntryInfo>& entries) {
+  std::map<std::pair<std::string, std::string>, LibraryShare> shares;
+  for (const EntryInfo& e : entries) {
+    if (e.damaged()) continue;
+    const std::string version = core::version_text(e.library());
+    LibraryShare& share = shares[{e.library_name(), version}];
+    share.name = e.library_name();
+    share.version = version;
+    ++share.results;
+    share.bytes += e.stored_bytes;
+  }
+  std::vector<LibraryShare> out;
+  for (auto& [what, share] : shares) out.push_back(std::move(share));
+  return out;
+}
+
 // What the store holds, by kind: results ('R' keys) and manifests ('M' keys, the direct-mode index
 // naming results), with their stored bytes.
 struct Composition {
@@ -110,7 +135,8 @@ std::string program_name(const EntryInfo& e) {
 }
 
 void print_json(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
-                const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held) {
+                const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held,
+                const std::vector<LibraryShare>& libraries) {
   store::LmdbStore& s = *opened.store;
   nlohmann::ordered_json j;
   j["schema_version"] = kStatsSchemaVersion;
@@ -126,6 +152,10 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
   j["manifest_bytes"] = held.manifest_bytes;
   j["api_entries"] = held.api_entries;
   j["api_bytes"] = held.api_bytes;
+  j["by_library"] = nlohmann::ordered_json::array();
+  for (const LibraryShare& l : libraries) {
+    j["by_library"].push_back({{"name", l.name}, {"version", l.version}, {"results", l.results}, {"bytes", l.bytes}});
+  }
   j["bytes"] = s.size_bytes();
   j["max_bytes"] = config.max_size_bytes;
   j["used_fraction"] =
@@ -177,7 +207,8 @@ void print_reasons(const char* title, const std::vector<std::pair<std::string, s
 }
 
 void print_human(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
-                 const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held) {
+                 const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held,
+                 const std::vector<LibraryShare>& libraries) {
   store::LmdbStore& s = *opened.store;
   const std::int64_t hits = counter(counters, "hits");
   const std::int64_t lookups = hits + counter(counters, "misses");
@@ -205,6 +236,9 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   fmt::print("results           {} ({})\n", held.results, human_bytes(held.result_bytes));
   fmt::print("manifests         {} ({}; the index of direct-mode lookups)\n", held.manifests,
              human_bytes(held.manifest_bytes));
+  for (const LibraryShare& l : libraries) {
+    fmt::print("  {:<15} {} ({})\n", l.name + " " + l.version, l.results, human_bytes(l.bytes));
+  }
   if (held.api_entries > 0)
     fmt::print("C API entries     {} ({}; ProgramCache, include/nvrtc_cache.h)\n", held.api_entries,
                human_bytes(held.api_bytes));
@@ -256,12 +290,14 @@ int stats(const StatsArguments& arguments) {
   }
   const std::size_t moved_aside = store::moved_aside_stores(opened.directory);
   const store::Counters counters = opened.store->counters();
-  const std::vector<EntryInfo> top = costliest(read_entries(*opened.store));
+  std::vector<EntryInfo> entries = read_entries(*opened.store);
+  const std::vector<LibraryShare> libraries = by_library(entries);
+  const std::vector<EntryInfo> top = costliest(std::move(entries));
   const Composition held = composition(*opened.store);
   if (arguments.json)
-    print_json(config, opened, counters, top, moved_aside, held);
+    print_json(config, opened, counters, top, moved_aside, held, libraries);
   else
-    print_human(config, opened, counters, top, moved_aside, held);
+    print_human(config, opened, counters, top, moved_aside, held, libraries);
   return 0;
 }
 

@@ -62,6 +62,38 @@ TEST(CompileEntry, DescriptionIsVersionTwoAndVersionOneStillDecodes) {
   for (std::size_t n = 0; n < v2.size(); ++n) EXPECT_FALSE(decode_entry(v2.substr(0, n))) << n;
 }
 
+// Version 4 adds the library that made it; a version 3 entry (without it) still decodes, as "unknown".
+TEST(CompileEntry, LibraryIsVersionFourAndOlderEntriesSayUnknown) {
+  CompileEntry e = sample();
+  e.description = EntryDescription{"kernel.cu", {"-arch=sm_80"}, {}, 12};
+  e.tileir.available = true;
+  e.tileir.size_written = true;
+  const std::string v3 = encode_entry(e);
+  EXPECT_EQ(v3.substr(4, 4), std::string("\x03\0\0\0", 4));
+  const std::optional<CompileEntry> old = decode_entry(v3);
+  ASSERT_TRUE(old);
+  EXPECT_FALSE(old->description->library);
+  EXPECT_EQ(version_text(old->description->library), "unknown");
+  EXPECT_EQ(build_id_hex(old->description->library), "");
+  e.description->library = LibraryVersion{13, 5, std::string("\x5c\x0f\xff", 3)};
+  const std::string v4 = encode_entry(e);
+  EXPECT_EQ(v4.substr(4, 4), std::string("\x04\0\0\0", 4));
+  const std::optional<CompileEntry> back = decode_entry(v4);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->description, e.description);
+  EXPECT_EQ(version_text(back->description->library), "13.5");
+  EXPECT_EQ(build_id_hex(back->description->library), "5c0fff");
+  EXPECT_EQ(encode_entry(*back), v4);
+  for (std::size_t n = 0; n < v4.size(); ++n) EXPECT_FALSE(decode_entry(v4.substr(0, n))) << n;
+  // Without the newer outputs too: the library alone makes it version 4.
+  CompileEntry base = sample();
+  base.description = EntryDescription{"k", {}, {}, 1, LibraryVersion{13, 0, ""}};
+  const std::string base_v4 = encode_entry(base);
+  EXPECT_EQ(base_v4.substr(4, 4), std::string("\x04\0\0\0", 4));
+  ASSERT_TRUE(decode_entry(base_v4));
+  EXPECT_EQ(decode_entry(base_v4)->description, base.description);
+}
+
 TEST(CompileEntry, RoundTrips) {
   const CompileEntry e = sample();
   auto decoded = decode_entry(encode_entry(e));

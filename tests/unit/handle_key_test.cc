@@ -136,6 +136,24 @@ TEST(HandleEntry, RoundTripsAndRefusesMalformedBytes) {
   EXPECT_FALSE(core::decode_handle_entry(flipped));
 }
 
+// Version 2 adds the library that made it; a version 1 entry (without it) still decodes, and encodes back.
+TEST(HandleEntry, LibraryIsVersionTwoAndVersionOneStillDecodes) {
+  core::HandleEntry e = sample_entry();
+  const std::string v1 = core::encode_handle_entry(e);
+  EXPECT_EQ(v1.substr(4, 4), std::string("\x01\0\0\0", 4));
+  const auto old = core::decode_handle_entry(v1);
+  ASSERT_TRUE(old);
+  EXPECT_FALSE(old->description.library);
+  EXPECT_EQ(core::encode_handle_entry(*old), v1);
+  e.description.library = core::LibraryVersion{13, 0, std::string("\x01\x02", 2)};
+  const std::string v2 = core::encode_handle_entry(e);
+  EXPECT_EQ(v2.substr(4, 4), std::string("\x02\0\0\0", 4));
+  const auto back = core::decode_handle_entry(v2);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->description, e.description);
+  for (std::size_t cut = 0; cut < v2.size(); ++cut) EXPECT_FALSE(core::decode_handle_entry(v2.substr(0, cut)));
+}
+
 TEST(HandleEntry, OnlyWellFormedEntriesAreStoredOrServed) {
   const auto broken = [](auto&& change) {
     core::HandleEntry e = sample_entry();
