@@ -25,7 +25,7 @@ fail() { echo "pypi_only_test: $*" >&2; exit 1; }
 if [ "${NVRTC_CACHE_TOOLKIT_HIDDEN:-}" != 1 ]; then
   . scripts/lib/hide_toolkit.sh
   wheel=$(realpath "$1") work=${2:-}
-  mkdir -p "${work:=}" 2>/dev/null || true
+  [ -z "$work" ] || mkdir -p "$work"
   [ -n "$work" ] || { work=$(mktemp -d /tmp/nvrtc-cache-pypi-only-XXXXXX); trap 'rm -rf "$work"' EXIT; }
   NVRTC_CACHE_TOOLKIT_HIDDEN=1 toolkit_hidden "$0" "$wheel" "$(realpath "$work")"
   exit

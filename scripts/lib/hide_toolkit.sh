@@ -12,6 +12,7 @@ toolkit_hidden() {
   local IFS=:
   for dir in $PATH; do [[ $dir == /usr/local/cuda* ]] || path+="${path:+:}$dir"; done
   unset IFS
+  # shellcheck disable=SC2016  # the script is the inner bash's
   env -u CUDA_HOME -u CUDA_PATH -u LIBRARY_PATH -u LD_LIBRARY_PATH -u CONDA_PREFIX -u VIRTUAL_ENV PATH="$path" \
     unshare -m bash -c '
       for d in /usr/local/cuda*; do
