@@ -14,6 +14,8 @@
 #     `nvrtc_cache.ProgramCache` stores and serves through the C API library the wheel carries;
 #     then an nvJitLink link and a libNVVM compile (tests/clients/, dlopen by soname) cold then warm
 #     through `run --proxy`, i.e. through the packaged stand-ins libnvJitLink.so.13 and libnvvm.so.4;
+#     and, with the toolkit hidden as for the build, the wheel with only PyPI's CUDA beside it: doctor and
+#     a cuda.core program through each way into the cache (scripts/pypi_only_test.sh);
 #  2. the Debian package: built with cpack -G DEB from $BUILD_DIR (default build/), its Depends checked
 #     and resolved by apt (simulated), unpacked with dpkg -x into a temporary root (this machine's
 #     /usr is not touched); the same runs from that root, and a C99 program builds against the C API
@@ -98,7 +100,7 @@ audit_elf() {
 
 # 1. The wheel, built as a user's `pip install .` builds it (PEP 517: scikit-build-core, then auditwheel's
 # manylinux tag, python/build_backend/wheel_backend.py), from scratch in a build directory of its own
-# beside $build_dir. Where $build_dir was compiled through ccache (.ci/run, scripts/lib/ccache.sh), so
+# beside $build_dir, with the CUDA toolkit hidden (scripts/lib/hide_toolkit.sh), as most Python users have none. Where $build_dir was compiled through ccache (.ci/run, scripts/lib/ccache.sh), so
 # are the wheel's compiles, with that tree's generator: each object whose compile command and
 # preprocessed source equal one of $build_dir's (-Werror aside) is that object; the rest compile. The
 # compilers are named as that tree names them (scikit-build-core would take Python's sysconfig names,
@@ -113,7 +115,8 @@ fi
 start=$SECONDS
 "$python" -m venv "$work/build-venv"
 (if [ -n "$generator" ]; then . scripts/lib/ccache.sh; export CMAKE_GENERATOR="$generator" CC="$cc" CXX="$cxx"; fi
- exec "$work/build-venv/bin/pip" wheel --no-deps --wheel-dir "$work/dist" --config-settings=build-dir="$wheel_build" .) \
+ . scripts/lib/hide_toolkit.sh
+ toolkit_hidden "$work/build-venv/bin/pip" wheel --no-deps --wheel-dir "$work/dist" --config-settings=build-dir="$wheel_build" .) \
   >"$work/wheel-build.log" 2>&1 || { cat "$work/wheel-build.log" >&2; fail "the wheel did not build"; }
 wheel=$(ls "$work"/dist/nvrtc_cache-*.whl)
 reused=""
@@ -144,6 +147,10 @@ while IFS= read -r f; do
   case $f in "$data"/*) ;; *) fail "wheel: ELF file ${f#"$work"/wheel/} outside the data scheme" ;; esac
   audit_elf "$f" "$max_glibc"
 done < <(find "$work/wheel" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print | sort)
+
+# A user with only PyPI's CUDA: that wheel and PyPI's CUDA wheels installed with the toolkit hidden, doctor,
+# and a cuda.core program exact and warm through run, run --proxy and activate() (scripts/pypi_only_test.sh).
+scripts/pypi_only_test.sh "$wheel" "$work/pypi-only"
 
 "$python" -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --no-deps --no-index "$wheel"
