@@ -100,7 +100,8 @@ audit_elf() {
 
 # 1. The wheel, built as a user's `pip install .` builds it (PEP 517: scikit-build-core, then auditwheel's
 # manylinux tag, python/build_backend/wheel_backend.py), from scratch in a build directory of its own
-# beside $build_dir, with the CUDA toolkit hidden (scripts/lib/hide_toolkit.sh), as most Python users have none. Where $build_dir was compiled through ccache (.ci/run, scripts/lib/ccache.sh), so
+# beside $build_dir, with the CUDA toolkit hidden (scripts/lib/hide_toolkit.sh), as most Python users
+# have none. Where $build_dir was compiled through ccache (.ci/run, scripts/lib/ccache.sh), so
 # are the wheel's compiles, with that tree's generator: each object whose compile command and
 # preprocessed source equal one of $build_dir's (-Werror aside) is that object; the rest compile. The
 # compilers are named as that tree names them (scikit-build-core would take Python's sysconfig names,
@@ -149,7 +150,8 @@ while IFS= read -r f; do
 done < <(find "$work/wheel" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print | sort)
 
 # A user with only PyPI's CUDA: that wheel and PyPI's CUDA wheels installed with the toolkit hidden, doctor,
-# and a cuda.core program exact and warm through run, run --proxy and activate() (scripts/pypi_only_test.sh).
+# and a cuda.core program exact through run, run --proxy and activate(), warm through run and activate()
+# (scripts/pypi_only_test.sh).
 scripts/pypi_only_test.sh "$wheel" "$work/pypi-only"
 
 "$python" -m venv "$work/venv"
