@@ -22,6 +22,7 @@
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "shim/bundled_headers.h"
+#include "shim/call_report.h"
 #include "shim/capture.h"
 #include "shim/compile_lifecycle.h"
 #include "shim/compile_steps.h"
@@ -208,6 +209,7 @@ nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* p
 nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
                                 const char* const* options) {
   Runtime& runtime = Runtime::instance();
+  note_reached_call("NVRTC", real.link_map, reinterpret_cast<const void*>(real.nvrtcVersion), real.identity);
   std::shared_ptr<ProgramRecord> record = runtime.enabled() ? program_table().find(prog) : nullptr;
   if (!record) return real.nvrtcCompileProgram(prog, num_options, options);
   ErrnoGuard errno_guard;

@@ -44,6 +44,7 @@
 #include "direct/manifest.h"
 #include "keying/handle_inputs.h"
 #include "platform/errno_guard.h"
+#include "shim/call_report.h"
 #include "shim/compile_steps.h"
 #include "shim/handle_table.h"
 #include "shim/manifest_lookup.h"
@@ -191,6 +192,8 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
     entry.description.input_names.push_back(input.name.value_or(""));
     entry.description.input_bytes += input.bytes.size();
   }
+  entry.description.library =
+      core::LibraryVersion{record.inputs.library.major, record.inputs.library.minor, record.inputs.library.build_id};
   if (outputs) entry.outputs = std::move(*outputs);
   if (!outputs || !core::is_well_formed(entry)) return uncacheable("an output could not be read back exactly");
   if (store == nullptr) {
@@ -271,6 +274,7 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
 // the real call.
 template <typename D, typename RunReal>
 typename D::Result complete(const typename D::Real& real, typename D::Handle handle, RunReal&& run_real) {
+  note_reached_call(core::library_name(D::kLibrary), real.link_map, nullptr, real.identity);
   std::shared_ptr<HandleRecord> record = record_of(handle);
   if (!record) return run_real();
   if (record->completed) {  // a second call (nvJitLink answers it with an error): the library's answer

@@ -32,6 +32,7 @@
 #include "tools/commands.h"
 #include "tools/doctor.h"
 #include "tools/install_paths.h"
+#include "tools/doctor_run.h"
 #include "tools/real_libraries.h"
 #include "tools/open_cache.h"
 
@@ -293,8 +294,19 @@ void add_doctor_command(CLI::App& app, Outcome& outcome) {
       "libraries, the cache directory (owner, permissions, filesystem, free space), the store, shared tiers, and "
       "a sample compile run twice through the shim. Exit status 1 when something blocks caching.");
   auto skip_sample = std::make_shared<bool>(false);
+  auto proxy = std::make_shared<bool>(false);
+  auto json = std::make_shared<bool>(false);
+  auto run = std::make_shared<std::vector<std::string>>();
   command->add_flag("--no-compile", *skip_sample, "skip the sample compile");
-  command->callback([&outcome, skip_sample] { outcome.exit_code = doctor(*skip_sample); });
+  command->add_flag("--proxy", *proxy, "with -- CMD: run it as `nvrtc-cache run --proxy` does");
+  command->add_flag("--json", *json, "with -- CMD: machine-readable output (schema_version 1)");
+  command->add_option("command", *run,
+                      "-- CMD [ARGS...]: run CMD under the cache (as `nvrtc-cache run`) and report the NVRTC, "
+                      "nvJitLink and libNVVM its compiles reached the cache through (path, version, build-id); "
+                      "exit status 1 when none was reached");
+  command->callback([&outcome, skip_sample, proxy, json, run] {
+    outcome.exit_code = run->empty() ? doctor(*skip_sample) : doctor_run(*run, *proxy, *json);
+  });
 }
 
 }  // namespace nvrtc_cache::tools
