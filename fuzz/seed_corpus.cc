@@ -78,7 +78,7 @@ std::vector<core::CompileEntry> entries() {
   tile.tileir = {NVRTC_SUCCESS, true, 8, NVRTC_SUCCESS, std::string("\x7fTileIR\0", 8)};
   core::CompileEntry nvvm = ok;
   nvvm.nvvm = {NVRTC_SUCCESS, true, 0, NVRTC_SUCCESS, ""};
-  nvvm.description = core::EntryDescription{"lto.cu", {"-arch=sm_80", "-dlto"}, {}, 120};
+  nvvm.description = core::EntryDescription{"lto.cu", {"-arch=sm_80", "-dlto"}, {}, 120, std::nullopt};
   return {ok, failed, core::CompileEntry{}, tile, nvvm};
 }
 
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
                   core::unavailable_output(),
                   {0, true, 0, 0, std::string(1, '\0'), true},
                   {0, true, 3, 0, std::string("ok\0", 3), true}};
-  link.description = {{"-arch=sm_90", "-lto"}, {"a", "b"}, 100};
+  link.description = {{"-arch=sm_90", "-lto"}, {"a", "b"}, 100, std::nullopt};
   corpus.add_framed("handle_entry", "link", core::encode_handle_entry(link));
   core::HandleEntry nvvm;
   nvvm.library = core::JitLibrary::nvvm;

@@ -47,7 +47,8 @@ void expect_same(const CompileEntry& a, const CompileEntry& b) {
 // back to the same version 1 bytes.
 TEST(CompileEntry, DescriptionIsVersionTwoAndVersionOneStillDecodes) {
   CompileEntry described = sample();
-  described.description = EntryDescription{"kernel.cu", {"-arch=sm_80", "-lineinfo"}, {"a.h", "b.h"}, 1234};
+  described.description =
+      EntryDescription{"kernel.cu", {"-arch=sm_80", "-lineinfo"}, {"a.h", "b.h"}, 1234, std::nullopt};
   const std::string v2 = encode_entry(described);
   const std::optional<CompileEntry> back = decode_entry(v2);
   ASSERT_TRUE(back);
@@ -65,7 +66,7 @@ TEST(CompileEntry, DescriptionIsVersionTwoAndVersionOneStillDecodes) {
 // Version 4 adds the library that made it; a version 3 entry (without it) still decodes, as "unknown".
 TEST(CompileEntry, LibraryIsVersionFourAndOlderEntriesSayUnknown) {
   CompileEntry e = sample();
-  e.description = EntryDescription{"kernel.cu", {"-arch=sm_80"}, {}, 12};
+  e.description = EntryDescription{"kernel.cu", {"-arch=sm_80"}, {}, 12, std::nullopt};
   e.tileir.available = true;
   e.tileir.size_written = true;
   const std::string v3 = encode_entry(e);
@@ -177,7 +178,7 @@ TEST(CompileEntry, TileIrAndNvvmAreVersionThreeAndOlderEntriesLackThem) {
   CompileEntry tile = sample();
   tile.tileir = {NVRTC_SUCCESS, true, 6, NVRTC_SUCCESS, std::string("tile\0\0", 6)};
   for (const bool described : {false, true}) {
-    if (described) tile.description = EntryDescription{"tile.cu", {"--enable-tile"}, {}, 10};
+    if (described) tile.description = EntryDescription{"tile.cu", {"--enable-tile"}, {}, 10, std::nullopt};
     const std::string v3 = encode_entry(tile);
     EXPECT_EQ(v3.substr(4, 4), std::string("\x03\0\0\0", 4));
     const std::optional<CompileEntry> back = decode_entry(v3);

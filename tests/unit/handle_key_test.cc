@@ -115,7 +115,7 @@ core::HandleEntry sample_entry() {
                {0, true, 0, 0, std::string(1, '\0'), true},  // the NUL nvJitLink writes past an empty log
                {0, true, 3, 0, std::string("ok\0", 3), true}};
   e.nanos = 1234;
-  e.description = {{"-arch=sm_90"}, {"a", ""}, 99};
+  e.description = {{"-arch=sm_90"}, {"a", ""}, 99, std::nullopt};
   return e;
 }
 
