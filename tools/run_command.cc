@@ -2,7 +2,8 @@
 // process); --record sets NVRTC_CACHE_RECORD (made absolute) for CMD and its children. With --proxy,
 // CMD runs as a child (signals it gets from outside are passed on, its exit status is ours), so
 // that a run in which no compile, link or NVVM compile reached the cache can be said at the end: the
-// proxy stands in only for loads of libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 by name.
+// proxy stands in for loads of libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 by name, and for
+// Python programs' loads by path through share/nvrtc-cache/python/sitecustomize.py (put on PYTHONPATH).
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -83,9 +84,11 @@ int run_child_and_report(char** argv) {
   if (before >= 0 && after == before && WIFEXITED(status) && WEXITSTATUS(status) != 127) {
     std::fprintf(stderr,
                  "nvrtc-cache: run --proxy: no NVRTC compile, nvJitLink link or NVVM compile reached the cache. "
-                 "The proxy stands in for libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 loaded by name "
-                 "only; a program that loads them by their full path (cuda.core, CuPy 14, numba-cuda) is not "
-                 "reached: run it with `nvrtc-cache run -- CMD` (preload) instead.\n");
+                 "The proxy stands in for libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 loaded by name, "
+                 "and in Python programs (cuda.core, CuPy 14, numba-cuda) through a sitecustomize on PYTHONPATH "
+                 "that loads the proxies first; a program that loads the real libraries by their full path "
+                 "otherwise (or a Python started with -S or -I, or after NVRTC was loaded) is not reached: run it "
+                 "with `nvrtc-cache run -- CMD` (preload) instead.\n");
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
@@ -176,6 +179,11 @@ int run_command(int argc, char** argv) {
   if (proxy) {
     // Loads of libnvrtc.so.13 by soname (linked programs, dlopen("libnvrtc.so.13")) find the proxy.
     prepend_to("LD_LIBRARY_PATH", shim.substr(0, shim.rfind('/')), ':');
+    // Python programs load them by path (cuda.pathfinder): a sitecustomize activates the cache at the
+    // interpreter's start (share/nvrtc-cache/python/sitecustomize.py, chaining to any other).
+    if (const std::string hook = prefix() + "/share/nvrtc-cache/python"; ::stat(hook.c_str(), &st) == 0) {
+      prepend_to("PYTHONPATH", hook, ':');
+    }
   } else {
     prepend_to("LD_PRELOAD", shim, ':');
   }
