@@ -176,7 +176,8 @@ def _site_packages() -> list[str]:
 def _in_dir(directory: str, library: Library) -> str | None:
     for soname in library.sonames:
         path = os.path.join(directory, soname)
-        if os.path.isfile(path):
+        # A proxy directory on LD_LIBRARY_PATH (`run --proxy`) holds stand-ins, never the real one.
+        if os.path.isfile(path) and not _is_ours(os.path.realpath(path)):
             return path
     return None
 

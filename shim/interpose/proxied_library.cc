@@ -1,6 +1,7 @@
 #include "shim/interpose/proxied_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -20,6 +21,26 @@ std::string own_directory() {
   const std::string self = info.dli_fname;
   const auto slash = self.find_last_of('/');
   return slash == std::string::npos ? "" : self.substr(0, slash);
+}
+
+// realpath, or "" when it cannot be resolved.
+std::string resolved(const std::string& path) {
+  char* full = path.empty() ? nullptr : ::realpath(path.c_str(), nullptr);
+  if (full == nullptr) return "";
+  std::string out = full;
+  std::free(full);
+  return out;
+}
+
+// Whether `handle` is a library of this proxy's own directory (a stand-in named as the real library,
+// by an override or an activation that found it first): forwarding to it would call itself forever.
+bool is_own_library(void* handle) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) return false;
+  const std::string opened = resolved(map->l_name);
+  const std::string own = resolved(own_directory());
+  return !opened.empty() && !own.empty() && opened.rfind(own + "/", 0) == 0 &&
+         opened.find('/', own.size() + 1) == std::string::npos;
 }
 
 struct Searched {
@@ -69,6 +90,17 @@ void* open_proxied_library(const ProxiedLibrary& library) {
   }
   // dlopen of a library already open only takes a reference: each caller may open it.
   void* handle = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle != nullptr && is_own_library(handle)) {
+    dlclose(handle);
+    try {
+      core::log_once(core::LogLevel::kError, std::string("proxy-real-is-self-") + what,
+                     std::string("proxy: ") + path + ", named as the real " + what + " (" +
+                         override_variable(library.library) + " or the search), is this proxy's own; its calls fail as " +
+                         what + " fails");
+    } catch (...) {
+    }
+    return nullptr;
+  }
   if (handle == nullptr) {
     try {
       const char* error = path.empty() ? nullptr : dlerror();

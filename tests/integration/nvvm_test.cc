@@ -183,6 +183,27 @@ TEST(Nvvm, ProxyModeForwardsLibNvvmsOtherFunctionsUntouched) {
   EXPECT_EQ(proxied.out, direct.out) << proxied.err;
 }
 
+// The proxy's own stand-in named as the real libNVVM (an override, or a search that met the proxy's
+// directory first): forwarding to it would call itself forever. Its calls fail as libNVVM's fail,
+// said in the log, and the process ends.
+TEST(Nvvm, ProxyModeNeverForwardsToItsOwnStandIn) {
+  const std::string python = python_binary("python3");
+  ASSERT_FALSE(python.empty());
+  const std::string script =
+      "import ctypes\n"
+      "lib = ctypes.CDLL('libnvvm.so.4')\n"
+      "v = [ctypes.c_int() for _ in range(2)]\n"
+      "print('version', lib.nvvmVersion(ctypes.byref(v[0]), ctypes.byref(v[1])))\n";
+  TempDir cache;
+  const ProcessResult proxied =
+      run_process({"/usr/bin/timeout", "60", NVRTC_CACHE_CLI_PATH, "run", "--proxy", "--", python, "-c", script},
+                  {{"NVRTC_CACHE_REAL_NVVM", std::string(NVRTC_CACHE_PROXY_DIR) + "/libnvvm.so.4"},
+                   {"NVRTC_CACHE_DIR", cache.path()}});
+  EXPECT_EQ(proxied.exit_code, 0) << proxied.err;
+  EXPECT_EQ(proxied.out, "version 5\n") << proxied.err;
+  EXPECT_NE(proxied.err.find("is this proxy's own"), std::string::npos) << proxied.err;
+}
+
 // The stand-in exports exactly libNVVM's functions, unversioned as libNVVM's, and nothing else; its
 // soname is libNVVM's.
 TEST(Nvvm, TheProxyStandInExportsLibNvvmsFunctionsOnly) {
