@@ -53,7 +53,7 @@ class PythonActivate : public ::testing::Test {
     fs::create_directory_symlink(build_lib, package / "lib");
     fs::create_directory_symlink(build_lib / "nvrtc-cache", prefix / "lib" / "nvrtc-cache");
     fs::create_directories(prefix / "bin");
-    // The command, as a script that runs this build's (whose own link may be under way).
+    // The command where the package looks for it (PREFIX/bin): a script that runs this build's.
     std::ofstream(prefix / "bin" / "nvrtc-cache") << "#!/bin/sh\nexec " << NVRTC_CACHE_CLI_PATH << " \"$@\"\n";
     fs::permissions(prefix / "bin" / "nvrtc-cache", fs::perms::owner_all);
   }
