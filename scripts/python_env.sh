@@ -6,17 +6,17 @@
 # from the stacks' own packages (in cu12/, a directory no Python stack searches), nvJitLink 12 and
 # libNVVM from CUDA 12 (nvidia-nvjitlink-cu12, nvidia-cuda-nvcc-cu12; 12.9, as the NVRTC 12 wheel,
 # whose LTO-IR nvJitLink 12.9 links); for the benchmark suite (scripts/bench_suite.sh), the nvidia-cutlass
-# wheel (its CuTe headers) and matplotlib. Prints the variables the tests read; prints nothing (and the
+# wheel (its CuTe headers) and matplotlib; IPython, for %load_ext nvrtc_cache in a real shell. Prints the variables the tests read; prints nothing (and the
 # Python tests skip) when PyPI cannot be reached.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 venv=".venv"
 packages=(cuda-core cuda-bindings nvidia-cuda-nvrtc nvidia-nvjitlink nvidia-cuda-nvrtc-cu12 cupy-cuda13x numba-cuda
-          nvidia-cutlass matplotlib)
+          nvidia-cutlass matplotlib ipython)
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" >&2 || exit 0
 fi
-if ! "$venv/bin/python" -c "import cuda.core, cuda.bindings, cupy, numba.cuda, matplotlib" 2>/dev/null ||
+if ! "$venv/bin/python" -c "import cuda.core, cuda.bindings, cupy, numba.cuda, matplotlib, IPython" 2>/dev/null ||
    ! ls "$venv"/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 >/dev/null 2>&1 ||
    ! ls "$venv"/lib/python3*/site-packages/nvidia/cu13/lib/libnvJitLink.so.13 >/dev/null 2>&1 ||
    ! ls -d "$venv"/lib/python3*/site-packages/cutlass_library/source/include/cute >/dev/null 2>&1; then

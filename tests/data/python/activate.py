@@ -9,7 +9,7 @@ python_activate_test.cc runs each scenario in a fresh process and compares their
                                   ActivationWarning naming it, nothing changed, then cuda.core's compiles
     python activate.py where      the real libraries activate() would forward to, one per line
     python activate.py pathfinder the libraries cuda.pathfinder loads without the cache, one per line
-    python activate.py ipython    %load_ext nvrtc_cache's entry point, then a compile
+    python activate.py ipython    a real IPython shell: %load_ext nvrtc_cache, then cells that compile
     python activate.py started    (python -m nvrtc_cache.environment enable): the proxies were loaded at
                                   the interpreter's start, before this script; then cuda.core's compiles
     python activate.py unstarted  the same, where nothing was loaded at start (NVRTC_CACHE_ACTIVATE=0)
@@ -105,17 +105,24 @@ def run_pathfinder():
 
 
 def run_ipython():
+    # A real IPython shell (the kernel a notebook runs): the line magic as a user types it, then the
+    # compiles as cells. IPython's own output (the extension's report) goes to the shell's stdout.
     import io
     from contextlib import redirect_stdout
 
-    import nvrtc_cache
+    from IPython.core.interactiveshell import InteractiveShell
 
+    shell = InteractiveShell.instance()
     shown = io.StringIO()
     with redirect_stdout(shown):
-        nvrtc_cache.load_ipython_extension(None)
+        shell.run_line_magic("load_ext", "nvrtc_cache")
     if "active in this interpreter" not in shown.getvalue():
         fail(f"%load_ext nvrtc_cache said: {shown.getvalue()}")
-    jit_stacks.run_core()
+    import nvrtc_cache.activation as activation
+    if not any(activation._is_ours(path) for path in activation.loaded_objects()):
+        fail("%load_ext nvrtc_cache loaded no proxy")
+    shell.run_cell("import jit_stacks", store_history=False).raise_error()
+    shell.run_cell("jit_stacks.run_core()", store_history=False).raise_error()
 
 
 def proxies_loaded_at_start():
