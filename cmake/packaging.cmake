@@ -3,7 +3,8 @@
 #   bin/nvrtc-cache                        the CLI; finds the two below relative to itself (tools/run_command.cc)
 #   lib/libnvrtc-cache.so                  the shim (preload mode)
 #   lib/nvrtc-cache/proxy/libnvrtc.so.13   the proxy (nvrtc-cache run --proxy), and beside it its
-#   lib/nvrtc-cache/proxy/libnvJitLink.so.13, libnvvm.so.4   stand-ins for nvJitLink and libNVVM
+#   lib/nvrtc-cache/proxy/libnvrtc.so.12, libnvJitLink.so.13, libnvvm.so.4   stand-ins for NVRTC 12,
+#                                          nvJitLink and libNVVM
 #   lib/libnvrtc-cache-api.so.1            the C API (api/CMakeLists.txt), which nvrtc_cache.ProgramCache loads
 #   include/nvrtc_cache.h                  its header
 # This file adds what the packages carry besides them, and the Debian package (cpack -G DEB).

@@ -133,7 +133,7 @@ max_glibc=$(echo "$tag" | sed -n 's/^manylinux_\([0-9]*\)_\([0-9]*\)_.*/\1.\2/p'
 # The package holds Python only; the command and the libraries are the wheel's data (the install prefix).
 data=$(ls -d "$work"/wheel/nvrtc_cache-*.data/data)
 for f in bin/nvrtc-cache lib/libnvrtc-cache.so lib/libnvrtc-cache-api.so.1 include/nvrtc_cache.h \
-         lib/nvrtc-cache/proxy/libnvrtc.so.13 lib/nvrtc-cache/proxy/libnvJitLink.so.13 \
+         lib/nvrtc-cache/proxy/libnvrtc.so.13 lib/nvrtc-cache/proxy/libnvrtc.so.12 lib/nvrtc-cache/proxy/libnvJitLink.so.13 \
          lib/nvrtc-cache/proxy/libnvvm.so.4 lib/nvrtc-cache/LMDB-LICENSE share/man/man1/nvrtc-cache.1 \
          share/bash-completion/completions/nvrtc-cache; do
   [ -f "$data/$f" ] || fail "wheel: data/$f missing"
@@ -233,7 +233,8 @@ apt-get install --simulate --no-install-recommends "$deb" >"$work/apt.log" 2>&1 
   { cat "$work/apt.log" >&2; fail "deb: apt cannot satisfy its Depends"; }
 dpkg -x "$deb" "$work/root"
 for f in usr/bin/nvrtc-cache usr/lib/libnvrtc-cache.so usr/lib/libnvrtc-cache-api.so.1 usr/include/nvrtc_cache.h \
-         usr/lib/nvrtc-cache/proxy/libnvrtc.so.13 usr/lib/nvrtc-cache/proxy/libnvJitLink.so.13 \
+         usr/lib/nvrtc-cache/proxy/libnvrtc.so.13 usr/lib/nvrtc-cache/proxy/libnvrtc.so.12 \
+         usr/lib/nvrtc-cache/proxy/libnvJitLink.so.13 \
          usr/lib/nvrtc-cache/proxy/libnvvm.so.4 usr/share/doc/nvrtc-cache/README.md \
          usr/share/doc/nvrtc-cache/docs/configuration.md; do
   [ -f "$work/root/$f" ] || fail "deb: /$f missing"

@@ -8,7 +8,7 @@ same command:
     $ nvrtc-cache stats
 
 shim_path() is the library to put in LD_PRELOAD yourself; proxy_dir() the directory whose
-libnvrtc.so.13, libnvJitLink.so.13 and libnvvm.so.4 stand in for NVRTC's, nvJitLink's and libNVVM's
+libnvrtc.so.13 (and .so.12), libnvJitLink.so.13 and libnvvm.so.4 stand in for NVRTC's, nvJitLink's and libNVVM's
 (put it first on LD_LIBRARY_PATH).
 
 activate() puts the cache in front of the running interpreter's NVRTC, nvJitLink and libNVVM (call

@@ -72,7 +72,8 @@ def shim_path() -> str:
 
 
 def proxy_dir() -> str:
-    """The directory holding the proxy libnvrtc.so.13 and its stand-ins libnvJitLink.so.13 and libnvvm.so.4."""
+    """The directory holding the proxy libnvrtc.so.13 and its stand-ins libnvrtc.so.12, libnvJitLink.so.13
+    and libnvvm.so.4."""
     return str(prefix() / "lib" / "nvrtc-cache" / "proxy")
 
 

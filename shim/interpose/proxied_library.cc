@@ -49,33 +49,58 @@ struct Searched {
   std::string found_via;
 };
 
-Searched& searched(RealLibrary library) {
-  static Searched each[3];
-  return each[static_cast<int>(library)];
+Searched& searched(const ProxiedLibrary& library) {
+  static Searched each[4];
+  return each[library.search_slot & 3];
+}
+
+// The major a library's file name gives (libnvrtc.so.12.9.86 and libnvrtc.so.12: "12"), or "".
+std::string major_in_name(const std::string& path) {
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  const auto so = name.find(".so.");
+  if (so == std::string::npos) return "";
+  const std::string rest = name.substr(so + 4);
+  const std::string major = rest.substr(0, rest.find('.'));
+  return !major.empty() && major.find_first_not_of("0123456789") == std::string::npos ? major : "";
 }
 
 }  // namespace
 
+bool override_fits(const ProxiedLibrary& library, const std::string& path) {
+  const std::string major = major_in_name(path);
+  return major.empty() || major == major_in_name(library.soname) ||
+         (library.fallback_soname != nullptr && major == major_in_name(library.fallback_soname));
+}
+
 std::string proxied_library_path(const ProxiedLibrary& library) {
   const char* configured = std::getenv(override_variable(library.library));
-  if (configured && *configured) return configured;
-  Searched& result = searched(library.library);
+  if (configured && *configured && override_fits(library, configured)) return configured;
+  Searched& result = searched(library);
   std::call_once(result.once, [&] {
     try {
       SearchRoots roots = roots_of_this_process();
       roots.skip_dirs.push_back(own_directory());
       LibrarySpec spec = spec_of(library.library);
       spec.sonames = {library.soname};
-      if (auto found = find_library(spec, roots)) {
+      std::optional<FoundLibrary> found = find_library(spec, roots);
+      if (!found && library.fallback_soname != nullptr) {
+        spec.sonames = {library.fallback_soname};
+        found = find_library(spec, roots);
+      }
+      if (found) {
         result.path = found->path;
         result.found_via = found->found_via;
-        core::log_once(core::LogLevel::kInfo, std::string("proxy-real-") + library_name(library.library),
-                       std::string("proxy: the real ") + library_name(library.library) + " is " + result.path +
-                           " (found in " + result.found_via + ")");
       }
     } catch (...) {
     }
   });
+  // Said here, not in the search: a first search in a stand-in's constructor runs before the log
+  // level is read.
+  if (!result.path.empty() && core::log_enabled(core::LogLevel::kInfo)) {
+    core::log_once(core::LogLevel::kInfo, std::string("proxy-real-") + library.soname,
+                   std::string("proxy: the real ") + library_name(library.library) + " is " + result.path +
+                       " (found in " + result.found_via + ")");
+  }
   return result.path;
 }
 
@@ -93,7 +118,7 @@ void* open_proxied_library(const ProxiedLibrary& library) {
   if (handle != nullptr && is_own_library(handle)) {
     dlclose(handle);
     try {
-      core::log_once(core::LogLevel::kError, std::string("proxy-real-is-self-") + what,
+      core::log_once(core::LogLevel::kError, std::string("proxy-real-is-self-") + library.soname,
                      std::string("proxy: ") + path + ", named as the real " + what + " (" +
                          override_variable(library.library) + " or the search), is this proxy's own; its calls fail as " +
                          what + " fails");
@@ -106,14 +131,14 @@ void* open_proxied_library(const ProxiedLibrary& library) {
       const char* error = path.empty() ? nullptr : dlerror();
       const char* variable = override_variable(library.library);
       const char* configured = std::getenv(variable);
-      core::log_once(core::LogLevel::kError, std::string("proxy-no-real-") + what,
+      core::log_once(core::LogLevel::kError, std::string("proxy-no-real-") + library.soname,
                      path.empty()
                          ? std::string("proxy: no real ") + library.soname +
                                " found (the interpreter's wheels, "
                                "CONDA_PREFIX, the loader's directories, CUDA_PATH/CUDA_HOME, /usr/local/cuda); set " +
                                variable + "; its calls fail as " + what + " fails"
                          : std::string("proxy: cannot load the real ") + what + " (" + path + ", " +
-                               (configured && *configured ? variable : "found by the search") +
+                               (configured && *configured && override_fits(library, configured) ? variable : "found by the search") +
                                "): " + (error ? error : "unknown error") + "; its calls fail as " + what + " fails");
     } catch (...) {
     }

@@ -10,6 +10,11 @@
 #include "shim/interpose/real_nvvm.h"
 #include "shim/interpose/wrapper_body.h"
 
+// The per-major wrappers of shim/interpose/exports.cc (nvrtcX@libnvrtc.so.12).
+#define NVRTC_API(kind, ret, name, params, args) extern "C" ret nvrtc_cache_v12_##name params;
+#include "shim/interpose/nvrtc_api.def"
+#undef NVRTC_API
+
 namespace nvrtc_cache::shim::interpose {
 namespace {
 
@@ -31,7 +36,15 @@ struct NvvmEntries {
 
 void* real_function(ProxiedKind kind, const char* name) {
   try {
-    return proxied_function(kind == ProxiedKind::kNvJitLink ? kProxiedNvJitLink : kProxiedNvvm, name);
+    switch (kind) {
+      case ProxiedKind::kNvJitLink:
+        return proxied_function(kProxiedNvJitLink, name);
+      case ProxiedKind::kNvvm:
+        return proxied_function(kProxiedNvvm, name);
+      case ProxiedKind::kNvrtc12:
+        return proxied_function(kProxiedNvrtc12, name);
+    }
+    return nullptr;
   } catch (...) {
     return nullptr;
   }
@@ -45,6 +58,9 @@ constexpr ProxyEntries make_entries() {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) entries.nvvm.name = &NvvmEntries::name;
 #include "shim/interpose/nvvm_api.def"
 #undef HANDLE_LIBRARY_API
+#define NVRTC_API(kind, ret, name, params, args) entries.nvrtc12.name = &nvrtc_cache_v12_##name;
+#include "shim/interpose/nvrtc_api.def"
+#undef NVRTC_API
   entries.real_function = &real_function;
   return entries;
 }

@@ -63,10 +63,12 @@ struct Probe {
 }
 
 #ifdef NVRTC_CACHE_PROXY
-// Proxy mode: this library stands in for libnvrtc.so.13; the real one is opened by absolute path
+// Proxy mode: this library stands in for libnvrtc.so.13 (and, through the stand-in libnvrtc.so.12,
+// which calls the per-major wrappers, for libnvrtc.so.12); the real one is opened by absolute path
 // ($NVRTC_CACHE_REAL_NVRTC, else the run-time search's: shim/interpose/proxied_library.h), RTLD_LOCAL.
-Probe proxied_library_version_fn() {
-  void* library = open_proxied_library(kProxiedNvrtc);
+Probe proxied_library_version_fn(const char* only_node) {
+  const bool twelve = only_node != nullptr && std::strcmp(only_node, kProxiedNvrtc12.node) == 0;
+  void* library = open_proxied_library(twelve ? kProxiedNvrtc12 : kProxiedNvrtc);
   if (library == nullptr) return {};
   for (const char* node : kVersionNodes) {
     if (void* fn = dlvsym(library, "nvrtcVersion", node)) return {fn, node};
@@ -117,7 +119,7 @@ class SlotRegistry {
  private:
   const RealNvrtc* resolve([[maybe_unused]] const void* caller, [[maybe_unused]] const char* only_node) {
 #ifdef NVRTC_CACHE_PROXY
-    const Probe probe = proxied_library_version_fn();
+    const Probe probe = proxied_library_version_fn(only_node);
 #else
     void* scope = scope_handle_of(link_map_of(caller));
     const Probe probe = find_real_version_fn(scope, only_node);

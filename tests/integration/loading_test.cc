@@ -366,15 +366,9 @@ namespace {
 using namespace testing;
 
 // Two majors *linked* into one process: the program links NVRTC 13, a library it uses links NVRTC
-// 12 (its references are nvrtcX@libnvrtc.so.12). Built here with the system compiler against the
-// NVRTC 12 wheel, then run directly, cold and warm.
-TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcess) {
-  const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
-  if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
-    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh does)");
-  }
-  TempDir work, cache;
-  const std::string dir12 = std::filesystem::path(nvrtc12).parent_path().string();
+// 12 (its references are nvrtcX@libnvrtc.so.12). Built in `work` with the system compiler against the
+// NVRTC 12 wheel's directory `dir12`; returns the program.
+std::string build_two_majors_program(const std::string& work, const std::string& dir12) {
   const std::string client =
       "#include <nvrtc.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
       "#define NAME(x) x\n"
@@ -388,29 +382,63 @@ TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcess) {
       "  printf(\"%s: NVRTC %d.%d rc=%d ptx=%zu\\n%s\\n\", label, major, minor, rc, n, ptx);\n"
       "  free(ptx); nvrtcDestroyProgram(&p);\n"
       "}\n";
-  std::ofstream(work.path() + "/lib12.c") << "#define FN compile_with_12\n" << client;
-  std::ofstream(work.path() + "/main.c") << "#define FN compile_with_13\n"
-                                         << client
-                                         << "void compile_with_12(const char*);\n"
-                                            "int main(void) { compile_with_12(\"lib12\"); compile_with_13(\"main\");"
-                                            " compile_with_12(\"lib12 again\"); return 0; }\n";
+  std::ofstream(work + "/lib12.c") << "#define FN compile_with_12\n" << client;
+  std::ofstream(work + "/main.c") << "#define FN compile_with_13\n"
+                                  << client
+                                  << "void compile_with_12(const char*);\n"
+                                     "int main(void) { compile_with_12(\"lib12\"); compile_with_13(\"main\");"
+                                     " compile_with_12(\"lib12 again\"); return 0; }\n";
   const std::string inc = "-I" + std::string(CUDA_NVRTC_LIBRARY_DIR) + "/../include";
-  const auto lib = run_process({"/usr/bin/cc", "-shared", "-fPIC", inc, "-o", work.path() + "/lib12.so",
-                                work.path() + "/lib12.c", "-L" + dir12, "-l:libnvrtc.so.12"});
-  ASSERT_EQ(lib.exit_code, 0) << lib.err;
-  const auto exe =
-      run_process({"/usr/bin/cc", inc, "-o", work.path() + "/main", work.path() + "/main.c", work.path() + "/lib12.so",
-                   "-Wl,-rpath-link," + dir12, "-L" + std::string(CUDA_NVRTC_LIBRARY_DIR), "-lnvrtc"});
-  ASSERT_EQ(exe.exit_code, 0) << exe.err;
-  const auto lib12_needs = needed_libraries(work.path() + "/lib12.so");
-  ASSERT_NE(std::find(lib12_needs.begin(), lib12_needs.end(), "libnvrtc.so.12"), lib12_needs.end());
-  ASSERT_TRUE(needs_nvrtc(work.path() + "/main"));
-  const EnvVars env = {{"LD_LIBRARY_PATH", dir12 + ":" + CUDA_NVRTC_LIBRARY_DIR}};
-  const Runs r = cold_and_warm({work.path() + "/main"}, env, cache.path());
+  const auto lib = run_process({"/usr/bin/cc", "-shared", "-fPIC", inc, "-o", work + "/lib12.so", work + "/lib12.c",
+                                "-L" + dir12, "-l:libnvrtc.so.12"});
+  EXPECT_EQ(lib.exit_code, 0) << lib.err;
+  const auto exe = run_process({"/usr/bin/cc", inc, "-o", work + "/main", work + "/main.c", work + "/lib12.so",
+                                "-Wl,-rpath-link," + dir12, "-L" + std::string(CUDA_NVRTC_LIBRARY_DIR), "-lnvrtc"});
+  EXPECT_EQ(exe.exit_code, 0) << exe.err;
+  const auto lib12_needs = needed_libraries(work + "/lib12.so");
+  EXPECT_NE(std::find(lib12_needs.begin(), lib12_needs.end(), "libnvrtc.so.12"), lib12_needs.end());
+  EXPECT_TRUE(needs_nvrtc(work + "/main"));
+  return work + "/main";
+}
+
+void expect_each_major_served(const Runs& r, const std::string& cache) {
   expect_served_identically(r, 3);
   EXPECT_NE(r.direct.out.find("lib12: NVRTC 12."), std::string::npos) << r.direct.out.substr(0, 300);
   EXPECT_NE(r.direct.out.find("main: NVRTC 13."), std::string::npos);
-  EXPECT_EQ(get(counters_of(cache.path()), "stores"), 2) << "each major keeps its own entry";
+  EXPECT_EQ(get(counters_of(cache), "stores"), 2) << "each major keeps its own entry";
+}
+
+TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcess) {
+  const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
+  if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh does)");
+  }
+  TempDir work, cache;
+  const std::string dir12 = std::filesystem::path(nvrtc12).parent_path().string();
+  const std::string program = build_two_majors_program(work.path(), dir12);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const EnvVars env = {{"LD_LIBRARY_PATH", dir12 + ":" + CUDA_NVRTC_LIBRARY_DIR}};
+  expect_each_major_served(cold_and_warm({program}, env, cache.path()), cache.path());
+}
+
+// The same program through `run --proxy`: its libnvrtc.so.13 is the proxy core, its library's
+// libnvrtc.so.12 the stand-in beside it, which reaches the 12.x NVRTC only.
+TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcessThroughTheProxy) {
+  const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
+  if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
+    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh does)");
+  }
+  TempDir work, cache;
+  const std::string dir12 = std::filesystem::path(nvrtc12).parent_path().string();
+  const std::string program = build_two_majors_program(work.path(), dir12);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const EnvVars env = {{"LD_LIBRARY_PATH", dir12 + ":" + CUDA_NVRTC_LIBRARY_DIR}, {"NVRTC_CACHE_LOG", "info"}};
+  const Runs r = proxy_cold_and_warm({program}, env, cache.path());
+  expect_each_major_served(r, cache.path());
+  EXPECT_NE(r.cold.err.find("the real NVRTC is " + dir12 + "/libnvrtc.so.12"), std::string::npos) << r.cold.err;
+  EXPECT_NE(r.cold.err.find("the real NVRTC is " + std::string(CUDA_NVRTC_LIBRARY_DIR) + "/libnvrtc.so.13"),
+            std::string::npos)
+      << r.cold.err;
 }
 
 }  // namespace

@@ -132,6 +132,31 @@ TEST_F(PythonActivate, JupyterExtensionActivates) {
   EXPECT_GT(get(counters_of(cache_.path()), "stores"), 0);
 }
 
+// Where the NVRTC the stacks find is 12.x (only the CUDA 12 wheel installed; named here through
+// NVRTC_CACHE_REAL_NVRTC, as the test environment has both): activate() loads the stand-in
+// libnvrtc.so.12 beside the core; a client of that soname and one of cuda.pathfinder's NVRTC (which
+// finds the core as libnvrtc.so.13) are both served by the 12.x NVRTC, exact, cold then warm.
+TEST_F(PythonActivate, ReachesAnNvrtc12TheStacksFind) {
+  const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
+  if (nvrtc12 == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh)");
+  const std::map<std::string, std::optional<std::string>> twelve = {{"NVRTC_CACHE_REAL_NVRTC", nvrtc12}};
+  const std::string plain = run_ok("nvrtc12-plain", "", twelve);
+  ASSERT_EQ(plain.find("NVRTC 13"), std::string::npos) << plain;
+  ASSERT_NE(plain.find("NVRTC 12"), std::string::npos) << plain;
+  ASSERT_NE(plain.find("CUBIN bytes="), std::string::npos) << plain;
+  const std::string cold = run_ok("nvrtc12", "", twelve);
+  const auto after_cold = counters_of(cache_.path());
+  const std::string warm = run_ok("nvrtc12", "", twelve);
+  const auto after_warm = counters_of(cache_.path());
+  EXPECT_TRUE(cold == plain) << cold;
+  EXPECT_TRUE(warm == plain) << warm;
+  // The two clients compile the same program: a miss, then a hit; warm, two hits.
+  EXPECT_EQ(get(after_cold, "misses"), 1);
+  EXPECT_EQ(get(after_cold, "hits"), 1);
+  EXPECT_EQ(get(after_warm, "misses"), 1);
+  EXPECT_EQ(get(after_warm, "hits"), 3);
+}
+
 // python -m nvrtc_cache.environment enable|status|disable, in an environment of the test's own (a venv
 // whose 00-paths.pth adds the test venv's packages and this package, its nvidia/ the wheels): once enabled, its interpreters
 // start with the proxies loaded and are cached; NVRTC_CACHE_ACTIVATE=0 keeps a process out; disabled,

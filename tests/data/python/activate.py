@@ -10,6 +10,10 @@ python_activate_test.cc runs each scenario in a fresh process and compares their
     python activate.py where      the real libraries activate() would forward to, one per line
     python activate.py pathfinder the libraries cuda.pathfinder loads without the cache, one per line
     python activate.py ipython    a real IPython shell: %load_ext nvrtc_cache, then cells that compile
+    python activate.py nvrtc12    NVRTC_CACHE_REAL_NVRTC names a 12.x NVRTC (as the stacks find one where only
+                                  the CUDA 12 wheel is installed): activate(), then ctypes clients of
+                                  libnvrtc.so.12 and of cuda.pathfinder's NVRTC
+    python activate.py nvrtc12-plain  the same clients of that 12.x NVRTC, no cache: the reference
     python activate.py started    (python -m nvrtc_cache.environment enable): the proxies were loaded at
                                   the interpreter's start, before this script; then cuda.core's compiles
     python activate.py unstarted  the same, where nothing was loaded at start (NVRTC_CACHE_ACTIVATE=0)
@@ -131,6 +135,34 @@ def proxies_loaded_at_start():
     return sorted(os.path.basename(path) for path in loaded_objects() if _is_ours(path))
 
 
+def run_nvrtc12(activated=True):
+    import ctypes_client
+
+    real = os.environ["NVRTC_CACHE_REAL_NVRTC"]
+    if activated:
+        import nvrtc_cache
+        from nvrtc_cache.activation import _is_ours, loaded_objects
+
+        state = nvrtc_cache.activate()
+        if not state.reached.get("NVRTC", "").startswith(real):
+            fail(f"NVRTC 12.x not reached:\n{state}")
+        if "libnvrtc.so.12" not in [os.path.basename(path) for path in loaded_objects() if _is_ours(path)]:
+            fail("the stand-in libnvrtc.so.12 was not loaded")
+        by_soname = ctypes.CDLL("libnvrtc.so.12")
+        if not hasattr(by_soname, "nvrtcCompileProgram") or hasattr(by_soname, "nvrtcGetTileIR"):
+            fail("libnvrtc.so.12 by soname does not answer as NVRTC 12 does")
+        from cuda.pathfinder import load_nvidia_dynamic_lib
+
+        through_pathfinder = ctypes.CDLL(load_nvidia_dynamic_lib("nvrtc").abs_path)
+    else:
+        by_soname = through_pathfinder = ctypes.CDLL(real)
+    for library in (by_soname, through_pathfinder):
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        library.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
+        print(f"NVRTC {major.value}")
+        ctypes_client.run(library)
+
+
 def run_started():
     loaded = proxies_loaded_at_start()
     if loaded != ["libnvJitLink.so.13", "libnvrtc.so.13", "libnvvm.so.4"]:
@@ -146,4 +178,5 @@ def run_unstarted():
 
 if __name__ == "__main__":
     {"plain": stacks, "core": jit_stacks.run_core, "activated": run_activated, "late": run_late, "where": run_where,
-     "pathfinder": run_pathfinder, "ipython": run_ipython, "started": run_started, "unstarted": run_unstarted}[sys.argv[1]]()
+     "pathfinder": run_pathfinder, "ipython": run_ipython,
+     "nvrtc12": run_nvrtc12, "nvrtc12-plain": lambda: run_nvrtc12(False), "started": run_started, "unstarted": run_unstarted}[sys.argv[1]]()

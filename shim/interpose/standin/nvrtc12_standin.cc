@@ -1,0 +1,68 @@
+// The stand-in libnvrtc.so.12 (proxy mode): NVRTC 12's every function, in its version node
+// (nvrtc12_standin.map), for the clients of a 12.x NVRTC (a program linked against libnvrtc.so.12,
+// CuPy for CUDA 12, a dlopen or ctypes load by that soname). Each row of shim/interpose/nvrtc_api.def
+// is forwarded to the proxy core's per-major wrapper (standin_core.h, ProxyEntries::nvrtc12), whose real
+// NVRTC is a 12.x one (shim/interpose/proxied_library.h: kProxiedNvrtc12), and is found by dlsym only
+// where that real NVRTC has it; the private __nvrtcCPEx is forwarded untouched.
+#include <nvrtc.h>
+
+#include <type_traits>
+
+#include "shim/interpose/export.h"
+#include "shim/interpose/standin/standin_core.h"
+
+namespace {
+
+using nvrtc_cache::shim::interpose::ProxiedKind;
+constexpr const char* kWhat = "libnvrtc.so.12";
+
+static_assert(NVRTC_ERROR_INTERNAL_ERROR == 11, "the private forwarder's failure code below");
+constexpr const char* kPassed[] = {"__nvrtcCPEx"};
+constexpr int kPassedCount = 1;
+
+// What a call answers when there is no core: NVRTC's own failure.
+template <typename Result>
+Result failed() {
+  if constexpr (std::is_pointer_v<Result>) {
+    return "NVRTC_ERROR_INTERNAL_ERROR";  // nvrtcGetErrorString
+  } else {
+    return NVRTC_ERROR_INTERNAL_ERROR;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+__attribute__((visibility("hidden"), used)) void* nvrtc_cache_standin_nvrtc12_passed[kPassedCount] = {};
+}
+
+namespace {
+
+__attribute__((constructor)) void load_at_start() {
+  nvrtc_cache::shim::standin::resolve_real_functions(kWhat, ProxiedKind::kNvrtc12, kPassed,
+                                                     nvrtc_cache_standin_nvrtc12_passed, kPassedCount);
+}
+
+}  // namespace
+
+// Each name is a GNU indirect function whose resolver answers as the real NVRTC 12 would
+// (nvjitlink_standin.cc explains the pattern): to a dlsym, the wrapper only where the real library has
+// that name (a 12.9 NVRTC has no nvrtcGetTileIR); to the dynamic loader, always the wrapper.
+#define NVRTC_API(kind, ret, name, params, args)                                                            \
+  static ret standin_##name params {                                                                        \
+    const auto* entries = nvrtc_cache::shim::standin::core_entries(kWhat);                                  \
+    return entries ? entries->nvrtc12.name args : failed<ret>();                                            \
+  }                                                                                                         \
+  extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##name()->ret(*) params {                       \
+    if (nvrtc_cache::shim::standin::resolving_for_the_loader(__builtin_return_address(0))) {                \
+      return &standin_##name;                                                                               \
+    }                                                                                                       \
+    return nvrtc_cache::shim::standin::dlsym_finds(kWhat, ProxiedKind::kNvrtc12, #name, "nvrtcVersion")     \
+               ? &standin_##name                                                                            \
+               : nullptr;                                                                                   \
+  }                                                                                                         \
+  NVRTC_CACHE_EXPORT ret name params __attribute__((ifunc("nvrtc_cache_resolve_" #name)));
+#include "shim/interpose/nvrtc_api.def"
+#undef NVRTC_API
+
+NVRTC_CACHE_STANDIN_JUMP(__nvrtcCPEx, nvrtc_cache_standin_nvrtc12_passed, 0, 11)
