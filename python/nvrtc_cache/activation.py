@@ -6,7 +6,7 @@
     ...                         # cuda.core, CuPy, numba-cuda, PyTorch: served from the cache
 
 How: the package's proxy libraries (lib/nvrtc-cache/proxy/: libnvrtc.so.13, libnvJitLink.so.13,
-libnvvm.so.4, and libnvrtc.so.12 where the NVRTC found is 12.x: the same files `nvrtc-cache run
+libnvvm.so.4, or libnvrtc.so.12 and libnvJitLink.so.12 where the library found is 12.x: the same files `nvrtc-cache run
 --proxy` uses) are loaded by absolute path with
 RTLD_GLOBAL. A loaded library answers to its soname, so every later load by soname finds the proxy
 instead of the real library: cuda.pathfinder's first step (dlopen(soname, RTLD_NOLOAD), which
@@ -18,10 +18,9 @@ activate() sets (children inherit them) unless they are set already.
 
 Not reached: a library that is already loaded (activate() then warns, naming it, and changes
 nothing: the stacks hold its function pointers), a load of the real file by its absolute path that
-skips the soname check, nvJitLink 12.x (the proxy stands in for libnvJitLink.so.13 only; where the
-stacks would pick a 12.x nvJitLink, activate() leaves it alone and says so), an NVRTC 12.x where the
-stacks pick a 13.x one (the stand-in libnvrtc.so.12 is loaded only where the NVRTC found is 12.x),
-statically linked NVRTC. libNVVM's soname libnvvm.so.4 is CUDA 12's and 13's alike. `nvrtc-cache run`
+skips the soname check, an NVRTC or nvJitLink 12.x beside the 13.x one the stacks pick (the stand-ins
+libnvrtc.so.12 and libnvJitLink.so.12 are loaded only where the library found is 12.x), statically
+linked NVRTC. libNVVM's soname libnvvm.so.4 is CUDA 12's and 13's alike. `nvrtc-cache run`
 (LD_PRELOAD) reaches all but the last.
 
 Contract: thread-safe (one lock); idempotent (a second call returns the first's result); never
@@ -76,8 +75,11 @@ LIBRARIES = (
 )
 
 
-# The stand-in for the clients of libnvrtc.so.12, beside the core (loaded where the NVRTC found is 12.x).
-NVRTC12_PROXY = "libnvrtc.so.12"
+# The proxies loaded where the library found is 12.x, by library name: for NVRTC the core (which
+# cuda.pathfinder finds first, as libnvrtc.so.13, and which forwards to that 12.x) and the stand-in
+# libnvrtc.so.12 (for the clients of that soname: CuPy for CUDA 12, a dlopen); for nvJitLink the stand-in
+# libnvJitLink.so.12 in place of libnvJitLink.so.13.
+PROXIES_FOR_12 = {"NVRTC": ("libnvrtc.so.13", "libnvrtc.so.12"), "nvJitLink": ("libnvJitLink.so.12",)}
 
 
 class Activation:
@@ -363,8 +365,8 @@ def _activate() -> Activation:
         found = find_real_library(lib)
         if found is None:
             result.not_reached[lib.name] = "not installed (none found where the stacks look)"
-        elif _major(found[0]) not in ("", "13") + (("12",) if lib is LIBRARIES[0] else ()) and lib.name != "libNVVM":
-            # The proxies stand in for NVRTC 13 and 12 and nvJitLink 13 (as their own search does).
+        elif _major(found[0]) not in ("", "13", "12") and lib.name != "libNVVM":
+            # The proxies stand in for NVRTC and nvJitLink 13 and 12 (as their own search does).
             result.not_reached[lib.name] = (f"{found[0]} is {lib.name} {_major(found[0])}.x, for which the proxy "
                                             "does not stand in (nvrtc-cache run reaches it)")
         else:
@@ -382,11 +384,9 @@ def _activate() -> Activation:
         try:
             if lib is LIBRARIES[0] and (builtins := _nvrtc_builtins(path, found_via)):
                 _handles.append(ctypes.CDLL(builtins, mode))
-            _handles.append(ctypes.CDLL(str(proxy / lib.proxy), mode))
-            if lib is LIBRARIES[0] and _major(path) == "12":
-                # The stand-in libnvrtc.so.12 too, for the clients of that soname (CuPy for CUDA 12, a
-                # dlopen); the core answers cuda.pathfinder's libnvrtc.so.13 and forwards to the same 12.x.
-                _handles.append(ctypes.CDLL(str(proxy / NVRTC12_PROXY), mode))
+            names = PROXIES_FOR_12.get(lib.name, (lib.proxy,)) if _major(path) == "12" else (lib.proxy,)
+            for name in names:
+                _handles.append(ctypes.CDLL(str(proxy / name), mode))
         except OSError as error:
             if added:
                 del os.environ[lib.variable]

@@ -7,8 +7,9 @@
 //                                             tried in order ("nvJitLinkVersion", then what 12.0 has)
 //   static std::span<const char* const> nodes();  its version nodes, newest first (may be empty)
 //   static bool fill(Real&, void* library, const char* node);  looks the table's functions up; reads the identity
-//   static constexpr const ProxiedLibrary& kProxied;  proxy mode only: the real library, by absolute path
-// In proxy mode (NVRTC_CACHE_PROXY) every caller reaches the one real library kProxied names.
+//   static const ProxiedLibrary& proxied(const char* only_node);  proxy mode only: the real library, by
+//                                   absolute path, for the callers of that version node (nullptr: any)
+// In proxy mode (NVRTC_CACHE_PROXY) every caller reaches the real library proxied() names for its node.
 // Contract: thread-safe; slots are made once per real library and never freed; resolution allocates
 // only on the first call from a given call site; no dl* or library call is made while the registry's
 // lock (the fork rank given to register_fork_order) is held; never throws out of its public functions.
@@ -100,8 +101,8 @@ class LibraryRegistry {
 
 #ifdef NVRTC_CACHE_PROXY
   // Proxy mode: the probe function of the real library, opened by absolute path.
-  static void* find_probe(const void*, const char*) {
-    void* library = open_proxied_library(Lib::kProxied);
+  static void* find_probe(const void*, const char* only_node) {
+    void* library = open_proxied_library(Lib::proxied(only_node));
     if (library == nullptr) return nullptr;
     void* found = nullptr;
     for (const char* probe : Lib::probes()) {

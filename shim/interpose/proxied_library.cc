@@ -50,8 +50,8 @@ struct Searched {
 };
 
 Searched& searched(const ProxiedLibrary& library) {
-  static Searched each[4];
-  return each[library.search_slot & 3];
+  static Searched each[kProxiedLibraryCount];
+  return each[library.search_slot];
 }
 
 // The major a library's file name gives (libnvrtc.so.12.9.86 and libnvrtc.so.12: "12"), or "".

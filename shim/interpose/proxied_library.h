@@ -34,6 +34,10 @@ inline constexpr ProxiedLibrary kProxiedNvrtc12 = {RealLibrary::kNvrtc, "libnvrt
 inline constexpr ProxiedLibrary kProxiedNvJitLink = {RealLibrary::kNvJitLink, "libnvJitLink.so.13",
                                                      "libnvJitLink.so.13", nullptr, 2};
 inline constexpr ProxiedLibrary kProxiedNvvm = {RealLibrary::kNvvm, "libnvvm.so.4", nullptr, nullptr, 3};
+// The stand-in libnvJitLink.so.12's: a 12.x nvJitLink only.
+inline constexpr ProxiedLibrary kProxiedNvJitLink12 = {RealLibrary::kNvJitLink, "libnvJitLink.so.12",
+                                                       "libnvJitLink.so.12", nullptr, 4};
+inline constexpr int kProxiedLibraryCount = 5;
 #endif
 
 // Whether the override variable's `path` may stand for `library`: its file name names no major

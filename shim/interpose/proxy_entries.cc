@@ -26,6 +26,15 @@ struct NvJitLinkEntries {
 #undef HANDLE_LIBRARY_API
 };
 
+struct NvJitLink12Entries {
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                               \
+  static ret name params NVRTC_CACHE_WRAPPER_BODY(                                                      \
+      kind, ret, name, args, real_nvjitlink_for_caller(__builtin_return_address(0), kNvJitLink12Node), \
+      "libnvJitLink.so.12")
+#include "shim/interpose/nvjitlink_api.def"
+#undef HANDLE_LIBRARY_API
+};
+
 struct NvvmEntries {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args)                \
   static ret name params NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, \
@@ -43,6 +52,8 @@ void* real_function(ProxiedKind kind, const char* name) {
         return proxied_function(kProxiedNvvm, name);
       case ProxiedKind::kNvrtc12:
         return proxied_function(kProxiedNvrtc12, name);
+      case ProxiedKind::kNvJitLink12:
+        return proxied_function(kProxiedNvJitLink12, name);
     }
     return nullptr;
   } catch (...) {
@@ -52,7 +63,9 @@ void* real_function(ProxiedKind kind, const char* name) {
 
 constexpr ProxyEntries make_entries() {
   ProxyEntries entries;
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args) entries.nvjitlink.name = &NvJitLinkEntries::name;
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
+  entries.nvjitlink.name = &NvJitLinkEntries::name;       \
+  entries.nvjitlink12.name = &NvJitLink12Entries::name;
 #include "shim/interpose/nvjitlink_api.def"
 #undef HANDLE_LIBRARY_API
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) entries.nvvm.name = &NvvmEntries::name;

@@ -1,6 +1,6 @@
 // The proxy core's entry points for the stand-ins (proxy mode): the proxy libnvrtc.so.13 holds the one
 // cache runtime of the process, and the nvJitLink and libNVVM hooks with it; the stand-ins
-// libnvrtc.so.12, libnvJitLink.so.13 and libnvvm.so.4 beside it (shim/interpose/standin/) hold none, and reach the
+// libnvrtc.so.12, libnvJitLink.so.13 and .so.12 and libnvvm.so.4 beside it (shim/interpose/standin/) hold none, and reach the
 // hooks through this table, which the core exports as nvrtc_cache_proxy_entries (its only export
 // outside NVRTC's API and libc's). The table's functions are the core's wrappers of the rows of
 // shim/interpose/nvjitlink_api.def, nvvm_api.def and nvrtc_api.def (each finds the real library, opened by absolute
@@ -21,7 +21,7 @@ namespace nvrtc_cache::shim::interpose {
 // Bumped whenever the table's layout changes (a row added to a .def table, a member added here).
 inline constexpr unsigned kProxyEntriesAbi = 2;
 
-enum class ProxiedKind : int { kNvJitLink = 0, kNvvm = 1, kNvrtc12 = 2 };
+enum class ProxiedKind : int { kNvJitLink = 0, kNvvm = 1, kNvrtc12 = 2, kNvJitLink12 = 3 };
 
 struct ProxyEntries {
   unsigned abi = kProxyEntriesAbi;
@@ -30,6 +30,13 @@ struct ProxyEntries {
 #include "shim/interpose/nvjitlink_api.def"
 #undef HANDLE_LIBRARY_API
   } nvjitlink;
+  // The same for the clients of libnvJitLink.so.12 (the stand-in of that name), which reach a 12.x
+  // nvJitLink only.
+  struct NvJitLink12 {
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret(*name) params = nullptr;
+#include "shim/interpose/nvjitlink_api.def"
+#undef HANDLE_LIBRARY_API
+  } nvjitlink12;
   struct Nvvm {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret(*name) params = nullptr;
 #include "shim/interpose/nvvm_api.def"

@@ -36,7 +36,7 @@ struct NvvmLibrary {
   using Real = RealNvvm;
   static constexpr const char* kProbe = kProbes[0];
 #ifdef NVRTC_CACHE_PROXY
-  static constexpr const ProxiedLibrary& kProxied = kProxiedNvvm;
+  static const ProxiedLibrary& proxied(const char*) { return kProxiedNvvm; }
 #endif
   static std::span<const char* const> probes() { return kProbes; }
   static std::span<const char* const> nodes() { return {}; }  // libNVVM has no version nodes

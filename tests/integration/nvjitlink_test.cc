@@ -360,6 +360,25 @@ TEST_P(NvJitLinkWheel, TimedLinksPassThroughCounted) {
   EXPECT_EQ(get(r.after_warm, "link_misses"), 1);
 }
 
+// Proxy mode (`run --proxy`) with each major's wheel behind its stand-in (libnvJitLink.so.13, or
+// libnvJitLink.so.12, which reaches a 12.x nvJitLink only), named by NVRTC_CACHE_REAL_NVJITLINK: the
+// linked and the soname clients' links byte for byte, the warm run served.
+TEST_P(NvJitLinkWheel, ProxyModeServesEachMajorsWheel) {
+  const std::optional<EnvVars> wheel_env_vars = wheel_env();
+  if (!wheel_env_vars) GTEST_SKIP() << GetParam().library_variable << " is not set";
+  for (const std::string& client : GetParam().clients) {
+    SCOPED_TRACE(client);
+    TempDir cache;
+    EnvVars env = *wheel_env_vars;
+    env["NVRTC_CACHE_REAL_NVJITLINK"] = std::getenv(GetParam().library_variable);
+    const Runs r = proxy_cold_and_warm(NVRTC_CACHE_CLI_PATH, argv_of(client, {"lto", "lto_ptx", "undefined"}),
+                                       cache.path(), env);
+    ASSERT_NE(r.direct.out.find("cubin size_rc=0 size="), std::string::npos) << r.direct.out << r.direct.err;
+    expect_identical(r);
+    expect_served(r, 3);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Majors, NvJitLinkWheel,
     ::testing::Values(LinkWheel{"nvJitLink13", "NVRTC_CACHE_TEST_NVJITLINK13", nullptr, {LINK_CLIENT_PATH},

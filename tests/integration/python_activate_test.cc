@@ -135,11 +135,17 @@ TEST_F(PythonActivate, JupyterExtensionActivates) {
 // Where the NVRTC the stacks find is 12.x (only the CUDA 12 wheel installed; named here through
 // NVRTC_CACHE_REAL_NVRTC, as the test environment has both): activate() loads the stand-in
 // libnvrtc.so.12 beside the core; a client of that soname and one of cuda.pathfinder's NVRTC (which
-// finds the core as libnvrtc.so.13) are both served by the 12.x NVRTC, exact, cold then warm.
+// finds the core as libnvrtc.so.13) are both served by the 12.x NVRTC, exact, cold then warm; a 12.x
+// nvJitLink gets the stand-in libnvJitLink.so.12 in place of libnvJitLink.so.13.
 TEST_F(PythonActivate, ReachesAnNvrtc12TheStacksFind) {
   const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
   if (nvrtc12 == nullptr) NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh)");
-  const std::map<std::string, std::optional<std::string>> twelve = {{"NVRTC_CACHE_REAL_NVRTC", nvrtc12}};
+  std::map<std::string, std::optional<std::string>> twelve = {{"NVRTC_CACHE_REAL_NVRTC", nvrtc12}};
+  if (const char* nvjitlink12 = std::getenv("NVRTC_CACHE_TEST_NVJITLINK12")) {
+    twelve["NVRTC_CACHE_REAL_NVJITLINK"] = nvjitlink12;  // its stand-in too (checked by the script)
+  } else if (pypi_required()) {
+    FAIL() << "NVRTC_CACHE_TEST_NVJITLINK12 is required";
+  }
   const std::string plain = run_ok("nvrtc12-plain", "", twelve);
   ASSERT_EQ(plain.find("NVRTC 13"), std::string::npos) << plain;
   ASSERT_NE(plain.find("NVRTC 12"), std::string::npos) << plain;

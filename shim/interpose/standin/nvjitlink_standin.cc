@@ -1,9 +1,11 @@
-// The stand-in libnvJitLink.so.13 (proxy mode): nvJitLink's every function, in nvJitLink's version node
-// (nvjitlink_standin.map), as the 13.5 library exports them: each row of shim/interpose/nvjitlink_api.def
-// under its plain name and its release-suffixed names (__nvJitLinkCreate_13_0 to _13_5), forwarded to
-// the proxy core's hooks (standin_core.h), each found by dlsym only where the real nvJitLink has it;
-// nvJitLinkVersion and the private __nvJitLinkAPI forwarded untouched to the real nvJitLink the core
-// opened.
+// The stand-in libnvJitLink.so.13 (proxy mode), and, built with NVRTC_CACHE_NVJITLINK_MAJOR=12, the
+// stand-in libnvJitLink.so.12: nvJitLink's every function, in that major's version node
+// (nvjitlink<major>_standin.map), as the 13.5 (12.9) library exports them: each row of
+// shim/interpose/nvjitlink_api.def under its plain name and its release-suffixed names
+// (__nvJitLinkCreate_13_0 to _13_5; _12_0 to _12_9), forwarded to the proxy core's hooks
+// (standin_core.h; for 12, the per-major ones, which reach a 12.x nvJitLink only), each found by dlsym
+// only where the real nvJitLink has it; nvJitLinkVersion and the private __nvJitLinkAPI forwarded
+// untouched to the real nvJitLink the core opened.
 #define NVJITLINK_NO_INLINE
 #include <nvJitLink.h>
 
@@ -13,7 +15,33 @@
 namespace {
 
 using nvrtc_cache::shim::interpose::ProxiedKind;
+#if NVRTC_CACHE_NVJITLINK_MAJOR == 12
+constexpr const char* kWhat = "libnvJitLink.so.12";
+constexpr ProxiedKind kKind = ProxiedKind::kNvJitLink12;
+#define NVRTC_CACHE_NVJITLINK_TABLE nvjitlink12
+#define NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)         \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_0, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_1, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_2, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_3, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_4, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_5, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_6, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_7, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_8, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_9, params)
+#else
 constexpr const char* kWhat = "libnvJitLink.so.13";
+constexpr ProxiedKind kKind = ProxiedKind::kNvJitLink;
+#define NVRTC_CACHE_NVJITLINK_TABLE nvjitlink
+#define NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)         \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_0, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_1, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_2, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_3, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_4, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_5, params)
+#endif
 
 static_assert(NVJITLINK_ERROR_INTERNAL == 6, "the private forwarder's failure code below");
 constexpr const char* kPassed[] = {"nvJitLinkVersion", "__nvJitLinkAPI"};
@@ -28,7 +56,7 @@ __attribute__((visibility("hidden"), used)) void* nvrtc_cache_standin_nvjitlink_
 namespace {
 
 __attribute__((constructor)) void load_at_start() {
-  nvrtc_cache::shim::standin::resolve_real_functions(kWhat, ProxiedKind::kNvJitLink, kPassed,
+  nvrtc_cache::shim::standin::resolve_real_functions(kWhat, kKind, kPassed,
                                                      nvrtc_cache_standin_nvjitlink_passed, kPassedCount);
 }
 
@@ -36,37 +64,19 @@ void* passed(int which) { return __atomic_load_n(&nvrtc_cache_standin_nvjitlink_
 
 }  // namespace
 
-// Each name is a GNU indirect function whose resolver answers as the real nvJitLink would: to a
-// dlsym or dlvsym, the wrapper where the real library has that very name, NULL where it does not (a
-// client probing a 13.0 nvJitLink for nvJitLinkGetLinkedLTOIR or a _13_1 suffix finds none), the
-// wrapper for every name when no real nvJitLink can be loaded (standin_core.h); to the
-// dynamic loader (a linked client's relocations, lazy binding), always the wrapper, which answers a
-// call to a function the real library lacks as the loader would have (exit status 127).
-#define NVRTC_CACHE_STANDIN_NAME(ret, name, exported, params)                                                     \
-  extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##exported()->ret(*) params {                         \
-    if (nvrtc_cache::shim::standin::resolving_for_the_loader(__builtin_return_address(0))) {                      \
-      return &standin_##name;                                                                                     \
-    }                                                                                                             \
-    return nvrtc_cache::shim::standin::dlsym_finds(kWhat, ProxiedKind::kNvJitLink, #exported, "nvJitLinkVersion") \
-               ? &standin_##name                                                                                  \
-               : nullptr;                                                                                         \
-  }                                                                                                               \
-  NVRTC_CACHE_EXPORT ret exported params __attribute__((ifunc("nvrtc_cache_resolve_" #exported)));
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                     \
-  static ret standin_##name params {                                          \
-    const auto* entries = nvrtc_cache::shim::standin::core_entries(kWhat);    \
-    return entries ? entries->nvjitlink.name args : NVJITLINK_ERROR_INTERNAL; \
-  }                                                                           \
-  NVRTC_CACHE_STANDIN_NAME(ret, name, name, params)                           \
-  NVRTC_CACHE_STANDIN_NAME(ret, name, __##name##_13_0, params)                \
-  NVRTC_CACHE_STANDIN_NAME(ret, name, __##name##_13_1, params)                \
-  NVRTC_CACHE_STANDIN_NAME(ret, name, __##name##_13_2, params)                \
-  NVRTC_CACHE_STANDIN_NAME(ret, name, __##name##_13_3, params)                \
-  NVRTC_CACHE_STANDIN_NAME(ret, name, __##name##_13_4, params)                \
-  NVRTC_CACHE_STANDIN_NAME(ret, name, __##name##_13_5, params)
+// Each name is an indirect function answering as the real nvJitLink would (standin_core.h).
+#define NVRTC_CACHE_NVJITLINK_NAME(ret, name, exported, params) \
+  NVRTC_CACHE_STANDIN_NAME(kWhat, kKind, "nvJitLinkVersion", ret, name, exported, params)
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                       \
+  static ret standin_##name params {                                                            \
+    const auto* entries = nvrtc_cache::shim::standin::core_entries(kWhat);                      \
+    return entries ? entries->NVRTC_CACHE_NVJITLINK_TABLE.name args : NVJITLINK_ERROR_INTERNAL; \
+  }                                                                                             \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, name, params)                                           \
+  NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)
 #include "shim/interpose/nvjitlink_api.def"
 #undef HANDLE_LIBRARY_API
-#undef NVRTC_CACHE_STANDIN_NAME
+#undef NVRTC_CACHE_NVJITLINK_NAME
 
 NVRTC_CACHE_EXPORT nvJitLinkResult nvJitLinkVersion(unsigned int* major, unsigned int* minor) {
   auto* real = reinterpret_cast<nvJitLinkResult (*)(unsigned int*, unsigned int*)>(passed(0));

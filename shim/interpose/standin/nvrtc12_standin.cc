@@ -8,7 +8,6 @@
 
 #include <type_traits>
 
-#include "shim/interpose/export.h"
 #include "shim/interpose/standin/standin_core.h"
 
 namespace {
@@ -45,23 +44,14 @@ __attribute__((constructor)) void load_at_start() {
 
 }  // namespace
 
-// Each name is a GNU indirect function whose resolver answers as the real NVRTC 12 would
-// (nvjitlink_standin.cc explains the pattern): to a dlsym, the wrapper only where the real library has
-// that name (a 12.9 NVRTC has no nvrtcGetTileIR); to the dynamic loader, always the wrapper.
-#define NVRTC_API(kind, ret, name, params, args)                                                            \
-  static ret standin_##name params {                                                                        \
-    const auto* entries = nvrtc_cache::shim::standin::core_entries(kWhat);                                  \
-    return entries ? entries->nvrtc12.name args : failed<ret>();                                            \
-  }                                                                                                         \
-  extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##name()->ret(*) params {                       \
-    if (nvrtc_cache::shim::standin::resolving_for_the_loader(__builtin_return_address(0))) {                \
-      return &standin_##name;                                                                               \
-    }                                                                                                       \
-    return nvrtc_cache::shim::standin::dlsym_finds(kWhat, ProxiedKind::kNvrtc12, #name, "nvrtcVersion")     \
-               ? &standin_##name                                                                            \
-               : nullptr;                                                                                   \
-  }                                                                                                         \
-  NVRTC_CACHE_EXPORT ret name params __attribute__((ifunc("nvrtc_cache_resolve_" #name)));
+// Each name is an indirect function answering as the real NVRTC 12 would (standin_core.h): a 12.9
+// NVRTC has no nvrtcGetTileIR.
+#define NVRTC_API(kind, ret, name, params, args)                                 \
+  static ret standin_##name params {                                             \
+    const auto* entries = nvrtc_cache::shim::standin::core_entries(kWhat);       \
+    return entries ? entries->nvrtc12.name args : failed<ret>();                 \
+  }                                                                              \
+  NVRTC_CACHE_STANDIN_NAME(kWhat, ProxiedKind::kNvrtc12, "nvrtcVersion", ret, name, name, params)
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
 

@@ -10,6 +10,7 @@
 // every call then fails with the library's own error code (the hooks' failure results).
 #pragma once
 
+#include "shim/interpose/export.h"
 #include "shim/interpose/proxy_entries.h"
 
 namespace nvrtc_cache::shim::standin {
@@ -33,6 +34,23 @@ bool dlsym_finds(const char* what, interpose::ProxiedKind kind, const char* name
 bool resolving_for_the_loader(const void* resolver_caller);
 
 }  // namespace nvrtc_cache::shim::standin
+
+// The exported name `exported` of the stand-in's function standin_<name> (static, of type ret params),
+// as a GNU indirect function whose resolver answers as the real library would: to a dlsym or dlvsym,
+// the function where the real library (ProxiedKind `kind`, through the core) has that very name, NULL
+// where it does not (a client probing a 13.0 nvJitLink for nvJitLinkGetLinkedLTOIR finds none), the
+// function for every name when no real library can be loaded (dlsym_finds, `probe` a name every one
+// has); to the dynamic loader (a linked client's relocations, lazy binding), always the function,
+// which answers a call to a function the real library lacks as the loader would have (exit status 127).
+#define NVRTC_CACHE_STANDIN_NAME(what, kind, probe, ret, name, exported, params)                    \
+  extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##exported()->ret(*) params {           \
+    if (nvrtc_cache::shim::standin::resolving_for_the_loader(__builtin_return_address(0))) {        \
+      return &standin_##name;                                                                       \
+    }                                                                                               \
+    return nvrtc_cache::shim::standin::dlsym_finds(what, kind, #exported, probe) ? &standin_##name  \
+                                                                                  : nullptr;        \
+  }                                                                                                 \
+  NVRTC_CACHE_EXPORT ret exported params __attribute__((ifunc("nvrtc_cache_resolve_" #exported)));
 
 // The exported entry point `name` of unknown signature: a jump to the function at `offset` bytes into
 // `slots` (a hidden void* array of the stand-in, filled by resolve_real_functions) with every argument

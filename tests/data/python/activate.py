@@ -139,6 +139,7 @@ def run_nvrtc12(activated=True):
     import ctypes_client
 
     real = os.environ["NVRTC_CACHE_REAL_NVRTC"]
+    nvjitlink12 = os.environ.get("NVRTC_CACHE_REAL_NVJITLINK")  # (activate() sets it where it is not)
     if activated:
         import nvrtc_cache
         from nvrtc_cache.activation import _is_ours, loaded_objects
@@ -148,6 +149,16 @@ def run_nvrtc12(activated=True):
             fail(f"NVRTC 12.x not reached:\n{state}")
         if "libnvrtc.so.12" not in [os.path.basename(path) for path in loaded_objects() if _is_ours(path)]:
             fail("the stand-in libnvrtc.so.12 was not loaded")
+        if nvjitlink12:  # a 12.x nvJitLink named too: its stand-in
+            ours = [os.path.basename(path) for path in loaded_objects() if _is_ours(path)]
+            if "libnvJitLink.so.12" not in ours or "libnvJitLink.so.13" in ours:
+                fail(f"for nvJitLink 12.x, the stand-ins loaded are {ours}")
+            nvjitlink = ctypes.CDLL("libnvJitLink.so.12")
+            major, minor = ctypes.c_uint(), ctypes.c_uint()
+            if nvjitlink.nvJitLinkVersion(ctypes.byref(major), ctypes.byref(minor)) != 0 or major.value != 12:
+                fail(f"libnvJitLink.so.12 by soname answers version {major.value}")
+            if hasattr(nvjitlink, "nvJitLinkGetLinkedLTOIR"):  # 13.1's, which 12.x lacks
+                fail("libnvJitLink.so.12 by soname has a function nvJitLink 12 lacks")
         by_soname = ctypes.CDLL("libnvrtc.so.12")
         if not hasattr(by_soname, "nvrtcCompileProgram") or hasattr(by_soname, "nvrtcGetTileIR"):
             fail("libnvrtc.so.12 by soname does not answer as NVRTC 12 does")
