@@ -38,7 +38,6 @@ std::span<const OutputSpec> outputs_of(JitLibrary library) {
 
 std::int32_t last_known_result(JitLibrary library) { return library == JitLibrary::nvjitlink ? 18 : 10; }
 
-const char* library_name(JitLibrary library) { return library == JitLibrary::nvvm ? "libNVVM" : "nvJitLink"; }
 
 std::uint64_t HandleEntry::payload_bytes() const {
   std::uint64_t total = 0;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/compile_entry.h"
+#include "core/jit_library.h"
 
 namespace nvrtc_cache::core {
 
@@ -26,8 +27,7 @@ namespace nvrtc_cache::core {
 inline constexpr std::uint32_t kHandleEntryFormatVersion = 2;
 inline constexpr std::uint32_t kHandleEntryFormatVersionWithoutLibrary = 1;
 
-// The libraries whose results are handle entries.
-enum class JitLibrary : std::uint8_t { nvjitlink = 1, nvvm = 2 };
+// The libraries whose results are handle entries: JitLibrary::nvjitlink and ::nvvm (core/jit_library.h).
 
 // One output of a library: its name, and whether a library of that kind may lack its getters (an
 // output a newer release added).
@@ -41,7 +41,6 @@ std::span<const OutputSpec> outputs_of(JitLibrary library);
 // NVJITLINK_ERROR_LTO_NOT_ENABLED, libNVVM's NVVM_ERROR_CANCELLED).
 std::int32_t last_known_result(JitLibrary library);
 constexpr bool is_known_result(JitLibrary library, std::int32_t rc);
-const char* library_name(JitLibrary library);  // "nvJitLink", "libNVVM"
 
 // The most bytes past the size its getter reported that a data getter is seen to write (nvJitLink
 // writes a NUL past an empty log, whose size is 0) and that an entry may hold.

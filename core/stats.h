@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/jit_library.h"
 #include "store/counter_file.h"
 #include "store/store.h"
 
@@ -43,37 +44,45 @@ namespace nvrtc_cache::core {
   X(nvvm_saved_ns, "libNVVM compile time saved by hits")                            \
   X(nvvm_ns, "time spent in real libNVVM compiles on misses")
 
-// Why a compile was uncacheable or missed, counted beside `uncacheable` and `misses` (each such
-// compile adds one to exactly one reason). Stored as "uncacheable.<reason>" / "miss.<reason>".
-#define NVRTC_CACHE_REASON_COUNTERS(X)                                                                           \
-  X(uncacheable_time, "uncacheable.time", "__TIME__ or __TIMESTAMP__ is used")                                   \
-  X(uncacheable_side_effect_option, "uncacheable.side_effect_option",                                            \
-    "an option with side effects (--time, --fdevice-time-trace, -pch, --create-pch, --use-pch)")                 \
-  X(uncacheable_unknown_option, "uncacheable.unknown_option",                                                    \
-    "an option this build does not know for that NVRTC (it could add an output or a side effect)")               \
-  X(uncacheable_unknown_function, "uncacheable.unknown_function",                                                \
-    "the NVRTC exports a function this build does not know (a newer NVRTC)")                                     \
-  X(uncacheable_unsupported_version, "uncacheable.unsupported_version",                                          \
-    "an NVRTC older than 12.0 (11.x), passed through untouched")                                                 \
-  X(uncacheable_flow_callback, "uncacheable.flow_callback", "the program has a flow callback")                   \
-  X(uncacheable_inputs, "uncacheable.inputs_not_captured",                                                       \
-    "inputs that could not be captured (NULL headers or options, __nvrtcCPEx)")                                  \
-  X(uncacheable_file_modified, "uncacheable.file_modified", "a file it read was modified during the compile")    \
-  X(uncacheable_wrote_file, "uncacheable.wrote_or_listed", "NVRTC wrote a file or listed a directory")           \
-  X(uncacheable_unwatchable, "uncacheable.unwatchable",                                                          \
-    "NVRTC did something the watch cannot follow (capture bound, started a program, another thread...)")         \
-  X(uncacheable_unobservable, "uncacheable.no_file_access", "no observable file access in this process")         \
-  X(uncacheable_nvrtc_error, "uncacheable.nvrtc_error", "NVRTC returned an error that is not cached")            \
-  X(uncacheable_output, "uncacheable.output_unreadable", "an output could not be read back exactly")             \
-  X(uncacheable_other, "uncacheable.other", "another reason (the debug log names it)")                           \
-  X(miss_new, "miss.new_program", "first compile of these inputs (no manifest)")                                 \
-  X(miss_dependency, "miss.dependency_changed", "a file it depends on changed, appeared or vanished")            \
-  X(miss_environment, "miss.environment_changed", "an environment variable NVRTC read changed")                  \
-  X(miss_date, "miss.date_changed", "__DATE__ is used and the date changed")                                     \
-  X(miss_evicted, "miss.evicted", "its result was evicted to stay under max_size")                               \
-  X(miss_result_gone, "miss.result_gone", "the result was removed (damaged, or evicted before the last 1024)")   \
-  X(miss_outputs, "miss.outputs_missing", "the stored result lacks an output this NVRTC has (an older build's)") \
-  X(miss_other, "miss.other", "another reason (the debug log names it)")
+// Why a call was uncacheable or missed, counted beside its library's `uncacheable` and `misses`
+// (each such call adds one to exactly one reason). The same rows for every library: NVRTC's stored as
+// "uncacheable.<reason>" / "miss.<reason>" (ids as below), nvJitLink's as "link.uncacheable.<reason>"
+// (ids link_...), libNVVM's as "nvvm.uncacheable.<reason>" (nvvm_...); a reason a library cannot
+// have stays 0. LIB names the library in the one row that does ("uncacheable.nvrtc_error").
+#define NVRTC_CACHE_REASONS(X, P, S, LIB)                                                                          \
+  X(P##uncacheable_time, S "uncacheable.time", "__TIME__ or __TIMESTAMP__ is used")                                \
+  X(P##uncacheable_side_effect_option, S "uncacheable.side_effect_option",                                         \
+    "an option with side effects (--time, --fdevice-time-trace, -pch, --create-pch, --use-pch; -time)")            \
+  X(P##uncacheable_unknown_option, S "uncacheable.unknown_option",                                                 \
+    "an option this build does not know for that library version (it could add an output or a side effect)")     \
+  X(P##uncacheable_unknown_function, S "uncacheable.unknown_function",                                             \
+    "the library exports a function this build does not know (a newer release)")                                  \
+  X(P##uncacheable_unsupported_version, S "uncacheable.unsupported_version",                                       \
+    "a library version the cache does not support (NVRTC 11.x, nvJitLink 12.0 to 12.2), passed through")         \
+  X(P##uncacheable_flow_callback, S "uncacheable.flow_callback", "the program has a flow callback")                \
+  X(P##uncacheable_inputs, S "uncacheable.inputs_not_captured",                                                    \
+    "inputs that could not be captured (NULL headers, options or data, __nvrtcCPEx, an input file unreadable)")   \
+  X(P##uncacheable_file_modified, S "uncacheable.file_modified", "a file it read was modified during the call")   \
+  X(P##uncacheable_wrote_file, S "uncacheable.wrote_or_listed", "the library wrote a file or listed a directory") \
+  X(P##uncacheable_unwatchable, S "uncacheable.unwatchable",                                                       \
+    "the library did something the watch cannot follow (capture bound, started a program, another thread...)")    \
+  X(P##uncacheable_unobservable, S "uncacheable.no_file_access", "no observable file access in this process")      \
+  X(P##uncacheable_library_error, S "uncacheable." LIB "_error", "the library returned an error that is not cached") \
+  X(P##uncacheable_output, S "uncacheable.output_unreadable", "an output could not be read back exactly")          \
+  X(P##uncacheable_other, S "uncacheable.other", "another reason (the debug log names it)")                        \
+  X(P##miss_new, S "miss.new_program", "first call with these inputs (no manifest)")                              \
+  X(P##miss_dependency, S "miss.dependency_changed", "a file it depends on changed, appeared or vanished")         \
+  X(P##miss_environment, S "miss.environment_changed", "an environment variable the library read changed")        \
+  X(P##miss_date, S "miss.date_changed", "__DATE__ is used and the date changed")                                  \
+  X(P##miss_evicted, S "miss.evicted", "its result was evicted to stay under max_size")                            \
+  X(P##miss_result_gone, S "miss.result_gone", "the result was removed (damaged, or evicted before the last 1024)") \
+  X(P##miss_outputs, S "miss.outputs_missing", "the stored result lacks an output this library has (an older build's)") \
+  X(P##miss_other, S "miss.other", "another reason (the debug log names it)")
+
+#define NVRTC_CACHE_REASON_COUNTERS(X)           \
+  NVRTC_CACHE_REASONS(X, , "", "nvrtc")          \
+  NVRTC_CACHE_REASONS(X, link_, "link.", "nvjitlink") \
+  NVRTC_CACHE_REASONS(X, nvvm_, "nvvm.", "nvvm")
 
 enum class Counter {
 #define X(name, help) name,
@@ -102,6 +111,50 @@ inline constexpr std::array<std::string_view, static_cast<std::size_t>(Counter::
         NVRTC_CACHE_REASON_COUNTERS(X)
 #undef X
 };
+
+// The reasons of one library (the rows above, in order).
+inline constexpr std::size_t kReasonCount = 0
+#define X(id, name, help) +1
+    NVRTC_CACHE_REASONS(X, , "", "nvrtc")
+#undef X
+    ;
+
+// `nvrtc_reason` (one of NVRTC's reason rows, e.g. Counter::miss_new) as `library`'s row.
+constexpr Counter reason_of(JitLibrary library, Counter nvrtc_reason) {
+  const auto offset = static_cast<std::size_t>(nvrtc_reason) - static_cast<std::size_t>(Counter::uncacheable_time);
+  const Counter first = library == JitLibrary::nvjitlink ? Counter::link_uncacheable_time
+                        : library == JitLibrary::nvvm    ? Counter::nvvm_uncacheable_time
+                                                         : Counter::uncacheable_time;
+  return static_cast<Counter>(static_cast<std::size_t>(first) + offset);
+}
+static_assert(reason_of(JitLibrary::nvjitlink, Counter::miss_other) == Counter::link_miss_other);
+static_assert(reason_of(JitLibrary::nvvm, Counter::miss_new) == Counter::nvvm_miss_new);
+static_assert(static_cast<std::size_t>(Counter::kCount) ==
+              static_cast<std::size_t>(Counter::uncacheable_time) + 3 * kReasonCount);
+
+// The totals every library has: calls served, missed and passed through, the time hits saved and
+// the time real calls took on misses.
+struct LibraryCounters {
+  Counter hits, misses, uncacheable, saved_ns, ns;
+};
+constexpr LibraryCounters counters_of(JitLibrary library) {
+  switch (library) {
+    case JitLibrary::nvjitlink:
+      return {Counter::link_hits, Counter::link_misses, Counter::link_uncacheable, Counter::link_saved_ns,
+              Counter::link_ns};
+    case JitLibrary::nvvm:
+      return {Counter::nvvm_hits, Counter::nvvm_misses, Counter::nvvm_uncacheable, Counter::nvvm_saved_ns,
+              Counter::nvvm_ns};
+    case JitLibrary::nvrtc:
+      break;
+  }
+  return {Counter::hits, Counter::misses, Counter::uncacheable, Counter::saved_ns, Counter::compile_ns};
+}
+// The prefix of `library`'s stored names: "" (NVRTC), "link", "nvvm"; its totals are "<prefix>_hits"
+// (NVRTC's "hits"), its reasons "<prefix>.miss.<reason>" (NVRTC's "miss.<reason>").
+constexpr const char* counter_prefix(JitLibrary library) {
+  return library == JitLibrary::nvjitlink ? "link" : library == JitLibrary::nvvm ? "nvvm" : "";
+}
 
 using store::CounterFile;
 

@@ -58,13 +58,14 @@ bool known_link_option(std::string_view option, int at) {
 
 }  // namespace
 
-std::optional<std::string> link_options_not_cacheable(std::span<const std::string> options, int major, int minor) {
+std::optional<OptionRefusal> link_options_not_cacheable(std::span<const std::string> options, int major, int minor) {
   const bool known_major = major == 12 || major == 13;
   for (const std::string& option : options) {
-    if (option == "-time") return "option -time writes the link's timings into its info log";
+    if (option == "-time") return OptionRefusal{"option -time writes the link's timings into its info log", true};
     if (!known_major || !known_link_option(option, link_release(major, minor))) {
-      return "option " + option + " is not one this build knows for nvJitLink " + std::to_string(major) + "." +
-             std::to_string(minor);
+      return OptionRefusal{"option " + option + " is not one this build knows for nvJitLink " +
+                               std::to_string(major) + "." + std::to_string(minor),
+                           false};
     }
   }
   return std::nullopt;

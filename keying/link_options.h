@@ -11,10 +11,12 @@
 #include <span>
 #include <string>
 
+#include "keying/option_refusal.h"
+
 namespace nvrtc_cache::keying {
 
 // Why a link with these options (nvJitLinkCreate's, in order) by nvJitLink `major`.`minor` must not be
 // cached, or nullopt. A major this build does not know (not 12 or 13) caches no option at all.
-std::optional<std::string> link_options_not_cacheable(std::span<const std::string> options, int major, int minor);
+std::optional<OptionRefusal> link_options_not_cacheable(std::span<const std::string> options, int major, int minor);
 
 }  // namespace nvrtc_cache::keying

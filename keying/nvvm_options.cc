@@ -21,9 +21,9 @@ bool known_nvvm_option(std::string_view option) {
 
 }  // namespace
 
-std::optional<std::string> nvvm_options_not_cacheable(std::span<const std::string> options) {
+std::optional<OptionRefusal> nvvm_options_not_cacheable(std::span<const std::string> options) {
   for (const std::string& option : options) {
-    if (!known_nvvm_option(option)) return "option " + option + " is not one this build knows";
+    if (!known_nvvm_option(option)) return OptionRefusal{"option " + option + " is not one this build knows", false};
   }
   return std::nullopt;
 }

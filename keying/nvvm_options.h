@@ -8,9 +8,11 @@
 #include <span>
 #include <string>
 
+#include "keying/option_refusal.h"
+
 namespace nvrtc_cache::keying {
 
 // Why an NVVM compile with these options (nvvmCompileProgram's, in order) must not be cached, or nullopt.
-std::optional<std::string> nvvm_options_not_cacheable(std::span<const std::string> options);
+std::optional<OptionRefusal> nvvm_options_not_cacheable(std::span<const std::string> options);
 
 }  // namespace nvrtc_cache::keying

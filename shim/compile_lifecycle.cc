@@ -112,7 +112,7 @@ void keep_result(CompileHost& host, store::Store* store, const interpose::RealNv
   direct::RecordedDependencies& dependencies = compile.dependencies;
   if (!result_is_cacheable(compile.rc)) {  // an error NVRTC may not give again (out of memory, ...)
     host.stats().add(core::Counter::uncacheable);
-    host.stats().add(core::Counter::uncacheable_nvrtc_error);
+    host.stats().add(core::Counter::uncacheable_library_error);
     log_info([&] {
       return "not cached: " + program_label(record, &key) + ": NVRTC returned " + std::to_string(compile.rc);
     });

@@ -73,7 +73,7 @@ core::Counter uncacheable_counter(direct::NotRecorded reason) {
     case direct::NotRecorded::kUnobservable:
       return core::Counter::uncacheable_unobservable;
     case direct::NotRecorded::kNvrtcError:
-      return core::Counter::uncacheable_nvrtc_error;
+      return core::Counter::uncacheable_library_error;
     case direct::NotRecorded::kOther:
       break;
   }

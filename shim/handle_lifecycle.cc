@@ -35,10 +35,10 @@ std::shared_ptr<HandleRecord> record_of(const void* handle) {
   return Runtime::instance().enabled() ? handle_table().find(handle) : nullptr;
 }
 
-std::optional<std::string> reason_not_captured(core::JitLibrary library, const keying::LibraryIdentity& identity,
-                                               const std::vector<std::string>& unknown_functions,
-                                               const HandleRecord& record, const char* what) {
-  if (!record.capturable) return record.why_not;
+std::optional<NotCacheable> reason_not_captured(core::JitLibrary library, const keying::LibraryIdentity& identity,
+                                                const std::vector<std::string>& unknown_functions,
+                                                const HandleRecord& record, const char* what) {
+  if (!record.capturable) return NotCacheable{record.why_not, record.why_not_reason};
   if (unknown_functions.empty()) return std::nullopt;
   const std::string name = core::library_name(library);
   std::string names;
@@ -47,7 +47,14 @@ std::optional<std::string> reason_not_captured(core::JitLibrary library, const k
                  name + " " + std::to_string(identity.major) + "." + std::to_string(identity.minor) +
                      " exports functions this build does not know (" + names + "); its " + what +
                      "s are passed through uncached");
-  return name + " exports functions this build does not know";
+  return NotCacheable{name + " exports functions this build does not know", core::Counter::uncacheable_unknown_function};
+}
+
+void count_uncacheable(core::StatsDeltas& stats, core::JitLibrary library, const NotCacheable& why,
+                       const std::string& label) {
+  stats.add(core::counters_of(library).uncacheable);
+  stats.add(core::reason_of(library, why.reason));
+  log_info([&] { return "not cached: " + label + ": " + why.why; });
 }
 
 std::optional<std::string> read_regular_file(const char* path) {
@@ -88,14 +95,15 @@ void record_call(Runtime& runtime, core::JitLibrary library, const void* link_ma
 }
 
 void record_created(const void* handle, core::JitLibrary library, const keying::LibraryIdentity& identity,
-                    const std::vector<std::string>& options, bool capturable, const std::string& why_not) {
+                    const std::vector<std::string>& options, bool capturable, const std::string& why_not,
+                    core::Counter why_not_reason) {
   const platform::ErrnoGuard guard;
   try {
     auto record = std::make_shared<HandleRecord>();
     record->library = library;
     record->inputs.library = identity;
     record->inputs.options = options;
-    if (!capturable) not_capturable(*record, why_not);
+    if (!capturable) not_capturable(*record, why_not, why_not_reason);
     handle_table().insert(handle, std::move(record));
   } catch (...) {
     handle_table().erase(handle);  // an unrecorded handle simply passes through

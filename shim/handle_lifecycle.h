@@ -12,9 +12,9 @@
 // A description D provides:
 //   using Real; using Handle; using Result;       the library's function table, handle and return type
 //   static constexpr core::JitLibrary kLibrary;  static constexpr std::string_view kSchema;
-//   static constexpr HandleCounters kCounters;    static constexpr const char* kWhat;  ("link")
+//   static constexpr const char* kWhat;  ("link")  (its counters: core::counters_of(kLibrary))
 //   static bool cacheable(Result rc);             return codes worth keeping
-//   static std::optional<std::string> options_not_cacheable(const HandleRecord&);  options it does not know
+//   static std::optional<keying::OptionRefusal> options_not_cacheable(const HandleRecord&);  options it refuses
 // (Real has `identity` and `unknown_functions`: a library exporting a function the build does not know
 // is not cached, said once.)
 //   static const void* code(const Real&);         an address inside the library, for the watch
@@ -43,6 +43,7 @@
 #include "direct/dependencies.h"
 #include "direct/manifest.h"
 #include "keying/handle_inputs.h"
+#include "keying/option_refusal.h"
 #include "platform/errno_guard.h"
 #include "shim/call_report.h"
 #include "shim/compile_steps.h"
@@ -55,11 +56,6 @@
 #include "util/clock.h"
 
 namespace nvrtc_cache::shim {
-
-// The statistics of one library.
-struct HandleCounters {
-  core::Counter hits, misses, uncacheable, saved_ns, ns;
-};
 
 namespace handle_lifecycle {
 
@@ -81,10 +77,13 @@ void log_info(MakeMessage&& make_message) {
 std::shared_ptr<HandleRecord> record_of(const void* handle);
 // Why `record` of a library with these `unknown_functions` may not be cached: not captured, or the
 // library exports functions this build does not know (said once per library at warn); nullopt when
-// neither. `what` names its calls in the log ("link").
-std::optional<std::string> reason_not_captured(core::JitLibrary library, const keying::LibraryIdentity& identity,
-                                               const std::vector<std::string>& unknown_functions,
-                                               const HandleRecord& record, const char* what);
+// neither. `what` names its calls in the log ("link"). The reason is NVRTC's row (core::reason_of).
+std::optional<NotCacheable> reason_not_captured(core::JitLibrary library, const keying::LibraryIdentity& identity,
+                                                const std::vector<std::string>& unknown_functions,
+                                                const HandleRecord& record, const char* what);
+// `library`'s row of NVRTC's reason `reason`, counted with its `uncacheable` total; logs why at info.
+void count_uncacheable(core::StatsDeltas& stats, core::JitLibrary library, const NotCacheable& why,
+                       const std::string& label);
 // Appends the call of `record` to NVRTC_CACHE_RECORD's file (shim/record_writer.h), when one is set:
 // its library (`link_map`, `code` an address inside it), its inputs as keyed and the working directory.
 void record_call(Runtime& runtime, core::JitLibrary library, const void* link_map, const void* code,
@@ -169,19 +168,21 @@ LookupOf<core::HandleEntry> look_up(store::Store& store, const keying::CacheKey&
 template <typename D>
 void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, typename D::Handle handle,
           const HandleRecord& record, const keying::CacheKey& key, typename D::Result rc, std::int64_t nanos,
-          const watch::CompileWatch& watch, std::int64_t start_realtime_ns) {
+          const watch::CompileWatch& watch, std::int64_t start_realtime_ns, core::Counter miss_reason) {
+  constexpr core::LibraryCounters kCounters = core::counters_of(D::kLibrary);
   core::StatsDeltas& stats = runtime.stats();
-  const auto uncacheable = [&](const std::string& why) {
-    stats.add(D::kCounters.uncacheable);
-    log_info([&] { return "not cached: " + label(D::kWhat, record, &key) + ": " + why; });
+  const auto uncacheable = [&](std::string why, core::Counter reason) {
+    count_uncacheable(stats, D::kLibrary, NotCacheable{std::move(why), reason}, label(D::kWhat, record, &key));
   };
-  if (!D::cacheable(rc))
-    return uncacheable(std::string(core::library_name(D::kLibrary)) + " returned " + std::to_string(rc));
-  if (watch.tainted()) return uncacheable(watch.why_tainted());
+  if (!D::cacheable(rc)) {
+    return uncacheable(std::string(core::library_name(D::kLibrary)) + " returned " + std::to_string(rc),
+                       core::Counter::uncacheable_library_error);
+  }
+  if (watch.tainted()) return uncacheable(watch.why_tainted(), uncacheable_counter(watch.taint_reason()));
   direct::RecordedDependencies dependencies =
       direct::record_dependencies(watch::observations_of(watch), current_working_directory(), start_realtime_ns,
                                   direct::TimeMacros{}, {}, keying::WorkingDirectoryUse::kNone);
-  if (!dependencies.set) return uncacheable(dependencies.why_not);
+  if (!dependencies.set) return uncacheable(dependencies.why_not, uncacheable_counter(dependencies.reason));
   std::optional<std::vector<core::RecordedOutput>> outputs = D::read_outputs(real, handle);
   core::HandleEntry entry;
   entry.library = D::kLibrary;
@@ -195,13 +196,16 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
   entry.description.library =
       core::LibraryVersion{record.inputs.library.major, record.inputs.library.minor, record.inputs.library.build_id};
   if (outputs) entry.outputs = std::move(*outputs);
-  if (!outputs || !core::is_well_formed(entry)) return uncacheable("an output could not be read back exactly");
+  if (!outputs || !core::is_well_formed(entry)) {
+    return uncacheable("an output could not be read back exactly", core::Counter::uncacheable_output);
+  }
   if (store == nullptr) {
     stats.add(core::Counter::errors);
     return;
   }
-  stats.add(D::kCounters.misses);
-  stats.add(D::kCounters.ns, nanos);
+  stats.add(kCounters.misses);
+  stats.add(core::reason_of(D::kLibrary, miss_reason));
+  stats.add(kCounters.ns, nanos);
   if (runtime.store_read_only()) return;
   const keying::CacheKey result = direct::result_key(key, *dependencies.set);
   store::Status status =
@@ -224,6 +228,7 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
 template <typename D, typename RunReal>
 typename D::Result through_cache(Runtime& runtime, const typename D::Real& real, HandleRecord& record,
                                  typename D::Handle handle, RunReal&& run_real, int* error_after) {
+  constexpr core::LibraryCounters kCounters = core::counters_of(D::kLibrary);
   core::StatsDeltas& stats = runtime.stats();
   const auto started = Clock::now();
   const keying::CacheKey key = keying::compute_handle_key(record.inputs, D::kSchema);
@@ -237,8 +242,8 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
     }
     if (found.entry) {
       const auto rc = static_cast<typename D::Result>(found.entry->rc);
-      stats.add(D::kCounters.hits);
-      stats.add(D::kCounters.saved_ns,
+      stats.add(kCounters.hits);
+      stats.add(kCounters.saved_ns,
                 std::max<std::int64_t>(0, static_cast<std::int64_t>(found.entry->nanos) - nanos_since(started)));
       record.served = std::make_shared<const core::HandleEntry>(std::move(*found.entry));
       core::log_debug([&] { return "hit " + label(D::kWhat, record, &key); });
@@ -258,7 +263,7 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
   watch.stop();
   *error_after = errno;
   try {  // the real call stands: from here on only the caching can fail
-    keep<D>(runtime, store, real, handle, record, key, rc, nanos, watch, start_realtime_ns);
+    keep<D>(runtime, store, real, handle, record, key, rc, nanos, watch, start_realtime_ns, found.miss);
   } catch (...) {
     stats.add(core::Counter::errors);
     core::log_once(core::LogLevel::kError, "handle-store-exception",
@@ -286,12 +291,17 @@ typename D::Result complete(const typename D::Real& real, typename D::Handle han
   platform::ErrnoGuard guard;
   int error_after = errno;
   try {
-    std::optional<std::string> why =
+    std::optional<NotCacheable> why =
         reason_not_captured(D::kLibrary, real.identity, real.unknown_functions, *record, D::kWhat);
-    if (!why) why = D::options_not_cacheable(*record);
+    if (!why) {
+      if (std::optional<keying::OptionRefusal> refused = D::options_not_cacheable(*record)) {
+        why = NotCacheable{std::move(refused->why), refused->side_effect
+                                                        ? core::Counter::uncacheable_side_effect_option
+                                                        : core::Counter::uncacheable_unknown_option};
+      }
+    }
     if (why) {
-      runtime.stats().add(D::kCounters.uncacheable);
-      log_info([&] { return "not cached: " + label(D::kWhat, *record, nullptr) + ": " + *why; });
+      count_uncacheable(runtime.stats(), D::kLibrary, *why, label(D::kWhat, *record, nullptr));
       const typename D::Result rc = run_real();
       guard.set(errno);
       runtime.flush_stats(false);
@@ -341,9 +351,11 @@ typename D::Result data_getter(const typename D::Real& real, Fn real_fn, typenam
   return static_cast<typename D::Result>(o.data_rc);
 }
 
-// Records a handle the library has just created (`rc` success): its library and identity.
+// Records a handle the library has just created (`rc` success): its library and identity; where it is
+// not `capturable`, why (`why_not_reason`: NVRTC's row of it).
 void record_created(const void* handle, core::JitLibrary library, const keying::LibraryIdentity& identity,
-                    const std::vector<std::string>& options, bool capturable, const std::string& why_not);
+                    const std::vector<std::string>& options, bool capturable, const std::string& why_not,
+                    core::Counter why_not_reason = core::Counter::uncacheable_inputs);
 // Records an input added to `handle` (its record, if any): its type, name and bytes, or (the call
 // failed, a NULL buffer) that the handle is no longer cacheable. Before the call: materialize<D>.
 void record_input(HandleRecord& record, int rc, std::int32_t type, const void* data, std::size_t size, const char* name,

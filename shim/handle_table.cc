@@ -7,8 +7,11 @@
 
 namespace nvrtc_cache::shim {
 
-void not_capturable(HandleRecord& record, std::string why) {
-  if (record.capturable) record.why_not = std::move(why);
+void not_capturable(HandleRecord& record, std::string why, core::Counter reason) {
+  if (record.capturable) {
+    record.why_not = std::move(why);
+    record.why_not_reason = reason;
+  }
   record.capturable = false;
 }
 

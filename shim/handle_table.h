@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "core/handle_entry.h"
+#include "core/stats.h"
 #include "keying/handle_inputs.h"
 
 namespace nvrtc_cache::shim {
@@ -21,12 +22,14 @@ struct HandleRecord {
   keying::HandleInputs inputs;
   bool capturable = true;  // false: an input could not be captured or an Add call failed
   std::string why_not;     // why not capturable, for the log
+  core::Counter why_not_reason = core::Counter::uncacheable_inputs;  // and for the statistics (NVRTC's row)
   bool completed = false;  // the completing call was made (served or not): a later one goes to the library
   std::shared_ptr<const core::HandleEntry> served;  // set while the last completing call was served
 };
 
-// Marks `record` uncacheable, keeping the first reason.
-void not_capturable(HandleRecord& record, std::string why);
+// Marks `record` uncacheable, keeping the first reason (`reason`: NVRTC's row of it, core/stats.h).
+void not_capturable(HandleRecord& record, std::string why,
+                    core::Counter reason = core::Counter::uncacheable_inputs);
 
 class HandleTable {
  public:

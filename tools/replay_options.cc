@@ -110,12 +110,12 @@ std::string handle_replay_refusal(const core::HandleCallRecord& record) {
   for (const keying::HandleInput& input : record.inputs.inputs) {
     if (input.name && has_nul(*input.name)) return "an input's name holds a NUL byte";
   }
-  const std::optional<std::string> unknown =
+  const std::optional<keying::OptionRefusal> unknown =
       record.library == core::JitLibrary::nvjitlink
           ? keying::link_options_not_cacheable(options, record.inputs.library.major, record.inputs.library.minor)
           : keying::nvvm_options_not_cacheable(options);
   if (unknown)
-    return fmt::format("its options are not cached ({}); replay runs only what the cache can hold", *unknown);
+    return fmt::format("its options are not cached ({}); replay runs only what the cache can hold", unknown->why);
   return {};
 }
 

@@ -172,12 +172,18 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
   const std::int64_t lookups = hits + counter(counters, "misses");
   j["hit_rate"] = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
   j["saved_seconds"] = static_cast<double>(counter(counters, "saved_ns")) / 1e9;
-  for (const auto& [prefix, key] : {std::pair{"link", "links"}, std::pair{"nvvm", "nvvm_compiles"}}) {
-    const std::string p = prefix;
-    j[key] = {{"hits", counter(counters, p + "_hits")},
-              {"misses", counter(counters, p + "_misses")},
-              {"uncacheable", counter(counters, p + "_uncacheable")},
-              {"saved_seconds", static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9}};
+  for (const auto& [library, key] :
+       {std::pair{core::JitLibrary::nvjitlink, "links"}, std::pair{core::JitLibrary::nvvm, "nvvm_compiles"}}) {
+    const std::string p = core::counter_prefix(library);
+    nlohmann::ordered_json rows = {{"hits", counter(counters, p + "_hits")},
+                                   {"misses", counter(counters, p + "_misses")},
+                                   {"uncacheable", counter(counters, p + "_uncacheable")},
+                                   {"saved_seconds", static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9}};
+    for (const char* kind : {"uncacheable", "miss"}) {
+      rows["reasons"][kind] = nlohmann::ordered_json::object();
+      for (const auto& [reason, value] : group(counters, p + "." + kind + ".")) rows["reasons"][kind][reason] = value;
+    }
+    j[key] = rows;
   }
   j["moved_aside_stores"] = moved_aside;
   nlohmann::ordered_json reasons;
@@ -197,12 +203,25 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
   fmt::print("{}\n", j.dump(2));
 }
 
-void print_reasons(const char* title, const std::vector<std::pair<std::string, std::int64_t>>& reasons,
+void print_reasons(const std::string& title, const std::vector<std::pair<std::string, std::int64_t>>& reasons,
                    std::string_view prefix) {
   if (reasons.empty()) return;
   fmt::print("{}\n", title);
   for (const auto& [reason, value] : reasons) {
     fmt::print("  {:>8}  {:<22} {}\n", value, reason, help_of(std::string(prefix) + reason));
+  }
+}
+
+// Each library's reasons: NVRTC's "misses by reason", then "links (nvJitLink): misses by reason", ...
+void print_reasons_of_every_library(const store::Counters& counters) {
+  for (core::JitLibrary library : core::kJitLibraries) {
+    const std::string p = core::counter_prefix(library);
+    const std::string dotted = p.empty() ? "" : p + ".";
+    const std::string title = library == core::JitLibrary::nvrtc ? ""
+                              : library == core::JitLibrary::nvjitlink ? "links (nvJitLink): "
+                                                                       : "libNVVM compiles: ";
+    print_reasons(title + "misses by reason", group(counters, dotted + "miss."), dotted + "miss.");
+    print_reasons(title + "uncacheable by reason", group(counters, dotted + "uncacheable."), dotted + "uncacheable.");
   }
 }
 
@@ -252,8 +271,7 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   fmt::print("moved aside       {} damaged stores (the newest {} are kept)\n", moved_aside, store::kMovedAsideKept);
   fmt::print("waited            {} compiles, {:.3f} s (for another compile of the same program)\n",
              counter(counters, "waited"), static_cast<double>(counter(counters, "wait_ns")) / 1e9);
-  print_reasons("misses by reason", group(counters, "miss."), "miss.");
-  print_reasons("uncacheable by reason", group(counters, "uncacheable."), "uncacheable.");
+  print_reasons_of_every_library(counters);
   for (const auto& [index, values] : tiers(counters)) {
     fmt::print("tier {}\n", index);
     for (const auto& [what, value] : values) fmt::print("  {:<22} {}\n", what, value);

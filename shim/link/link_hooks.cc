@@ -27,9 +27,6 @@ struct NvJitLinkDescription {
   using Result = nvJitLinkResult;
   static constexpr core::JitLibrary kLibrary = core::JitLibrary::nvjitlink;
   static constexpr std::string_view kSchema = keying::kLinkKeySchema;
-  static constexpr HandleCounters kCounters = {core::Counter::link_hits, core::Counter::link_misses,
-                                               core::Counter::link_uncacheable, core::Counter::link_saved_ns,
-                                               core::Counter::link_ns};
   static constexpr const char* kWhat = "link";
 
   // Success and the errors its inputs and options decide; an internal or thread-pool error may not
@@ -38,7 +35,7 @@ struct NvJitLinkDescription {
     return core::is_known_result(kLibrary, rc) && rc != NVJITLINK_ERROR_INTERNAL && rc != NVJITLINK_ERROR_THREADPOOL;
   }
 
-  static std::optional<std::string> options_not_cacheable(const HandleRecord& record) {
+  static std::optional<keying::OptionRefusal> options_not_cacheable(const HandleRecord& record) {
     return keying::link_options_not_cacheable(record.inputs.options, record.inputs.library.major,
                                               record.inputs.library.minor);
   }
@@ -86,7 +83,9 @@ nvJitLinkResult nvJitLinkCreate(const RealNvJitLink& real, nvJitLinkHandle* hand
     capturable = false;
   }
   lifecycle::record_created(*handle, D::kLibrary, real.identity, recorded, capturable,
-                            real.not_cacheable.empty() ? "an option was NULL" : real.not_cacheable);
+                            real.not_cacheable.empty() ? "an option was NULL" : real.not_cacheable,
+                            real.not_cacheable.empty() ? core::Counter::uncacheable_inputs
+                                                       : core::Counter::uncacheable_unsupported_version);
   return rc;
 }
 

@@ -29,9 +29,6 @@ struct NvvmDescription {
   using Result = nvvmResult;
   static constexpr core::JitLibrary kLibrary = core::JitLibrary::nvvm;
   static constexpr std::string_view kSchema = keying::kNvvmKeySchema;
-  static constexpr HandleCounters kCounters = {core::Counter::nvvm_hits, core::Counter::nvvm_misses,
-                                               core::Counter::nvvm_uncacheable, core::Counter::nvvm_saved_ns,
-                                               core::Counter::nvvm_ns};
   static constexpr const char* kWhat = "NVVM compile";
 
   // Success and the errors its modules and options decide (not out of memory, a cancelled compile or
@@ -51,7 +48,7 @@ struct NvvmDescription {
     }
   }
 
-  static std::optional<std::string> options_not_cacheable(const HandleRecord& record) {
+  static std::optional<keying::OptionRefusal> options_not_cacheable(const HandleRecord& record) {
     return keying::nvvm_options_not_cacheable(record.inputs.options);
   }
 

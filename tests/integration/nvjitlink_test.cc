@@ -356,8 +356,20 @@ TEST_P(NvJitLinkWheel, TimedLinksPassThroughCounted) {
   const Runs r = cold_and_warm(argv_of(GetParam().clients.front(), {"time", "lto"}), cache.path(), *env);
   ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
   EXPECT_EQ(get(r.after_warm, "link_uncacheable"), 2);
+  EXPECT_EQ(get(r.after_warm, "link.uncacheable.side_effect_option"), 2) << "-time is a side effect, counted so";
   EXPECT_EQ(get(r.after_warm, "link_hits"), 1);
   EXPECT_EQ(get(r.after_warm, "link_misses"), 1);
+  EXPECT_EQ(get(r.after_warm, "link.miss.new_program"), 1);
+  // `stats --json` gives the links' reasons beside their totals.
+  const ProcessResult stats = run_process({NVRTC_CACHE_CLI_PATH, "stats", "--json"}, {{"NVRTC_CACHE_DIR", cache.path()}});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const nlohmann::json links = nlohmann::json::parse(stats.out)["links"];
+  EXPECT_EQ(links["reasons"]["uncacheable"], nlohmann::json({{"side_effect_option", 2}})) << links;
+  EXPECT_EQ(links["reasons"]["miss"], nlohmann::json({{"new_program", 1}})) << links;
+  const ProcessResult human = run_process({NVRTC_CACHE_CLI_PATH, "stats"}, {{"NVRTC_CACHE_DIR", cache.path()}});
+  EXPECT_NE(human.out.find("links (nvJitLink): uncacheable by reason\n         2  side_effect_option"),
+            std::string::npos)
+      << human.out;
 }
 
 // Proxy mode (`run --proxy`) with each major's wheel behind its stand-in (libnvJitLink.so.13, or

@@ -87,6 +87,11 @@ TEST_P(NvvmVersions, CompilesAreServedByteForByteColdAndWarm) {
     EXPECT_EQ(get(r.after_cold, "nvvm_uncacheable"), 1);
     EXPECT_EQ(get(r.after_warm, "nvvm_hits"), 6);
     EXPECT_EQ(get(r.after_warm, "nvvm_misses"), 6);
+    // Each counted under its reason, in libNVVM's own rows (NVRTC's stay empty).
+    EXPECT_EQ(get(r.after_cold, "nvvm.miss.new_program"), 6);
+    EXPECT_EQ(get(r.after_cold, "nvvm.uncacheable.unknown_option"), 1);
+    EXPECT_EQ(get(r.after_warm, "nvvm.uncacheable.unknown_option"), 2);
+    EXPECT_EQ(get(r.after_warm, "miss.new_program") + get(r.after_warm, "uncacheable.unknown_option"), 0);
   }
 }
 

@@ -401,7 +401,7 @@ TEST_F(CompileLifecycle, EveryReasonNotToCacheCompilesForRealAndCountsIt) {
   g_script.compile_rc = NVRTC_ERROR_OUT_OF_MEMORY;  // not a result worth keeping
   EXPECT_EQ(compile("kernel E").rc, NVRTC_ERROR_OUT_OF_MEMORY);
   EXPECT_EQ(compile("kernel E").rc, NVRTC_ERROR_OUT_OF_MEMORY);
-  EXPECT_EQ(host_->count(core::Counter::uncacheable_nvrtc_error), 2);
+  EXPECT_EQ(host_->count(core::Counter::uncacheable_library_error), 2);
   EXPECT_EQ(store_.puts, 0);
 
   g_script.compile_rc = NVRTC_ERROR_COMPILATION;  // a compile error is a result: cached

@@ -89,8 +89,12 @@ TEST(LinkOptions, EachReleaseKnowsTheOptionsItsHeaderLists) {
   EXPECT_FALSE(cached("-arch=sm_90", 11, 8));
   const auto why = keying::link_options_not_cacheable(std::vector<std::string>{"-no-cache"}, 12, 4);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("-no-cache"), std::string::npos) << *why;
-  EXPECT_NE(why->find("12.4"), std::string::npos) << *why;
+  EXPECT_NE(why->why.find("-no-cache"), std::string::npos) << why->why;
+  EXPECT_NE(why->why.find("12.4"), std::string::npos) << why->why;
+  EXPECT_FALSE(why->side_effect);
+  const auto timed = keying::link_options_not_cacheable(std::vector<std::string>{"-time"}, 13, 0);
+  ASSERT_TRUE(timed.has_value());
+  EXPECT_TRUE(timed->side_effect) << "-time is a known option with a side effect, not an unknown one";
 }
 
 TEST(NvvmOptions, NvvmOptionsAreCachedAndUnknownOnesAreNot) {
