@@ -7,9 +7,9 @@
 //                                             tried in order ("nvJitLinkVersion", then what 12.0 has)
 //   static std::span<const char* const> nodes();  its version nodes, newest first (may be empty)
 //   static bool fill(Real&, void* library, const char* node);  looks the table's functions up; reads the identity
-//   static const ProxiedLibrary& proxied(const char* only_node);  proxy mode only: the real library, by
+//   static const ProxiedLibrary& proxied(const char* only_node);  in proxy mode: the real library, by
 //                                   absolute path, for the callers of that version node (nullptr: any)
-// In proxy mode (NVRTC_CACHE_PROXY) every caller reaches the real library proxied() names for its node.
+// In proxy mode (interpose/host_mode.h) every caller reaches the real library proxied() names for its node.
 // Contract: thread-safe; slots are made once per real library and never freed; resolution allocates
 // only on the first call from a given call site; no dl* or library call is made while the registry's
 // lock (the fork rank given to register_fork_order) is held; never throws out of its public functions.
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "platform/fork_locks.h"
+#include "shim/interpose/host_mode.h"
 #include "shim/interpose/loaded_object.h"
 #include "shim/interpose/proxied_library.h"
 #include "shim/interpose/real_nvrtc.h"
@@ -99,9 +100,12 @@ class LibraryRegistry {
  private:
   static const char* first_node() { return Lib::nodes().empty() ? nullptr : Lib::nodes()[0]; }
 
-#ifdef NVRTC_CACHE_PROXY
+  static void* find_probe(const void* caller, const char* only_node) {
+    return proxy_mode() ? find_proxied_probe(only_node) : find_probe_in_scope(caller, only_node);
+  }
+
   // Proxy mode: the probe function of the real library, opened by absolute path.
-  static void* find_probe(const void*, const char* only_node) {
+  static void* find_proxied_probe(const char* only_node) {
     void* library = open_proxied_library(Lib::proxied(only_node));
     if (library == nullptr) return nullptr;
     void* found = nullptr;
@@ -113,11 +117,12 @@ class LibraryRegistry {
     }
     return found && !in_shim(found) ? found : nullptr;
   }
-#else
-  // The probe function of the library the caller's scope (or, failing that, anything loaded after
-  // the shim) reaches; with `only_node` (the version node a per-major export names), only a
-  // library defining that node. A versioned lookup never matches the shim's unversioned definitions.
-  static void* find_probe(const void* caller, const char* only_node) {
+
+  // Preload mode: the probe function of the library the caller's scope (or, failing that, anything
+  // loaded after the shim) reaches; with `only_node` (the version node a per-major export names),
+  // only a library defining that node. A versioned lookup never matches the shim's unversioned
+  // definitions.
+  static void* find_probe_in_scope(const void* caller, const char* only_node) {
     void* scope = scope_handle_of(link_map_of(caller));
     void* found = nullptr;
     for (const char* probe : Lib::probes()) {
@@ -138,7 +143,6 @@ class LibraryRegistry {
     }
     return found && !in_shim(found) ? found : nullptr;
   }
-#endif
 
   static std::unique_ptr<Real> make_slot(void* probe) {
     const link_map* library_map = link_map_of(probe);

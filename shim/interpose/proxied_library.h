@@ -1,4 +1,4 @@
-// Proxy mode (NVRTC_CACHE_PROXY): the real NVRTC, nvJitLink and libNVVM the proxy core (the stand-in
+// Proxy mode (interpose/host_mode.h): the real NVRTC, nvJitLink and libNVVM the proxy core (the stand-in
 // libnvrtc.so.13, and the stand-in libnvrtc.so.12) forwards to, each opened by absolute path: the
 // variable's value when set (and of that major), else the first library of the stand-in's major the
 // run-time search finds (shim/interpose/library_search.h: the
@@ -24,7 +24,6 @@ struct ProxiedLibrary {
   int search_slot;              // which once-only search result is its (one per ProxiedLibrary)
 };
 
-#ifdef NVRTC_CACHE_PROXY
 // The core's NVRTC (a client of libnvrtc.so.13, or one that asked cuda.pathfinder, which tries
 // libnvrtc.so.13 first and finds the core): a 13.x NVRTC, else a 12.x one, as the stack would have
 // loaded without the proxy. The stand-in libnvrtc.so.12's (a client linked against 12, or loading it by
@@ -38,7 +37,6 @@ inline constexpr ProxiedLibrary kProxiedNvvm = {RealLibrary::kNvvm, "libnvvm.so.
 inline constexpr ProxiedLibrary kProxiedNvJitLink12 = {RealLibrary::kNvJitLink, "libnvJitLink.so.12",
                                                        "libnvJitLink.so.12", nullptr, 4};
 inline constexpr int kProxiedLibraryCount = 5;
-#endif
 
 // Whether the override variable's `path` may stand for `library`: its file name names no major
 // (libnvrtc.so, a custom build) or the major of library.soname (or of its fallback).

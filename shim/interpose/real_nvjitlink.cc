@@ -94,14 +94,12 @@ const char* node_of(void* library) {
 
 struct NvJitLinkLibrary {
   using Real = RealNvJitLink;
-#ifdef NVRTC_CACHE_PROXY
   // The stand-in libnvJitLink.so.12 calls the per-major entries (ProxyEntries::nvjitlink12): a 12.x only.
   static const ProxiedLibrary& proxied(const char* only_node) {
     return only_node != nullptr && std::string_view(only_node) == kNvJitLinkVersionNodes[kNvJitLink12Node]
                ? kProxiedNvJitLink12
                : kProxiedNvJitLink;
   }
-#endif
   static std::span<const char* const> probes() { return kProbes; }
   static std::span<const char* const> nodes() { return kNvJitLinkVersionNodes; }
   static bool fill(Real& slot, void* library, const char*) {

@@ -20,6 +20,7 @@
 #include "platform/errno_guard.h"
 #include "platform/fork_locks.h"
 #include "shim/interpose/library_identity.h"
+#include "shim/interpose/host_mode.h"
 #include "shim/interpose/loaded_object.h"
 #include "shim/interpose/proxied_library.h"
 #include "shim/interpose/wrapper_body.h"
@@ -45,7 +46,7 @@ struct Probe {
 };
 
 // `only_node`: the version node the caller's reference named (a per-major wrapper), or nullptr.
-[[maybe_unused]] Probe find_real_version_fn(void* scope, const char* only_node) {
+Probe find_real_version_fn(void* scope, const char* only_node) {
   for (const char* node : kVersionNodes) {
     if (only_node && std::strcmp(node, only_node) != 0) continue;
     void* fn = scope ? dlvsym(scope, "nvrtcVersion", node) : nullptr;
@@ -62,7 +63,6 @@ struct Probe {
   return {};
 }
 
-#ifdef NVRTC_CACHE_PROXY
 // Proxy mode: this library stands in for libnvrtc.so.13 (and, through the stand-in libnvrtc.so.12,
 // which calls the per-major wrappers, for libnvrtc.so.12); the real one is opened by absolute path
 // ($NVRTC_CACHE_REAL_NVRTC, else the run-time search's: shim/interpose/proxied_library.h), RTLD_LOCAL.
@@ -75,7 +75,6 @@ Probe proxied_library_version_fn(const char* only_node) {
   }
   return {real_dlsym(library, "nvrtcVersion"), nullptr};
 }
-#endif
 
 std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
   const link_map* library_map = link_map_of(probe.version_fn);
@@ -117,14 +116,15 @@ class SlotRegistry {
   }
 
  private:
-  const RealNvrtc* resolve([[maybe_unused]] const void* caller, [[maybe_unused]] const char* only_node) {
-#ifdef NVRTC_CACHE_PROXY
-    const Probe probe = proxied_library_version_fn(only_node);
-#else
-    void* scope = scope_handle_of(link_map_of(caller));
-    const Probe probe = find_real_version_fn(scope, only_node);
-    if (scope) dlclose(scope);
-#endif
+  const RealNvrtc* resolve(const void* caller, const char* only_node) {
+    Probe probe;
+    if (proxy_mode()) {
+      probe = proxied_library_version_fn(only_node);
+    } else {
+      void* scope = scope_handle_of(link_map_of(caller));
+      probe = find_real_version_fn(scope, only_node);
+      if (scope) dlclose(scope);
+    }
     if (probe.version_fn == nullptr) return nullptr;
     return adopt(probe, link_map_of(probe.version_fn));
   }

@@ -35,9 +35,7 @@ constexpr const char* kProbes[] = {"nvvmVersion"};
 struct NvvmLibrary {
   using Real = RealNvvm;
   static constexpr const char* kProbe = kProbes[0];
-#ifdef NVRTC_CACHE_PROXY
   static const ProxiedLibrary& proxied(const char*) { return kProxiedNvvm; }
-#endif
   static std::span<const char* const> probes() { return kProbes; }
   static std::span<const char* const> nodes() { return {}; }  // libNVVM has no version nodes
   static bool fill(Real& slot, void* library, const char* node) {
