@@ -38,7 +38,6 @@ std::span<const OutputSpec> outputs_of(JitLibrary library) {
 
 std::int32_t last_known_result(JitLibrary library) { return library == JitLibrary::nvjitlink ? 18 : 10; }
 
-
 std::uint64_t HandleEntry::payload_bytes() const {
   std::uint64_t total = 0;
   for (const RecordedOutput& o : outputs) total += o.bytes.size();
@@ -56,11 +55,13 @@ bool is_well_formed(const HandleEntry& e) {
 }
 
 // Layout: magic, version, library, rc, output count, each output (available, then its answers),
-// nanos, the description (version 2: and the library's identity), XXH3-64 of everything before it. Little-endian throughout.
+// nanos, the description (version 2: and the library's identity), XXH3-64 of everything before it. Little-endian
+// throughout.
 std::string encode_handle_entry(const HandleEntry& e) {
   util::ByteWriter w;
   const bool library = e.description.library.has_value();
-  util::begin_frame(w, kHandleEntryMagic, library ? kHandleEntryFormatVersion : kHandleEntryFormatVersionWithoutLibrary);
+  util::begin_frame(w, kHandleEntryMagic,
+                    library ? kHandleEntryFormatVersion : kHandleEntryFormatVersionWithoutLibrary);
   w.u8(static_cast<std::uint8_t>(e.library));
   w.i32(e.rc);
   w.u64(e.outputs.size());

@@ -49,38 +49,39 @@ namespace nvrtc_cache::core {
 // "uncacheable.<reason>" / "miss.<reason>" (ids as below), nvJitLink's as "link.uncacheable.<reason>"
 // (ids link_...), libNVVM's as "nvvm.uncacheable.<reason>" (nvvm_...); a reason a library cannot
 // have stays 0. LIB names the library in the one row that does ("uncacheable.nvrtc_error").
-#define NVRTC_CACHE_REASONS(X, P, S, LIB)                                                                          \
-  X(P##uncacheable_time, S "uncacheable.time", "__TIME__ or __TIMESTAMP__ is used")                                \
-  X(P##uncacheable_side_effect_option, S "uncacheable.side_effect_option",                                         \
-    "an option with side effects (--time, --fdevice-time-trace, -pch, --create-pch, --use-pch; -time)")            \
-  X(P##uncacheable_unknown_option, S "uncacheable.unknown_option",                                                 \
-    "an option this build does not know for that library version (it could add an output or a side effect)")     \
-  X(P##uncacheable_unknown_function, S "uncacheable.unknown_function",                                             \
-    "the library exports a function this build does not know (a newer release)")                                  \
-  X(P##uncacheable_unsupported_version, S "uncacheable.unsupported_version",                                       \
-    "a library version the cache does not support (NVRTC 11.x, nvJitLink 12.0 to 12.2), passed through")         \
-  X(P##uncacheable_flow_callback, S "uncacheable.flow_callback", "the program has a flow callback")                \
-  X(P##uncacheable_inputs, S "uncacheable.inputs_not_captured",                                                    \
-    "inputs that could not be captured (NULL headers, options or data, __nvrtcCPEx, an input file unreadable)")   \
-  X(P##uncacheable_file_modified, S "uncacheable.file_modified", "a file it read was modified during the call")   \
-  X(P##uncacheable_wrote_file, S "uncacheable.wrote_or_listed", "the library wrote a file or listed a directory") \
-  X(P##uncacheable_unwatchable, S "uncacheable.unwatchable",                                                       \
-    "the library did something the watch cannot follow (capture bound, started a program, another thread...)")    \
-  X(P##uncacheable_unobservable, S "uncacheable.no_file_access", "no observable file access in this process")      \
+#define NVRTC_CACHE_REASONS(X, P, S, LIB)                                                                            \
+  X(P##uncacheable_time, S "uncacheable.time", "__TIME__ or __TIMESTAMP__ is used")                                  \
+  X(P##uncacheable_side_effect_option, S "uncacheable.side_effect_option",                                           \
+    "an option with side effects (--time, --fdevice-time-trace, -pch, --create-pch, --use-pch; -time)")              \
+  X(P##uncacheable_unknown_option, S "uncacheable.unknown_option",                                                   \
+    "an option this build does not know for that library version (it could add an output or a side effect)")         \
+  X(P##uncacheable_unknown_function, S "uncacheable.unknown_function",                                               \
+    "the library exports a function this build does not know (a newer release)")                                     \
+  X(P##uncacheable_unsupported_version, S "uncacheable.unsupported_version",                                         \
+    "a library version the cache does not support (NVRTC 11.x, nvJitLink 12.0 to 12.2), passed through")             \
+  X(P##uncacheable_flow_callback, S "uncacheable.flow_callback", "the program has a flow callback")                  \
+  X(P##uncacheable_inputs, S "uncacheable.inputs_not_captured",                                                      \
+    "inputs that could not be captured (NULL headers, options or data, __nvrtcCPEx, an input file unreadable)")      \
+  X(P##uncacheable_file_modified, S "uncacheable.file_modified", "a file it read was modified during the call")      \
+  X(P##uncacheable_wrote_file, S "uncacheable.wrote_or_listed", "the library wrote a file or listed a directory")    \
+  X(P##uncacheable_unwatchable, S "uncacheable.unwatchable",                                                         \
+    "the library did something the watch cannot follow (capture bound, started a program, another thread...)")       \
+  X(P##uncacheable_unobservable, S "uncacheable.no_file_access", "no observable file access in this process")        \
   X(P##uncacheable_library_error, S "uncacheable." LIB "_error", "the library returned an error that is not cached") \
-  X(P##uncacheable_output, S "uncacheable.output_unreadable", "an output could not be read back exactly")          \
-  X(P##uncacheable_other, S "uncacheable.other", "another reason (the debug log names it)")                        \
-  X(P##miss_new, S "miss.new_program", "first call with these inputs (no manifest)")                              \
-  X(P##miss_dependency, S "miss.dependency_changed", "a file it depends on changed, appeared or vanished")         \
-  X(P##miss_environment, S "miss.environment_changed", "an environment variable the library read changed")        \
-  X(P##miss_date, S "miss.date_changed", "__DATE__ is used and the date changed")                                  \
-  X(P##miss_evicted, S "miss.evicted", "its result was evicted to stay under max_size")                            \
-  X(P##miss_result_gone, S "miss.result_gone", "the result was removed (damaged, or evicted before the last 1024)") \
-  X(P##miss_outputs, S "miss.outputs_missing", "the stored result lacks an output this library has (an older build's)") \
+  X(P##uncacheable_output, S "uncacheable.output_unreadable", "an output could not be read back exactly")            \
+  X(P##uncacheable_other, S "uncacheable.other", "another reason (the debug log names it)")                          \
+  X(P##miss_new, S "miss.new_program", "first call with these inputs (no manifest)")                                 \
+  X(P##miss_dependency, S "miss.dependency_changed", "a file it depends on changed, appeared or vanished")           \
+  X(P##miss_environment, S "miss.environment_changed", "an environment variable the library read changed")           \
+  X(P##miss_date, S "miss.date_changed", "__DATE__ is used and the date changed")                                    \
+  X(P##miss_evicted, S "miss.evicted", "its result was evicted to stay under max_size")                              \
+  X(P##miss_result_gone, S "miss.result_gone", "the result was removed (damaged, or evicted before the last 1024)")  \
+  X(P##miss_outputs, S "miss.outputs_missing",                                                                       \
+    "the stored result lacks an output this library has (an older build's)")                                         \
   X(P##miss_other, S "miss.other", "another reason (the debug log names it)")
 
-#define NVRTC_CACHE_REASON_COUNTERS(X)           \
-  NVRTC_CACHE_REASONS(X, , "", "nvrtc")          \
+#define NVRTC_CACHE_REASON_COUNTERS(X)                \
+  NVRTC_CACHE_REASONS(X, , "", "nvrtc")               \
   NVRTC_CACHE_REASONS(X, link_, "link.", "nvjitlink") \
   NVRTC_CACHE_REASONS(X, nvvm_, "nvvm.", "nvvm")
 

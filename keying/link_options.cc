@@ -63,8 +63,8 @@ std::optional<OptionRefusal> link_options_not_cacheable(std::span<const std::str
   for (const std::string& option : options) {
     if (option == "-time") return OptionRefusal{"option -time writes the link's timings into its info log", true};
     if (!known_major || !known_link_option(option, link_release(major, minor))) {
-      return OptionRefusal{"option " + option + " is not one this build knows for nvJitLink " +
-                               std::to_string(major) + "." + std::to_string(minor),
+      return OptionRefusal{"option " + option + " is not one this build knows for nvJitLink " + std::to_string(major) +
+                               "." + std::to_string(minor),
                            false};
     }
   }

@@ -140,6 +140,9 @@ class Env {
   virtual int real_path(const std::string& path, std::string* resolved);
   virtual int read_link(const std::string& path, std::string* target);
   virtual std::optional<std::string> environment_variable(const std::string& name);
+  // The process's working directory (getcwd; Windows: GetCurrentDirectoryW, in UTF-8), or nullopt when
+  // it cannot be had (it was removed, a component cannot be read); errno is preserved.
+  virtual std::optional<std::string> current_directory();
   // The names of the process's environment variables, in its order (Windows: the environment block's,
   // not the C runtime's copy; its hidden per-drive "=C:" entries left out).
   virtual std::vector<std::string> environment_variable_names();

@@ -189,6 +189,21 @@ std::optional<std::string> Env::environment_variable(const std::string& name) {
   return std::string(value);
 }
 
+std::optional<std::string> Env::current_directory() {
+  const int saved = errno;
+  std::string dir(256, '\0');
+  while (::getcwd(dir.data(), dir.size()) == nullptr) {
+    if (errno != ERANGE) {
+      errno = saved;
+      return std::nullopt;
+    }
+    dir.resize(dir.size() * 2);
+  }
+  dir.resize(std::char_traits<char>::length(dir.c_str()));
+  errno = saved;
+  return dir;
+}
+
 std::vector<std::string> Env::environment_variable_names() {
   std::vector<std::string> names;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {

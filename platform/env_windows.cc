@@ -279,9 +279,9 @@ HANDLE open_entry(int dir, const std::string& name, DWORD access, bool file_only
     constexpr ULONG kOpen = 1;  // FILE_OPEN
     constexpr ULONG kNonDirectory = 0x40, kSynchronousIo = 0x20, kForBackup = 0x4000, kReparsePoint = 0x00200000;
     HANDLE handle = nullptr;
-    const LONG status = create_file(&handle, access | SYNCHRONIZE | FILE_READ_ATTRIBUTES, &attributes, &io_status,
-                                    nullptr, 0, kShareAll, kOpen,
-                                    kSynchronousIo | kReparsePoint | (file_only ? kNonDirectory : kForBackup), nullptr, 0);
+    const LONG status = create_file(
+        &handle, access | SYNCHRONIZE | FILE_READ_ATTRIBUTES, &attributes, &io_status, nullptr, 0, kShareAll, kOpen,
+        kSynchronousIo | kReparsePoint | (file_only ? kNonDirectory : kForBackup), nullptr, 0);
     if (status >= 0 && handle != nullptr) return handle;
     *error = errno_of(status_to_error(status));
     return INVALID_HANDLE_VALUE;
@@ -431,7 +431,7 @@ int Env::open_directory_at(int dir, const std::string& name, int* fd) {
   return 0;
 }
 
-int Env::change_mode_at(int, const std::string&, mode_t) { return 0; }  // no POSIX modes on Windows
+int Env::change_mode_at(int, const std::string&, mode_t) { return 0; }          // no POSIX modes on Windows
 int Env::reserve_file_at(int, const std::string&, mode_t, off_t) { return 0; }  // an extended file is not sparse
 
 int Env::make_directory_at(int dir, const std::string& name, mode_t) {
@@ -587,6 +587,19 @@ int Env::read_link(const std::string&, std::string*) { return EINVAL; }
 
 std::optional<std::string> Env::environment_variable(const std::string& name) {
   return windows::environment_variable(windows::to_wide(name));
+}
+
+std::optional<std::string> Env::current_directory() {
+  std::wstring dir(MAX_PATH, L'\0');
+  for (;;) {
+    const DWORD n = GetCurrentDirectoryW(static_cast<DWORD>(dir.size()), dir.data());
+    if (n == 0) return std::nullopt;
+    if (n < dir.size()) {
+      dir.resize(n);
+      return windows::to_utf8(dir);
+    }
+    dir.resize(n);
+  }
 }
 
 std::vector<std::string> Env::environment_variable_names() {

@@ -37,6 +37,7 @@
 #include "shim/runtime_flight.h"
 #include "shim/single_flight.h"
 #include "util/clock.h"
+#include "platform/env.h"
 #include "platform/errno_guard.h"
 
 namespace nvrtc_cache::shim::hooks {
@@ -89,16 +90,6 @@ std::vector<std::string> variables_always_recorded(const keying::LibraryIdentity
   return names;
 }
 
-std::string current_working_directory() {
-  std::string dir(256, '\0');
-  while (getcwd(dir.data(), dir.size()) == nullptr) {
-    if (errno != ERANGE) return "(unknown: " + std::to_string(errno) + ")";
-    dir.resize(dir.size() * 2);
-  }
-  dir.resize(std::strlen(dir.c_str()));
-  return dir;
-}
-
 std::optional<std::string> environment_variable(const char* name) {
   const char* value = std::getenv(name);
   return value ? std::optional<std::string>(value) : std::nullopt;
@@ -114,7 +105,8 @@ class LinuxCompileHost final : public CompileHost {
   int compression_level() override { return runtime_.config().compression_level; }
   std::optional<std::string> append_flags() override { return environment_variable("NVRTC_APPEND_FLAGS"); }
   CompileContext compile_context() override {
-    return {current_working_directory(), environment_variable("PWD"), environment_variable("NVRTC_APPEND_FLAGS")};
+    return {platform::Env::system()->current_directory().value_or("(unknown)"), environment_variable("PWD"),
+            environment_variable("NVRTC_APPEND_FLAGS")};
   }
   int error_state() override { return errno; }
 

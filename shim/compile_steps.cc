@@ -177,8 +177,8 @@ std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& rea
   description.options = record.inputs.options;
   for (const auto& header : record.inputs.headers) description.header_names.push_back(header.include_name);
   description.source_bytes = record.inputs.source.size();
-  description.library = core::LibraryVersion{record.inputs.library.major, record.inputs.library.minor,
-                                             record.inputs.library.build_id};
+  description.library =
+      core::LibraryVersion{record.inputs.library.major, record.inputs.library.minor, record.inputs.library.build_id};
   return entry;
 }
 

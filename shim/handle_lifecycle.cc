@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform/env.h"
 #include "shim/interpose/loaded_object.h"
 #include "shim/record_writer.h"
 
@@ -11,16 +12,6 @@ namespace nvrtc_cache::shim::handle_lifecycle {
 
 std::int64_t nanos_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-}
-
-std::string current_working_directory() {
-  std::string dir(256, '\0');
-  while (getcwd(dir.data(), dir.size()) == nullptr) {
-    if (errno != ERANGE) return {};
-    dir.resize(dir.size() * 2);
-  }
-  dir.resize(std::strlen(dir.c_str()));
-  return dir;
 }
 
 std::string label(const char* what, const HandleRecord& record, const keying::CacheKey* key) {
@@ -47,7 +38,8 @@ std::optional<NotCacheable> reason_not_captured(core::JitLibrary library, const 
                  name + " " + std::to_string(identity.major) + "." + std::to_string(identity.minor) +
                      " exports functions this build does not know (" + names + "); its " + what +
                      "s are passed through uncached");
-  return NotCacheable{name + " exports functions this build does not know", core::Counter::uncacheable_unknown_function};
+  return NotCacheable{name + " exports functions this build does not know",
+                      core::Counter::uncacheable_unknown_function};
 }
 
 void count_uncacheable(core::StatsDeltas& stats, core::JitLibrary library, const NotCacheable& why,
@@ -87,7 +79,7 @@ void record_call(Runtime& runtime, core::JitLibrary library, const void* link_ma
   const platform::ErrnoGuard guard;
   try {
     append_handle_record(file, library, interpose::library_path_of(link_map, code), record.inputs,
-                         current_working_directory());
+                         platform::Env::system()->current_directory().value_or(""));
   } catch (...) {
     core::log_once(core::LogLevel::kWarn, "record-exception",
                    "internal error while recording a link or NVVM compile; not recorded");

@@ -44,6 +44,7 @@
 #include "direct/manifest.h"
 #include "keying/handle_inputs.h"
 #include "keying/option_refusal.h"
+#include "platform/env.h"
 #include "platform/errno_guard.h"
 #include "shim/call_report.h"
 #include "shim/compile_steps.h"
@@ -65,7 +66,6 @@ using Clock = std::chrono::steady_clock;
 inline constexpr std::uint64_t kMaxCapturedBytes = std::uint64_t{1} << 31;
 
 std::int64_t nanos_since(Clock::time_point start);
-std::string current_working_directory();
 // "link of 2 inputs ('a', ...) (key ...)" for the log.
 std::string label(const char* what, const HandleRecord& record, const keying::CacheKey* key);
 // One info line, made only when info is logged.
@@ -179,9 +179,9 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
                        core::Counter::uncacheable_library_error);
   }
   if (watch.tainted()) return uncacheable(watch.why_tainted(), uncacheable_counter(watch.taint_reason()));
-  direct::RecordedDependencies dependencies =
-      direct::record_dependencies(watch::observations_of(watch), current_working_directory(), start_realtime_ns,
-                                  direct::TimeMacros{}, {}, keying::WorkingDirectoryUse::kNone);
+  direct::RecordedDependencies dependencies = direct::record_dependencies(
+      watch::observations_of(watch), platform::Env::system()->current_directory().value_or(""), start_realtime_ns,
+      direct::TimeMacros{}, {}, keying::WorkingDirectoryUse::kNone);
   if (!dependencies.set) return uncacheable(dependencies.why_not, uncacheable_counter(dependencies.reason));
   std::optional<std::vector<core::RecordedOutput>> outputs = D::read_outputs(real, handle);
   core::HandleEntry entry;
@@ -295,9 +295,8 @@ typename D::Result complete(const typename D::Real& real, typename D::Handle han
         reason_not_captured(D::kLibrary, real.identity, real.unknown_functions, *record, D::kWhat);
     if (!why) {
       if (std::optional<keying::OptionRefusal> refused = D::options_not_cacheable(*record)) {
-        why = NotCacheable{std::move(refused->why), refused->side_effect
-                                                        ? core::Counter::uncacheable_side_effect_option
-                                                        : core::Counter::uncacheable_unknown_option};
+        why = NotCacheable{std::move(refused->why), refused->side_effect ? core::Counter::uncacheable_side_effect_option
+                                                                         : core::Counter::uncacheable_unknown_option};
       }
     }
     if (why) {

@@ -28,8 +28,7 @@ struct HandleRecord {
 };
 
 // Marks `record` uncacheable, keeping the first reason (`reason`: NVRTC's row of it, core/stats.h).
-void not_capturable(HandleRecord& record, std::string why,
-                    core::Counter reason = core::Counter::uncacheable_inputs);
+void not_capturable(HandleRecord& record, std::string why, core::Counter reason = core::Counter::uncacheable_inputs);
 
 class HandleTable {
  public:

@@ -217,7 +217,7 @@ void print_reasons_of_every_library(const store::Counters& counters) {
   for (core::JitLibrary library : core::kJitLibraries) {
     const std::string p = core::counter_prefix(library);
     const std::string dotted = p.empty() ? "" : p + ".";
-    const std::string title = library == core::JitLibrary::nvrtc ? ""
+    const std::string title = library == core::JitLibrary::nvrtc       ? ""
                               : library == core::JitLibrary::nvjitlink ? "links (nvJitLink): "
                                                                        : "libNVVM compiles: ";
     print_reasons(title + "misses by reason", group(counters, dotted + "miss."), dotted + "miss.");

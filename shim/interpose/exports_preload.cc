@@ -14,7 +14,7 @@ bool proxy_mode() { return false; }
 }  // namespace nvrtc_cache::shim::interpose
 
 #define NVRTC_API(kind, ret, name, params, args)
-#define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)                                               \
+#define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)                                                \
   NVRTC_CACHE_EXPORT ret name params NVRTC_CACHE_WRAPPER_BODY(                                                 \
       kind, ret, name, args, nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0)), \
       "libnvrtc.so.13")

@@ -120,8 +120,8 @@ void* open_proxied_library(const ProxiedLibrary& library) {
     try {
       core::log_once(core::LogLevel::kError, std::string("proxy-real-is-self-") + library.soname,
                      std::string("proxy: ") + path + ", named as the real " + what + " (" +
-                         override_variable(library.library) + " or the search), is this proxy's own; its calls fail as " +
-                         what + " fails");
+                         override_variable(library.library) +
+                         " or the search), is this proxy's own; its calls fail as " + what + " fails");
     } catch (...) {
     }
     return nullptr;
@@ -131,15 +131,16 @@ void* open_proxied_library(const ProxiedLibrary& library) {
       const char* error = path.empty() ? nullptr : dlerror();
       const char* variable = override_variable(library.library);
       const char* configured = std::getenv(variable);
-      core::log_once(core::LogLevel::kError, std::string("proxy-no-real-") + library.soname,
-                     path.empty()
-                         ? std::string("proxy: no real ") + library.soname +
-                               " found (the interpreter's wheels, "
-                               "CONDA_PREFIX, the loader's directories, CUDA_PATH/CUDA_HOME, /usr/local/cuda); set " +
-                               variable + "; its calls fail as " + what + " fails"
-                         : std::string("proxy: cannot load the real ") + what + " (" + path + ", " +
-                               (configured && *configured && override_fits(library, configured) ? variable : "found by the search") +
-                               "): " + (error ? error : "unknown error") + "; its calls fail as " + what + " fails");
+      core::log_once(
+          core::LogLevel::kError, std::string("proxy-no-real-") + library.soname,
+          path.empty() ? std::string("proxy: no real ") + library.soname +
+                             " found (the interpreter's wheels, "
+                             "CONDA_PREFIX, the loader's directories, CUDA_PATH/CUDA_HOME, /usr/local/cuda); set " +
+                             variable + "; its calls fail as " + what + " fails"
+                       : std::string("proxy: cannot load the real ") + what + " (" + path + ", " +
+                             (configured && *configured && override_fits(library, configured) ? variable
+                                                                                              : "found by the search") +
+                             "): " + (error ? error : "unknown error") + "; its calls fail as " + what + " fails");
     } catch (...) {
     }
   }

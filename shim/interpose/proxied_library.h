@@ -18,8 +18,8 @@ namespace nvrtc_cache::shim::interpose {
 
 struct ProxiedLibrary {
   RealLibrary library;
-  const char* soname;  // the one the proxy stands in for: only a real library of that major will do,
-  const char* node;    // the version node its functions are in, or nullptr
+  const char* soname;           // the one the proxy stands in for: only a real library of that major will do,
+  const char* node;             // the version node its functions are in, or nullptr
   const char* fallback_soname;  // but this one, where none of that major is found, or nullptr
   int search_slot;              // which once-only search result is its (one per ProxiedLibrary)
 };

@@ -27,8 +27,8 @@ struct NvJitLinkEntries {
 };
 
 struct NvJitLink12Entries {
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                               \
-  static ret name params NVRTC_CACHE_WRAPPER_BODY(                                                      \
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                              \
+  static ret name params NVRTC_CACHE_WRAPPER_BODY(                                                     \
       kind, ret, name, args, real_nvjitlink_for_caller(__builtin_return_address(0), kNvJitLink12Node), \
       "libnvJitLink.so.12")
 #include "shim/interpose/nvjitlink_api.def"

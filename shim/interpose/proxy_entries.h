@@ -1,8 +1,8 @@
 // The proxy core's entry points for the stand-ins (proxy mode): the proxy libnvrtc.so.13 holds the one
 // cache runtime of the process, and the nvJitLink and libNVVM hooks with it; the stand-ins
-// libnvrtc.so.12, libnvJitLink.so.13 and .so.12 and libnvvm.so.4 beside it (shim/interpose/standin/) hold none, and reach the
-// hooks through this table, which the core exports as nvrtc_cache_proxy_entries (its only export
-// outside NVRTC's API and libc's). The table's functions are the core's wrappers of the rows of
+// libnvrtc.so.12, libnvJitLink.so.13 and .so.12 and libnvvm.so.4 beside it (shim/interpose/standin/) hold none, and
+// reach the hooks through this table, which the core exports as nvrtc_cache_proxy_entries (its only export outside
+// NVRTC's API and libc's). The table's functions are the core's wrappers of the rows of
 // shim/interpose/nvjitlink_api.def, nvvm_api.def and nvrtc_api.def (each finds the real library, opened by absolute
 // path: shim/interpose/proxied_library.h); real_function gives the real library's other functions
 // (nvJitLinkVersion, the private entry points), which the stand-ins forward untouched.

@@ -82,10 +82,10 @@ nvJitLinkResult nvJitLinkCreate(const RealNvJitLink& real, nvJitLinkHandle* hand
   } catch (...) {
     capturable = false;
   }
-  lifecycle::record_created(*handle, D::kLibrary, real.identity, recorded, capturable,
-                            real.not_cacheable.empty() ? "an option was NULL" : real.not_cacheable,
-                            real.not_cacheable.empty() ? core::Counter::uncacheable_inputs
-                                                       : core::Counter::uncacheable_unsupported_version);
+  lifecycle::record_created(
+      *handle, D::kLibrary, real.identity, recorded, capturable,
+      real.not_cacheable.empty() ? "an option was NULL" : real.not_cacheable,
+      real.not_cacheable.empty() ? core::Counter::uncacheable_inputs : core::Counter::uncacheable_unsupported_version);
   return rc;
 }
 

@@ -29,6 +29,7 @@
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "keying/working_directory_rule.h"
+#include "platform/env.h"
 #include "platform/windows/last_error.h"
 #include "platform/windows/wide.h"
 #include "shim/capture.h"
@@ -56,19 +57,6 @@ constexpr const char* kCrtVariables[] = {
 
 // Keeps the thread's last-error value across the proxy's own work.
 using LastErrorGuard = platform::windows::LastErrorKept;
-
-std::string current_working_directory() {
-  std::wstring dir(MAX_PATH, L'\0');
-  for (;;) {
-    const DWORD n = GetCurrentDirectoryW(static_cast<DWORD>(dir.size()), dir.data());
-    if (n == 0) return "(unknown)";
-    if (n < dir.size()) {
-      dir.resize(n);
-      return platform::windows::to_utf8(dir);
-    }
-    dir.resize(n);
-  }
-}
 
 // What the compile depended on; no set when it must not be stored.
 direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch, std::int64_t start_realtime_ns,
@@ -118,7 +106,8 @@ class WindowsCompileHost final : public CompileHost {
   std::optional<std::string> append_flags() override { return crt_variable("NVRTC_APPEND_FLAGS"); }
   CompileContext compile_context() override {
     // No $PWD convention on Windows; NVRTC_APPEND_FLAGS from the process environment.
-    return {current_working_directory(), std::nullopt, platform::windows::environment_variable(L"NVRTC_APPEND_FLAGS")};
+    return {platform::Env::system()->current_directory().value_or("(unknown)"), std::nullopt,
+            platform::windows::environment_variable(L"NVRTC_APPEND_FLAGS")};
   }
   int error_state() override { return static_cast<int>(GetLastError()); }
 

@@ -354,8 +354,7 @@ TEST_P(PythonJitStack, ColdThenWarmIsByteIdenticalAndServed) {
   EXPECT_EQ(get(after_warm, "hits") - get(after_cold, "hits"), get(after_cold, "stores"));
 }
 
-INSTANTIATE_TEST_SUITE_P(PyPI, PythonJitStack,
-                         ::testing::Values("bindings", "core", "cupy", "cupy_kernels", "numba"));
+INSTANTIATE_TEST_SUITE_P(PyPI, PythonJitStack, ::testing::Values("bindings", "core", "cupy", "cupy_kernels", "numba"));
 
 }  // namespace
 }  // namespace nvrtc_cache

@@ -285,8 +285,8 @@ TEST(NvJitLink, LinksTravelThroughArchivesAndSharedTiers) {
 // and __nvJitLinkAddFile_12_0 through dlsym).
 struct LinkWheel {
   std::string name;
-  const char* library_variable;      // the wheel's nvJitLink
-  const char* nvrtc_variable;        // the NVRTC whose LTO-IR it links, or nullptr: the client's own
+  const char* library_variable;  // the wheel's nvJitLink
+  const char* nvrtc_variable;    // the NVRTC whose LTO-IR it links, or nullptr: the client's own
   std::vector<std::string> clients;
   std::string soname;
 };
@@ -331,9 +331,9 @@ TEST_P(NvJitLinkWheel, LinksAreServedByteForByteColdAndWarm) {
     EnvVars env = *wheel_env_vars;
     env["LINK_FILE"] = files.path() + "/callee.ptx";
     ASSERT_EQ(run_process({client, "write_callee_ptx"}, env).exit_code, 0);
-    const Runs r = cold_and_warm(
-        argv_of(client, {"lto", "lto_ptx", "ptx", "file", "undefined", "missing_arch", "bad_option"}),
-        cache.path(), env);
+    const Runs r =
+        cold_and_warm(argv_of(client, {"lto", "lto_ptx", "ptx", "file", "undefined", "missing_arch", "bad_option"}),
+                      cache.path(), env);
     ASSERT_EQ(r.direct.exit_code, 0) << r.direct.err;
     ASSERT_NE(r.direct.out.find("lto\n  create=0\n  add_data=0\n  add_data=0\n  complete=0\n  cubin size_rc=0 size="),
               std::string::npos)
@@ -361,7 +361,8 @@ TEST_P(NvJitLinkWheel, TimedLinksPassThroughCounted) {
   EXPECT_EQ(get(r.after_warm, "link_misses"), 1);
   EXPECT_EQ(get(r.after_warm, "link.miss.new_program"), 1);
   // `stats --json` gives the links' reasons beside their totals.
-  const ProcessResult stats = run_process({NVRTC_CACHE_CLI_PATH, "stats", "--json"}, {{"NVRTC_CACHE_DIR", cache.path()}});
+  const ProcessResult stats =
+      run_process({NVRTC_CACHE_CLI_PATH, "stats", "--json"}, {{"NVRTC_CACHE_DIR", cache.path()}});
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   const nlohmann::json links = nlohmann::json::parse(stats.out)["links"];
   EXPECT_EQ(links["reasons"]["uncacheable"], nlohmann::json({{"side_effect_option", 2}})) << links;
@@ -383,8 +384,8 @@ TEST_P(NvJitLinkWheel, ProxyModeServesEachMajorsWheel) {
     TempDir cache;
     EnvVars env = *wheel_env_vars;
     env["NVRTC_CACHE_REAL_NVJITLINK"] = std::getenv(GetParam().library_variable);
-    const Runs r = proxy_cold_and_warm(NVRTC_CACHE_CLI_PATH, argv_of(client, {"lto", "lto_ptx", "undefined"}),
-                                       cache.path(), env);
+    const Runs r =
+        proxy_cold_and_warm(NVRTC_CACHE_CLI_PATH, argv_of(client, {"lto", "lto_ptx", "undefined"}), cache.path(), env);
     ASSERT_NE(r.direct.out.find("cubin size_rc=0 size="), std::string::npos) << r.direct.out << r.direct.err;
     expect_identical(r);
     expect_served(r, 3);
@@ -393,13 +394,13 @@ TEST_P(NvJitLinkWheel, ProxyModeServesEachMajorsWheel) {
 
 INSTANTIATE_TEST_SUITE_P(
     Majors, NvJitLinkWheel,
-    ::testing::Values(LinkWheel{"nvJitLink13", "NVRTC_CACHE_TEST_NVJITLINK13", nullptr, {LINK_CLIENT_PATH},
-                                "libnvJitLink.so.13"},
-                      LinkWheel{"nvJitLink12",
-                                "NVRTC_CACHE_TEST_NVJITLINK12",
-                                "NVRTC_CACHE_TEST_NVRTC12",
-                                {LINK_CLIENT_NVJITLINK12_PATH, LINK_CLIENT_UNLINKED_PATH},
-                                "libnvJitLink.so.12"}),
+    ::testing::Values(
+        LinkWheel{"nvJitLink13", "NVRTC_CACHE_TEST_NVJITLINK13", nullptr, {LINK_CLIENT_PATH}, "libnvJitLink.so.13"},
+        LinkWheel{"nvJitLink12",
+                  "NVRTC_CACHE_TEST_NVJITLINK12",
+                  "NVRTC_CACHE_TEST_NVRTC12",
+                  {LINK_CLIENT_NVJITLINK12_PATH, LINK_CLIENT_UNLINKED_PATH},
+                  "libnvJitLink.so.12"}),
     [](const ::testing::TestParamInfo<LinkWheel>& param_info) { return param_info.param.name; });
 
 // Proxy mode (`nvrtc-cache run --proxy`, no preload): the stand-in libnvJitLink.so.13 the linked

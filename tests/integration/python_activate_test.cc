@@ -164,16 +164,17 @@ TEST_F(PythonActivate, ReachesAnNvrtc12TheStacksFind) {
 }
 
 // python -m nvrtc_cache.environment enable|status|disable, in an environment of the test's own (a venv
-// whose 00-paths.pth adds the test venv's packages and this package, its nvidia/ the wheels): once enabled, its interpreters
-// start with the proxies loaded and are cached; NVRTC_CACHE_ACTIVATE=0 keeps a process out; disabled,
-// the file is gone.
+// whose 00-paths.pth adds the test venv's packages and this package, its nvidia/ the wheels): once enabled, its
+// interpreters start with the proxies loaded and are cached; NVRTC_CACHE_ACTIVATE=0 keeps a process out; disabled, the
+// file is gone.
 TEST_F(PythonActivate, EnvironmentWideActivationOnRequest) {
   const std::string plain = run_ok("core");
   const std::string venv = env_.path() + "/venv";
   const ProcessResult made = python({"-m", "venv", "--without-pip", venv});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string interpreter = venv + "/bin/python";
-  const ProcessResult purelib = python({"-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"}, interpreter);
+  const ProcessResult purelib =
+      python({"-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"}, interpreter);
   ASSERT_EQ(purelib.exit_code, 0) << purelib.err;
   const fs::path site = purelib.out.substr(0, purelib.out.find('\n'));
   const ProcessResult theirs = python({"-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"});

@@ -19,7 +19,7 @@ using nvrtc_cache::shim::interpose::ProxiedKind;
 constexpr const char* kWhat = "libnvJitLink.so.12";
 constexpr ProxiedKind kKind = ProxiedKind::kNvJitLink12;
 #define NVRTC_CACHE_NVJITLINK_TABLE nvjitlink12
-#define NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)         \
+#define NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)        \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_0, params) \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_1, params) \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_2, params) \
@@ -34,7 +34,7 @@ constexpr ProxiedKind kKind = ProxiedKind::kNvJitLink12;
 constexpr const char* kWhat = "libnvJitLink.so.13";
 constexpr ProxiedKind kKind = ProxiedKind::kNvJitLink;
 #define NVRTC_CACHE_NVJITLINK_TABLE nvjitlink
-#define NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)         \
+#define NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)        \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_0, params) \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_1, params) \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_2, params) \
@@ -56,8 +56,8 @@ __attribute__((visibility("hidden"), used)) void* nvrtc_cache_standin_nvjitlink_
 namespace {
 
 __attribute__((constructor)) void load_at_start() {
-  nvrtc_cache::shim::standin::resolve_real_functions(kWhat, kKind, kPassed,
-                                                     nvrtc_cache_standin_nvjitlink_passed, kPassedCount);
+  nvrtc_cache::shim::standin::resolve_real_functions(kWhat, kKind, kPassed, nvrtc_cache_standin_nvjitlink_passed,
+                                                     kPassedCount);
 }
 
 void* passed(int which) { return __atomic_load_n(&nvrtc_cache_standin_nvjitlink_passed[which], __ATOMIC_ACQUIRE); }

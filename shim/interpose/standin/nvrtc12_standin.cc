@@ -46,11 +46,11 @@ __attribute__((constructor)) void load_at_start() {
 
 // Each name is an indirect function answering as the real NVRTC 12 would (standin_core.h): a 12.9
 // NVRTC has no nvrtcGetTileIR.
-#define NVRTC_API(kind, ret, name, params, args)                                 \
-  static ret standin_##name params {                                             \
-    const auto* entries = nvrtc_cache::shim::standin::core_entries(kWhat);       \
-    return entries ? entries->nvrtc12.name args : failed<ret>();                 \
-  }                                                                              \
+#define NVRTC_API(kind, ret, name, params, args)                           \
+  static ret standin_##name params {                                       \
+    const auto* entries = nvrtc_cache::shim::standin::core_entries(kWhat); \
+    return entries ? entries->nvrtc12.name args : failed<ret>();           \
+  }                                                                        \
   NVRTC_CACHE_STANDIN_NAME(kWhat, ProxiedKind::kNvrtc12, "nvrtcVersion", ret, name, name, params)
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API

@@ -42,14 +42,13 @@ bool resolving_for_the_loader(const void* resolver_caller);
 // function for every name when no real library can be loaded (dlsym_finds, `probe` a name every one
 // has); to the dynamic loader (a linked client's relocations, lazy binding), always the function,
 // which answers a call to a function the real library lacks as the loader would have (exit status 127).
-#define NVRTC_CACHE_STANDIN_NAME(what, kind, probe, ret, name, exported, params)                    \
-  extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##exported()->ret(*) params {           \
-    if (nvrtc_cache::shim::standin::resolving_for_the_loader(__builtin_return_address(0))) {        \
-      return &standin_##name;                                                                       \
-    }                                                                                               \
-    return nvrtc_cache::shim::standin::dlsym_finds(what, kind, #exported, probe) ? &standin_##name  \
-                                                                                  : nullptr;        \
-  }                                                                                                 \
+#define NVRTC_CACHE_STANDIN_NAME(what, kind, probe, ret, name, exported, params)                              \
+  extern "C" __attribute__((used)) auto nvrtc_cache_resolve_##exported()->ret(*) params {                     \
+    if (nvrtc_cache::shim::standin::resolving_for_the_loader(__builtin_return_address(0))) {                  \
+      return &standin_##name;                                                                                 \
+    }                                                                                                         \
+    return nvrtc_cache::shim::standin::dlsym_finds(what, kind, #exported, probe) ? &standin_##name : nullptr; \
+  }                                                                                                           \
   NVRTC_CACHE_EXPORT ret exported params __attribute__((ifunc("nvrtc_cache_resolve_" #exported)));
 
 // The exported entry point `name` of unknown signature: a jump to the function at `offset` bytes into
