@@ -1,8 +1,9 @@
 // Env: the seam to the filesystem, the environment and the clock (leveldb's Env), for the store, for
 // direct mode's dependency checks (direct/dependencies.cc) and for reading configuration. Production
 // code uses Env::system(); tests substitute an Env that fails chosen operations (ENOSPC, EIO, EACCES,
-// short reads) or moves the clock, so failure handling is tested deterministically. The store adds
-// its fault hook for LMDB's operations in store/env.h.
+// short reads) or moves the clock, so failure handling is tested deterministically. LMDB's I/O does
+// not go through the Env: a test Env replaces the outcome of a whole store operation instead
+// (fault_for, asked once per operation before LMDB is called).
 // Contract: implementations are thread-safe; each call returns 0 or an errno value and never throws;
 // Env::system() lives for the whole process (created lock-free, so a child forked while it is being
 // created makes its own). Filesystem access is by handle (`dir` is a directory descriptor, O_PATH is
@@ -42,6 +43,9 @@
 struct statfs;  // <sys/statfs.h> where there is such a call
 
 namespace nvrtc_cache::platform {
+
+// The cache store's operations (store/lmdb/) whose outcome a test Env can replace with a fault.
+enum class StoreOperation { kOpen, kGet, kPut, kErase, kEvict };
 
 // A file's identity: st_dev and st_ino. On Windows struct stat's st_ino has 16 bits, so the Windows
 // Env spreads the 64-bit file index over st_ino, st_uid, st_gid and st_rdev; file_id() reassembles it.
@@ -148,6 +152,12 @@ class Env {
   virtual std::vector<std::string> environment_variable_names();
   // CLOCK_REALTIME in nanoseconds, the clock file timestamps are compared with.
   virtual std::int64_t now_realtime_ns();
+  // 0 to let LMDB perform the store's `operation`, or the LMDB/errno code to report instead (the
+  // system's Env: always 0).
+  virtual int fault_for(StoreOperation operation) {
+    (void)operation;
+    return 0;
+  }
 
   static Env* system();
 };

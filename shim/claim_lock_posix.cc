@@ -77,7 +77,7 @@ struct Folder::State {
 Folder::Folder(const std::string& path, bool shared) : state_(std::make_unique<State>()) {
   const platform::ErrnoGuard errno_guard;
   state_->shared = shared;
-  store::Env& env = *store::Env::system();
+  platform::Env& env = *platform::Env::system();
   // The directory holding it must exist; it is walked from the root, then the claims directory is
   // opened (created when missing) as one component that is never a link.
   std::string trimmed = path;

@@ -46,7 +46,7 @@ struct MovedAside {
 };
 
 // The moved-aside copies of `name` in `parent` (directories only), newest first.
-std::vector<MovedAside> moved_aside_copies(const DirectoryHandle& parent, const std::string& name, Env& env) {
+std::vector<MovedAside> moved_aside_copies(const DirectoryHandle& parent, const std::string& name, platform::Env& env) {
   std::vector<MovedAside> out;
   std::vector<std::string> names;
   if (env.list_directory(parent.fd(), &names) != 0) return out;
@@ -69,7 +69,7 @@ std::vector<MovedAside> moved_aside_copies(const DirectoryHandle& parent, const 
 // Removes the moved-aside store `name` in `parent` by handle: its files (never following a link),
 // then the directory. Anything unexpected inside (a subdirectory) leaves it in place. Every failure
 // is tolerated: another process may be removing it too.
-void remove_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env) {
+void remove_moved_aside(const DirectoryHandle& parent, const std::string& name, platform::Env& env) {
   const DirectoryWalk copy = open_subdirectory(parent, name, name, /*create=*/false, env);
   if (!copy.handle.valid()) return;
   std::vector<std::string> names;
@@ -85,7 +85,7 @@ void remove_moved_aside(const DirectoryHandle& parent, const std::string& name, 
 
 }  // namespace
 
-DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env) {
+DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, platform::Env& env) {
   if (!platform::is_absolute_path(path))
     return {DirectoryVerdict::kCannotCreate, path + " is not an absolute path", {}, {}};
   DirectoryWalk walk = open_directory_path(path, /*create=*/true, allow_shared, env,
@@ -123,7 +123,7 @@ DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env
   return {DirectoryVerdict::kUsable, {}, std::move(walk.handle), std::move(store.handle)};
 }
 
-Status check_data_file(const DirectoryHandle& store, const std::string& shown, Env& env) {
+Status check_data_file(const DirectoryHandle& store, const std::string& shown, platform::Env& env) {
   const std::string data = platform::joined_path(shown, "data.mdb");
   struct stat st;
   if (env.stat_at(store.fd(), "data.mdb", &st) != 0) return Status::ok();  // no store yet
@@ -159,12 +159,12 @@ Status check_data_file(const DirectoryHandle& store, const std::string& shown, E
   return Status::ok();
 }
 
-Status check_data_file(const std::string& store_dir, Env& env) {
+Status check_data_file(const std::string& store_dir, platform::Env& env) {
   const DirectoryWalk store = open_directory_path(store_dir, /*create=*/false, /*allow_shared=*/false, env);
   return store.handle.valid() ? check_data_file(store.handle, store_dir, env) : Status::ok();
 }
 
-std::string quarantine(const DirectoryHandle& parent, const std::string& name, Env& env) {
+std::string quarantine(const DirectoryHandle& parent, const std::string& name, platform::Env& env) {
   const std::string aside = name + kMovedAsideInfix + std::to_string(env.now_seconds()) + "-" +
                             std::to_string(getpid()) + "-" + std::to_string(g_moved_aside_count.fetch_add(1) + 1);
   if (env.rename_at(parent.fd(), name, aside) != 0) return {};
@@ -172,23 +172,23 @@ std::string quarantine(const DirectoryHandle& parent, const std::string& name, E
   return aside;
 }
 
-void prune_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env) {
+void prune_moved_aside(const DirectoryHandle& parent, const std::string& name, platform::Env& env) {
   const std::vector<MovedAside> copies = moved_aside_copies(parent, name, env);
   for (std::size_t i = kMovedAsideKept; i < copies.size(); ++i) remove_moved_aside(parent, copies[i].name, env);
 }
 
-std::size_t count_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env) {
+std::size_t count_moved_aside(const DirectoryHandle& parent, const std::string& name, platform::Env& env) {
   return moved_aside_copies(parent, name, env).size();
 }
 
-std::size_t moved_aside_stores(const std::string& cache_directory, Env& env) {
+std::size_t moved_aside_stores(const std::string& cache_directory, platform::Env& env) {
   const DirectoryWalk dir = open_directory_path(cache_directory, /*create=*/false, /*allow_shared=*/true, env);
   return dir.handle.valid() ? count_moved_aside(dir.handle, kStoreName, env) : 0;
 }
 
 OpenedCache open_cache(const CachePolicy& policy) {
   OpenedCache out;
-  Env& env = *policy.env;
+  platform::Env& env = *policy.env;
   out.directory = policy.directory;
   DirectoryCheck check = prepare_directory(out.directory, policy.allow_shared, env);
   if (check.verdict == DirectoryVerdict::kNetworkFilesystem && !policy.fallback_directory.empty()) {

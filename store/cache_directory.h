@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "store/directory_handle.h"
-#include "store/env.h"
+#include "platform/env.h"
 #include "store/lmdb/lmdb_store.h"
 #include "store/status.h"
 
@@ -34,7 +34,7 @@ struct CachePolicy {
   bool allow_shared = false;
   // false: reads never write (store/lmdb/lmdb_store.h, LmdbOptions::reads_write_touches).
   bool reads_write_touches = true;
-  Env* env = Env::system();
+  platform::Env* env = platform::Env::system();
 };
 
 struct OpenedCache {
@@ -49,7 +49,7 @@ OpenedCache open_cache(const CachePolicy& policy);
 
 // How many moved-aside stores (directories named store.corrupt-*) `cache_directory` holds; 0 when it
 // cannot be opened.
-std::size_t moved_aside_stores(const std::string& cache_directory, Env& env = *Env::system());
+std::size_t moved_aside_stores(const std::string& cache_directory, platform::Env& env = *platform::Env::system());
 
 // Lower-level steps, exposed for tests.
 constexpr std::size_t kMovedAsideKept = 2;
@@ -60,20 +60,20 @@ struct DirectoryCheck {
   DirectoryHandle handle;  // the checked directory (kUsable and kNetworkFilesystem)
   DirectoryHandle store;   // its store/ subdirectory, checked with it, where there is one (kUsable)
 };
-DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, Env& env);
+DirectoryCheck prepare_directory(const std::string& path, bool allow_shared, platform::Env& env);
 // Ok, or corruption if data.mdb in `store` is shorter than its meta page says or has no valid meta;
 // `shown` names the store directory in messages.
-Status check_data_file(const DirectoryHandle& store, const std::string& shown, Env& env);
-Status check_data_file(const std::string& store_dir, Env& env);  // the same, by path (tests)
+Status check_data_file(const DirectoryHandle& store, const std::string& shown, platform::Env& env);
+Status check_data_file(const std::string& store_dir, platform::Env& env);  // the same, by path (tests)
 // Renames `name` in `parent` aside (<name>.corrupt-<seconds>-<pid>-<n>), then removes the older
 // moved-aside copies of it beyond the newest kMovedAsideKept (by handle, never following a link;
 // what another process removed first is skipped); returns the new name, or "" if it could not be
 // renamed.
-std::string quarantine(const DirectoryHandle& parent, const std::string& name, Env& env);
+std::string quarantine(const DirectoryHandle& parent, const std::string& name, platform::Env& env);
 // Removes the moved-aside copies of `name` in `parent` beyond the newest kMovedAsideKept (the part of
 // quarantine() after the rename; safe to run in several processes at once).
-void prune_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env);
+void prune_moved_aside(const DirectoryHandle& parent, const std::string& name, platform::Env& env);
 // The moved-aside copies of `name` in `parent`.
-std::size_t count_moved_aside(const DirectoryHandle& parent, const std::string& name, Env& env);
+std::size_t count_moved_aside(const DirectoryHandle& parent, const std::string& name, platform::Env& env);
 
 }  // namespace nvrtc_cache::store

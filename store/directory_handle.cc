@@ -44,7 +44,8 @@ DirectoryWalk failed(int error, bool unsafe, std::string detail) {
 
 // Opens the directory `name` in `dir`, creating it when missing and `create` (EEXIST: another process
 // made it in between).
-int open_or_create(int dir, const std::string& name, bool create, Env& env, int* fd, mode_t mode = kCreatedMode) {
+int open_or_create(int dir, const std::string& name, bool create, platform::Env& env, int* fd,
+                   mode_t mode = kCreatedMode) {
   int rc = env.open_directory_at(dir, name, fd);
   if (rc == ENOENT && create) {
     rc = env.make_directory_at(dir, name, mode);
@@ -55,7 +56,7 @@ int open_or_create(int dir, const std::string& name, bool create, Env& env, int*
 
 // Why `name` in `dir`, which O_DIRECTORY | O_NOFOLLOW refused, was refused; `link` gets its lstat
 // when it is a symbolic link.
-DirectoryWalk not_a_directory(int dir, const std::string& name, const std::string& shown, Env& env,
+DirectoryWalk not_a_directory(int dir, const std::string& name, const std::string& shown, platform::Env& env,
                               struct stat* link = nullptr) {
   struct stat st {};
   if (env.stat_at(dir, name, &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -88,7 +89,7 @@ DirectoryHandle DirectoryHandle::duplicate() const {
   return DirectoryHandle(fd_ < 0 ? -1 : platform::duplicate_directory_descriptor(fd_));
 }
 
-DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, Env& env,
+DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, platform::Env& env,
                                   mode_t create_mode) {
   if (path.empty()) return failed(EINVAL, false, "empty directory path");
   const std::string root = root_of(path);
@@ -97,7 +98,8 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
     // is missing and names what it refuses.
     const std::deque<std::string> names = components_of(path);
     int whole = -1;
-    if (std::find(names.begin(), names.end(), "..") == names.end() && env.open_directory_at(AT_FDCWD, path, &whole) == 0) {
+    if (std::find(names.begin(), names.end(), "..") == names.end() &&
+        env.open_directory_at(AT_FDCWD, path, &whole) == 0) {
       DirectoryWalk out;
       out.handle = DirectoryHandle(whole);
       return out;
@@ -151,7 +153,7 @@ DirectoryWalk open_directory_path(const std::string& path, bool create, bool all
 }
 
 DirectoryWalk open_subdirectory(const DirectoryHandle& parent, const std::string& name, const std::string& shown,
-                                bool create, Env& env, mode_t mode) {
+                                bool create, platform::Env& env, mode_t mode) {
   int fd = -1;
   const int rc = open_or_create(parent.fd(), name, create, env, &fd, mode);
   if (rc == ELOOP || rc == ENOTDIR) return not_a_directory(parent.fd(), name, shown, env);

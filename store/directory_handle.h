@@ -18,7 +18,7 @@
 
 #include <string>
 
-#include "store/env.h"
+#include "platform/env.h"
 
 namespace nvrtc_cache::store {
 
@@ -55,18 +55,18 @@ struct DirectoryWalk {
 
 // Opens `path` (created where missing when `create`, with `create_mode`: 0700, or kGroupSharedDirectoryMode
 // for a cache shared on purpose) by the walk described above.
-DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, Env& env,
+DirectoryWalk open_directory_path(const std::string& path, bool create, bool allow_shared, platform::Env& env,
                                   mode_t create_mode = 0700);
 
 // Opens the directory `name` inside `parent` (one component, never a link), creating it with `mode`
 // (0700 unless a caller shares it; less the umask) when missing and `create`. `shown` names it in
 // messages.
 DirectoryWalk open_subdirectory(const DirectoryHandle& parent, const std::string& name, const std::string& shown,
-                                bool create, Env& env, mode_t mode = 0700);
+                                bool create, platform::Env& env, mode_t mode = 0700);
 
 // The modes of what a cache shared by a group on purpose (NVRTC_CACHE_SHARED=1) creates: directories
 // the group can use, whose new files and directories take the directory's group (setgid), and files
-// the group can read and write. Applied whatever the umask (Env::make_directory_at, and the callers
+// the group can read and write. Applied whatever the umask (platform::Env::make_directory_at, and the callers
 // that create files).
 inline constexpr mode_t kGroupSharedDirectoryMode = 02770;
 inline constexpr mode_t kGroupSharedFileMode = 0660;

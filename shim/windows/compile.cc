@@ -133,7 +133,7 @@ class WindowsCompileHost final : public CompileHost {
     // The import watch is installed here, before the first real compile, and never on a hit (whose
     // dependencies are validated by the proxy's own reads): a hit does no patching.
     const bool watched = runtime_.watch_installed();
-    const std::int64_t start_realtime_ns = store::Env::system()->now_realtime_ns();
+    const std::int64_t start_realtime_ns = platform::Env::system()->now_realtime_ns();
     windows::CompileWatch watch;
     const auto compile_start = SteadyClock::now();
     out.rc = real.nvrtcCompileProgram(prog, n, options);

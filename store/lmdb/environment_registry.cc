@@ -75,7 +75,7 @@ int open_environment(const LmdbOptions& options, const std::string& path, unsign
 // A group-shared store's files usable by the group whatever the umask LMDB created them under: the
 // files this user owns are made kGroupSharedFileMode (another member's are theirs to set). Where no
 // owner is reported (Windows) there are no modes to set either.
-void share_with_group(const DirectoryHandle& directory, Env& env) {
+void share_with_group(const DirectoryHandle& directory, platform::Env& env) {
   for (const char* name : {"data.mdb", "lock.mdb"}) {
     struct stat st {};
     if (env.stat_at(directory.fd(), name, &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -92,7 +92,7 @@ void share_with_group(const DirectoryHandle& directory, Env& env) {
 // holds, no component can be swapped under it; on Windows the directory's present full path), or
 // `fallback` where there is none or it does not resolve to that directory.
 std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& id, const std::string& fallback,
-                          Env& env) {
+                          platform::Env& env) {
   const std::string by_handle = platform::path_naming_directory(directory.fd());
   if (by_handle.empty()) return fallback;
   if (platform::path_naming_directory_is_read_from_it()) return by_handle;
@@ -106,7 +106,7 @@ std::string lmdb_path_for(const DirectoryHandle& directory, const DirectoryId& i
 // handle again: /proc/self/fd/N always does while the handle is open; a Windows full path does if
 // the directory has not moved). LMDB's file handle is only queried, never opened again.
 bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory, const DirectoryId& id,
-                                 const std::string& path, Env& system) {
+                                 const std::string& path, platform::Env& system) {
   mdb_filehandle_t data_file{};
   struct stat opened {
   }, expected{}, at_path{};
@@ -120,7 +120,7 @@ bool opened_in_checked_directory(MDB_env* env, const DirectoryHandle& directory,
 }
 
 // data.mdb's size in `directory` (0 when there is none yet): a growing map opens no smaller.
-std::uint64_t existing_data_file_bytes(const DirectoryHandle& directory, Env& env) {
+std::uint64_t existing_data_file_bytes(const DirectoryHandle& directory, platform::Env& env) {
   struct stat st {};
   if (env.stat_at(directory.fd(), "data.mdb", &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0) return 0;
   return static_cast<std::uint64_t>(st.st_size);
@@ -141,7 +141,7 @@ Registry& Registry::instance() {
 }
 
 SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocation& location, Status* status) {
-  Env& env = *options.env;
+  platform::Env& env = *options.env;
   if (!location.parent_intact(env)) {
     *status = Status::io_error("the handle on the directory holding " + location.path +
                                " was closed by someone else; not using the store");

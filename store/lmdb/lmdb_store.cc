@@ -56,8 +56,8 @@ std::unique_ptr<LmdbStore> LmdbStore::open(const LmdbOptions& options, Status* s
     if (lmdb::lmdb_library(&load_error) == nullptr) return Status::io_error(load_error);
     auto impl = std::make_unique<Impl>();
     impl->options = options;
-    if (impl->options.env == nullptr) impl->options.env = Env::system();
-    if (const int fault = impl->options.env->fault_for(StoreOperation::kOpen); fault != 0) {
+    if (impl->options.env == nullptr) impl->options.env = platform::Env::system();
+    if (const int fault = impl->options.env->fault_for(platform::StoreOperation::kOpen); fault != 0) {
       return lmdb::to_status(fault, "open " + options.directory);
     }
     if (Status located =

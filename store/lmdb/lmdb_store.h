@@ -50,7 +50,7 @@
 #include <optional>
 #include <string>
 
-#include "store/env.h"
+#include "platform/env.h"
 #include "store/lmdb/records.h"
 #include "store/store.h"
 
@@ -63,10 +63,10 @@ struct LmdbOptions {
   // 0: the map is the cap from the start. For Windows, where the data file is as large as the map
   // (platform/file_mapping.h); an existing data file's size is the least the map opens with.
   std::uint64_t initial_map_bytes = 0;
-  // Clock for access times, Env::fault_for() for kOpen/kGet/kPut/kErase/kEvict, and the handle-based
+  // Clock for access times, platform::Env::fault_for() for kOpen/kGet/kPut/kErase/kEvict, and the handle-based
   // calls that reach the directory; must outlive the store. The owner/mode checks are the caller's
   // (store/cache_directory.h).
-  Env* env = Env::system();
+  platform::Env* env = platform::Env::system();
   // A handle on the directory holding `directory` (its last component), already checked by the
   // caller; the store keeps its own duplicate. -1: the parent path is walked and created as
   // store/directory_handle.h describes. Either way `directory` itself is reached from that handle

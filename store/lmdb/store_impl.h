@@ -34,7 +34,7 @@ struct LmdbStore::Impl {
   std::atomic<std::uint64_t> quarantined{0};
 
   ~Impl();
-  Env& system() const { return *options.env; }
+  platform::Env& system() const { return *options.env; }
 
   // ---- The environment (store_impl.cc) ----
   // The environment for this process (reopened after fork, or after damage or replacement), or

@@ -11,13 +11,13 @@
 
 namespace nvrtc_cache::store::lmdb {
 
-bool StoreLocation::parent_intact(Env& env) const {
+bool StoreLocation::parent_intact(platform::Env& env) const {
   struct stat st {};
   return parent.valid() && env.stat_at(parent.fd(), "", &st) == 0 && S_ISDIR(st.st_mode) &&
          platform::file_id(st) == parent_id;
 }
 
-Status locate_store(const std::string& path, int parent_fd, Env& env, StoreLocation* out) {
+Status locate_store(const std::string& path, int parent_fd, platform::Env& env, StoreLocation* out) {
   using platform::is_path_separator;
   std::string trimmed = path;  // without trailing "/" and "/." (other spellings of the same directory)
   while (trimmed.size() > 1 && (is_path_separator(trimmed.back()) ||

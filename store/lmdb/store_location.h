@@ -13,7 +13,7 @@
 #include <string>
 
 #include "store/directory_handle.h"
-#include "store/env.h"
+#include "platform/env.h"
 #include "store/status.h"
 
 namespace nvrtc_cache::store::lmdb {
@@ -28,11 +28,11 @@ struct StoreLocation {
 
   // Whether `parent` still holds the directory it was opened on: a host that closes descriptors it
   // does not own (a daemon's close-all loop) may have renumbered it to a file of its own.
-  bool parent_intact(Env& env) const;
+  bool parent_intact(platform::Env& env) const;
 };
 
 // `path` split into its parent (walked and created as store/directory_handle.h describes, unless
 // `parent_fd` already holds it: then a duplicate is kept) and its last component.
-Status locate_store(const std::string& path, int parent_fd, Env& env, StoreLocation* out);
+Status locate_store(const std::string& path, int parent_fd, platform::Env& env, StoreLocation* out);
 
 }  // namespace nvrtc_cache::store::lmdb

@@ -84,7 +84,7 @@ std::optional<std::string> LmdbStore::Impl::get(std::string_view key) {
   Status status;
   const EnvRef ref = acquire(&status);
   if (!ref || !lmdb::is_valid_key(*ref, key)) return std::nullopt;
-  if (system().fault_for(StoreOperation::kGet) != 0) return std::nullopt;
+  if (system().fault_for(platform::StoreOperation::kGet) != 0) return std::nullopt;
   std::optional<std::string> found;
   bool stale = false;
   std::int64_t now = 0;

@@ -30,9 +30,9 @@ namespace {
 struct PutAttempt {
   int rc = MDB_SUCCESS;
   std::string_view what;
-  bool too_large = false;        // above half the map: refused without evicting
-  bool unchanged = false;        // the same value was already stored
-  bool over_high_water = false;  // map usage after the put is above the high water mark
+  bool too_large = false;          // above half the map: refused without evicting
+  bool unchanged = false;          // the same value was already stored
+  bool over_high_water = false;    // map usage after the put is above the high water mark
   std::uint64_t map_bytes = 0;     // the cap (store/lmdb/map_growth.h)
   std::uint64_t mapped_bytes = 0;  // the map's size: below the cap, a growing map may grow
 
@@ -78,7 +78,8 @@ void write_entry(MDB_txn* txn, const SharedEnv& shared, std::string_view key, st
 }
 
 // One write transaction storing (key, value) with its access record and the totals.
-PutAttempt put_once(SharedEnv& shared, Env& system, std::string_view key, std::string_view value, std::int64_t now) {
+PutAttempt put_once(SharedEnv& shared, platform::Env& system, std::string_view key, std::string_view value,
+                    std::int64_t now) {
   PutAttempt attempt;
   Txn txn(shared, 0);
   if (txn.begin_rc() != MDB_SUCCESS) return attempt.failed(txn.begin_rc(), "begin write");
@@ -86,7 +87,8 @@ PutAttempt put_once(SharedEnv& shared, Env& system, std::string_view key, std::s
   api().mdb_env_info(shared.env, &info);
   attempt.mapped_bytes = info.me_mapsize;
   attempt.map_bytes = lmdb::cap_bytes(shared, info.me_mapsize);
-  if (const int fault = system.fault_for(StoreOperation::kPut); fault != 0) return attempt.failed(fault, "put");
+  if (const int fault = system.fault_for(platform::StoreOperation::kPut); fault != 0)
+    return attempt.failed(fault, "put");
   if (wrapped_size(value.size()) > attempt.map_bytes / 2) {
     attempt.rc = MDB_MAP_FULL;
     attempt.too_large = true;
@@ -139,7 +141,8 @@ Status LmdbStore::Impl::erase(std::string_view key) {
   const EnvRef ref = acquire(&status);
   if (!ref) return status;
   if (!lmdb::is_valid_key(*ref, key)) return Status::ok();  // such a key can never be stored
-  if (const int fault = system().fault_for(StoreOperation::kErase); fault != 0) return lmdb::to_status(fault, "erase");
+  if (const int fault = system().fault_for(platform::StoreOperation::kErase); fault != 0)
+    return lmdb::to_status(fault, "erase");
   Txn txn(*ref, 0);
   if (txn.begin_rc() != MDB_SUCCESS) return lmdb::to_status(txn.begin_rc(), "begin write");
   MDB_val k = to_val(key);
@@ -214,7 +217,8 @@ Status LmdbStore::Impl::evict(const EvictOptions& evict_options, EvictResult* re
   Status status;
   const EnvRef ref = acquire(&status);
   if (!ref) return status;
-  if (const int fault = system().fault_for(StoreOperation::kEvict); fault != 0) return lmdb::to_status(fault, "evict");
+  if (const int fault = system().fault_for(platform::StoreOperation::kEvict); fault != 0)
+    return lmdb::to_status(fault, "evict");
   return lmdb::evict(*ref, evict_options, system().now_seconds(), result, progress);
 }
 

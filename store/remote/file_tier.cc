@@ -12,7 +12,7 @@
 #include "platform/errno_guard.h"
 #include "platform/file_at.h"
 #include "platform/paths.h"
-#include "store/env.h"
+#include "platform/env.h"
 #include "store/remote/sealed_value.h"
 #include "store/remote/tier_directory.h"
 #include "util/clock.h"
@@ -75,7 +75,7 @@ TierResult walk_failure(const TierDirectoryOpen& walk, bool reading) {
 class FileTier final : public Tier {
  public:
   FileTier(const TierUrl& url, const TierOptions& options)
-      : name_(url.display()), base_(url.path), options_(options), env_(*Env::system()) {}
+      : name_(url.display()), base_(url.path), options_(options), env_(*platform::Env::system()) {}
 
   const std::string& display_name() const override { return name_; }
   bool writable() const override { return !options_.read_only; }
@@ -121,7 +121,8 @@ class FileTier final : public Tier {
         break;
       }
       std::size_t wrote = 0;
-      if (const int rc = platform::write_file_chunk(file, value.data() + done, std::min(value.size() - done, kChunk), &wrote);
+      if (const int rc =
+              platform::write_file_chunk(file, value.data() + done, std::min(value.size() - done, kChunk), &wrote);
           rc != 0) {
         outcome = failure("cannot write an entry", rc);
         break;
@@ -231,8 +232,8 @@ class FileTier final : public Tier {
     while (done < r.value.size()) {
       if (done > 0 && Clock::now() >= deadline) return result(TierCode::kTimeout, "deadline passed while reading");
       std::size_t n = 0;
-      if (const int rc = platform::read_file_chunk(file, r.value.data() + done, std::min(r.value.size() - done, kChunk),
-                                                   done, &n);
+      if (const int rc =
+              platform::read_file_chunk(file, r.value.data() + done, std::min(r.value.size() - done, kChunk), done, &n);
           rc != 0) {
         if (is_miss_errno(rc)) return result(TierCode::kMiss);
         return failure("cannot read an entry", rc);
@@ -247,7 +248,7 @@ class FileTier final : public Tier {
   std::string name_;
   std::string base_;
   TierOptions options_;
-  Env& env_;
+  platform::Env& env_;
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 
 #include "platform/errno_guard.h"
 #include "platform/paths.h"
-#include "store/env.h"
+#include "platform/env.h"
 #include "store/remote/file_tier.h"
 #include "store/remote/tier_directory.h"
 #include "util/clock.h"
@@ -29,7 +29,7 @@ struct Entry {
 
 FileTierEviction evict_file_tier(std::string_view url_text, std::uint64_t max_bytes) {
   const platform::ErrnoGuard errno_guard;
-  Env& env = *Env::system();
+  platform::Env& env = *platform::Env::system();
   FileTierEviction out;
   std::string problem;
   const std::optional<TierUrl> url = parse_tier_url(url_text, &problem);

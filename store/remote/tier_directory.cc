@@ -41,7 +41,7 @@ bool owner_allowed(const struct stat& dir, const struct stat& parent) {
   return (parent.st_mode & 0022) != 0;  // group- or other-writable
 }
 
-TierDirectoryOpen opened(DirectoryHandle handle, std::string shown, Env& env) {
+TierDirectoryOpen opened(DirectoryHandle handle, std::string shown, platform::Env& env) {
   TierDirectoryOpen out;
   if (const int rc = env.stat_at(handle.fd(), "", &out.directory.st); rc != 0) {
     return failed(rc, false, "cannot stat " + shown + ": " + std::strerror(rc));
@@ -61,7 +61,7 @@ std::string hex64(std::uint64_t value) {
 
 }  // namespace
 
-TierDirectoryOpen open_tier_path(const std::string& path, Env& env) {
+TierDirectoryOpen open_tier_path(const std::string& path, platform::Env& env) {
   // "<path>/.": every component of the configured path is resolved (links included), and what is
   // opened is the directory they lead to.
   int fd = -1;
@@ -71,7 +71,8 @@ TierDirectoryOpen open_tier_path(const std::string& path, Env& env) {
   return opened(DirectoryHandle(fd), path, env);
 }
 
-TierDirectoryOpen open_tier_subdirectory(const TierDirectory& parent, const std::string& name, bool create, Env& env) {
+TierDirectoryOpen open_tier_subdirectory(const TierDirectory& parent, const std::string& name, bool create,
+                                         platform::Env& env) {
   std::string shown = parent.shown + "/" + name;
   DirectoryWalk walk = open_subdirectory(parent.handle, name, shown, create, env, kSharedMode);
   if (!walk.handle.valid()) {

@@ -1,14 +1,14 @@
 // The directories and file names of a file:// tier, walked by handle. The tier's own path (the URL's
 // directory) is opened as configured; below it, <prefix> and each <2 hex> bucket are opened one
-// component at a time with openat(O_DIRECTORY | O_NOFOLLOW) (store::Env, store/directory_handle.h),
+// component at a time with openat(O_DIRECTORY | O_NOFOLLOW) (platform::Env, store/directory_handle.h),
 // fstat-checked, and then used only by handle (*at() calls on that descriptor), so a component that
 // is, or becomes, a symbolic link is refused and never followed.
 // A directory below the tier's path is the tier's own when it is a directory owned by the caller,
 // root or the owner of the directory holding it (any, where the system reports no owner: Windows,
-// whose ACLs decide), or by anyone when the directory holding it admits other writers (group- or other-writable: a tier shared on purpose, whose writers are all trusted;
-// docs/shared-tiers.md). Tier directories are created 0777 less the umask (the umask decides who
-// else may write).
-// Names: an entry is <32 hex>, in the bucket named by its first two digits; a temporary file is
+// whose ACLs decide), or by anyone when the directory holding it admits other writers (group- or other-writable: a tier
+// shared on purpose, whose writers are all trusted; docs/shared-tiers.md). Tier directories are created 0777 less the
+// umask (the umask decides who else may write). Names: an entry is <32 hex>, in the bucket named by its first two
+// digits; a temporary file is
 // ".tmp-<32 hex>-<16 random hex>" (earlier versions: ".tmp-<32 hex>-<pid>-<n>-<n>"). Nothing else
 // in a bucket is the tier's.
 // Contract: filesystem access through the given Env (directories) or *at() calls on its handles
@@ -22,7 +22,7 @@
 #include <string_view>
 
 #include "store/directory_handle.h"
-#include "store/env.h"
+#include "platform/env.h"
 
 namespace nvrtc_cache::store::remote {
 
@@ -45,9 +45,10 @@ struct TierDirectoryOpen {
 };
 
 // Opens the tier's own path (links in it are followed: it is the configuration's); never created.
-TierDirectoryOpen open_tier_path(const std::string& path, Env& env);
+TierDirectoryOpen open_tier_path(const std::string& path, platform::Env& env);
 // Opens the directory `name` in `parent` by the rule above, creating it when missing and `create`.
-TierDirectoryOpen open_tier_subdirectory(const TierDirectory& parent, const std::string& name, bool create, Env& env);
+TierDirectoryOpen open_tier_subdirectory(const TierDirectory& parent, const std::string& name, bool create,
+                                         platform::Env& env);
 
 // Whether `name` is a bucket's name (2 lowercase hex digits).
 bool is_bucket_name(std::string_view name);

@@ -1,6 +1,6 @@
 // Opening the cache safely: directory creation and permissions, refusals, symbolic links on the way,
 // a directory swapped between the check and LMDB's open, network filesystems, truncated and garbage
-// data files, pruning of moved-aside stores, and filesystem faults injected through the Env seam.
+// data files, pruning of moved-aside stores, and filesystem faults injected through the platform::Env seam.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -46,10 +46,10 @@ class TempDir {
 // The path a descriptor refers to (tests only: production code never resolves a handle back to a path).
 std::string path_of(int fd) { return fs::read_symlink("/proc/self/fd/" + std::to_string(fd)).string(); }
 
-// The system Env with chosen operations failing, statfs answering a chosen filesystem type, links of
+// The system platform::Env with chosen operations failing, statfs answering a chosen filesystem type, links of
 // chosen names appearing owned by another user, /proc/self/fd hidden, and a hook run where
 // LmdbStore::open starts (after the directory checks, before LMDB opens anything).
-class FaultyEnv final : public Env {
+class FaultyEnv final : public platform::Env {
  public:
   std::map<std::string, int> fail;  // operation name -> errno
   std::function<bool(const std::string&)> network = [](const std::string&) { return false; };
@@ -58,36 +58,36 @@ class FaultyEnv final : public Env {
   std::function<void()> before_store_open = [] {};
   std::atomic<std::int64_t> clock_skew{0};  // seconds added to the clock
 
-  std::int64_t now_seconds() override { return Env::system()->now_seconds() + clock_skew.load(); }
+  std::int64_t now_seconds() override { return platform::Env::system()->now_seconds() + clock_skew.load(); }
   int stat(const std::string& p, struct stat* st) override {
     if (hide_proc && p.rfind("/proc/", 0) == 0) return ENOENT;
-    return Env::stat(p, st);
+    return platform::Env::stat(p, st);
   }
   int make_directory_at(int dir, const std::string& name, mode_t mode) override {
-    return injected("mkdir") ? injected("mkdir") : Env::make_directory_at(dir, name, mode);
+    return injected("mkdir") ? injected("mkdir") : platform::Env::make_directory_at(dir, name, mode);
   }
   int stat_at(int dir, const std::string& name, struct stat* st) override {
-    const int rc = Env::stat_at(dir, name, st);
+    const int rc = platform::Env::stat_at(dir, name, st);
     if (rc == 0 && S_ISLNK(st->st_mode) && foreign_links.count(name)) st->st_uid = geteuid() == 12345 ? 12346 : 12345;
     return rc;
   }
   int statfs_at(int dir, struct statfs* st) override {
-    const int rc = Env::statfs_at(dir, st);
+    const int rc = platform::Env::statfs_at(dir, st);
     if (rc == 0 && network(path_of(dir))) st->f_type = NFS_SUPER_MAGIC;
     return rc;
   }
   int rename_at(int dir, const std::string& a, const std::string& b) override {
-    return injected("rename") ? injected("rename") : Env::rename_at(dir, a, b);
+    return injected("rename") ? injected("rename") : platform::Env::rename_at(dir, a, b);
   }
   int read_file_at(int dir, const std::string& name, void* b, std::size_t n, off_t o, std::size_t* r) override {
     if (injected("read")) {
       *r = 0;
       return injected("read");
     }
-    return Env::read_file_at(dir, name, b, n, o, r);
+    return platform::Env::read_file_at(dir, name, b, n, o, r);
   }
-  int fault_for(StoreOperation operation) override {
-    if (operation == StoreOperation::kOpen) before_store_open();
+  int fault_for(platform::StoreOperation operation) override {
+    if (operation == platform::StoreOperation::kOpen) before_store_open();
     return 0;
   }
 
@@ -98,7 +98,7 @@ class FaultyEnv final : public Env {
   }
 };
 
-CachePolicy policy_for(const std::string& dir, Env* env = Env::system()) {
+CachePolicy policy_for(const std::string& dir, platform::Env* env = platform::Env::system()) {
   CachePolicy p;
   p.directory = dir;
   p.max_bytes = 16ull << 20;
@@ -197,7 +197,7 @@ TEST(CacheDirectory, TruncatedDataFileIsCaughtBeforeMappingAndMovedAside) {
   const std::string data = dir + "/store/data.mdb";
   const auto full = fs::file_size(data);
   fs::resize_file(data, full / 2);
-  const Status check = check_data_file(dir + "/store", *Env::system());
+  const Status check = check_data_file(dir + "/store", *platform::Env::system());
   EXPECT_EQ(check.code(), Status::Code::kCorruption) << check.message();
 
   OpenedCache reopened = open_cache(policy_for(dir));
@@ -241,7 +241,7 @@ TEST(CacheDirectory, MetaPageWhosePageCountWrapsIsCorruption) {
       std::memcpy(bytes.data() + page + kLastPageOffset, &last_page, sizeof last_page);
     }
     std::ofstream(data, std::ios::binary | std::ios::trunc) << bytes;
-    const Status check = check_data_file(dir + "/store", *Env::system());
+    const Status check = check_data_file(dir + "/store", *platform::Env::system());
     EXPECT_EQ(check.code(), Status::Code::kCorruption) << last_page << ": " << check.message();
   }
 }
@@ -264,7 +264,7 @@ TEST(CacheDirectory, IntactStoreIsKept) {
   TempDir t;
   const std::string dir = t.path() + "/cache";
   fill(dir, 10);
-  EXPECT_TRUE(check_data_file(dir + "/store", *Env::system()));
+  EXPECT_TRUE(check_data_file(dir + "/store", *platform::Env::system()));
   OpenedCache reopened = open_cache(policy_for(dir));
   ASSERT_TRUE(reopened.store);
   EXPECT_EQ(reopened.store->entry_count(), 10u);
@@ -526,16 +526,16 @@ TEST(CacheDirectory, PruningNeverFollowsLinksAndKeepsTheNewest) {
     std::ofstream(dir + "/" + old + "/data.mdb") << "x";
     fs::create_symlink(t.path() + "/precious/data.mdb", dir + "/" + old + "/lock.mdb");
   }
-  DirectoryWalk handle = open_directory_path(dir, false, false, *Env::system());
+  DirectoryWalk handle = open_directory_path(dir, false, false, *platform::Env::system());
   ASSERT_TRUE(handle.handle.valid()) << handle.detail;
-  prune_moved_aside(handle.handle, "store", *Env::system());
+  prune_moved_aside(handle.handle, "store", *platform::Env::system());
   EXPECT_EQ(moved_aside_names(dir),
             (std::vector<std::string>{"store.corrupt-1-1-1", "store.corrupt-200-7-2", "store.corrupt-300-7-3"}));
   EXPECT_TRUE(fs::is_symlink(dir + "/store.corrupt-1-1-1")) << "a link is not a moved-aside store: left alone";
   std::string contents;
   std::getline(std::ifstream(t.path() + "/precious/data.mdb"), contents);
   EXPECT_EQ(contents, "keep me");
-  EXPECT_EQ(count_moved_aside(handle.handle, "store", *Env::system()), 2u);
+  EXPECT_EQ(count_moved_aside(handle.handle, "store", *platform::Env::system()), 2u);
 }
 
 TEST(CacheDirectory, ConcurrentPrunersLeaveTheNewestTwo) {
@@ -552,9 +552,9 @@ TEST(CacheDirectory, ConcurrentPrunersLeaveTheNewestTwo) {
   for (int c = 0; c < 4; ++c) {
     const pid_t child = fork();
     if (child == 0) {
-      DirectoryWalk handle = open_directory_path(dir, false, false, *Env::system());
+      DirectoryWalk handle = open_directory_path(dir, false, false, *platform::Env::system());
       if (!handle.handle.valid()) _exit(1);
-      prune_moved_aside(handle.handle, "store", *Env::system());
+      prune_moved_aside(handle.handle, "store", *platform::Env::system());
       _exit(0);
     }
     children.push_back(child);
@@ -567,22 +567,23 @@ TEST(CacheDirectory, ConcurrentPrunersLeaveTheNewestTwo) {
   EXPECT_EQ(moved_aside_names(dir), (std::vector<std::string>{"store.corrupt-1038-9-38", "store.corrupt-1039-9-39"}));
 }
 
-// A dependency swapped for a FIFO (or a device) is never waited on: Env reads only regular files,
+// A dependency swapped for a FIFO (or a device) is never waited on: platform::Env reads only regular files,
 // opened non-blocking, so a hit's validation or a replay sees "cannot read" and moves on.
 TEST(EnvReads, AFifoIsRefusedAtOnceNeverWaitedOn) {
   TempDir t;
   const std::string fifo = t.path() + "/header.h";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::string content;
-  EXPECT_EQ(Env::system()->read_file(fifo, 1 << 20, &content), EINVAL);  // returns: a blocking open would hang
+  EXPECT_EQ(platform::Env::system()->read_file(fifo, 1 << 20, &content),
+            EINVAL);  // returns: a blocking open would hang
   char buffer[16];
   std::size_t got = 0;
   const int dir = ::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   ASSERT_GE(dir, 0);
-  EXPECT_NE(Env::system()->read_file_at(dir, "header.h", buffer, sizeof buffer, 0, &got), 0);
+  EXPECT_NE(platform::Env::system()->read_file_at(dir, "header.h", buffer, sizeof buffer, 0, &got), 0);
   ::close(dir);
   std::ofstream(t.path() + "/regular.h") << "#pragma once\n";
-  EXPECT_EQ(Env::system()->read_file(t.path() + "/regular.h", 1 << 20, &content), 0);
+  EXPECT_EQ(platform::Env::system()->read_file(t.path() + "/regular.h", 1 << 20, &content), 0);
   EXPECT_EQ(content, "#pragma once\n");
 }
 

@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "store/env.h"
+#include "platform/env.h"
 #include "store/lmdb/lmdb_store.h"
 #include "tests/support/store_fixtures.h"
 #include "tests/support/store_testing.h"
@@ -26,8 +26,8 @@ using testing::binary_value;
 using testing::open_store;
 using testing::TempDir;
 
-// The system Env with a clock the test moves, and puts that can be made to report MDB_MAP_FULL.
-class TestEnv final : public Env {
+// The system platform::Env with a clock the test moves, and puts that can be made to report MDB_MAP_FULL.
+class TestEnv final : public platform::Env {
  public:
   std::atomic<std::int64_t> now{1'000'000};
   std::atomic<int> map_full_puts{0};   // the next this-many put attempts report MDB_MAP_FULL
@@ -36,8 +36,8 @@ class TestEnv final : public Env {
   void advance(std::int64_t seconds) { now += seconds; }
 
   std::int64_t now_seconds() override { return now.load(); }
-  int fault_for(StoreOperation operation) override {
-    if (operation != StoreOperation::kPut) return 0;
+  int fault_for(platform::StoreOperation operation) override {
+    if (operation != platform::StoreOperation::kPut) return 0;
     for (int left = map_full_puts.load(); left > 0;) {
       if (map_full_puts.compare_exchange_weak(left, left - 1)) return MDB_MAP_FULL;
     }
@@ -48,7 +48,7 @@ class TestEnv final : public Env {
   }
 };
 
-std::unique_ptr<LmdbStore> open_with_env(const std::string& directory, std::uint64_t map_size, Env* env) {
+std::unique_ptr<LmdbStore> open_with_env(const std::string& directory, std::uint64_t map_size, platform::Env* env) {
   LmdbOptions options;
   options.directory = directory;
   options.map_size_bytes = map_size;
