@@ -1,6 +1,6 @@
 // A library loaded by its path and the addresses of its functions: dlopen/dlsym (POSIX), and
 // LoadLibraryExW/GetProcAddress (Windows, its own dependencies looked for beside it), for the CLI's
-// sample compile (tools/sample_compile_command.cc), which loads NVRTC the way the JIT stacks do.
+// sample compile (tools/commands/sample_compile_command.cc), which loads NVRTC the way the JIT stacks do.
 // Contract: thread-safe; never throws except std::bad_alloc; a loaded library stays loaded.
 #pragma once
 

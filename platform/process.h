@@ -1,4 +1,4 @@
-// The CLI's worker processes and their surroundings (`nvrtc-cache replay`, tools/replay.h): a child
+// The CLI's worker processes and their surroundings (`nvrtc-cache replay`, tools/replay/replay.h): a child
 // started with changes to this process's environment whose standard output this process reads, a
 // private temporary directory, and the working directory. POSIX: fork/exec, a pipe, mkdtemp, chdir.
 // Windows: CreateProcessW with an environment block and an anonymous pipe (the only handles it

@@ -1,4 +1,4 @@
-// Whole files by path, streamed: the archives of `nvrtc-cache export` and `import` (tools/archive_command.cc),
+// Whole files by path, streamed: the archives of `nvrtc-cache export` and `import` (tools/commands/archive_command.cc),
 // which may be larger than memory. A file is created new (never over an existing one, so a partial
 // archive is written beside its final name) and made durable before it replaces that name; or opened
 // for reading, following links as the shell does; stdin and stdout as binary streams. And the glob

@@ -1,5 +1,5 @@
 // The call report: which real NVRTC, nvJitLink and libNVVM this process's compiles reached the cache's
-// hooks through, for `nvrtc-cache doctor -- CMD` (tools/doctor_run.cc). Only when NVRTC_CACHE_REPORT_DIR
+// hooks through, for `nvrtc-cache doctor -- CMD` (tools/doctor/run.cc). Only when NVRTC_CACHE_REPORT_DIR
 // names a directory: each reached compile (nvrtcCompileProgram, nvJitLinkComplete, nvvmCompileProgram)
 // rewrites <dir>/<pid>.report (write to a temporary file, then rename: a reader sees a whole report,
 // and one left by os._exit or a kill is as current as the last compile). Its format, one line per

@@ -1,7 +1,7 @@
 // The nvrtc-cache command's subcommands: each add_*_command() registers one subcommand (its
 // options and --help text) on the CLI11 app and sets `outcome.exit_code` when it runs. Output goes
 // to stdout, diagnostics to stderr. The same definitions drive --help, the man page and the bash
-// completion (tools/help_command.cc). Contract: single-threaded; run once per process.
+// completion (tools/commands/help_command.cc). Contract: single-threaded; run once per process.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -27,7 +27,7 @@ struct Outcome {
 
 void add_run_command(CLI::App& app, Outcome& outcome);
 // The options every system's `run` shares, for its --help (--record FILE, CMD): `run` parses its own
-// arguments before CLI11 does (tools/run_command.cc, tools/windows/run_command.cc).
+// arguments before CLI11 does (tools/commands/run_command.cc, tools/windows/run_command.cc).
 void add_run_shared_options(CLI::App& run);
 void add_stats_command(CLI::App& app, Outcome& outcome);
 void add_clear_command(CLI::App& app, Outcome& outcome);
@@ -39,7 +39,7 @@ void add_inspect_command(CLI::App& app, Outcome& outcome);
 void add_extract_command(CLI::App& app, Outcome& outcome);
 void add_doctor_command(CLI::App& app, Outcome& outcome);
 void add_remote_command(CLI::App& app, Outcome& outcome);
-// export, import and copy (tools/archive_command.cc).
+// export, import and copy (tools/commands/archive_command.cc).
 void add_archive_commands(CLI::App& app, Outcome& outcome);
 // replay, and its hidden __replay-worker.
 void add_replay_command(CLI::App& app, Outcome& outcome);

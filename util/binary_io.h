@@ -25,6 +25,11 @@ inline std::uint64_t load_le(const char* in, std::size_t n) {
 }
 
 // Encoded sizes of the fixed-width fields, for the minimum size of one element of a count.
+// Whether `size` bytes at `offset` lie inside a file of `file_size` bytes (no overflow).
+inline constexpr bool range_inside(std::uint64_t offset, std::uint64_t size, std::uint64_t file_size) {
+  return offset <= file_size && size <= file_size - offset;
+}
+
 inline constexpr std::size_t kFlagBytes = 1;
 inline constexpr std::size_t kU32Bytes = 4;
 inline constexpr std::size_t kU64Bytes = 8;

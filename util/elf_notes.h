@@ -1,5 +1,5 @@
 // Reading the GNU build-id from the notes of one PT_NOTE segment, whether the segment comes from a
-// file (tools/elf_identity.h: untrusted bytes) or from an object already loaded in this process
+// file (util/elf_identity.h: untrusted bytes) or from an object already loaded in this process
 // (shim/interpose/library_identity.h), so both name a library by the same bytes.
 // Contract: pure; thread-safe; never reads outside `notes`; never throws except std::bad_alloc.
 #pragma once

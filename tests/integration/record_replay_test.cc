@@ -23,7 +23,7 @@
 #include "core/compile_record.h"
 #include "tests/support/cli_testing.h"
 #include "tests/support/harness.h"
-#include "tools/elf_identity.h"
+#include "util/elf_identity.h"
 
 namespace nvrtc_cache {
 namespace {
@@ -258,7 +258,7 @@ struct PlantedLibrary {
   }
   std::string build_id() const {
     std::string why;
-    const std::optional<tools::ElfIdentity> id = tools::read_elf_identity(read_file(library), why);
+    const std::optional<util::ElfIdentity> id = util::read_elf_identity(read_file(library), why);
     EXPECT_TRUE(id) << why;
     return id ? id->build_id : "";
   }

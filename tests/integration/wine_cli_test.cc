@@ -221,7 +221,7 @@ TEST_F(WineCli, PortedCommandsMatchTheLinuxCli) {
     EXPECT_NE(help.find(std::string("\n  ") + command), std::string::npos) << command << " missing:\n" << help;
 }
 
-// export, import and copy on Windows (tools/archive_command.cc over platform/stream_file.h): the cache
+// export, import and copy on Windows (tools/commands/archive_command.cc over platform/stream_file.h): the cache
 // the proxy filled, exported to an archive file and to stdout (binary: the same bytes), imported into
 // a second cache that then serves the same client from hits alone, byte for byte; `--match` selects by
 // program name (`*` and `?`); copy writes a file:// directory it creates, nested, which a third
@@ -295,7 +295,7 @@ TEST_F(WineCli, ExportImportCopyServeAnotherCacheExactly) {
   EXPECT_EQ(files_in(shared.path()), 0u) << "remote evict left files in the tier";
 }
 
-// doctor on Windows (tools/windows/doctor_command.cc): the proxy DLLs beside nvrtc-cache.exe, the real
+// doctor on Windows (tools/doctor/doctor_command_windows.cc): the proxy DLLs beside nvrtc-cache.exe, the real
 // DLL the proxy loads, the cache, and a sample compile run directly and twice through the proxy in a
 // scratch cache (stored, then served, byte-identical); with only the proxy itself named as the real
 // DLL, NVRTC is reported missing, the sample compile is not run, and the exit status is 1.
@@ -318,10 +318,10 @@ TEST_F(WineCli, DoctorChecksTheProxyNvrtcAndASampleCompile) {
   EXPECT_NE(refused.find("note  sample compile   not run: no NVRTC that loads"), std::string::npos) << refused;
 }
 
-// replay on Windows (tools/windows/replay_host_windows.cc): what the proxy recorded (NVRTC_CACHE_RECORD)
+// replay on Windows (tools/replay/host_windows.cc): what the proxy recorded (NVRTC_CACHE_RECORD)
 // while the client compiled its cubin and PTX programs is replayed into an empty cache, as recorded
 // and for sm_90, by workers loading the proxy beside nvrtc-cache.exe, which forwards to the recorded
-// DLL (judged on disk first: tools/windows/nvrtc_dll_check.h). The client is then served from hits
+// DLL (judged on disk first: tools/doctor/nvrtc_dll_check.h). The client is then served from hits
 // alone, byte for byte (the replay stored each result under the key the app computes); the sm_90
 // variants are stored for sm_90 (the PTX's target says so); a second replay finds all four cached.
 TEST_F(WineCli, ReplayFillsACacheTheAppIsServedFrom) {

@@ -1,5 +1,5 @@
 // A minimal 64-bit Windows DLL image, built byte by byte for the PE reader's tests and fuzz seeds
-// (tools/pe_identity.h): DOS header, PE headers with 16 data directories, one section ".edata" at RVA
+// (util/pe_identity.h): DOS header, PE headers with 16 data directories, one section ".edata" at RVA
 // 0x1000 (file offset 0x200) holding the export directory and its name. 0x400 bytes.
 // Header-only; pure.
 #pragma once

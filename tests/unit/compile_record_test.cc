@@ -1,12 +1,12 @@
 // The recording's format (core/compile_record.h, core/handle_record.h) and replay's architecture
-// rewriting (tools/arch_options.h): round trips, damaged files, hostile counts, and every spelling of
+// rewriting (tools/replay/arch_options.h): round trips, damaged files, hostile counts, and every spelling of
 // the option.
 #include <gtest/gtest.h>
 
 #include "core/compile_record.h"
 #include "core/handle_record.h"
 #include "util/binary_io.h"
-#include "tools/arch_options.h"
+#include "tools/replay/arch_options.h"
 
 namespace nvrtc_cache {
 namespace {

@@ -1,4 +1,4 @@
-// The on-disk ELF reader (tools/elf_identity.h): real objects read as the loader sees them (the
+// The on-disk ELF reader (util/elf_identity.h): real objects read as the loader sees them (the
 // build-id of this test's own executable equals the one of its loaded image; the toolkit's NVRTC and
 // its SONAME), and hostile files: every truncation of a real object, and headers, notes and dynamic
 // sections whose offsets, sizes and counts point past the file or overflow. The reader must report
@@ -12,14 +12,14 @@
 #include <sstream>
 
 #include "shim/interpose/library_identity.h"
-#include "tools/elf_identity.h"
+#include "util/elf_identity.h"
 #include "util/binary_io.h"
 
 namespace nvrtc_cache {
 namespace {
 
-using tools::ElfIdentity;
-using tools::read_elf_identity;
+using util::ElfIdentity;
+using util::read_elf_identity;
 
 std::string read_whole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,4 +1,4 @@
-// Which NVRTC `nvrtc-cache replay` may load (tools/nvrtc_library_check.h), judged without loading
+// Which NVRTC `nvrtc-cache replay` may load (tools/doctor/nvrtc_library_check.h), judged without loading
 // it: the toolkit's NVRTC by its path or a symlink; another build-id, a library that is not an NVRTC,
 // a FIFO, a relative path refused; a stand-in library (tests/clients/hostile_library.cc) accepted as the
 // caller's own file and refused once anyone else can change it: writable by others, by a group that
@@ -20,8 +20,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "tools/elf_identity.h"
-#include "tools/nvrtc_library_check.h"
+#include "util/elf_identity.h"
+#include "tools/doctor/nvrtc_library_check.h"
 #include "util/binary_io.h"
 
 namespace nvrtc_cache {
@@ -53,7 +53,7 @@ keying::LibraryIdentity identity_of(const std::string& path) {
   std::stringstream bytes;
   bytes << in.rdbuf();
   std::string why;
-  const std::optional<tools::ElfIdentity> id = tools::read_elf_identity(bytes.str(), why);
+  const std::optional<util::ElfIdentity> id = util::read_elf_identity(bytes.str(), why);
   EXPECT_TRUE(id) << path << ": " << why;
   return {13, 0, id ? id->build_id : std::string()};
 }

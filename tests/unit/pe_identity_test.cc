@@ -1,4 +1,4 @@
-// The on-disk PE reader (tools/pe_identity.h) that `nvrtc-cache.exe replay` uses before it loads a
+// The on-disk PE reader (util/pe_identity.h) that `nvrtc-cache.exe replay` uses before it loads a
 // DLL: a minimal DLL's identity and export name, the identity from the headers alone (a loaded
 // module's first page) equal to the file's, the Windows NVRTC's own name where the tests have it, and
 // hostile files: every truncation, and offsets, counts and names that point past the file or never end.
@@ -10,17 +10,17 @@
 #include <sstream>
 
 #include "tests/support/pe_image.h"
-#include "tools/pe_identity.h"
+#include "util/pe_identity.h"
 #include "util/binary_io.h"
 
 namespace nvrtc_cache {
 namespace {
 
 using testing::minimal_pe_dll;
-using tools::PeIdentity;
+using util::PeIdentity;
 
 std::optional<PeIdentity> read_checked(std::string_view file, std::string& why) {
-  return tools::read_pe_identity(
+  return util::read_pe_identity(
       file.size(),
       [file](std::uint64_t offset, std::size_t size, char* out) {
         EXPECT_TRUE(offset <= file.size() && size <= file.size() - offset) << offset << "+" << size;
@@ -39,10 +39,10 @@ TEST(PeIdentity, AMinimalDllIsReadWithItsIdentityAndName) {
   std::string why;
   const std::optional<PeIdentity> id = read_checked(minimal_pe_dll(), why);
   ASSERT_TRUE(id) << why;
-  EXPECT_EQ(id->machine, tools::kPeMachineAmd64);
+  EXPECT_EQ(id->machine, util::kPeMachineAmd64);
   EXPECT_TRUE(id->dll);
   EXPECT_EQ(id->export_name, std::optional<std::string>("nvrtc64_130_0.dll"));
-  EXPECT_EQ(id->build_id, tools::pe_build_id(0x68a639d8, 0x2000, 0x1234));
+  EXPECT_EQ(id->build_id, util::pe_build_id(0x68a639d8, 0x2000, 0x1234));
   EXPECT_EQ(id->build_id, std::string("pe:\xd8\x39\xa6\x68\x00\x20\x00\x00\x34\x12\x00\x00", 15));
   // Each field counts: another time stamp, image size or checksum is another identity.
   for (const testing::PeImageFields& other :
@@ -51,7 +51,7 @@ TEST(PeIdentity, AMinimalDllIsReadWithItsIdentityAndName) {
     EXPECT_NE(read_checked(minimal_pe_dll(other), why)->build_id, id->build_id);
   }
   // The headers alone (a loaded module's first page) give the same identity.
-  EXPECT_EQ(tools::read_pe_build_id(std::string_view(minimal_pe_dll()).substr(0, 0x200), why), id->build_id);
+  EXPECT_EQ(util::read_pe_build_id(std::string_view(minimal_pe_dll()).substr(0, 0x200), why), id->build_id);
 }
 
 TEST(PeIdentity, TheWindowsNvrtcNamesItselfAsTheProxysRealDll) {
@@ -68,7 +68,7 @@ TEST(PeIdentity, TheWindowsNvrtcNamesItselfAsTheProxysRealDll) {
   ASSERT_TRUE(id) << why;
   EXPECT_TRUE(id->dll);
   EXPECT_EQ(id->export_name, std::optional<std::string>("nvrtc64_130_0.dll"));
-  EXPECT_EQ(tools::read_pe_build_id(std::string_view(file).substr(0, 4096), why), id->build_id);
+  EXPECT_EQ(util::read_pe_build_id(std::string_view(file).substr(0, 4096), why), id->build_id);
 }
 
 TEST(PeIdentity, EveryTruncationIsReportedWithoutAReadOutsideTheFile) {

@@ -1,11 +1,11 @@
-// Which recorded option lists `nvrtc-cache replay` refuses (tools/replay.h, replay_option_refusal):
+// Which recorded option lists `nvrtc-cache replay` refuses (tools/replay/replay.h, replay_option_refusal):
 // options with side effects in every spelling, unknown ones per NVRTC version, NUL bytes, the same
 // in NVRTC_APPEND_FLAGS, and the values NVRTC passes to its internal tools (-Xcudafe beyond its
 // diagnostic controls, -Xnvvm); for links and NVVM compiles, which options are refused and how a link's
-// inputs are retargeted to another architecture (tools/replay_retarget.h).
+// inputs are retargeted to another architecture (tools/replay/retarget.h).
 #include <gtest/gtest.h>
 
-#include "tools/replay.h"
+#include "tools/replay/replay.h"
 
 namespace nvrtc_cache {
 namespace {

@@ -1,8 +1,8 @@
 // nvrtc-cache.exe, the Windows CLI: the commands of tools/commands.h that Windows has, on the shared
 // command line (tools/command_line.h), with the proxy's settings and store (core/config.h,
 // %LOCALAPPDATA%\nvrtc-cache by default), and run (tools/windows/run_command.h: the program with the
-// proxy injected), doctor with Windows' own checks (tools/windows/doctor_command.cc) and replay
-// through the proxy (tools/windows/replay_host_windows.cc). Not here (docs/platforms.md): compact.
+// proxy injected), doctor with Windows' own checks (tools/doctor/doctor_command_windows.cc) and replay
+// through the proxy (tools/replay/host_windows.cc). Not here (docs/platforms.md): compact.
 #include "tools/command_line.h"
 #include "tools/windows/run_command.h"
 

@@ -1,0 +1,359 @@
+// nvrtc-cache stats [--json] [-z]: the counters every process merged into the store, what they mean
+// for a person (hit rate, time saved, why compiles missed or were not cacheable, per tier), and the
+// programs that cost the most compile time. JSON schema: docs/cli.md ("stats --json"),
+// "schema_version" 2.
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/config.h"
+#include "direct/manifest.h"
+#include "core/stats.h"
+#include "store/cache_directory.h"
+#include "tools/commands.h"
+#include "tools/cache/compact.h"
+#include "tools/cache/entries.h"
+#include "tools/cache/open_cache.h"
+
+namespace nvrtc_cache::tools {
+namespace {
+
+constexpr int kStatsSchemaVersion = 2;  // 1: the flat object before reasons, tiers and top programs
+constexpr std::size_t kTopPrograms = 5;
+
+std::int64_t counter(const store::Counters& counters, std::string_view name) {
+  auto it = counters.find(name);
+  return it == counters.end() ? 0 : it->second;
+}
+
+// The non-zero counters named "<group>.<reason>", largest first.
+std::vector<std::pair<std::string, std::int64_t>> group(const store::Counters& counters, std::string_view prefix) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const auto& [name, value] : counters) {
+    if (name.starts_with(prefix) && value != 0) out.emplace_back(name.substr(prefix.size()), value);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+// "tier.<index>.<what>" counters, by tier (written by the shared tiers).
+std::map<std::string, std::map<std::string, std::int64_t>> tiers(const store::Counters& counters) {
+  std::map<std::string, std::map<std::string, std::int64_t>> out;
+  for (const auto& [name, value] : counters) {
+    if (!name.starts_with("tier.")) continue;
+    const std::size_t dot = name.find('.', 5);
+    if (dot == std::string::npos) continue;
+    out[name.substr(5, dot - 5)][name.substr(dot + 1)] = value;
+  }
+  return out;
+}
+
+std::string_view help_of(std::string_view counter_name) {
+  for (std::size_t i = 0; i < core::kCounterNames.size(); ++i) {
+    if (core::kCounterNames[i] == counter_name) return core::kCounterHelp[i];
+  }
+  return "";
+}
+
+std::vector<EntryInfo> costliest(std::vector<EntryInfo> entries) {
+  std::erase_if(entries, [](const EntryInfo& e) { return e.damaged(); });
+  std::sort(entries.begin(), entries.end(),
+            [](const EntryInfo& a, const EntryInfo& b) { return a.nanos() > b.nanos(); });
+  if (entries.size() > kTopPrograms) entries.resize(kTopPrograms);
+  return entries;
+}
+
+// The results each library's version made ("NVRTC 13.0", "nvJitLink unknown": made before entries recorded
+// it), with their stored bytes, in name order.
+struct LibraryShare {
+  std::string name, version;
+  std::uint64_t results = 0, bytes = 0;
+};
+
+std::vector<LibraryShare> by_library(const std::vector<EntryInfo>& entries) {
+  std::map<std::pair<std::string, std::string>, LibraryShare> shares;
+  for (const EntryInfo& e : entries) {
+    if (e.damaged()) continue;
+    const std::string version = core::version_text(e.library());
+    LibraryShare& share = shares[{e.library_name(), version}];
+    share.name = e.library_name();
+    share.version = version;
+    ++share.results;
+    share.bytes += e.stored_bytes;
+  }
+  std::vector<LibraryShare> out;
+  for (auto& [what, share] : shares) out.push_back(std::move(share));
+  return out;
+}
+
+// What the store holds, by kind: results ('R' keys) and manifests ('M' keys, the direct-mode index
+// naming results), with their stored bytes.
+struct Composition {
+  std::uint64_t results = 0, manifests = 0, api_entries = 0, other = 0;
+  std::uint64_t result_bytes = 0, manifest_bytes = 0, api_bytes = 0;
+};
+
+Composition composition(store::LmdbStore& s) {
+  Composition c;
+  (void)s.for_each([&c](std::string_view key, std::optional<std::string_view> payload) {
+    const std::uint64_t bytes = payload ? payload->size() : 0;
+    if (key.size() == 33 && (key[0] == 'R' || key[0] == 'L')) {  // compile and link results
+      ++c.results;
+      c.result_bytes += bytes;
+    } else if (key.size() == 33 && key[0] == 'M') {
+      ++c.manifests;
+      c.manifest_bytes += bytes;
+    } else if (key.size() == 33 && key[0] == direct::kApiEntryPrefix) {  // the C API's (api/api_entry.h)
+      ++c.api_entries;
+      c.api_bytes += bytes;
+    } else {
+      ++c.other;
+    }
+  });
+  return c;
+}
+
+// "3%", "0.4%": the part of the cap `bytes` is.
+std::string percent_of(std::uint64_t bytes, std::uint64_t cap) {
+  const double percent = cap ? 100.0 * static_cast<double>(bytes) / static_cast<double>(cap) : 0.0;
+  return percent < 10 ? fmt::format("{:.1f}%", percent) : fmt::format("{:.0f}%", percent);
+}
+
+std::string program_name(const EntryInfo& e) {
+  if (e.handle) return program_label(e);
+  if (!e.entry->description) return "(recorded before names were kept)";
+  return e.entry->description->program_name.empty() ? "(unnamed)" : e.entry->description->program_name;
+}
+
+void print_json(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
+                const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held,
+                const std::vector<LibraryShare>& libraries) {
+  store::LmdbStore& s = *opened.store;
+  nlohmann::ordered_json j;
+  j["schema_version"] = kStatsSchemaVersion;
+  j["version"] = kVersion;
+  j["directory"] = opened.directory;
+  for (std::string_view name : core::kCounterNames) {
+    if (name.find('.') == std::string_view::npos) j[std::string(name)] = counter(counters, name);
+  }
+  j["entries"] = s.entry_count();
+  j["results"] = held.results;
+  j["manifests"] = held.manifests;
+  j["result_bytes"] = held.result_bytes;
+  j["manifest_bytes"] = held.manifest_bytes;
+  j["api_entries"] = held.api_entries;
+  j["api_bytes"] = held.api_bytes;
+  j["by_library"] = nlohmann::ordered_json::array();
+  for (const LibraryShare& l : libraries) {
+    j["by_library"].push_back({{"name", l.name}, {"version", l.version}, {"results", l.results}, {"bytes", l.bytes}});
+  }
+  j["bytes"] = s.size_bytes();
+  j["max_bytes"] = config.max_size_bytes;
+  j["used_fraction"] =
+      config.max_size_bytes ? static_cast<double>(s.size_bytes()) / static_cast<double>(config.max_size_bytes) : 0.0;
+  const store::MapUsage usage = s.map_usage();
+  j["map_used_bytes"] = usage.used_bytes;
+  j["map_bytes"] = usage.map_bytes;
+  // Unix seconds of the last `stats -z` (or clear); null: never.
+  if (const std::int64_t zeroed = counter(counters, "zeroed_at"); zeroed > 0)
+    j["zeroed_at"] = zeroed;
+  else
+    j["zeroed_at"] = nullptr;
+  const std::int64_t hits = counter(counters, "hits");
+  const std::int64_t lookups = hits + counter(counters, "misses");
+  j["hit_rate"] = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
+  j["saved_seconds"] = static_cast<double>(counter(counters, "saved_ns")) / 1e9;
+  for (const auto& [library, key] :
+       {std::pair{core::JitLibrary::nvjitlink, "links"}, std::pair{core::JitLibrary::nvvm, "nvvm_compiles"}}) {
+    const std::string p = core::counter_prefix(library);
+    nlohmann::ordered_json rows = {{"hits", counter(counters, p + "_hits")},
+                                   {"misses", counter(counters, p + "_misses")},
+                                   {"uncacheable", counter(counters, p + "_uncacheable")},
+                                   {"saved_seconds", static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9}};
+    for (const char* kind : {"uncacheable", "miss"}) {
+      rows["reasons"][kind] = nlohmann::ordered_json::object();
+      for (const auto& [reason, value] : group(counters, p + "." + kind + ".")) rows["reasons"][kind][reason] = value;
+    }
+    j[key] = rows;
+  }
+  j["moved_aside_stores"] = moved_aside;
+  nlohmann::ordered_json reasons;
+  for (const char* kind : {"uncacheable", "miss"}) {
+    reasons[kind] = nlohmann::ordered_json::object();
+    for (const auto& [reason, value] : group(counters, std::string(kind) + ".")) reasons[kind][reason] = value;
+  }
+  j["reasons"] = reasons;
+  j["tiers"] = tiers(counters);
+  j["top_compile_time"] = nlohmann::ordered_json::array();
+  for (const EntryInfo& e : top) {
+    j["top_compile_time"].push_back({{"key", e.key_hex},
+                                     {"program_name", program_name(e)},
+                                     {"compile_seconds", static_cast<double>(e.nanos()) / 1e9}});
+  }
+  j["counters"] = counters;
+  fmt::print("{}\n", j.dump(2));
+}
+
+void print_reasons(const std::string& title, const std::vector<std::pair<std::string, std::int64_t>>& reasons,
+                   std::string_view prefix) {
+  if (reasons.empty()) return;
+  fmt::print("{}\n", title);
+  for (const auto& [reason, value] : reasons) {
+    fmt::print("  {:>8}  {:<22} {}\n", value, reason, help_of(std::string(prefix) + reason));
+  }
+}
+
+// Each library's reasons: NVRTC's "misses by reason", then "links (nvJitLink): misses by reason", ...
+void print_reasons_of_every_library(const store::Counters& counters) {
+  for (core::JitLibrary library : core::kJitLibraries) {
+    const std::string p = core::counter_prefix(library);
+    const std::string dotted = p.empty() ? "" : p + ".";
+    const std::string title = library == core::JitLibrary::nvrtc       ? ""
+                              : library == core::JitLibrary::nvjitlink ? "links (nvJitLink): "
+                                                                       : "libNVVM compiles: ";
+    print_reasons(title + "misses by reason", group(counters, dotted + "miss."), dotted + "miss.");
+    print_reasons(title + "uncacheable by reason", group(counters, dotted + "uncacheable."), dotted + "uncacheable.");
+  }
+}
+
+void print_human(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
+                 const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held,
+                 const std::vector<LibraryShare>& libraries) {
+  store::LmdbStore& s = *opened.store;
+  const std::int64_t hits = counter(counters, "hits");
+  const std::int64_t lookups = hits + counter(counters, "misses");
+  fmt::print("cache directory   {}\n", opened.directory);
+  const std::int64_t zeroed = counter(counters, "zeroed_at");
+  fmt::print("counting since    {}\n", zeroed > 0 ? human_time(zeroed) + " (stats -z)" : "never zeroed");
+  fmt::print("hits              {}\n", hits);
+  fmt::print("misses            {}\n", counter(counters, "misses"));
+  fmt::print("hit rate          {:.1f}%\n",
+             lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0);
+  fmt::print("uncacheable       {}\n", counter(counters, "uncacheable"));
+  for (const auto& [prefix, title] : {std::pair{"link", "links (nvJitLink)"}, std::pair{"nvvm", "libNVVM compiles"}}) {
+    const std::string p = prefix;
+    const std::int64_t served = counter(counters, p + "_hits"), missed = counter(counters, p + "_misses");
+    if (served + missed + counter(counters, p + "_uncacheable") == 0) continue;
+    fmt::print("{:<17} {} hits, {} misses ({:.1f}%), {} uncacheable, {:.3f} s saved\n", title, served, missed,
+               served + missed ? 100.0 * static_cast<double>(served) / static_cast<double>(served + missed) : 0.0,
+               counter(counters, p + "_uncacheable"), static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9);
+  }
+  fmt::print("stores            {}\n", counter(counters, "stores"));
+  fmt::print("errors            {}\n", counter(counters, "errors"));
+  fmt::print("corrupt dropped   {}\n", counter(counters, "corrupt"));
+  fmt::print("evictions         {} entries, {} (to stay under max_size)\n", counter(counters, "evictions"),
+             human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(0, counter(counters, "evicted_bytes")))));
+  fmt::print("results           {} ({})\n", held.results, human_bytes(held.result_bytes));
+  fmt::print("manifests         {} ({}; the index of direct-mode lookups)\n", held.manifests,
+             human_bytes(held.manifest_bytes));
+  for (const LibraryShare& l : libraries) {
+    fmt::print("  {:<15} {} ({})\n", l.name + " " + l.version, l.results, human_bytes(l.bytes));
+  }
+  if (held.api_entries > 0)
+    fmt::print("C API entries     {} ({}; ProgramCache, include/nvrtc_cache.h)\n", held.api_entries,
+               human_bytes(held.api_bytes));
+  if (held.other > 0) fmt::print("other entries     {}\n", held.other);
+  fmt::print("size              {} of {} ({})\n", human_bytes(s.size_bytes()), human_bytes(config.max_size_bytes),
+             percent_of(s.size_bytes(), config.max_size_bytes));
+  const store::MapUsage usage = s.map_usage();
+  fmt::print("store file        {} in use ({} of the cap; eviction starts at 75%)\n", human_bytes(usage.used_bytes),
+             percent_of(usage.used_bytes, config.max_size_bytes));
+  fmt::print("time saved        {:.3f} s\n", static_cast<double>(counter(counters, "saved_ns")) / 1e9);
+  fmt::print("moved aside       {} damaged stores (the newest {} are kept)\n", moved_aside, store::kMovedAsideKept);
+  fmt::print("waited            {} compiles, {:.3f} s (for another compile of the same program)\n",
+             counter(counters, "waited"), static_cast<double>(counter(counters, "wait_ns")) / 1e9);
+  print_reasons_of_every_library(counters);
+  for (const auto& [index, values] : tiers(counters)) {
+    fmt::print("tier {}\n", index);
+    for (const auto& [what, value] : values) fmt::print("  {:<22} {}\n", what, value);
+  }
+  if (!top.empty()) {
+    fmt::print("costliest compiles cached (compile time, key, program)\n");
+    for (const EntryInfo& e : top) {
+      fmt::print("  {:>10}  {}  {}\n", human_duration(e.nanos()), e.key_hex.substr(0, 16), program_name(e));
+    }
+  }
+}
+
+struct StatsArguments {
+  bool json = false;
+  bool zero = false;
+};
+
+int stats(const StatsArguments& arguments) {
+  const core::Config config = load_settings();
+  store::OpenedCache opened = open_cache_reporting(config);
+  if (!opened.store) return 1;
+  if (arguments.zero) {
+    // Subtracts what was read: counts merged meanwhile by other processes are kept. zeroed_at
+    // becomes now.
+    store::Counters negated = opened.store->counters();
+    for (auto& [name, value] : negated) value = -value;
+    negated["zeroed_at"] += static_cast<std::int64_t>(std::time(nullptr));
+    if (const store::Status status = opened.store->add_counters(negated); !status) {
+      fmt::print(stderr, "nvrtc-cache: stats -z failed: {}\n", status.message());
+      return 1;
+    }
+    fmt::print("statistics zeroed in {} (entries kept)\n", opened.directory);
+    return 0;
+  }
+  const std::size_t moved_aside = store::moved_aside_stores(opened.directory);
+  const store::Counters counters = opened.store->counters();
+  std::vector<EntryInfo> entries = read_entries(*opened.store);
+  const std::vector<LibraryShare> libraries = by_library(entries);
+  const std::vector<EntryInfo> top = costliest(std::move(entries));
+  const Composition held = composition(*opened.store);
+  if (arguments.json)
+    print_json(config, opened, counters, top, moved_aside, held, libraries);
+  else
+    print_human(config, opened, counters, top, moved_aside, held, libraries);
+  return 0;
+}
+
+int clear(bool compact) {
+  const core::Config config = load_settings();
+  store::OpenedCache opened = open_cache_reporting(config);
+  if (!opened.store) return 1;
+  const store::Status status = opened.store->clear();
+  if (!status) {
+    fmt::print(stderr, "nvrtc-cache: clear failed: {}\n", status.message());
+    return 1;
+  }
+  (void)opened.store->add_counters({{"zeroed_at", static_cast<std::int64_t>(std::time(nullptr))}});
+  fmt::print("cleared {}\n", config.cache_dir);
+  if (!compact) return 0;
+  opened.store.reset();  // compaction needs the store closed in this process (tools/cache/compact.h)
+  return report_compaction(compact_store(opened.directory + "/store"));
+}
+
+}  // namespace
+
+void add_stats_command(CLI::App& app, Outcome& outcome) {
+  CLI::App* command = app.add_subcommand(
+      "stats",
+      "Show the statistics: hits, misses, hit rate, time saved, why compiles missed or were not cacheable, "
+      "per-tier counts, results and manifests held, the size against the cap, and the costliest compiles cached, "
+      "summed over every process that used the cache since the last `stats -z`.");
+  auto arguments = std::make_shared<StatsArguments>();
+  command->add_flag("--json", arguments->json, "machine-readable output (schema_version 2)");
+  command->add_flag("-z,--zero", arguments->zero, "zero the statistics; entries are kept");
+  command->callback([&outcome, arguments] { outcome.exit_code = stats(*arguments); });
+}
+
+void add_clear_command(CLI::App& app, Outcome& outcome) {
+  CLI::App* command = app.add_subcommand("clear", "Remove every entry and reset the statistics.");
+  auto compact = std::make_shared<bool>(false);
+  command->add_flag("--compact", *compact, kCompactHelp);
+  command->callback([&outcome, compact] { outcome.exit_code = clear(*compact); });
+}
+
+}  // namespace nvrtc_cache::tools
