@@ -33,7 +33,7 @@ struct Config {
   bool shared = false;       // NVRTC_CACHE_SHARED=1: accept a cache directory shared between users
   std::string fallback_dir;  // node-local directory used when cache_dir is on a network filesystem
   // NVRTC_CACHE_WAIT_TIMEOUT: how long a compile waits for another compile of the same program
-  // (shim/single_flight.h); 0 turns waiting off; unset: the adaptive default.
+  // (shim/flight/single_flight.h); 0 turns waiting off; unset: the adaptive default.
   std::optional<std::chrono::milliseconds> wait_timeout;
   // NVRTC_CACHE_REMOTE: shared tiers after the local store, URLs separated by white space
   // (store/remote/tier_set.h); NVRTC_CACHE_REMOTE_SECRET_FILE: the key that signs their values.

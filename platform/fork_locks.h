@@ -22,9 +22,9 @@
 //                                                    call and no NVRTC call is made under it)
 //   kNvJitLinkSlots   shim/interpose/real_nvjitlink.cc  call sites and nvJitLink slots (as kSlotRegistry)
 //   kNvvmSlots        shim/interpose/real_nvvm.cc    call sites and libNVVM slots (as kSlotRegistry)
-//   kProgramTable     shim/program_table.cc          program handle -> recorded inputs (shared mutex)
-//   kHandleTable      shim/handle_table.cc           nvJitLink / libNVVM handle -> recorded inputs (shared mutex)
-//   kVariablesSeen    shim/compile.cc                environment variables NVRTC has read
+//   kProgramTable     shim/nvrtc/program_table.cc          program handle -> recorded inputs (shared mutex)
+//   kHandleTable      shim/lifecycle/handle_table.cc           nvJitLink / libNVVM handle -> recorded inputs (shared mutex)
+//   kVariablesSeen    shim/linux/compile_host.cc                environment variables NVRTC has read
 //   kNvrtcCode        shim/watch/file_watch.cc       NVRTC's code ranges and import redirection
 //                                                    (takes the loader's lock, no other of the set)
 //   kStoreRegistry    store/lmdb/environment_registry.cc  open LMDB environments (may take kFaultGuard)
@@ -38,7 +38,7 @@
 //   kResolvers        store/remote/net/address_resolver.cc  the tiers' host-name lookups' state (no
 //                                                    other lock is taken under it; getaddrinfo runs
 //                                                    outside it)
-//   kClaims           shim/claim_file.cc             no lock: the child closes the single-flight
+//   kClaims           shim/flight/claim_file.cc             no lock: the child closes the single-flight
 //                                                    claim descriptors it inherited (lock-free)
 // None of them is held across a real NVRTC compile, a call to pthread_atfork, or a dlclose that
 // could unload a library, so fork() waits at most for a store open or a store operation, never for

@@ -17,7 +17,7 @@
 #include <type_traits>
 
 #include "core/log.h"
-#include "shim/hooks.h"
+#include "shim/nvrtc/hooks.h"
 #include "shim/link/link_hooks.h"
 #include "shim/nvvm/nvvm_hooks.h"
 #include "shim/interpose/real_nvrtc.h"

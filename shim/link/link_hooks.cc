@@ -1,4 +1,4 @@
-// nvJitLink described to the handle lifecycle (shim/handle_lifecycle.h): a link is keyed at
+// nvJitLink described to the handle lifecycle (shim/lifecycle/handle_lifecycle.h): a link is keyed at
 // nvJitLinkComplete from nvJitLinkCreate's options and each nvJitLinkAddData / nvJitLinkAddFile input
 // (a file by its content, read before and after nvJitLink reads it); its outputs are the linked
 // CUBIN, PTX and LTO-IR (13.1 on; 12.x's and 13.0's answer for it is "unavailable") and the error and
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "keying/link_options.h"
-#include "shim/handle_lifecycle.h"
+#include "shim/lifecycle/handle_lifecycle.h"
 
 namespace nvrtc_cache::shim::hooks {
 namespace {

@@ -9,7 +9,7 @@
 #define NVJITLINK_NO_INLINE
 #include <nvJitLink.h>
 
-#include "shim/hooks.h"
+#include "shim/nvrtc/hooks.h"
 #include "shim/interpose/real_nvjitlink.h"
 
 namespace nvrtc_cache::shim::hooks {

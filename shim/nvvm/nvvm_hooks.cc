@@ -1,4 +1,4 @@
-// libNVVM described to the handle lifecycle (shim/handle_lifecycle.h): a compile is keyed at
+// libNVVM described to the handle lifecycle (shim/lifecycle/handle_lifecycle.h): a compile is keyed at
 // nvvmCompileProgram from each module added (nvvmAddModuleToProgram, nvvmLazyAddModuleToProgram: its
 // bytes, name and whether lazily) and the compile's options; its outputs are the compiled result
 // (PTX, or LTO-IR with -gen-lto) and the program log. A verification before the compile is keyed
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "keying/nvvm_options.h"
-#include "shim/handle_lifecycle.h"
+#include "shim/lifecycle/handle_lifecycle.h"
 
 namespace nvrtc_cache::shim::hooks {
 namespace {

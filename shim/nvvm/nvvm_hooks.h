@@ -7,7 +7,7 @@
 
 #include <nvvm.h>
 
-#include "shim/hooks.h"
+#include "shim/nvrtc/hooks.h"
 #include "shim/interpose/real_nvvm.h"
 
 namespace nvrtc_cache::shim::hooks {

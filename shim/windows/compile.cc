@@ -1,7 +1,7 @@
-// The Windows proxy's program hooks: create and compile (the lifecycle is shim/compile_lifecycle.h's,
+// The Windows proxy's program hooks: create and compile (the lifecycle is shim/lifecycle/compile_lifecycle.h's,
 // shared with Linux; this file is its Windows host: the import watch (shim/windows/compile_watch.h)
-// and the thread's last-error value; the getters are shim/replay.cc's). Single-flight between the
-// processes of a node is the Linux shim's (shim/single_flight.h, claim files locked with LockFileEx).
+// and the thread's last-error value; the getters are shim/nvrtc/getters.cc's). Single-flight between the
+// processes of a node is the Linux shim's (shim/flight/single_flight.h, claim files locked with LockFileEx).
 // So are compile records (NVRTC_CACHE_RECORD, shim/record_writer.h). Differences from Linux: no
 // shared tiers; counters are added to the store's
 // mapped counters file (store/counter_file.h) after every compile, which takes no transaction (a
@@ -32,13 +32,13 @@
 #include "platform/env.h"
 #include "platform/windows/last_error.h"
 #include "platform/windows/wide.h"
-#include "shim/capture.h"
-#include "shim/compile_lifecycle.h"
-#include "shim/compile_steps.h"
-#include "shim/hooks.h"
-#include "shim/program_table.h"
+#include "shim/nvrtc/capture.h"
+#include "shim/lifecycle/compile_lifecycle.h"
+#include "shim/nvrtc/compile_steps.h"
+#include "shim/nvrtc/hooks.h"
+#include "shim/nvrtc/program_table.h"
 #include "shim/record_writer.h"
-#include "shim/single_flight.h"
+#include "shim/flight/single_flight.h"
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/real_dll.h"
 #include "shim/windows/runtime.h"

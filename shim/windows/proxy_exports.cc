@@ -1,7 +1,7 @@
 // The exports of the proxy nvrtc64_130_0.dll: one function per row of shim/interpose/nvrtc_api.def
 // (exported by name through shim/windows/nvrtc64_130_0.def.in). Each starts the store's open ahead
 // (once per process: shim/windows/store_open_ahead.h), finds the real DLL (shim/windows/real_dll.h), then forwards
-// (PASS) or hands over to the cache's hooks (HOOK, shim/hooks.h). Fail open: without a real NVRTC each returns
+// (PASS) or hands over to the cache's hooks (HOOK, shim/nvrtc/hooks.h). Fail open: without a real NVRTC each returns
 // NVRTC_ERROR_INTERNAL_ERROR (a string for nvrtcGetErrorString), and an exception never crosses the C ABI (the call is
 // then forwarded uncached, as it would be without the proxy). __nvrtcCPEx, whose signature is unknown, is forwarded by
 // shim/windows/cpex_forwarder.S through nvrtc_cache_windows_cpex below.
@@ -10,7 +10,7 @@
 
 #include <type_traits>
 
-#include "shim/hooks.h"
+#include "shim/nvrtc/hooks.h"
 #include "shim/windows/real_dll.h"
 #include "shim/windows/runtime.h"
 

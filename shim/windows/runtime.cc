@@ -2,7 +2,7 @@
 
 #include <windows.h>
 
-#include "shim/compile_steps.h"
+#include "shim/nvrtc/compile_steps.h"
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/real_dll.h"
 #include "shim/windows/store_open_ahead.h"

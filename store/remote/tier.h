@@ -76,7 +76,7 @@ struct TierOptions {
   std::uint64_t max_entry_size = 64ull << 20;      // (max-entry-size, bytes)
 };
 
-// The outcome of a cross-node claim (shim/single_flight.h extends its node-local claim with it).
+// The outcome of a cross-node claim (shim/flight/single_flight.h extends its node-local claim with it).
 enum class ClaimCode { kClaimed, kHeldByOther, kUnsupported, kFailed };
 
 // Who holds a claim: the token it carries and how long its lease still runs (a negative

@@ -1,4 +1,4 @@
-// Single-flight (shim/single_flight.h) with the real NVRTC in real processes: many cold compiles
+// Single-flight (shim/flight/single_flight.h) with the real NVRTC in real processes: many cold compiles
 // of one program on one node do one real compile; a holder killed mid-compile is taken over; a
 // stuck holder costs a waiter no more than NVRTC_CACHE_WAIT_TIMEOUT; no claim file is left behind.
 #include <fcntl.h>

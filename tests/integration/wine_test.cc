@@ -934,7 +934,7 @@ class WineSingleFlight : public Wine {
   TempDir marks_;
 };
 
-// Single-flight between processes (shim/single_flight.h; claim files locked with LockFileEx): the
+// Single-flight between processes (shim/flight/single_flight.h; claim files locked with LockFileEx): the
 // second process waits for the first one's compile and is served its result: one real compile, both
 // results byte-identical to the real NVRTC's, no claim file left.
 TEST_F(WineSingleFlight, TwoColdProcessesCompileOnce) {

@@ -1,4 +1,4 @@
-// Claim files (shim/claim_file.h) in one process: threads contend like processes do (each attempt
+// Claim files (shim/flight/claim_file.h) in one process: threads contend like processes do (each attempt
 // is its own open file description). Holders that die are simulated by a lock taken and dropped on
 // the claim file directly, which is what the kernel does at a holder's death; tests/integration/single_flight_test.cc
 // kills real processes.
@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "shim/claim_file.h"
+#include "shim/flight/claim_file.h"
 
 namespace nvrtc_cache::shim {
 namespace {

@@ -1,4 +1,4 @@
-// The compile lifecycle (shim/compile_lifecycle.h) in-process: a scripted NVRTC (function pointers
+// The compile lifecycle (shim/lifecycle/compile_lifecycle.h) in-process: a scripted NVRTC (function pointers
 // to the fakes below), a memory store, and a host whose watch reports one header read. Every branch
 // the real NVRTC cannot reach on demand: hit, stale dependency, corrupt entry and manifest, every
 // reason not to cache, store failures, a read-only store, an unavailable store, single-flight, and
@@ -19,8 +19,8 @@
 
 #include "core/compile_entry.h"
 #include "direct/manifest.h"
-#include "shim/bundled_headers.h"
-#include "shim/compile_lifecycle.h"
+#include "shim/nvrtc/bundled_headers.h"
+#include "shim/lifecycle/compile_lifecycle.h"
 #include "store/memory_store.h"
 #include "util/clock.h"
 

@@ -2,7 +2,7 @@
 // processes of a node, without a server. A claim is an exclusive lock that the system drops when its
 // holder dies (kill -9, TerminateProcess, a crash) on the file <claims dir>/<name>; every attempt
 // opens the file itself, so threads of one process conflict like processes do. This file is the
-// protocol, the same on every system; shim/claim_lock.h is the system's half (Linux: an
+// protocol, the same on every system; shim/flight/claim_lock.h is the system's half (Linux: an
 // open-file-description lock, fcntl F_OFD_SETLK; Windows: LockFileEx).
 //
 // Protocol. A claimant opens (creating) the file and tries the lock. Acquired on the file that is
@@ -31,7 +31,7 @@
 
 #include <memory>
 
-#include "shim/claim_lock.h"
+#include "shim/flight/claim_lock.h"
 
 namespace nvrtc_cache::shim {
 
@@ -74,7 +74,7 @@ struct ClaimAttempt {
   std::int64_t wait_ns = 0;      // time from the first refused try to the outcome
   std::string problem;           // kUnavailable: why
   std::shared_ptr<void> across;  // kClaimed: the cross-node claim on a shared tier, if one was taken
-                                 // (shim/single_flight.h; released when the last owner drops it)
+                                 // (shim/flight/single_flight.h; released when the last owner drops it)
 };
 
 class ClaimDirectory {

@@ -1,4 +1,4 @@
-#include "shim/handle_lifecycle.h"
+#include "shim/lifecycle/handle_lifecycle.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

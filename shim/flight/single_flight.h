@@ -1,9 +1,9 @@
 // Single-flight: the first compile of a program on this node holds a claim on its direct key while
 // it compiles and stores; other compiles of the same program, in this process or another, wait for
-// that result and are served from the cache (shim/claim_file.h has the protocol). A waiter whose
+// that result and are served from the cache (shim/flight/claim_file.h has the protocol). A waiter whose
 // holder died takes the claim over; a waiter whose wait times out (NVRTC_CACHE_WAIT_TIMEOUT)
 // compiles unclaimed. Only compiles that are cacheable and missed come here. The same code serves
-// the Linux shim (shim/runtime_flight.h: its Runtime, with shared tiers) and the Windows proxy
+// the Linux shim (shim/flight/runtime_flight.h: its Runtime, with shared tiers) and the Windows proxy
 // (shim/windows/compile.cc).
 // Across nodes (where the platform has shared tiers: SharedTierFlight): the holder of the node's
 // claim also claims the key on the shared tiers; while it waits for a node-local holder, the shared
@@ -20,8 +20,8 @@
 
 #include "core/stats.h"
 #include "keying/cache_key.h"
-#include "shim/claim_file.h"
-#include "shim/compile_lifecycle.h"
+#include "shim/flight/claim_file.h"
+#include "shim/lifecycle/compile_lifecycle.h"
 
 namespace nvrtc_cache::shim {
 

@@ -1,4 +1,4 @@
-// The Linux shim's program hooks: create and compile (the lifecycle is shim/compile_lifecycle.h's;
+// The Linux shim's program hooks: create and compile (the lifecycle is shim/lifecycle/compile_lifecycle.h's;
 // this file is its Linux host: the libc watch, single-flight claims, compile records).
 #include <dlfcn.h>
 #include <link.h>
@@ -21,21 +21,21 @@
 #include "direct/dependencies.h"
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
-#include "shim/bundled_headers.h"
+#include "shim/nvrtc/bundled_headers.h"
 #include "shim/call_report.h"
-#include "shim/capture.h"
-#include "shim/compile_lifecycle.h"
-#include "shim/compile_steps.h"
-#include "shim/hooks.h"
+#include "shim/nvrtc/capture.h"
+#include "shim/lifecycle/compile_lifecycle.h"
+#include "shim/nvrtc/compile_steps.h"
+#include "shim/nvrtc/hooks.h"
 #include "shim/interpose/loaded_object.h"
-#include "shim/program_table.h"
+#include "shim/nvrtc/program_table.h"
 #include "shim/record_writer.h"
 #include "shim/runtime.h"
 #include "shim/watch/file_watch.h"
 #include "shim/watch/observations.h"
 #include "platform/fork_locks.h"
-#include "shim/runtime_flight.h"
-#include "shim/single_flight.h"
+#include "shim/flight/runtime_flight.h"
+#include "shim/flight/single_flight.h"
 #include "util/clock.h"
 #include "platform/env.h"
 #include "platform/errno_guard.h"
@@ -170,7 +170,7 @@ class LinuxCompileHost final : public CompileHost {
       const std::vector<std::string> bundled =
           bundled_header_directories(static_cast<int>(options.size()), options.data(),
                                      environment_variable("NVRTC_APPEND_FLAGS"), record.inputs.library);
-      if (!bundled.empty()) {  // the install check's lock and marker (shim/bundled_headers.h)
+      if (!bundled.empty()) {  // the install check's lock and marker (shim/nvrtc/bundled_headers.h)
         std::erase_if(observations, [&](const direct::Observation& o) {
           return o.kind != direct::ObservationKind::kGetenv && is_bundled_headers_bookkeeping(o.subject, bundled);
         });

@@ -1,4 +1,4 @@
-#include "shim/handle_table.h"
+#include "shim/lifecycle/handle_table.h"
 
 #include <mutex>
 #include <utility>

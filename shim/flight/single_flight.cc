@@ -1,4 +1,4 @@
-#include "shim/single_flight.h"
+#include "shim/flight/single_flight.h"
 
 #include <memory>
 #include <string>

@@ -1,6 +1,6 @@
 // HandleTable: the side table from a real handle of a handle-based JIT library (an nvJitLinkHandle, an
 // nvvmProgram) to what the shim recorded about it: its inputs, and the entry that answers its getters
-// once its completing call was served (shim/handle_lifecycle.h).
+// once its completing call was served (shim/lifecycle/handle_lifecycle.h).
 // Contract: thread-safe (one shared mutex); records are shared_ptr so a concurrent destroy never
 // frees one in use. Like the libraries, concurrent calls on the SAME handle are the host's
 // responsibility. Fork: the mutex is platform::ForkRank::kHandleTable; a child keeps the parent's records.

@@ -1,4 +1,4 @@
-// Claim files on Windows (shim/claim_lock.h): LockFileEx on a claim file's handle. A lock is the
+// Claim files on Windows (shim/flight/claim_lock.h): LockFileEx on a claim file's handle. A lock is the
 // handle's: two handles on one file conflict even in one process, and the system drops it when the
 // handle closes or its process ends (TerminateProcess, a crash); a holder unlocks before closing,
 // as the documentation asks. Every handle is opened with FILE_SHARE_DELETE, so that a holder can
@@ -16,7 +16,7 @@
 
 #include "platform/windows/last_error.h"
 #include "platform/windows/wide.h"
-#include "shim/claim_lock.h"
+#include "shim/flight/claim_lock.h"
 
 namespace nvrtc_cache::shim::claim_lock {
 namespace {

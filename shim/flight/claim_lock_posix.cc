@@ -1,10 +1,10 @@
-// Claim files on Linux (shim/claim_lock.h): open-file-description locks (fcntl F_OFD_SETLK) on files
+// Claim files on Linux (shim/flight/claim_lock.h): open-file-description locks (fcntl F_OFD_SETLK) on files
 // opened O_NOFOLLOW relative to the claims directory's handle (its path walked as
 // store/directory_handle.h walks a cache directory, never following its last component; 0700, or
 // 0770 when shared, and owned by this user unless shared), so a directory replaced by a link while a
 // process runs is never followed. Descriptors are O_CLOEXEC; the child of a fork closes those it
 // inherited (pthread_atfork, lock-free).
-#include "shim/claim_lock.h"
+#include "shim/flight/claim_lock.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

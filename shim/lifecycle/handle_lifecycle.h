@@ -2,9 +2,9 @@
 // then getters — written once for every such library: nvJitLink (shim/link/: nvJitLinkComplete) and
 // libNVVM (shim/nvvm/: nvvmCompileProgram). Each is a description D (below); this is the rest:
 // record inputs (the hooks of D's table call the helpers here), key them at the completing call,
-// look the key up in the direct-mode manifest (shim/manifest_lookup.h, shared with NVRTC's compiles)
+// look the key up in the direct-mode manifest (shim/lifecycle/manifest_lookup.h, shared with NVRTC's compiles)
 // and serve the stored HandleEntry, or (after waiting for another call with the same inputs:
-// shim/single_flight.h) run the real call under the watch, read every output back and store it.
+// shim/flight/single_flight.h) run the real call under the watch, read every output back and store it.
 // Create, add and destroy calls always reach the real library, so a handle is always a real one; a
 // call a served entry cannot answer (a NULL argument, a second completing call, an add after a
 // served one) first runs the skipped call on the real handle (materialize), then goes to the library.
@@ -47,11 +47,11 @@
 #include "platform/env.h"
 #include "platform/errno_guard.h"
 #include "shim/call_report.h"
-#include "shim/compile_steps.h"
-#include "shim/handle_table.h"
-#include "shim/manifest_lookup.h"
+#include "shim/nvrtc/compile_steps.h"
+#include "shim/lifecycle/handle_table.h"
+#include "shim/lifecycle/manifest_lookup.h"
 #include "shim/runtime.h"
-#include "shim/runtime_flight.h"
+#include "shim/flight/runtime_flight.h"
 #include "shim/watch/file_watch.h"
 #include "shim/watch/observations.h"
 #include "util/clock.h"

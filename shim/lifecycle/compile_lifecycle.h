@@ -1,4 +1,4 @@
-// The compile lifecycle, written once for the Linux shim (shim/compile.cc) and the Windows proxy
+// The compile lifecycle, written once for the Linux shim (shim/linux/compile_host.cc) and the Windows proxy
 // (shim/windows/compile.cc): decide whether a compile may be cached -> key its inputs -> look up
 // the manifest and validate a result's dependencies -> serve it, or (after waiting for another
 // compile of the same program, where the platform coordinates them) compile for real under the
@@ -23,9 +23,9 @@
 #include "core/stats.h"
 #include "direct/dependencies.h"
 #include "keying/cache_key.h"
-#include "shim/compile_steps.h"
+#include "shim/nvrtc/compile_steps.h"
 #include "shim/interpose/real_nvrtc.h"
-#include "shim/program_table.h"
+#include "shim/nvrtc/program_table.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::shim {

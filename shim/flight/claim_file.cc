@@ -1,4 +1,4 @@
-#include "shim/claim_file.h"
+#include "shim/flight/claim_file.h"
 
 #include <algorithm>
 #include <atomic>

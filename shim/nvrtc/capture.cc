@@ -1,4 +1,4 @@
-#include "shim/capture.h"
+#include "shim/nvrtc/capture.h"
 
 #include <cstring>
 #include <string>

@@ -1,4 +1,4 @@
-#include "shim/bundled_headers.h"
+#include "shim/nvrtc/bundled_headers.h"
 
 #include <charconv>
 

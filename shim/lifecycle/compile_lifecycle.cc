@@ -1,4 +1,4 @@
-#include "shim/compile_lifecycle.h"
+#include "shim/lifecycle/compile_lifecycle.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/log.h"
-#include "shim/bundled_headers.h"
+#include "shim/nvrtc/bundled_headers.h"
 #include "keying/program_name_rule.h"
 
 namespace nvrtc_cache::shim {
@@ -221,7 +221,7 @@ nvrtcResult compile_program(CompileHost& host, const interpose::RealNvrtc& real,
                              append_flags ? std::optional<std::string_view>(*append_flags) : std::nullopt);
     if (!why_not) why_not = host.platform_reason_not_cacheable();
     if (!why_not) {
-      // --use-bundled-headers=DIR: its install is made here, hit or miss (shim/bundled_headers.h).
+      // --use-bundled-headers=DIR: its install is made here, hit or miss (shim/nvrtc/bundled_headers.h).
       const std::vector<std::string> bundled =
           bundled_header_directories(num_options, options, append_flags, record.inputs.library);
       if (!bundled.empty()) {

@@ -1,4 +1,4 @@
-#include "shim/compile_steps.h"
+#include "shim/nvrtc/compile_steps.h"
 
 #include <algorithm>
 #include <utility>
@@ -7,8 +7,8 @@
 #include "core/log.h"
 #include "keying/option_table.h"
 #include "keying/program_name_rule.h"
-#include "shim/capture.h"
-#include "shim/hooks.h"
+#include "shim/nvrtc/capture.h"
+#include "shim/nvrtc/hooks.h"
 #include "store/lmdb/watched_mappings.h"
 #include "platform/error_state.h"
 

@@ -1,4 +1,4 @@
-#include "shim/runtime_flight.h"
+#include "shim/flight/runtime_flight.h"
 
 #include <algorithm>
 #include <memory>
@@ -7,7 +7,7 @@
 
 #include "core/log.h"
 #include "shim/runtime.h"
-#include "shim/single_flight.h"
+#include "shim/flight/single_flight.h"
 #include "store/remote/claim_renewer.h"
 #include "store/remote/tiered_store.h"
 

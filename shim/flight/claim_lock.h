@@ -1,4 +1,4 @@
-// The system's half of claim files (shim/claim_file.h has the protocol, the same on every system):
+// The system's half of claim files (shim/flight/claim_file.h has the protocol, the same on every system):
 // the claims directory opened and checked, a claim file opened (created) in it, an exclusive lock
 // on it that the system drops when its holder dies, whether the file is still the one at its name,
 // and its removal. A build compiles one half: claim_lock_posix.cc (Linux: an open-file-description

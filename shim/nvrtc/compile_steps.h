@@ -1,9 +1,9 @@
-// The steps of the program lifecycle that the Linux shim (shim/compile.cc) and the Windows proxy
+// The steps of the program lifecycle that the Linux shim (shim/linux/compile_host.cc) and the Windows proxy
 // (shim/windows/compile.cc) share: whether a compile may be cached, the direct-mode lookup
 // (manifest -> validated dependencies -> entry), reading a compile's outputs back as an entry and
 // storing it with its manifest, and recording a created program (a template over each platform's
 // guard of the caller's error state: errno on Linux, the thread's last-error value on Windows). The
-// hooks nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (shim/hooks.h) are
+// hooks nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (shim/nvrtc/hooks.h) are
 // defined once, in compile_steps.cc, for both.
 // Contract: no OS calls of their own beyond the store and NVRTC; counters go to the StatsDeltas
 // given; no logging (the callers log), but note_store_damage; may throw std::bad_alloc (the callers fail open), except
@@ -25,8 +25,8 @@
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "shim/interpose/real_nvrtc.h"
-#include "shim/manifest_lookup.h"
-#include "shim/program_table.h"
+#include "shim/lifecycle/manifest_lookup.h"
+#include "shim/nvrtc/program_table.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::shim {
