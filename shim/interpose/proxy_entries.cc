@@ -4,6 +4,8 @@
 // opened by absolute path (the registries' proxy mode, shim/interpose/library_registry.h).
 #include "shim/interpose/proxy_entries.h"
 
+#include <string_view>
+
 #include "shim/interpose/export.h"
 #include "shim/interpose/proxied_library.h"
 #include "shim/interpose/real_nvjitlink.h"
@@ -18,22 +20,18 @@
 namespace nvrtc_cache::shim::interpose {
 namespace {
 
+// The wrappers for the clients of one nvJitLink major: kNvJitLinkVersionNodes[kNode] (13, or 12 for
+// the stand-in libnvJitLink.so.12, whose real library is a 12.x one).
+template <int kNode>
 struct NvJitLinkEntries {
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
-  static ret name params NVRTC_CACHE_WRAPPER_BODY(        \
-      kind, ret, name, args, real_nvjitlink_for_caller(__builtin_return_address(0)), "libnvJitLink.so.13")
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                                        \
+  static ret name params NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args,                                         \
+                                                  real_nvjitlink_for_caller(__builtin_return_address(0), kNode), \
+                                                  kNvJitLinkVersionNodes[kNode])
 #include "shim/interpose/nvjitlink_api.def"
 #undef HANDLE_LIBRARY_API
 };
-
-struct NvJitLink12Entries {
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                              \
-  static ret name params NVRTC_CACHE_WRAPPER_BODY(                                                     \
-      kind, ret, name, args, real_nvjitlink_for_caller(__builtin_return_address(0), kNvJitLink12Node), \
-      "libnvJitLink.so.12")
-#include "shim/interpose/nvjitlink_api.def"
-#undef HANDLE_LIBRARY_API
-};
+static_assert(std::string_view(kNvJitLinkVersionNodes[0]) == "libnvJitLink.so.13" && kNvJitLink12Node == 1);
 
 struct NvvmEntries {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args)                \
@@ -64,8 +62,8 @@ void* real_function(ProxiedKind kind, const char* name) {
 constexpr ProxyEntries make_entries() {
   ProxyEntries entries;
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
-  entries.nvjitlink.name = &NvJitLinkEntries::name;       \
-  entries.nvjitlink12.name = &NvJitLink12Entries::name;
+  entries.nvjitlink.name = &NvJitLinkEntries<0>::name;    \
+  entries.nvjitlink12.name = &NvJitLinkEntries<kNvJitLink12Node>::name;
 #include "shim/interpose/nvjitlink_api.def"
 #undef HANDLE_LIBRARY_API
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) entries.nvvm.name = &NvvmEntries::name;

@@ -407,34 +407,34 @@ void expect_each_major_served(const Runs& r, const std::string& cache) {
   EXPECT_EQ(get(counters_of(cache), "stores"), 2) << "each major keeps its own entry";
 }
 
-TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcess) {
-  const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
-  if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
-    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh does)");
+// The program built against the NVRTC 12 wheel ($NVRTC_CACHE_TEST_NVRTC12), and its library path.
+class LoadingTwoMajors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
+    if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
+      NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh does)");
+    }
+    dir12_ = std::filesystem::path(nvrtc12).parent_path().string();
+    program_ = build_two_majors_program(work_.path(), dir12_);
+    ASSERT_FALSE(HasFailure());
   }
-  TempDir work, cache;
-  const std::string dir12 = std::filesystem::path(nvrtc12).parent_path().string();
-  const std::string program = build_two_majors_program(work.path(), dir12);
-  ASSERT_FALSE(::testing::Test::HasFailure());
-  const EnvVars env = {{"LD_LIBRARY_PATH", dir12 + ":" + CUDA_NVRTC_LIBRARY_DIR}};
-  expect_each_major_served(cold_and_warm({program}, env, cache.path()), cache.path());
+  TempDir work_, cache_;
+  std::string dir12_, program_;
+};
+
+TEST_F(LoadingTwoMajors, LinkedIntoOneProcess) {
+  const EnvVars env = {{"LD_LIBRARY_PATH", dir12_ + ":" + CUDA_NVRTC_LIBRARY_DIR}};
+  expect_each_major_served(cold_and_warm({program_}, env, cache_.path()), cache_.path());
 }
 
 // The same program through `run --proxy`: its libnvrtc.so.13 is the proxy core, its library's
 // libnvrtc.so.12 the stand-in beside it, which reaches the 12.x NVRTC only.
-TEST(Loading, TwoNvrtcMajorsLinkedIntoOneProcessThroughTheProxy) {
-  const char* nvrtc12 = std::getenv("NVRTC_CACHE_TEST_NVRTC12");
-  if (nvrtc12 == nullptr || access(nvrtc12, R_OK) != 0) {
-    NVRTC_CACHE_SKIP_WITHOUT_PYPI("set NVRTC_CACHE_TEST_NVRTC12 (scripts/python_env.sh does)");
-  }
-  TempDir work, cache;
-  const std::string dir12 = std::filesystem::path(nvrtc12).parent_path().string();
-  const std::string program = build_two_majors_program(work.path(), dir12);
-  ASSERT_FALSE(::testing::Test::HasFailure());
-  const EnvVars env = {{"LD_LIBRARY_PATH", dir12 + ":" + CUDA_NVRTC_LIBRARY_DIR}, {"NVRTC_CACHE_LOG", "info"}};
-  const Runs r = proxy_cold_and_warm({program}, env, cache.path());
-  expect_each_major_served(r, cache.path());
-  EXPECT_NE(r.cold.err.find("the real NVRTC is " + dir12 + "/libnvrtc.so.12"), std::string::npos) << r.cold.err;
+TEST_F(LoadingTwoMajors, LinkedIntoOneProcessThroughTheProxy) {
+  const EnvVars env = {{"LD_LIBRARY_PATH", dir12_ + ":" + CUDA_NVRTC_LIBRARY_DIR}, {"NVRTC_CACHE_LOG", "info"}};
+  const Runs r = proxy_cold_and_warm({program_}, env, cache_.path());
+  expect_each_major_served(r, cache_.path());
+  EXPECT_NE(r.cold.err.find("the real NVRTC is " + dir12_ + "/libnvrtc.so.12"), std::string::npos) << r.cold.err;
   EXPECT_NE(r.cold.err.find("the real NVRTC is " + std::string(CUDA_NVRTC_LIBRARY_DIR) + "/libnvrtc.so.13"),
             std::string::npos)
       << r.cold.err;

@@ -15,17 +15,20 @@
 namespace {
 
 using nvrtc_cache::shim::interpose::ProxiedKind;
+// Each function's release-suffixed names of `major` from _0 to _5 (and, for 12, to _9).
+#define NVRTC_CACHE_NVJITLINK_RELEASES_0_TO_5(ret, name, params, major) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_##major##_0, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_##major##_1, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_##major##_2, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_##major##_3, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_##major##_4, params) \
+  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_##major##_5, params)
 #if NVRTC_CACHE_NVJITLINK_MAJOR == 12
 constexpr const char* kWhat = "libnvJitLink.so.12";
 constexpr ProxiedKind kKind = ProxiedKind::kNvJitLink12;
 #define NVRTC_CACHE_NVJITLINK_TABLE nvjitlink12
 #define NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)        \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_0, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_1, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_2, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_3, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_4, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_5, params) \
+  NVRTC_CACHE_NVJITLINK_RELEASES_0_TO_5(ret, name, params, 12)   \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_6, params) \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_7, params) \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_12_8, params) \
@@ -34,13 +37,7 @@ constexpr ProxiedKind kKind = ProxiedKind::kNvJitLink12;
 constexpr const char* kWhat = "libnvJitLink.so.13";
 constexpr ProxiedKind kKind = ProxiedKind::kNvJitLink;
 #define NVRTC_CACHE_NVJITLINK_TABLE nvjitlink
-#define NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)        \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_0, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_1, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_2, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_3, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_4, params) \
-  NVRTC_CACHE_NVJITLINK_NAME(ret, name, __##name##_13_5, params)
+#define NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params) NVRTC_CACHE_NVJITLINK_RELEASES_0_TO_5(ret, name, params, 13)
 #endif
 
 static_assert(NVJITLINK_ERROR_INTERNAL == 6, "the private forwarder's failure code below");
