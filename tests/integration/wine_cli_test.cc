@@ -366,11 +366,10 @@ TEST_F(WineCli, ReplayFillsACacheTheAppIsServedFrom) {
   // `run --record FILE` records as NVRTC_CACHE_RECORD does: a program that loads the real DLL by its
   // full path (the launcher's proxy in it), recorded so, replays to the same four entries.
   const std::string launched_record = config_.path() + "/launched.rec";
-  const ProcessResult launched =
-      exe({"run", "--record", windows_path(launched_record), "--",
-           windows_path(std::string(NVRTC_CACHE_WINDOWS_BIN_DIR) + "/loader_client.exe"), "fullpath", real, "cubin",
-           "ptx"},
-          in_second);
+  const ProcessResult launched = exe(
+      {"run", "--record", windows_path(launched_record), "--",
+       windows_path(std::string(NVRTC_CACHE_WINDOWS_BIN_DIR) + "/loader_client.exe"), "fullpath", real, "cubin", "ptx"},
+      in_second);
   EXPECT_NE(launched.out.find("compile rc=0"), std::string::npos) << launched.out << launched.err;
   const core::RecordScan scan = core::scan_records(read_file(launched_record));
   EXPECT_EQ(scan.records.size(), 2u) << "run --record wrote no record per compile";
