@@ -38,11 +38,17 @@ namespace nvrtc_cache::core {
   X(link_uncacheable, "nvJitLink links passed through without caching")             \
   X(link_saved_ns, "link time saved by link hits")                                  \
   X(link_ns, "time spent in real links on link misses")                             \
+  X(link_hit_keying_ns, "time spent deriving keys on link hits")                    \
+  X(link_hit_lookup_ns, "time spent in store lookups on link hits")                 \
+  X(link_hit_validate_ns, "time spent re-validating dependencies on link hits")     \
   X(nvvm_hits, "libNVVM compiles served from the cache")                            \
   X(nvvm_misses, "libNVVM compiles looked up, not found, compiled and stored")      \
   X(nvvm_uncacheable, "libNVVM compiles passed through without caching")            \
   X(nvvm_saved_ns, "libNVVM compile time saved by hits")                            \
-  X(nvvm_ns, "time spent in real libNVVM compiles on misses")
+  X(nvvm_ns, "time spent in real libNVVM compiles on misses")                       \
+  X(nvvm_hit_keying_ns, "time spent deriving keys on libNVVM hits")                 \
+  X(nvvm_hit_lookup_ns, "time spent in store lookups on libNVVM hits")              \
+  X(nvvm_hit_validate_ns, "time spent re-validating dependencies on libNVVM hits")
 
 // Why a call was uncacheable or missed, counted beside its library's `uncacheable` and `misses`
 // (each such call adds one to exactly one reason). The same rows for every library: NVRTC's stored as
@@ -134,22 +140,26 @@ static_assert(static_cast<std::size_t>(Counter::kCount) ==
               static_cast<std::size_t>(Counter::uncacheable_time) + 3 * kReasonCount);
 
 // The totals every library has: calls served, missed and passed through, the time hits saved and
-// the time real calls took on misses.
+// the time real calls took on misses, and a hit's latency split (keying, store lookup, validation of
+// the dependencies).
 struct LibraryCounters {
-  Counter hits, misses, uncacheable, saved_ns, ns;
+  Counter hits, misses, uncacheable, saved_ns, ns, hit_keying_ns, hit_lookup_ns, hit_validate_ns;
 };
 constexpr LibraryCounters counters_of(JitLibrary library) {
   switch (library) {
     case JitLibrary::nvjitlink:
-      return {Counter::link_hits, Counter::link_misses, Counter::link_uncacheable, Counter::link_saved_ns,
-              Counter::link_ns};
+      return {
+          Counter::link_hits, Counter::link_misses,        Counter::link_uncacheable,   Counter::link_saved_ns,
+          Counter::link_ns,   Counter::link_hit_keying_ns, Counter::link_hit_lookup_ns, Counter::link_hit_validate_ns};
     case JitLibrary::nvvm:
-      return {Counter::nvvm_hits, Counter::nvvm_misses, Counter::nvvm_uncacheable, Counter::nvvm_saved_ns,
-              Counter::nvvm_ns};
+      return {
+          Counter::nvvm_hits, Counter::nvvm_misses,        Counter::nvvm_uncacheable,   Counter::nvvm_saved_ns,
+          Counter::nvvm_ns,   Counter::nvvm_hit_keying_ns, Counter::nvvm_hit_lookup_ns, Counter::nvvm_hit_validate_ns};
     case JitLibrary::nvrtc:
       break;
   }
-  return {Counter::hits, Counter::misses, Counter::uncacheable, Counter::saved_ns, Counter::compile_ns};
+  return {Counter::hits,       Counter::misses,        Counter::uncacheable,   Counter::saved_ns,
+          Counter::compile_ns, Counter::hit_keying_ns, Counter::hit_lookup_ns, Counter::hit_validate_ns};
 }
 // The prefix of `library`'s stored names: "" (NVRTC), "link", "nvvm"; its totals are "<prefix>_hits"
 // (NVRTC's "hits"), its reasons "<prefix>.miss.<reason>" (NVRTC's "miss.<reason>").

@@ -232,17 +232,23 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
   core::StatsDeltas& stats = runtime.stats();
   const auto started = Clock::now();
   const keying::CacheKey key = keying::compute_handle_key(record.inputs, D::kSchema);
+  const std::int64_t keying_ns = nanos_since(started);
   store::Store* store = runtime.store();
   LookupOf<core::HandleEntry> found;
   std::optional<ClaimAttempt> claim;  // held while this call runs and stores: others wait for it
   if (store) {
+    const auto lookup_start = Clock::now();
     found = look_up<D>(*store, key, stats);
+    const std::int64_t lookup_ns = nanos_since(lookup_start);
     if (!found.entry && !runtime.store_read_only()) {
       claim.emplace(claim_or_wait(key, [&] { return (found = look_up<D>(*store, key, stats)).entry.has_value(); }));
     }
     if (found.entry) {
       const auto rc = static_cast<typename D::Result>(found.entry->rc);
       stats.add(kCounters.hits);
+      stats.add(kCounters.hit_keying_ns, keying_ns);
+      stats.add(kCounters.hit_lookup_ns, std::max<std::int64_t>(0, lookup_ns - found.validate_ns));
+      stats.add(kCounters.hit_validate_ns, found.validate_ns);
       stats.add(kCounters.saved_ns,
                 std::max<std::int64_t>(0, static_cast<std::int64_t>(found.entry->nanos) - nanos_since(started)));
       record.served = std::make_shared<const core::HandleEntry>(std::move(*found.entry));

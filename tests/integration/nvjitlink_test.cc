@@ -367,6 +367,10 @@ TEST_P(NvJitLinkWheel, TimedLinksPassThroughCounted) {
   const nlohmann::json links = nlohmann::json::parse(stats.out)["links"];
   EXPECT_EQ(links["reasons"]["uncacheable"], nlohmann::json({{"side_effect_option", 2}})) << links;
   EXPECT_EQ(links["reasons"]["miss"], nlohmann::json({{"new_program", 1}})) << links;
+  // and the hit's latency split: keying and the store lookup took time (the split is the hit's own).
+  EXPECT_GT(links["hit_keying_ns"].get<std::int64_t>(), 0) << links;
+  EXPECT_GT(links["hit_lookup_ns"].get<std::int64_t>(), 0) << links;
+  EXPECT_GE(links["hit_validate_ns"].get<std::int64_t>(), 0) << links;
   const ProcessResult human = run_process({NVRTC_CACHE_CLI_PATH, "stats"}, {{"NVRTC_CACHE_DIR", cache.path()}});
   EXPECT_NE(human.out.find("links (nvJitLink): uncacheable by reason\n         2  side_effect_option"),
             std::string::npos)

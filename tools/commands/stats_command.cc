@@ -178,7 +178,10 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
     nlohmann::ordered_json rows = {{"hits", counter(counters, p + "_hits")},
                                    {"misses", counter(counters, p + "_misses")},
                                    {"uncacheable", counter(counters, p + "_uncacheable")},
-                                   {"saved_seconds", static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9}};
+                                   {"saved_seconds", static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9},
+                                   {"hit_keying_ns", counter(counters, p + "_hit_keying_ns")},
+                                   {"hit_lookup_ns", counter(counters, p + "_hit_lookup_ns")},
+                                   {"hit_validate_ns", counter(counters, p + "_hit_validate_ns")}};
     for (const char* kind : {"uncacheable", "miss"}) {
       rows["reasons"][kind] = nlohmann::ordered_json::object();
       for (const auto& [reason, value] : group(counters, p + "." + kind + ".")) rows["reasons"][kind][reason] = value;
