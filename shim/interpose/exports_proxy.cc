@@ -10,6 +10,7 @@
 
 #include "shim/interpose/export.h"
 #include "shim/interpose/host_mode.h"
+#include "shim/interpose/ifunc_caller.h"
 #include "shim/interpose/real_nvrtc.h"
 #include "shim/interpose/wrapper_body.h"
 
@@ -30,14 +31,8 @@ namespace {
 std::atomic<bool> proxy_constructed{false};
 __attribute__((constructor)) void mark_proxy_constructed() { proxy_constructed.store(true); }
 
-// Whether the indirect function's resolver was called by the dynamic loader (relocation, lazy
-// binding) rather than by dlsym.
 bool resolving_for_the_loader(const void* resolver_caller) {
-  if (!proxy_constructed.load()) return true;  // startup relocations: nothing may be loaded yet
-  const unsigned long loader_base = getauxval(AT_BASE);
-  Dl_info info;
-  if (loader_base == 0 || dladdr(resolver_caller, &info) == 0) return true;
-  return reinterpret_cast<std::uintptr_t>(info.dli_fbase) == loader_base;
+  return nvrtc_cache::shim::interpose::resolver_called_by_the_loader(resolver_caller, proxy_constructed.load());
 }
 
 }  // namespace

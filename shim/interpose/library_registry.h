@@ -1,12 +1,13 @@
-// LibraryRegistry: the real libraries of one kind (nvJitLink, libNVVM) loaded in this process, each
-// a slot of its function table (Lib::Real), found through the scope of the code that called the shim
-// so each caller reaches the library it loaded (as NVRTC's are: shim/interpose/real_nvrtc.h), and
-// the slot indices handed to dlsym clients. `Lib` describes the kind:
+// LibraryRegistry: the one registry of the real libraries of one kind (NVRTC, nvJitLink, libNVVM)
+// loaded in this process, each a slot of its function table (Lib::Real), found through the scope of
+// the code that called the shim so each caller reaches the library it loaded, and the slot indices
+// handed to dlsym clients. `Lib` describes the kind:
 //   using Real;                              the function table (with link_map, identity, unknown_functions)
 //   static std::span<const char* const> probes();  functions one of which every such library exports,
 //                                             tried in order ("nvJitLinkVersion", then what 12.0 has)
 //   static std::span<const char* const> nodes();  its version nodes, newest first (may be empty)
-//   static bool fill(Real&, void* library, const char* node);  looks the table's functions up; reads the identity
+//   static bool fill(Real&, void* library, const char* node);  looks the table's functions up (under the
+//                                             node the library defines); reads the identity
 //   static const ProxiedLibrary& proxied(const char* only_node);  in proxy mode: the real library, by
 //                                   absolute path, for the callers of that version node (nullptr: any)
 // In proxy mode (interpose/host_mode.h) every caller reaches the real library proxied() names for its node.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "platform/errno_guard.h"
 #include "platform/fork_locks.h"
 #include "shim/interpose/library_identity.h"
+#include "shim/interpose/library_registry.h"
 #include "shim/interpose/host_mode.h"
 #include "shim/interpose/loaded_object.h"
 #include "shim/interpose/proxied_library.h"
@@ -40,173 +42,40 @@ const char* version_node_of(void* library) {
   return nullptr;
 }
 
-struct Probe {
-  void* version_fn = nullptr;
-  const char* node = nullptr;
-};
+constexpr const char* kProbes[] = {"nvrtcVersion"};
 
-// `only_node`: the version node the caller's reference named (a per-major wrapper), or nullptr.
-Probe find_real_version_fn(void* scope, const char* only_node) {
-  for (const char* node : kVersionNodes) {
-    if (only_node && std::strcmp(node, only_node) != 0) continue;
-    void* fn = scope ? dlvsym(scope, "nvrtcVersion", node) : nullptr;
-    if (fn && !in_shim(fn)) return {fn, node};
+// NVRTC as the one registry (shim/interpose/library_registry.h) describes a library.
+struct NvrtcLibrary {
+  using Real = RealNvrtc;
+  // Proxy mode: this library stands in for libnvrtc.so.13 (and, through the stand-in libnvrtc.so.12,
+  // which calls the per-major wrappers, for libnvrtc.so.12); the real one is opened by absolute path
+  // ($NVRTC_CACHE_REAL_NVRTC, else the run-time search's: shim/interpose/proxied_library.h).
+  static const ProxiedLibrary& proxied(const char* only_node) {
+    return only_node != nullptr && std::strcmp(only_node, kProxiedNvrtc12.node) == 0 ? kProxiedNvrtc12 : kProxiedNvrtc;
   }
-  for (const char* node : kVersionNodes) {  // the caller's scope lacks it: anything loaded after us
-    if (only_node && std::strcmp(node, only_node) != 0) continue;
-    void* fn = dlvsym(RTLD_NEXT, "nvrtcVersion", node);
-    if (fn && !in_shim(fn)) return {fn, node};
-  }
-  if (only_node) return {};
-  void* fn = real_dlsym(RTLD_NEXT, "nvrtcVersion");
-  if (fn && !in_shim(fn)) return {fn, nullptr};
-  return {};
-}
-
-// Proxy mode: this library stands in for libnvrtc.so.13 (and, through the stand-in libnvrtc.so.12,
-// which calls the per-major wrappers, for libnvrtc.so.12); the real one is opened by absolute path
-// ($NVRTC_CACHE_REAL_NVRTC, else the run-time search's: shim/interpose/proxied_library.h), RTLD_LOCAL.
-Probe proxied_library_version_fn(const char* only_node) {
-  const bool twelve = only_node != nullptr && std::strcmp(only_node, kProxiedNvrtc12.node) == 0;
-  void* library = open_proxied_library(twelve ? kProxiedNvrtc12 : kProxiedNvrtc);
-  if (library == nullptr) return {};
-  for (const char* node : kVersionNodes) {
-    if (void* fn = dlvsym(library, "nvrtcVersion", node)) return {fn, node};
-  }
-  return {real_dlsym(library, "nvrtcVersion"), nullptr};
-}
-
-std::unique_ptr<RealNvrtc> make_slot(const Probe& probe) {
-  const link_map* library_map = link_map_of(probe.version_fn);
-  if (library_map == nullptr) return nullptr;
-  void* library = dlopen(library_map->l_name, RTLD_LAZY | RTLD_NOLOAD);
-  if (library == nullptr) return nullptr;
-  auto slot = std::make_unique<RealNvrtc>();
-  slot->link_map = library_map;
+  static std::span<const char* const> probes() { return kProbes; }
+  static std::span<const char* const> nodes() { return kVersionNodes; }
+  static bool fill(Real& slot, void* library, const char*) {
+    const char* node = version_node_of(library);
 #define NVRTC_API(kind, ret, name, params, args) \
-  slot->name = reinterpret_cast<ret(*) params>(lookup_outside_shim(library, #name, probe.node));
+  slot.name = reinterpret_cast<ret(*) params>(lookup_outside_shim(library, #name, node));
 #include "shim/interpose/nvrtc_api.def"
 #undef NVRTC_API
-  for (int i = 0; i < kPrivateNvrtcFunctionCount; ++i) {
-    slot->private_functions[i] = lookup_outside_shim(library, kPrivateNvrtcFunctions[i], probe.node);
-  }
-  dlclose(library);  // NOLOAD handle: drops only the reference it took
-  if (slot->nvrtcVersion == nullptr ||
-      slot->nvrtcVersion(&slot->identity.major, &slot->identity.minor) != NVRTC_SUCCESS) {
-    return nullptr;
-  }
-  slot->identity.build_id = interpose::build_id_of_object_containing(probe.version_fn);
-  slot->unknown_functions = interpose::unknown_nvrtc_functions(library_map);
-  return slot;
-}
-
-class SlotRegistry {
- public:
-  const RealNvrtc* for_caller(const void* caller, int node_index) {
-    // Call sites are user-space addresses (< 2^56): the node index goes in the top byte.
-    const auto site = reinterpret_cast<std::uintptr_t>(caller) | (std::uintptr_t(node_index + 1) << 56);
-    {
-      std::shared_lock lock(mu_);
-      if (auto it = by_call_site_.find(site); it != by_call_site_.end()) return it->second;
+    for (int i = 0; i < kPrivateNvrtcFunctionCount; ++i) {
+      slot.private_functions[i] = lookup_outside_shim(library, kPrivateNvrtcFunctions[i], node);
     }
-    const RealNvrtc* slot = resolve(caller, node_index < 0 ? nullptr : kVersionNodes[node_index]);
-    std::unique_lock lock(mu_);
-    by_call_site_.emplace(site, slot);
-    return slot;
-  }
-
- private:
-  const RealNvrtc* resolve(const void* caller, const char* only_node) {
-    Probe probe;
-    if (proxy_mode()) {
-      probe = proxied_library_version_fn(only_node);
-    } else {
-      void* scope = scope_handle_of(link_map_of(caller));
-      probe = find_real_version_fn(scope, only_node);
-      if (scope) dlclose(scope);
+    if (slot.nvrtcVersion == nullptr ||
+        slot.nvrtcVersion(&slot.identity.major, &slot.identity.minor) != NVRTC_SUCCESS) {
+      return false;
     }
-    if (probe.version_fn == nullptr) return nullptr;
-    return adopt(probe, link_map_of(probe.version_fn));
+    slot.identity.build_id = build_id_of_object_containing(reinterpret_cast<const void*>(slot.nvrtcVersion));
+    slot.unknown_functions = unknown_nvrtc_functions(static_cast<const link_map*>(slot.link_map));
+    return true;
   }
-
-  // The slot of the library `probe` found, made if there is none yet. The dl* calls and NVRTC's
-  // nvrtcVersion run with no lock held (fork() never waits for the loader); a slot made twice by
-  // racing threads is dropped, not used.
-  const RealNvrtc* adopt(const Probe& probe, const link_map* library_map) {
-    {
-      std::shared_lock lock(mu_);
-      if (const RealNvrtc* existing = find_slot(library_map)) return existing;
-    }
-    auto made = make_slot(probe);
-    if (!made) return nullptr;
-    std::unique_lock lock(mu_);
-    if (const RealNvrtc* existing = find_slot(library_map)) return existing;
-    slots_.push_back(std::move(made));
-    return slots_.back().get();
-  }
-
-  const RealNvrtc* find_slot(const link_map* library_map) const {  // under mu_
-    for (const auto& slot : slots_) {
-      if (slot->link_map == library_map) return slot.get();
-    }
-    return nullptr;
-  }
-
-  std::shared_mutex mu_;
-  std::unordered_map<std::uintptr_t, const RealNvrtc*> by_call_site_;
-  std::vector<std::unique_ptr<RealNvrtc>> slots_;
-
- public:
-  // Slot indices for dlsym clients: the library of `function`, found or created.
-  int slot_for_function(const void* function) {
-    const link_map* library_map = link_map_of(function);
-    if (library_map == nullptr || library_map == shim_link_map()) return -1;
-    {
-      std::shared_lock lock(mu_);
-      for (int i = 0; i < kMaxSlots; ++i) {
-        const RealNvrtc* slot = by_index_[static_cast<std::size_t>(i)].load(std::memory_order_acquire);
-        if (slot && slot->link_map == library_map) return i;
-      }
-    }
-    void* library = dlopen(library_map->l_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (library == nullptr) return -1;
-    Probe probe;
-    probe.node = version_node_of(library);
-    probe.version_fn = probe.node ? dlvsym(library, "nvrtcVersion", probe.node) : real_dlsym(library, "nvrtcVersion");
-    dlclose(library);
-    if (probe.version_fn == nullptr || in_shim(probe.version_fn) || link_map_of(probe.version_fn) != library_map) {
-      return -1;  // the object only exports nvrtc* names; it is not NVRTC
-    }
-    const RealNvrtc* slot = adopt(probe, library_map);
-    if (slot == nullptr) return -1;
-    std::unique_lock lock(mu_);
-    for (int i = 0; i < kMaxSlots; ++i) {
-      auto& cell = by_index_[static_cast<std::size_t>(i)];
-      if (cell.load() == slot) return i;
-      if (cell.load() == nullptr) {
-        cell.store(slot, std::memory_order_release);
-        return i;
-      }
-    }
-    return -1;
-  }
-
-  const RealNvrtc* slot_library(int slot) const {
-    if (slot < 0 || slot >= kMaxSlots) return nullptr;
-    return by_index_[static_cast<std::size_t>(slot)].load(std::memory_order_acquire);
-  }
-
-  // The fork handlers (platform/fork_locks.h).
-  void lock_for_fork() { mu_.lock(); }
-  void unlock_in_parent() { mu_.unlock(); }
-  void renew_in_child() { platform::renew_in_child(mu_); }
-
- private:
-  std::array<std::atomic<const RealNvrtc*>, kMaxSlots> by_index_{};
 };
 
-SlotRegistry& registry() {
-  static auto* instance = new SlotRegistry();  // leaked: callable from exit handlers
+LibraryRegistry<NvrtcLibrary>& registry() {
+  static auto* instance = new LibraryRegistry<NvrtcLibrary>();  // leaked: callable from exit handlers
   return *instance;
 }
 

@@ -1,5 +1,6 @@
 // RealNvrtc: the functions of one real NVRTC library loaded in this process (a "slot"), found
-// through the scope of the code that called the shim, so each caller reaches the library it loaded.
+// through the scope of the code that called the shim, so each caller reaches the library it loaded
+// (NVRTC's instance of the one registry, shim/interpose/library_registry.h).
 // Contract: thread-safe; slots are created once per real library and never freed (the shim is
 // -z nodelete and NVRTC is never unloaded under a live caller); resolution allocates only on the
 // first call from a given call site; never throws. Fork: the tables' lock is

@@ -10,6 +10,8 @@
 #include <climits>
 #include <cstring>
 
+#include "shim/interpose/ifunc_caller.h"
+
 namespace nvrtc_cache::shim::standin {
 namespace {
 
@@ -74,11 +76,7 @@ __attribute__((constructor)) void mark_constructed() { constructed.store(true); 
 }  // namespace
 
 bool resolving_for_the_loader(const void* resolver_caller) {
-  if (!constructed.load()) return true;  // the relocations that precede every constructor
-  const unsigned long loader_base = getauxval(AT_BASE);
-  Dl_info info;
-  if (loader_base == 0 || dladdr(resolver_caller, &info) == 0) return true;
-  return reinterpret_cast<std::uintptr_t>(info.dli_fbase) == loader_base;
+  return interpose::resolver_called_by_the_loader(resolver_caller, constructed.load());
 }
 
 bool dlsym_finds(const char* what, interpose::ProxiedKind kind, const char* name, const char* probe) {
