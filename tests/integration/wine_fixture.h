@@ -161,4 +161,18 @@ inline void expect_corpus_ran(const std::string& out) {
   EXPECT_NE(out.find(hex_of("42;")), std::string::npos) << "the -I header's value in the PTX";
 }
 
+// first_hit_client's lines (tests/clients/windows/first_hit_client.cc) by program, without their
+// timing: what each compile returned.
+inline std::map<std::string, std::string> results_of(const std::string& out) {
+  std::map<std::string, std::string> results;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t timing = line.find(" compile_ns ");
+    const std::size_t after = timing == std::string::npos ? timing : line.find(' ', timing + 12);
+    if (after == std::string::npos) continue;
+    results[line.substr(0, timing)] = line.substr(after + 1);
+  }
+  return results;
+}
+
 }  // namespace nvrtc_cache::testing

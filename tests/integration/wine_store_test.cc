@@ -8,19 +8,6 @@ namespace {
 
 constexpr std::uintmax_t kMiB = std::uintmax_t{1} << 20;
 
-// first_hit_client's lines (tests/clients/windows/first_hit_client.cc) by program, without their
-// timing: what each compile returned.
-std::map<std::string, std::string> results_of(const std::string& out) {
-  std::map<std::string, std::string> results;
-  std::istringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    const std::size_t timing = line.find(" compile_ns ");
-    const std::size_t after = timing == std::string::npos ? timing : line.find(' ', timing + 12);
-    if (after == std::string::npos) continue;
-    results[line.substr(0, timing)] = line.substr(after + 1);
-  }
-  return results;
-}
 
 std::vector<std::string> fill_steps(int first, int last) {
   std::vector<std::string> steps;
