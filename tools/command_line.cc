@@ -3,8 +3,11 @@
 // (config set max_size SIZE), -p (config), -V (version), and their long forms.
 #include "tools/command_line.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <system_error>
 #include <string>
 #include <vector>
 
@@ -87,7 +90,9 @@ const CLI::App* parsed_command(const CLI::App& app) {
 
 }  // namespace
 
-int run_command_line(const CommandLine& line, int argc, char** argv) {
+namespace {
+
+int run_command_line_unguarded(const CommandLine& line, int argc, char** argv) {
   // `run`'s arguments are another program's: they are never parsed here (only `run --help` is).
   if (line.run != nullptr && argc >= 2 && std::strcmp(argv[1], "run") == 0 &&
       !(argc >= 3 && (std::strcmp(argv[2], "--help") == 0 || std::strcmp(argv[2], "-h") == 0))) {
@@ -135,6 +140,33 @@ int run_command_line(const CommandLine& line, int argc, char** argv) {
     return usage_error(*parsed_command(app), error.what());
   }
   return outcome.exit_code;
+}
+
+// The exit status of a command whose output could not be written: 141 (as if SIGPIPE had ended it)
+// for a reader that went away (`nvrtc-cache ls | head -1` with SIGPIPE ignored), said nowhere; 1 for
+// any other error, said once on stderr.
+int output_failed(int error) {
+  if (error == EPIPE) return 141;
+  std::fprintf(stderr, "nvrtc-cache: cannot write the output: %s\n", std::strerror(error));
+  return 1;
+}
+
+}  // namespace
+
+int run_command_line(const CommandLine& line, int argc, char** argv) {
+  int status = 0;
+  try {
+    status = run_command_line_unguarded(line, argc, argv);
+  } catch (const std::system_error& error) {  // fmt::print's failed write
+    return output_failed(error.code().value());
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "nvrtc-cache: internal error: %s\n", error.what());
+    return 1;
+  }
+  // What is still buffered: a failed flush is a failed command, never an abort at exit.
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return output_failed(errno != 0 ? errno : EIO);
+  return status;
 }
 
 void add_run_shared_options(CLI::App& run) {

@@ -2,7 +2,11 @@
 // system has (one add_*_command line each, tools/commands.h), the "did you mean" of an unknown
 // command, --help, usage errors (exit status 2) and the exit status the command set. `run` (when the
 // system has it) is dispatched before CLI11: its arguments are another program's.
-// Contract: single-threaded; run once per process; output on stdout, diagnostics on stderr.
+// Output that cannot be written ends the command, never the process by an abort: a reader gone
+// away (EPIPE, with SIGPIPE ignored) is exit status 141, said nowhere; any other write error is 1,
+// said once on stderr (fmt::print's exceptions and the final flush of stdout alike).
+// Contract: single-threaded; run once per process; output on stdout, diagnostics on stderr; never
+// throws.
 #pragma once
 
 #include "tools/commands.h"
