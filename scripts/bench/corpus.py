@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """End-to-end benchmark: the same kernels (bench/bench_kernels.h) compiled by the real NVRTC, under the
 shim with a cold cache, and under the shim warm, from one run, with ratios side by side and the hit
-latency split. scripts/bench_suite.py imports measure_kernel() from here.
+latency split. scripts/bench/suite.py imports measure_kernel() from here.
 
-usage: scripts/bench.py [--build BUILD_DIR] [--repeat N] [KERNEL...]   (default: trivial names cub, and
+usage: scripts/bench/corpus.py [--build BUILD_DIR] [--repeat N] [KERNEL...]   (default: trivial names cub, and
        cute when CUTLASS_INCLUDE_DIR names a CUTLASS include tree)
 """
 import argparse
@@ -93,7 +93,7 @@ def measure_kernel(build, kernel, repeat, extra_env=None, warm_repeat=None, firs
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
+    parser.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "..", "build"))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("kernels", nargs="*")
     args = parser.parse_args()

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """nvrtc-cache against cuda.core's own program caches (cuda.core.utils.FileStreamProgramCache and
 InMemoryProgramCache), on the same cuda.core Program.compile("cubin") calls, each mode in fresh
-processes, from one run. scripts/bench_suite.py imports measure() from here.
+processes, from one run. scripts/bench/suite.py imports measure() from here.
 
-usage: scripts/bench_cuda_core.py [--build BUILD_DIR] [--python VENV_PYTHON] [--repeat N]
+usage: scripts/bench/cuda_core.py [--build BUILD_DIR] [--python VENV_PYTHON] [--repeat N]
 Modes:
   plain         Program.compile, no cache (every compile is a real NVRTC compile)
   cuda.core     Program.compile(..., cache=FileStreamProgramCache(dir)) -- cold, then warm
@@ -92,7 +92,7 @@ def measure(python, build, repeat, programs=PROGRAMS):
 
 def main():
     parser = argparse.ArgumentParser()
-    root = os.path.join(os.path.dirname(__file__), "..")
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
     parser.add_argument("--build", default=os.path.join(root, "build"))
     parser.add_argument("--python", default=os.path.join(root, ".venv", "bin", "python"))
     parser.add_argument("--repeat", type=int, default=5)

@@ -1,9 +1,9 @@
-"""libNVVM compiles of numba-generated NVVM IR, real vs the shim cold and warm (scripts/bench_suite.py,
+"""libNVVM compiles of numba-generated NVVM IR, real vs the shim cold and warm (scripts/bench/suite.py,
 section "nvvm"). Each mode runs in fresh processes; in each, numba-cuda's cuda.compile_ptx compiles a set
 of kernels for sm_90 (numba lowers Python to NVVM IR, libNVVM compiles it to PTX) and only the
 compile_ptx calls are timed. No GPU is needed.
 
-    python scripts/bench_nvvm.py --build build [--python .venv/bin/python] [--processes 3]
+    python scripts/bench/nvvm.py --build build [--python .venv/bin/python] [--processes 3]
 """
 import argparse
 import json
@@ -93,8 +93,8 @@ def measure(python, build, processes):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "build"))
-    parser.add_argument("--python", default=os.path.join(os.path.dirname(__file__), "..", ".venv", "bin", "python"))
+    parser.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+    parser.add_argument("--python", default=os.path.join(os.path.dirname(__file__), "..", "..", ".venv", "bin", "python"))
     parser.add_argument("--processes", type=int, default=3)
     args = parser.parse_args()
     r = measure(args.python, os.path.abspath(args.build), args.processes)

@@ -2,9 +2,9 @@
 """nvrtc_cache.ProgramCache beside cuda.core's own backends (InMemoryProgramCache,
 FileStreamProgramCache), on the same Program.compile("cubin", cache=...) calls, from one run.
 
-usage: scripts/bench_program_cache.py [--build BUILD_DIR] [--python VENV_PYTHON] [--entries N]
+usage: scripts/bench/program_cache.py [--build BUILD_DIR] [--python VENV_PYTHON] [--entries N]
                                      [--processes N] [--repeat N]
-scripts/bench_suite.py imports measure() and markdown_table() from here (its program-cache section).
+scripts/bench/suite.py imports measure() and markdown_table() from here (its program-cache section).
 
 Measures, per backend (times in ms, medians):
   warm first    the first compile of a fresh process whose cache another process filled
@@ -87,7 +87,7 @@ def result(process):
 def measure(python, build, entries, processes=16, repeat=20):
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("NVRTC_CACHE_")}
     env["NVRTC_CACHE_API_LIBRARY"] = os.path.join(build, "lib", "libnvrtc-cache-api.so.1")
-    env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")
+    env["PYTHONPATH"] = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python")
     rows = {}
     for mode in MODES:
         row = {}

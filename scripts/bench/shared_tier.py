@@ -2,7 +2,8 @@
 """The shared-tier benchmark: a Redis tier (a redis-server of its own on loopback, with a password),
 or with --tier http / https an HTTP cache (an nginx of its own with WebDAV PUT), against a local hit
 and the real NVRTC, over the benchmark suite's corpus (bench/bench_kernels.h), with ratios side by
-side from one run; writes docs/shared-tier.md (Redis) or docs/shared-tier-http.md / -https.md.
+side from one run; prints a Markdown section (the benchmark suite, scripts/bench/suite.py, puts one per
+tier into docs/performance.md).
 
   per program   real NVRTC (a fresh process's compile) | shim cold on a writer node (compile + write-behind)
                 | shared-tier hit (a fresh node: local miss, Redis GET, unseal, local write-back)
@@ -14,11 +15,9 @@ side from one run; writes docs/shared-tier.md (Redis) or docs/shared-tier-http.m
 Every shim run's counters are checked (a shared hit has no miss and reads the tier; a local hit does
 not read it), so a figure cannot come from the wrong path.
 
-usage: scripts/bench_shared_tier.py [--build BUILD_DIR] [--python PYTHON] [--quick] [--out DOCS_DIR]
-                                    [--tier redis|http|https]
+usage: scripts/bench/shared_tier.py [--build BUILD_DIR] [--python PYTHON] [--quick] [--tier redis|http|https]
 """
 import argparse
-import datetime
 import os
 import statistics
 import subprocess
@@ -27,25 +26,25 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402  scripts/bench.py
-import bench_suite  # noqa: E402  scripts/bench_suite.py
+import corpus  # noqa: E402  scripts/bench/corpus.py
+import suite  # noqa: E402  scripts/bench/suite.py
 
 CLIENTS = 16
 
 
 def shim_env(build, env, cache_dir, remote):
-    e = dict(bench.base_env(), **env)
+    e = dict(corpus.base_env(), **env)
     e.update(LD_PRELOAD=os.path.join(build, "lib", "libnvrtc-cache.so"), NVRTC_CACHE_DIR=cache_dir,
              NVRTC_CACHE_REMOTE=remote)
     return e
 
 
 def first_compile_ns(build, kernel, env):
-    return bench.run_bench(os.path.join(build, "bin", "nvrtc_bench"), kernel, 1, env)[0][0]
+    return corpus.run_bench(os.path.join(build, "bin", "nvrtc_bench"), kernel, 1, env)[0][0]
 
 
 def counters(build, cache_dir):
-    return bench.stats(os.path.join(build, "bin", "nvrtc-cache"), cache_dir)
+    return corpus.stats(os.path.join(build, "bin", "nvrtc-cache"), cache_dir)
 
 
 def tier_counter(c, name):
@@ -71,7 +70,7 @@ def together(build, kernel, envs):
 
 def measure_program(args, kernel, env, url, work):
     build = args.build
-    plain = dict(bench.base_env(), **env)
+    plain = dict(corpus.base_env(), **env)
     first_compile_ns(build, kernel, plain)  # untimed: the headers into the page cache
     real = statistics.median(first_compile_ns(build, kernel, plain) for _ in range(args.repeat))
     writer = os.path.join(work, f"{kernel}-writer")
@@ -113,94 +112,90 @@ def ms(ns):
     return f"{ns / 1e6:.3g}" if ns < 1e8 else f"{ns / 1e6:.0f}"
 
 
-def write_markdown(path, machine, results, puts, args, seconds):
-    L = [f"# Shared tier ({args.label}) benchmark\n"]
-    load = ", ".join(f"{v:.1f}" for v in machine["load"])
-    L.append(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine['cpu']} "
-             f"({machine['cores']} CPUs, load average {load} at the start), NVRTC {machine['nvrtc']}, commit "
-             f"{machine['commit']}; {args.server}; "
-             f"{seconds:.0f} s, one run. Reproduce with `scripts/bench_shared_tier.py{args.flag}`.\n")
-    L.append(f"Each figure is a fresh process's compile (`bench/nvrtc_bench`, create to destroy), median of "
-             f"{args.repeat}. *Shared-tier hit*: a new node (empty local store) whose first process finds the "
+LABELS = {"redis": "Redis", "http": "HTTP", "https": "HTTPS"}
+SERVERS = {"redis": "redis-server on loopback (TCP, password, `maxmemory-policy allkeys-lru`)",
+           "http": "nginx on loopback (WebDAV PUT)", "https": "nginx on loopback (WebDAV PUT, TLS 1.3, ECDSA P-256)"}
+
+
+def markdown(m, heading="##"):
+    """The tier's section of docs/performance.md: `m` is what measure() returned."""
+    label = LABELS[m["tier"]]
+    L = [f"{heading} A shared-tier hit through the shim ({label})\n"]
+    L.append(f"{SERVERS[m['tier']]}. Each figure is a fresh process's compile (`bench/nvrtc_bench`, create to destroy), "
+             f"median of {m['repeat']}. *Shared-tier hit*: a new node (empty local store) whose first process finds the "
              f"program in the tier (local miss, GET of manifest and result, unseal, dependency validation, write-back "
              "into the local store); *local hit*: that node's next process. The counters of every run were "
-             f"checked: shared hits read {args.label} and compiled nothing, local hits did not read it.\n")
+             f"checked: shared hits read {label} and compiled nothing, local hits did not read it.\n")
     L.append("| program | real NVRTC | shim cold (writer) | shared-tier hit | local hit | **real / shared** | "
              "**real / local** | shared / local |")
     L.append("|---|--:|--:|--:|--:|--:|--:|--:|")
-    for r in results:
-        L.append(f"| {bench_suite.KERNEL_LABELS.get(r['kernel'], r['kernel'])} | {ms(r['real'])} ms | "
+    for r in m["results"]:
+        L.append(f"| {m['labels'].get(r['kernel'], r['kernel'])} | {ms(r['real'])} ms | "
                  f"{ms(r['cold'])} ms | {ms(r['shared'])} ms | {ms(r['local'])} ms | "
-                 f"**{bench_suite.ratio(r['real'] / r['shared'])}** | **{bench_suite.ratio(r['real'] / r['local'])}** | "
-                 f"{bench_suite.ratio(r['shared'] / r['local'])} |")
-    L.append(f"\n## {CLIENTS} clients at once\n")
-    L.append(f"{CLIENTS} fresh nodes start together and compile the program, every one served from {args.label}, "
-             f"against {CLIENTS} plain processes compiling it at once (this machine has {machine['cores']} CPUs).\n")
-    L.append("| program | wall, 16 shared-tier clients | per client: median / max | wall, 16 plain compiles | "
+                 f"**{suite.ratio(r['real'] / r['shared'])}** | **{suite.ratio(r['real'] / r['local'])}** | "
+                 f"{suite.ratio(r['shared'] / r['local'])} |")
+    L.append(f"\n{CLIENTS} fresh nodes start together and compile the program, every one served from {label}, "
+             f"against {CLIENTS} plain processes compiling it at once.\n")
+    L.append(f"| program | wall, {CLIENTS} shared-tier clients | per client: median / max | wall, {CLIENTS} plain compiles | "
              "**plain / shared** |")
     L.append("|---|--:|--:|--:|--:|")
-    for r in results:
-        L.append(f"| {bench_suite.KERNEL_LABELS.get(r['kernel'], r['kernel'])} | {ms(r['many_wall'])} ms | "
+    for r in m["results"]:
+        L.append(f"| {m['labels'].get(r['kernel'], r['kernel'])} | {ms(r['many_wall'])} ms | "
                  f"{ms(r['many_median'])} / {ms(r['many_max'])} ms | {ms(r['plain_wall'])} ms | "
-                 f"**{bench_suite.ratio(r['plain_wall'] / r['many_wall'])}** |")
-    L.append("\n## Put throughput and the tier alone (`bench/tier_bench`)\n")
-    L.append(f"Sealed values written straight to {args.label} by 1 and by 16 writer threads (one process, the tier's "
-             f"connection pool); then a writer node fills {args.label} through the write-behind, and a fresh node reads "
-             "every value: the tier alone (GET + unseal), a shared hit (+ write-back into LMDB), a local hit.\n")
-    for entries, size, lines in puts:
+                 f"**{suite.ratio(r['plain_wall'] / r['many_wall'])}** |")
+    L.append(f"\nSealed values written straight to {label} by 1 and by 16 writer threads (`bench/tier_bench`, one "
+             f"process, the tier's connection pool); then a writer node fills {label} through the write-behind, and a "
+             "fresh node reads every value: the tier alone (GET + unseal), a shared hit (+ write-back into LMDB), a "
+             "local hit.\n")
+    for entries, size, lines in m["puts"]:
         L.append(f"{entries} values of {size >> 10} KiB:\n\n```")
         L.extend(lines)
         L.append("```\n")
-    with open(path, "w") as f:
-        f.write("\n".join(L) + "\n")
+    return "\n".join(L) + "\n"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default=os.path.join(bench_suite.ROOT, "build"))
-    parser.add_argument("--python", default=os.path.join(bench_suite.ROOT, ".venv", "bin", "python"))
-    parser.add_argument("--out", default=os.path.join(bench_suite.ROOT, "docs"))
-    parser.add_argument("--quick", action="store_true", help="a smoke run: fewer repeats and programs")
-    parser.add_argument("--tier", choices=("redis", "http", "https"), default="redis")
-    args = parser.parse_args()
-    args.label = {"redis": "Redis", "http": "HTTP", "https": "HTTPS"}[args.tier]
-    args.flag = ("" if args.tier == "redis" else f" --tier {args.tier}") + (" --quick" if args.quick else "")
-    args.server = ("redis-server on loopback (TCP, password, `maxmemory-policy allkeys-lru`)" if args.tier == "redis"
-                   else f"nginx on loopback (WebDAV PUT{', TLS 1.3, ECDSA P-256' if args.tier == 'https' else ''})")
-    args.build = os.path.abspath(args.build)
-    args.repeat = 3 if args.quick else 5
-    machine = bench_suite.machine()
-    started = time.time()
+def measure(build, python, tier, quick):
+    """The tier's figures, on a server of its own: per program of the corpus, then put throughput."""
+    args = argparse.Namespace(build=os.path.abspath(build), python=python, quick=quick,
+                              repeat=3 if quick else 5)
+    labels = dict(suite.KERNEL_LABELS)
     with tempfile.TemporaryDirectory(prefix="nvrtc-cache-shared-tier-") as work:
         env = {}
         kernels = ["trivial", "names", "cub"]
-        cutlass = bench_suite.cutlass_include_dir(args.python)
-        if cutlass and not args.quick:
+        cutlass = suite.cutlass_include_dir(python)
+        if cutlass and not quick:
             env["CUTLASS_INCLUDE_DIR"] = cutlass
             kernels.append("cute")
-        headers = 300 if args.quick else 3000
+        headers = 300 if quick else 3000
         env["NVRTC_BENCH_HEADERS_DIR"] = os.path.join(work, "headers")
-        bench_suite.generate_headers(env["NVRTC_BENCH_HEADERS_DIR"], headers)
-        bench_suite.KERNEL_LABELS["headers"] = f"{headers} generated headers"
+        suite.generate_headers(env["NVRTC_BENCH_HEADERS_DIR"], headers)
+        labels["headers"] = f"{headers} generated headers"
         kernels.append("headers")
         os.makedirs(os.path.join(work, "server"))
-        if args.tier == "redis":
-            server = bench_suite.RedisServer(os.path.join(work, "server"))
+        if tier == "redis":
+            server = suite.RedisServer(os.path.join(work, "server"))
         else:
-            server = bench_suite.NginxServer(os.path.join(work, "server"), tls=args.tier == "https")
+            server = suite.NginxServer(os.path.join(work, "server"), tls=tier == "https")
         try:
             results = []
             for kernel in kernels:
                 t = time.time()
                 results.append(measure_program(args, kernel, env, server.url(), work))
-                print(f"  {kernel}: {time.time() - t:.0f} s", file=sys.stderr)
+                print(f"  {tier} {kernel}: {time.time() - t:.0f} s", file=sys.stderr)
             puts = measure_puts(args, server.url())
         finally:
             server.stop()
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "shared-tier.md" if args.tier == "redis" else f"shared-tier-{args.tier}.md")
-    write_markdown(path, machine, results, puts, args, time.time() - started)
-    print(open(path).read())
+    return {"tier": tier, "repeat": args.repeat, "labels": labels, "results": results, "puts": puts}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(suite.ROOT, "build"))
+    parser.add_argument("--python", default=os.path.join(suite.ROOT, ".venv", "bin", "python"))
+    parser.add_argument("--quick", action="store_true", help="a smoke run: fewer repeats and programs")
+    parser.add_argument("--tier", choices=tuple(LABELS), default="redis")
+    args = parser.parse_args()
+    print(markdown(measure(args.build, args.python, args.tier, args.quick)))
     return 0
 
 

@@ -3,10 +3,10 @@
 # at once on an empty cache, with single-flight (the default) and without it
 # (NVRTC_CACHE_WAIT_TIMEOUT=0); prints the real compiles done and the wall time against one
 # compile of the real NVRTC alone (measured just before each run).
-# Each cell is the median of REPEAT runs (default 3). FORMAT=tsv prints, for scripts/bench_suite.py,
+# Each cell is the median of REPEAT runs (default 3). FORMAT=tsv prints, for scripts/bench/suite.py,
 # "one <ms>" then one line per N: N, then compiles hits waited wall_ms ratio with single-flight,
 # then compiles hits wall_ms ratio without, tab-separated.
-# usage: [REPEAT=3] [FORMAT=tsv] scripts/bench_single_flight.sh [BUILD_DIR] [KERNEL] [N...]
+# usage: [REPEAT=3] [FORMAT=tsv] scripts/bench/single_flight.sh [BUILD_DIR] [KERNEL] [N...]
 #        (default: build cub 1 2 4 8 16)
 set -euo pipefail
 build=${1:-build}

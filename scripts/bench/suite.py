@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
 """The benchmark suite: runs every benchmark of the project in one run and writes the results, ratios
-side by side, as docs/benchmarks.md (Markdown tables) and docs/benchmarks.png (a chart).
+side by side, as docs/performance.md (the one performance page: Markdown tables) and
+docs/performance.png (a chart).
 
-  corpus        real NVRTC vs the shim cold vs warm (scripts/bench.py on bench/bench_kernels.h)
+  corpus        real NVRTC vs the shim cold vs warm (scripts/bench/corpus.py on bench/bench_kernels.h)
   hit floor     the warm runs' hit latency split next to its floor (bench/hit_floor.cc)
-  single-flight N processes on one key (scripts/bench_single_flight.sh)
+  single-flight N processes on one key (scripts/bench/single_flight.sh)
   store         get latency and disk use against the entry count (bench/store_scaling.cc)
-  cuda.core     cuda.core's own program caches vs the shim (scripts/bench_cuda_core.py)
+  cuda.core     cuda.core's own program caches vs the shim (scripts/bench/cuda_core.py)
   program-cache nvrtc_cache.ProgramCache vs cuda.core's InMemoryProgramCache and FileStreamProgramCache
-                (scripts/bench_program_cache.py)
+                (scripts/bench/program_cache.py)
   first-hit     a fresh process's first compiles, real NVRTC vs the shim warm (bench/first_hit_bench.cc)
   redis         GET/SET round trips of the Redis tier's own client against hiredis, on a throw-away
                 redis-server (bench/redis_round_trip.cc; skipped without hiredis or redis-server)
+  shared-tier   a shared-tier hit through the shim, Redis, HTTP and HTTPS (scripts/bench/shared_tier.py)
+  tiers         the shared tiers side by side: Redis, TLS, Cluster, HTTP, HTTPS (scripts/bench/tiers.sh)
+  compression   stored size and hit cost of a CUB entry per zstd level (bench/entry_compression_bench.cc)
 
-usage: scripts/bench_suite.py [--quick] [--build BUILD_DIR] [--out DOCS_DIR] [--only SECTION...]
+usage: scripts/bench/suite.py [--quick] [--build BUILD_DIR] [--out DOCS_DIR] [--only SECTION...]
                               [--kernels PROGRAM...]
-Run it through scripts/bench_suite.sh, which builds what it needs and prepares .venv first.
+Run it through scripts/bench/run.sh, which builds what it needs and prepares .venv first.
 """
 import argparse
 import ctypes
@@ -34,13 +38,14 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402  scripts/bench.py
-import bench_cuda_core  # noqa: E402  scripts/bench_cuda_core.py
-import bench_nvvm  # noqa: E402  scripts/bench_nvvm.py
-import bench_program_cache  # noqa: E402  scripts/bench_program_cache.py
+import corpus  # noqa: E402  scripts/bench/corpus.py
+import cuda_core  # noqa: E402  scripts/bench/cuda_core.py
+import nvvm  # noqa: E402  scripts/bench/nvvm.py
+import program_cache  # noqa: E402  scripts/bench/program_cache.py
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SECTIONS = ("corpus", "link", "nvvm", "single-flight", "store", "cuda.core", "program-cache", "first-hit", "redis")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SECTIONS = ("corpus", "link", "nvvm", "single-flight", "store", "cuda.core", "program-cache", "first-hit", "redis",
+            "shared-tier", "tiers", "compression")
 CCCL = "/usr/local/cuda/include/cccl"
 KERNEL_LABELS = {"trivial": "trivial (axpy)", "names": "templates + 5 name expressions",
                  "cub": "CUB block reduce + radix sort", "cute": "CuTe tensor tile copy",
@@ -86,7 +91,7 @@ def measure_corpus(args, build, kernels, env):
     results = []
     for kernel in kernels:
         t = time.time()
-        m = bench.measure_kernel(build, kernel, args.repeat, env, args.warm_repeat, args.first_hits)
+        m = corpus.measure_kernel(build, kernel, args.repeat, env, args.warm_repeat, args.first_hits)
         include_dirs = {"cub": [CCCL], "cute": [env.get("CUTLASS_INCLUDE_DIR", ""), CCCL],
                         "headers": [env.get("NVRTC_BENCH_HEADERS_DIR", "")]}.get(kernel, [])
         files, probes = m["files_read"] or 0, m["paths_probed"] or 0
@@ -103,7 +108,7 @@ def measure_corpus(args, build, kernels, env):
 
 def measure_single_flight(args, build):
     env = dict(os.environ, REPEAT=str(args.flight_repeat), FORMAT="tsv")
-    out = subprocess.run([os.path.join(ROOT, "scripts", "bench_single_flight.sh"), build, args.flight_kernel]
+    out = subprocess.run([os.path.join(ROOT, "scripts", "bench", "single_flight.sh"), build, args.flight_kernel]
                          + [str(n) for n in args.flight_counts], env=env, check=True, capture_output=True,
                          text=True).stdout
     rows, one = [], None
@@ -153,7 +158,7 @@ def measure_link(args, build):
         return json.loads(out)
 
     with tempfile.TemporaryDirectory(prefix="nvrtc-cache-link-") as cache_dir:
-        real_env = bench.base_env()
+        real_env = corpus.base_env()
         shim_env = dict(real_env, LD_PRELOAD=shim, NVRTC_CACHE_DIR=cache_dir)
         real = run(real_env)
         cold = run(shim_env)
@@ -181,7 +186,7 @@ def measure_first_hit(args, build):
     rows = []
     for kernel in ("trivial", "reject"):  # reject: a compile NVRTC refuses (a bad option)
         with tempfile.TemporaryDirectory(prefix="nvrtc-cache-first-hit-") as cache_dir:
-            real_env = bench.base_env()
+            real_env = corpus.base_env()
             shim_env = dict(real_env, LD_PRELOAD=shim, NVRTC_CACHE_DIR=cache_dir)
             sample(kernel, shim_env)  # fills the cache
             samples = {"real": [], "shim warm": []}
@@ -308,6 +313,32 @@ def measure_redis(args, build):
     return {"iterations": args.redis_iterations, "rows": rows}, None
 
 
+def measure_tiers(args, build):
+    """scripts/bench/tiers.sh: every shared tier through bench/tier_bench on servers of its own; the
+    summary table it prints last (None with the reason when a server is missing)."""
+    missing = [tool for tool in ("redis-server", "redis-cli", "nginx", "openssl") if shutil.which(tool) is None]
+    if missing:
+        return None, f"The shared tiers side by side skipped: {', '.join(missing)} not installed."
+    entries = "300" if args.quick else "2000"
+    out = subprocess.run([os.path.join(ROOT, "scripts", "bench", "tiers.sh"), entries, "8192"], check=True,
+                         capture_output=True, text=True, env=dict(os.environ, BUILD_DIR=build)).stdout
+    summary = out[out.index("\nlocal store"):].strip() if "\nlocal store" in out else out.strip()
+    return {"entries": int(entries), "bytes": 8192, "summary": summary}, None
+
+
+def measure_compression(args, build):
+    """bench/entry_compression_bench (Google Benchmark, JSON): per entry kind and zstd level, the stored
+    size and the CPU time of a hit (LMDB get + decode) and of compressing."""
+    binary = os.path.join(build, "bin", "entry_compression_bench")
+    if not os.path.exists(binary):
+        return None, "Compression skipped: bench/entry_compression_bench was not built."
+    out = subprocess.run([binary, "--benchmark_format=json", f"--benchmark_repetitions={3 if args.quick else 5}",
+                          "--benchmark_report_aggregates_only=true"], check=True, capture_output=True,
+                         text=True).stdout
+    rows = [b for b in json.loads(out)["benchmarks"] if b.get("aggregate_name") == "median"]
+    return {"rows": rows}, None
+
+
 def machine():
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor())
@@ -355,14 +386,20 @@ def size(b):
 def write_markdown(path, m, results, args, png_name):
     L = []
     add = L.append
-    add("# Benchmarks\n")
+    add("# Performance\n")
+    add("What a miss and a hit cost, measured: the real libraries against the cache cold and warm, a hit's "
+        "latency split next to its floor, many processes on one key, the store's scaling, the peers' own "
+        "caches, a fresh process's first hit, the shared tiers and compression. This page is written by one "
+        "run of the benchmark suite, `scripts/bench/run.sh` (`--quick` for a smoke run, `--only SECTION...` "
+        "for part of it); nothing on it is pasted by hand. Why the cache is built the way these numbers "
+        "show is in [design.md](design.md).\n")
     load = ", ".join(f"{v:.1f}" for v in m["load"])
     add(f"Measured {m['date']} on {m['cpu']} ({m['cores']} CPUs, {m['memory_gib']:.0f} GiB RAM, load average "
         f"{load} at the start), {m['os']}, Linux {m['kernel']}, NVRTC {m['nvrtc']} (/usr/local/cuda), GPU: "
         f"{m['gpu']}; commit {m['commit']}; {'--quick (smoke) run' if args.quick else 'full run'}, "
         f"{m['seconds']:.0f} s. Everything below comes from this one run.\n")
-    add(f"Reproduce with `scripts/bench_suite.sh{' --quick' if args.quick else ''}` (builds what it needs, then "
-        "runs scripts/bench_suite.py). Absolute times depend on the machine; the ratios are the result.\n")
+    add(f"Reproduce with `scripts/bench/run.sh{' --quick' if args.quick else ''}` (builds what it needs, then "
+        "runs scripts/bench/suite.py). Absolute times depend on the machine; the ratios are the result.\n")
     add(f"![benchmarks]({png_name})\n")
 
     corpus = results.get("corpus")
@@ -426,7 +463,7 @@ def write_markdown(path, m, results, args, png_name):
     flight = results.get("single-flight")
     if flight:
         add("## N processes on one key (cold starts on one node)\n")
-        add(f"`scripts/bench_single_flight.sh`: N processes start together on an empty cache and compile the same "
+        add(f"`scripts/bench/single_flight.sh`: N processes start together on an empty cache and compile the same "
             f"program (`{flight['kernel']}`); *compiles* is the real compiles done (the store's misses), *wall* the "
             f"time until all have finished, as a multiple of one compile by the real NVRTC alone measured just "
             f"before each run ({flight['one_ms']:.0f} ms at the start); median of {flight['repeat']} runs. "
@@ -465,7 +502,7 @@ def write_markdown(path, m, results, args, png_name):
     cc = results.get("cuda.core")
     if cc:
         add("## cuda.core's own caches vs the shim\n")
-        add(f"`scripts/bench_cuda_core.py`: the same `cuda.core` `Program.compile(\"cubin\")` calls (sm_80, "
+        add(f"`scripts/bench/cuda_core.py`: the same `cuda.core` `Program.compile(\"cubin\")` calls (sm_80, "
             f"c++17; NVRTC from the nvidia-cuda-nvrtc wheel), {args.repeat} per fresh process. *cold first*: "
             f"the first compile on an empty cache; *warm first*: the first compile of a second fresh process "
             f"(`InMemoryProgramCache` lives in one process, so it has none); *warm in-process*: the median of "
@@ -492,7 +529,7 @@ def write_markdown(path, m, results, args, png_name):
     pc = results.get("program-cache")
     if pc:
         add("## nvrtc_cache.ProgramCache vs cuda.core's backends\n")
-        add(f"`scripts/bench_program_cache.py`: the same `cuda.core` `Program.compile(\"cubin\", cache=...)` calls "
+        add(f"`scripts/bench/program_cache.py`: the same `cuda.core` `Program.compile(\"cubin\", cache=...)` calls "
             "(sm_80, c++17; NVRTC from the nvidia-cuda-nvrtc wheel) through `nvrtc_cache.ProgramCache` (the C API, "
             "its own cache directory, no configuration), cuda.core's `FileStreamProgramCache` and its "
             "`InMemoryProgramCache`, each in fresh processes (times in ms, medians). *cold first*: the first "
@@ -504,7 +541,7 @@ def write_markdown(path, m, results, args, png_name):
             f"entry*: writing {pc['entries']} entries of 4–16 KiB through the backend; *warm first among "
             f"entries*: the warm first compile with those {pc['entries']} entries in the cache. Ratios are the "
             "backend's time over `ProgramCache`'s (above 1: `ProgramCache` is faster).\n")
-        add(bench_program_cache.markdown_table(pc["rows"]))
+        add(program_cache.markdown_table(pc["rows"]))
         ours, fs = pc["rows"]["nvrtc-cache"], pc["rows"]["file-stream"]
         add(f"\nA hit costs {ours['in-process'] * 1e3:.0f} µs in-process (a read transaction and a copy; "
             f"FileStream: {fs['in-process'] * 1e3:.0f} µs, a file's open and read), and a fresh process's first hit "
@@ -573,7 +610,7 @@ def write_markdown(path, m, results, args, png_name):
     nvvm = results.get("nvvm")
     if nvvm:
         add("## libNVVM: numba-cuda's compile_ptx, real vs the shim cold and warm\n")
-        add(f"`scripts/bench_nvvm.py`: numba-cuda's `cuda.compile_ptx` of {nvvm['kernels']} kernels for sm_90 in one "
+        add(f"`scripts/bench/nvvm.py`: numba-cuda's `cuda.compile_ptx` of {nvvm['kernels']} kernels for sm_90 in one "
             f"process (numba lowers Python to NVVM IR, libNVVM compiles it to PTX); the median of "
             f"{nvvm['processes']} fresh processes per mode (cold: one). libNVVM's part is the real "
             "`nvvmCompileProgram` calls of the cold process against what the warm processes' hits took.\n")
@@ -583,6 +620,50 @@ def write_markdown(path, m, results, args, png_name):
             f"{ratio(nvvm['real_ns'] / nvvm['warm_ns'])} |")
         add(f"| libNVVM's part | {ms(nvvm['nvvm_real_ns'])} | | {ms(nvvm['nvvm_hit_ns'])} | "
             f"{ratio(nvvm['nvvm_real_ns'] / nvvm['nvvm_hit_ns'])} |")
+        add("")
+
+    if results.get("shared-tier"):
+        import shared_tier  # scripts/bench/shared_tier.py
+        for tier in results["shared-tier"]:
+            add(shared_tier.markdown(tier))
+
+    tiers = results.get("tiers")
+    if tiers:
+        add("## The shared tiers side by side\n")
+        add(f"`scripts/bench/tiers.sh`: {tiers['entries']} sealed values of {tiers['bytes'] >> 10} KiB per tier through "
+            "`bench/tier_bench`, every server on loopback and started for the run: Redis over TCP, over TLS "
+            "(`rediss://`, a throw-away CA), a 6-node Redis Cluster (3 masters with a replica each), and nginx with "
+            "WebDAV over `http://` and `https://`. *hit*: the tier read and unseal (median); *shared hit*: plus the "
+            "write-back into LMDB; 16 readers' and 16 writers' throughput.\n")
+        add(tiers["summary"])
+        add("")
+
+    compression = results.get("compression")
+    if compression:
+        add("## Compressed entries\n")
+        add("`bench/entry_compression_bench` (Google Benchmark) compiles the corpus's CUB program with the real NVRTC, "
+            "to CUBIN (`-arch=sm_80`: its entry holds the CUBIN and the PTX) and to PTX only (`-arch=compute_80`), "
+            "and measures the stored size and the part of a hit that compression changes (the LMDB get and the "
+            "entry's decoding, which expands a compressed entry), and the compression a miss pays. Medians, CPU "
+            "time. Level 0 is uncompressed; the default is level 1 (`compression`).\n")
+        hits, compress = {}, {}
+        for row in compression["rows"]:
+            parts = row["run_name"].split("/")  # BM_<what>/<1: PTX only>/<level>
+            kind = "PTX (`compute_80`)" if parts[1] == "1" else "CUBIN + PTX (`sm_80`)"
+            (hits if parts[0] == "BM_HitOfCubEntry" else compress)[(kind, int(parts[2]))] = row
+        kinds = sorted({k for k, _ in hits}, reverse=True)
+        levels = sorted({lv for _, lv in hits})
+        add("| entry | " + " | ".join(f"stored, level {lv}" if lv else "stored, uncompressed" for lv in levels) +
+            " | " + " | ".join(f"hit, level {lv}" if lv else "hit, uncompressed" for lv in levels) + " | " +
+            " | ".join(f"compress, level {lv}" for lv in levels if lv) + " |")
+        add("|---|" + "--:|" * (len(levels) * 3 - 1))
+        for kind in kinds:
+            stored = [hits[(kind, lv)] for lv in levels]
+            cells = [size(r["stored_bytes"]) + ("" if lv == 0 else f" ({r['ratio']:.1f}×)")
+                     for r, lv in zip(stored, levels)]
+            cells += [f"{r['cpu_time']:.0f} µs" for r in stored]
+            cells += [f"{compress[(kind, lv)]['cpu_time']:.0f} µs" if (kind, lv) in compress else "" for lv in levels if lv]
+            add(f"| {kind} | " + " | ".join(cells) + " |")
         add("")
 
     if results.get("notes"):
@@ -808,7 +889,7 @@ def main():
             results["link"] = measure_link(args, build)
         if "nvvm" in args.only:
             print("nvvm ...", file=sys.stderr)
-            results["nvvm"] = bench_nvvm.measure(args.python, build, 1 if args.quick else 3)
+            results["nvvm"] = nvvm.measure(args.python, build, 1 if args.quick else 3)
         if "single-flight" in args.only:
             print("single-flight ...", file=sys.stderr)
             results["single-flight"] = measure_single_flight(args, build)
@@ -817,13 +898,13 @@ def main():
             results["store"] = measure_store(args, build)
         if "cuda.core" in args.only:
             print("cuda.core ...", file=sys.stderr)
-            programs = bench_cuda_core.PROGRAMS[:1] if args.quick else bench_cuda_core.PROGRAMS
-            results["cuda.core"] = bench_cuda_core.measure(args.python, build, args.repeat, programs)
+            programs = cuda_core.PROGRAMS[:1] if args.quick else cuda_core.PROGRAMS
+            results["cuda.core"] = cuda_core.measure(args.python, build, args.repeat, programs)
         if "program-cache" in args.only:
             print("program cache ...", file=sys.stderr)
             results["program-cache"] = {
                 "entries": args.pc_entries, "processes": args.pc_processes, "repeat": args.pc_repeat,
-                "rows": bench_program_cache.measure(args.python, build, args.pc_entries, args.pc_processes,
+                "rows": program_cache.measure(args.python, build, args.pc_entries, args.pc_processes,
                                                     args.pc_repeat)}
         if "first-hit" in args.only:
             print("first hit ...", file=sys.stderr)
@@ -833,12 +914,28 @@ def main():
             results["redis"], note = measure_redis(args, build)
             if note:
                 results["notes"].append(note)
+        if "shared-tier" in args.only:
+            import shared_tier  # scripts/bench/shared_tier.py (it imports this module)
+            results["shared-tier"] = []
+            for tier in ("redis", "http", "https"):
+                print(f"shared tier ({tier}) ...", file=sys.stderr)
+                results["shared-tier"].append(shared_tier.measure(build, args.python, tier, args.quick))
+        if "tiers" in args.only:
+            print("shared tiers side by side ...", file=sys.stderr)
+            results["tiers"], note = measure_tiers(args, build)
+            if note:
+                results["notes"].append(note)
+        if "compression" in args.only:
+            print("compression ...", file=sys.stderr)
+            results["compression"], note = measure_compression(args, build)
+            if note:
+                results["notes"].append(note)
     m["seconds"] = time.time() - started
     m["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     os.makedirs(args.out, exist_ok=True)
-    write_chart(os.path.join(args.out, "benchmarks.png"), m, results, args)
-    write_markdown(os.path.join(args.out, "benchmarks.md"), m, results, args, "benchmarks.png")
-    print(f"wrote {args.out}/benchmarks.md and benchmarks.png ({m['seconds']:.0f} s)", file=sys.stderr)
+    write_chart(os.path.join(args.out, "performance.png"), m, results, args)
+    write_markdown(os.path.join(args.out, "performance.md"), m, results, args, "performance.png")
+    print(f"wrote {args.out}/performance.md and performance.png ({m['seconds']:.0f} s)", file=sys.stderr)
     return 0
 
 

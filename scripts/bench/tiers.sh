@@ -6,12 +6,12 @@
 # shared-tier hit with write-back, local LMDB hit, 16-reader get throughput), then a table of hit
 # latency and 16-reader throughput with ratios to the local store and to plain Redis. Needs
 # redis-server, redis-cli, nginx (nginx-light) and openssl.
-# Usage: scripts/bench_redis_tiers.sh [ENTRIES] [VALUE_BYTES]   (default 2000 entries of 8192 bytes)
+# Usage: scripts/bench/tiers.sh [ENTRIES] [VALUE_BYTES]   (default 2000 entries of 8192 bytes)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bench="${BUILD_DIR:-build}/bin/tier_bench"
 entries="${1:-2000}" bytes="${2:-8192}"
-[ -x "$bench" ] || { echo "bench_redis_tiers: build tier_bench first" >&2; exit 1; }
+[ -x "$bench" ] || { echo "tiers.sh: build tier_bench first" >&2; exit 1; }
 dir=$(mktemp -d -t nvrtc-cache-redis-tiers-XXXXXX)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$dir"; }
@@ -59,7 +59,7 @@ for n in "${nodes[@]}"; do
   i=$((i + 1))
   for _ in $(seq 100); do redis-cli -p "${n##*:}" -a "$pw" --no-auth-warning ping >/dev/null 2>&1 && break; sleep 0.1; done
   redis-cli -p "${n##*:}" -a "$pw" --no-auth-warning ping >/dev/null 2>&1 ||
-    { echo "bench_redis_tiers: node $n did not start:" >&2; tail -5 "$dir/node$i/log" >&2; exit 1; }
+    { echo "tiers.sh: node $n did not start:" >&2; tail -5 "$dir/node$i/log" >&2; exit 1; }
 done
 redis-cli -a "$pw" --no-auth-warning --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >/dev/null
 for _ in $(seq 100); do
@@ -102,7 +102,7 @@ urls=("redis://:$pw@127.0.0.1:$port" "rediss://:$pw@127.0.0.1:$tls_port?tls-ca-f
       "https://127.0.0.1:$https_port/cache?tls-ca-file=$dir/ca.crt")
 for i in "${!urls[@]}"; do
   echo "== ${names[$i]}"
-  "$bench" "$entries" "$bytes" "${urls[$i]}" | sed "s/:$pw@/:***@/" | tee "$dir/out.$i" || echo "bench_redis_tiers: tier_bench failed on ${names[$i]}" >&2
+  "$bench" "$entries" "$bytes" "${urls[$i]}" | sed "s/:$pw@/:***@/" | tee "$dir/out.$i" || echo "tiers.sh: tier_bench failed on ${names[$i]}" >&2
 done
 # The summary: hit latency (tier read + unseal, median) and 16 readers' throughput, with ratios.
 python3 - "$dir" "${names[@]}" <<'PY'
