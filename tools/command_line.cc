@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
+#include <string_view>
 #include <system_error>
 #include <string>
 #include <vector>
@@ -20,52 +22,104 @@ namespace nvrtc_cache::tools {
 namespace {
 
 struct Shortcut {
-  const char* short_name;
+  const char* short_name;  // "" where ccache has none
   const char* long_name;
-  std::vector<std::string> expansion;
-  const char* help;
+  std::vector<std::string> expansion;  // the command it stands for; empty: not supported here
+  const char* help;                    // or, where not supported, what to use instead
+  const char* value_name = nullptr;    // the value it takes (SIZE, KEY=VALUE, ...), if any
 };
 
-// ccache's options, as the commands they stand for.
+// ccache's options, as the commands they stand for, or the ones that mean nothing here with what
+// to use instead.
 const std::vector<Shortcut>& shortcuts() {
   static const std::vector<Shortcut> kShortcuts = {
-      {"-s", "--show-stats", {"stats"}, "show the statistics (stats)"},
+      {"-s", "--show-stats", {"stats"}, "show the statistics (stats); -s -z shows, then zeroes"},
       {"-z", "--zero-stats", {"stats", "--zero"}, "zero the statistics (stats -z)"},
       {"-C", "--clear", {"clear"}, "remove every entry (clear)"},
+      {"-c", "--cleanup", {"evict"}, "trim the cache to 60% of the cap if above 75% (evict)"},
+      {"", "--evict-older-than", {"evict", "--older-than"}, "evict entries unused for AGE (evict --older-than)", "AGE"},
       {"-M",
        "--max-size",
        {"config", "set", "max_size"},
-       "set max_size in the user file (config set max_size SIZE); no unit: GiB"},
+       "set max_size in the user file (config set max_size SIZE); no unit: GiB",
+       "SIZE"},
+      {"-o", "--set-config", {"config", "set"}, "set a setting in the user file (config set KEY VALUE)", "KEY=VALUE"},
+      {"-k", "--get-config", {"config", "get"}, "print one setting's effective value (config get KEY)", "KEY"},
       {"-p", "--show-config", {"config"}, "show the settings (config)"},
       {"-V", "--version", {"version"}, "print the version (version)"},
+      {"-x", "--show-compression", {}, "`nvrtc-cache stats` shows the stored sizes (zstd level `compression`)"},
+      {"-X",
+       "--recompress",
+       {},
+       "`nvrtc-cache config set compression LEVEL` sets the level of new results; stored ones keep theirs",
+       "LEVEL"},
+      {"-F", "--max-files", {}, "the cache is capped by size only: `nvrtc-cache -M SIZE`", "NUM"},
   };
   return kShortcuts;
+}
+
+bool names(const Shortcut& s, const std::string& word) {
+  return (s.short_name[0] != '\0' && word == s.short_name) || word == s.long_name;
+}
+
+// The value of `s` given as `first` (and the word after it, taken from `rest`): -M10G, -M 10G,
+// --max-size=10G, --max-size 10G; nullopt when `first` is not `s`; `*problem` when it lacks its value.
+std::optional<std::string> value_of(const Shortcut& s, const std::string& first, std::vector<std::string>& rest,
+                                    std::string* problem) {
+  if (names(s, first)) {
+    if (rest.empty()) {
+      *problem = first + " needs a " + s.value_name;
+      return std::nullopt;
+    }
+    std::string value = rest.front();
+    rest.erase(rest.begin());
+    return value;
+  }
+  if (s.short_name[0] != '\0' && first.starts_with(s.short_name) && first.size() > 2) return first.substr(2);
+  if (first.starts_with(std::string(s.long_name) + "=")) return first.substr(std::strlen(s.long_name) + 1);
+  return std::nullopt;
 }
 
 // The arguments with a leading shortcut replaced by its command; "" or the problem.
 std::string expand_shortcut(std::vector<std::string>& args) {
   if (args.size() < 2) return "";
+  const auto is = [](const std::string& word, const char* short_name, const char* long_name) {
+    return word == short_name || word == long_name;
+  };
+  // ccache's -s -z (either order, or -sz): the statistics shown, then zeroed.
+  const bool show_and_zero =
+      args[1] == "-sz" || args[1] == "-zs" ||
+      (args.size() >= 3 && ((is(args[1], "-s", "--show-stats") && is(args[2], "-z", "--zero-stats")) ||
+                            (is(args[1], "-z", "--zero-stats") && is(args[2], "-s", "--show-stats"))));
+  if (show_and_zero) {
+    const std::size_t consumed = args[1].size() == 3 ? 1 : 2;
+    std::vector<std::string> rest(args.begin() + 1 + static_cast<std::ptrdiff_t>(consumed), args.end());
+    args.resize(1);
+    args.insert(args.end(), {"stats", "--show", "--zero"});
+    args.insert(args.end(), rest.begin(), rest.end());
+    return "";
+  }
   for (const Shortcut& s : shortcuts()) {
-    const std::string& first = args[1];
+    const std::string first = args[1];
     std::vector<std::string> rest(args.begin() + 2, args.end());
     std::vector<std::string> replaced = s.expansion;
-    if (std::string(s.short_name) == "-M" || std::string(s.long_name) == "--max-size") {
-      std::string size;
-      if (first == s.short_name || first == s.long_name) {
-        if (rest.empty()) return std::string(first) + " needs a SIZE (e.g. 10G, 500M; no unit: GiB)";
-        size = rest.front();
-        rest.erase(rest.begin());
-      } else if (first.starts_with(s.short_name) && first.size() > 2) {
-        size = first.substr(2);  // -M10G
-      } else if (first.starts_with(std::string(s.long_name) + "=")) {
-        size = first.substr(std::strlen(s.long_name) + 1);
+    if (s.value_name != nullptr) {
+      std::string problem;
+      const std::optional<std::string> value = value_of(s, first, rest, &problem);
+      if (!problem.empty()) return problem;
+      if (!value) continue;
+      if (std::string_view(s.long_name) == "--set-config") {  // KEY=VALUE: config set KEY VALUE
+        const std::size_t equals = value->find('=');
+        if (equals == std::string::npos || equals == 0) return first + " needs KEY=VALUE (e.g. -o max_size=10G)";
+        replaced.push_back(value->substr(0, equals));
+        replaced.push_back(value->substr(equals + 1));
       } else {
-        continue;
+        replaced.push_back(*value);
       }
-      replaced.push_back(size);
-    } else if (first != s.short_name && first != s.long_name) {
+    } else if (!names(s, first)) {
       continue;
     }
+    if (s.expansion.empty()) return first + " is not supported here: " + s.help;
     args.resize(1);
     args.insert(args.end(), replaced.begin(), replaced.end());
     args.insert(args.end(), rest.begin(), rest.end());
@@ -106,10 +160,12 @@ int run_command_line_unguarded(const CommandLine& line, int argc, char** argv) {
              "; `nvrtc-cache config` shows every setting and where it comes from.");
   // Shown in --help; handled by expand_shortcut() before parsing.
   for (const auto& s : shortcuts()) {
-    const std::string names = std::string(s.short_name) + "," + s.long_name;
+    const std::string option_names =
+        s.short_name[0] != '\0' ? std::string(s.short_name) + "," + s.long_name : std::string(s.long_name);
     CLI::Option* option =
-        std::string(s.short_name) == "-M" ? app.add_option(names)->type_name("SIZE") : app.add_flag(names);
-    option->description(s.help)->group("ccache's options");
+        s.value_name != nullptr ? app.add_option(option_names)->type_name(s.value_name) : app.add_flag(option_names);
+    option->description(s.expansion.empty() ? std::string("not supported: ") + s.help : std::string(s.help))
+        ->group("ccache's options");
   }
   Outcome outcome;
   line.add_commands(app, outcome);

@@ -1,8 +1,8 @@
 // The nvrtc-cache command's conventions, as ccache has them, run as processes: --version / -V and
-// the version wherever it is shown; ccache's short options; a misspelled command; help, the man page
+// the version wherever it is shown; a misspelled command; help, the man page
 // and the completion; sizes without a unit (GiB) and in human units; ages that need a unit; `~` and
 // $VAR in paths; every command's warnings about its settings, with "did you mean" (doctor's verdicts:
-// cli_doctor_test.cc).
+// cli_doctor_test.cc; ccache's options: cli_shortcuts_test.cc).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,20 +30,7 @@
 namespace nvrtc_cache {
 namespace {
 
-using testing::cli;
-using testing::EnvVars;
-using testing::read_file;
-using testing::run_process;
-using testing::TempDir;
-using testing::user_env;
-using testing::write_file;
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
+using namespace testing;
 
 // The version CMakeLists.txt's project() declares.
 std::string project_version() {
@@ -96,50 +83,6 @@ TEST(CliVersion, FlagsCommandStatsDoctorAndManPageShowTheProjectVersion) {
   EXPECT_NE(doctor.out.find("nvrtc-cache " + version), std::string::npos) << doctor.out;
   const auto man = cli({"help", "--man"}, env);
   EXPECT_NE(man.out.find(".TH NVRTC-CACHE 1 \"\" \"nvrtc-cache " + version + "\""), std::string::npos);
-}
-
-TEST(CliShortcuts, CcachesShortOptionsAreTheCommandsTheyStandFor) {
-  TempDir home;
-  EnvVars env = user_env(home);
-  env["NVRTC_CACHE_DIR"] = home.path() + "/cache";
-  const std::string user = home.path() + "/.config/nvrtc-cache/nvrtc-cache.conf";
-
-  const auto set = cli({"-M", "10"}, env);  // no unit: GiB
-  EXPECT_EQ(set.exit_code, 0) << set.err;
-  EXPECT_EQ(read_file(user), "max_size = 10\n");
-  EXPECT_EQ(cli({"config", "get", "max_size"}, env).out, "10G\n");
-  EXPECT_EQ(cli({"-M1.5G"}, env).exit_code, 0);
-  EXPECT_EQ(cli({"config", "get", "max_size"}, env).out, "1536M\n");
-  EXPECT_EQ(cli({"--max-size=500M"}, env).exit_code, 0);
-  EXPECT_EQ(read_file(user), "max_size = 500M\n");
-  const auto missing = cli({"-M"}, env);
-  EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_NE(missing.err.find("-M needs a SIZE"), std::string::npos) << missing.err;
-  EXPECT_EQ(cli({"-M", "lots"}, env).exit_code, 2);
-
-  EXPECT_EQ(cli({"-p"}, env).out, cli({"config"}, env).out);
-  const auto shown = cli({"-s"}, env);
-  EXPECT_EQ(shown.exit_code, 0) << shown.err;
-  EXPECT_EQ(shown.out, cli({"stats"}, env).out);
-  EXPECT_NE(shown.out.find("counting since    never zeroed"), std::string::npos) << shown.out;
-  EXPECT_TRUE(nlohmann::json::parse(cli({"-s", "--json"}, env).out)["zeroed_at"].is_null());
-
-  const auto zeroed = cli({"-z"}, env);
-  EXPECT_EQ(zeroed.exit_code, 0) << zeroed.err;
-  EXPECT_NE(zeroed.out.find("statistics zeroed"), std::string::npos) << zeroed.out;
-  const nlohmann::json after = nlohmann::json::parse(cli({"stats", "--json"}, env).out);
-  ASSERT_TRUE(after["zeroed_at"].is_number()) << after;
-  EXPECT_NEAR(after["zeroed_at"].get<double>(), static_cast<double>(std::time(nullptr)), 60);
-  EXPECT_NE(cli({"stats"}, env).out.find("(stats -z)"), std::string::npos);
-  const auto cleared = cli({"-C"}, env);
-  EXPECT_EQ(cleared.exit_code, 0) << cleared.err;
-  EXPECT_NE(cleared.out.find("cleared "), std::string::npos) << cleared.out;
-
-  const auto help = cli({"--help"}, env);
-  for (const char* option :
-       {"-s,--show-stats", "-z,--zero-stats", "-C,--clear", "-M,--max-size", "-p,--show-config", "-V,--version"}) {
-    EXPECT_NE(help.out.find(option), std::string::npos) << option << " in " << help.out;
-  }
 }
 
 TEST(CliHelp, AMisspelledCommandGetsDidYouMeanAndOneUsageLine) {

@@ -28,20 +28,7 @@
 namespace nvrtc_cache {
 namespace {
 
-using testing::cli;
-using testing::EnvVars;
-using testing::read_file;
-using testing::run_process;
-using testing::TempDir;
-using testing::user_env;
-using testing::write_file;
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
+using namespace testing;
 
 // Each check's lines: never "ok" and "FAIL" for the same one.
 void expect_one_verdict_per_check(const std::string& report) {

@@ -290,35 +290,37 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
 struct StatsArguments {
   bool json = false;
   bool zero = false;
+  bool show = false;  // with zero: show, then zero what was shown (ccache's -s -z)
 };
 
 int stats(const StatsArguments& arguments) {
   const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
+  const store::Counters counters = opened.store->counters();
+  if (!arguments.zero || arguments.show) {
+    const std::size_t moved_aside = store::moved_aside_stores(opened.directory);
+    std::vector<EntryInfo> entries = read_entries(*opened.store);
+    const std::vector<LibraryShare> libraries = by_library(entries);
+    const std::vector<EntryInfo> top = costliest(std::move(entries));
+    const Composition held = composition(*opened.store);
+    if (arguments.json)
+      print_json(config, opened, counters, top, moved_aside, held, libraries);
+    else
+      print_human(config, opened, counters, top, moved_aside, held, libraries);
+  }
   if (arguments.zero) {
-    // Subtracts what was read: counts merged meanwhile by other processes are kept. zeroed_at
-    // becomes now.
-    store::Counters negated = opened.store->counters();
+    // Subtracts what was read (and shown): counts merged meanwhile by other processes are kept.
+    // zeroed_at becomes now.
+    store::Counters negated = counters;
     for (auto& [name, value] : negated) value = -value;
     negated["zeroed_at"] += static_cast<std::int64_t>(std::time(nullptr));
     if (const store::Status status = opened.store->add_counters(negated); !status) {
       fmt::print(stderr, "nvrtc-cache: stats -z failed: {}\n", status.message());
       return 1;
     }
-    fmt::print("statistics zeroed in {} (entries kept)\n", opened.directory);
-    return 0;
+    if (!arguments.json) fmt::print("statistics zeroed in {} (entries kept)\n", opened.directory);
   }
-  const std::size_t moved_aside = store::moved_aside_stores(opened.directory);
-  const store::Counters counters = opened.store->counters();
-  std::vector<EntryInfo> entries = read_entries(*opened.store);
-  const std::vector<LibraryShare> libraries = by_library(entries);
-  const std::vector<EntryInfo> top = costliest(std::move(entries));
-  const Composition held = composition(*opened.store);
-  if (arguments.json)
-    print_json(config, opened, counters, top, moved_aside, held, libraries);
-  else
-    print_human(config, opened, counters, top, moved_aside, held, libraries);
   return 0;
 }
 
@@ -349,6 +351,7 @@ void add_stats_command(CLI::App& app, Outcome& outcome) {
   auto arguments = std::make_shared<StatsArguments>();
   command->add_flag("--json", arguments->json, "machine-readable output (schema_version 2)");
   command->add_flag("-z,--zero", arguments->zero, "zero the statistics; entries are kept");
+  command->add_flag("--show", arguments->show, "with -z: show the statistics, then zero them (ccache's -s -z)");
   command->callback([&outcome, arguments] { outcome.exit_code = stats(*arguments); });
 }
 
