@@ -8,7 +8,6 @@ namespace {
 
 constexpr std::uintmax_t kMiB = std::uintmax_t{1} << 20;
 
-
 std::vector<std::string> fill_steps(int first, int last) {
   std::vector<std::string> steps;
   for (int n = first; n <= last; ++n) steps.push_back("fill:" + std::to_string(n));
@@ -128,7 +127,8 @@ TEST_F(Wine, StoreOpenedAheadSurvivesEarlyExitAndUnload) {
 // The first hit of a fresh process (a LoadLibrary client compiling a templated kernel with a name
 // expression, one compile per process, the compile alone timed): byte-identical to the real NVRTC,
 // served from the cache, and timed against the real compile (the median of 5 processes each, printed
-// and recorded as test properties): at most 1 ms and at least 20 times faster; the hits are counted
+// and recorded as test properties): at least 20 times faster (a ratio: an absolute bar would measure
+// the machine, which the benchmarks do, not the cache); the hits are counted
 // by every process, each exiting right after its hit (docs/platforms.md gives the figures).
 TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
   if (!with_proxy()) GTEST_SKIP() << "no proxy (NVRTC_CACHE_WINDOWS_PREFIX unset)";
@@ -154,7 +154,7 @@ TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
   client(exe, {}, cache_env());  // the miss that stores it
   const nlohmann::json before = stats();
   ASSERT_EQ(before.value("misses", 0), 1) << before.dump();
-  // The bar: at most 1 ms, at least 20 times faster than the real compile. This test runs alone
+  // The bar: at least 20 times faster than the real compile. This test runs alone
   // (RUN_SERIAL); a machine still busy with something else may miss a round, so up to five rounds
   // (each 5 fresh processes of each kind) are measured and the first that meets the bar passes.
   // NVRTC_CACHE_WINE_TIMING_BAR=0 (a loaded machine) asks only for 4x.
@@ -176,9 +176,9 @@ TEST_F(Wine, FirstHitOfAFreshProcessIsExactAndTimed) {
     std::printf("first hit of a fresh process: %.3f ms (median of %d); the real compile: %.1f ms (%.0fx)\n",
                 hit_ns / 1e6, kRuns, real_ns / 1e6, real_ns / hit_ns);
     shown = "first hit " + std::to_string(hit_ns / 1e6) + " ms, real compile " + std::to_string(real_ns / 1e6) + " ms";
-    met = bar ? hit_ns <= 1e6 && hit_ns * 20 <= real_ns : hit_ns * 4 <= real_ns;
+    met = hit_ns * (bar ? 20 : 4) <= real_ns;
   }
-  EXPECT_TRUE(met) << shown << (bar ? " (the bar: at most 1 ms and 20x)" : " (at least 4x)");
+  EXPECT_TRUE(met) << shown << (bar ? " (the bar: 20x)" : " (at least 4x)");
   const nlohmann::json after = stats();
   // Every timed process was served by a hit: none compiled.
   EXPECT_EQ(after.value("hits", 0), before.value("hits", 0) + hits) << after.dump();
