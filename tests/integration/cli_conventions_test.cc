@@ -239,6 +239,8 @@ TEST(CliSizes, AUnitlessSizeIsGibAndSizesAreShownInHumanUnits) {
   const auto human = cli({"stats"}, env);
   EXPECT_EQ(human.exit_code, 0) << human.err;
   EXPECT_NE(human.out.find("size              0 B of 10.0 GiB (0.0%)"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("hit rate          – (no compile looked up)"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("compiles (NVRTC)  0 hits, 0 misses, 0 uncacheable"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find("results           0 (0 B)"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find("manifests         0 (0 B;"), std::string::npos) << human.out;
   env["NVRTC_CACHE_MAX_SIZE"] = "1.5";

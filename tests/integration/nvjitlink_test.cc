@@ -375,6 +375,10 @@ TEST_P(NvJitLinkWheel, TimedLinksPassThroughCounted) {
   EXPECT_NE(human.out.find("links (nvJitLink): uncacheable by reason\n         2  side_effect_option"),
             std::string::npos)
       << human.out;
+  // Each library labelled in the headline, and a total over all of them.
+  EXPECT_NE(human.out.find("links (nvJitLink) 1 hits, 1 misses (50.0%), 2 uncacheable"), std::string::npos)
+      << human.out;
+  EXPECT_NE(human.out.find("all libraries     "), std::string::npos) << human.out;
 }
 
 // Proxy mode (`run --proxy`) with each major's wheel behind its stand-in (libnvJitLink.so.13, or

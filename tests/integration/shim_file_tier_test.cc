@@ -69,6 +69,10 @@ TEST_F(SharedTier, AColdNodeIsServedFromTheTierThenFromItsOwnStore) {
   EXPECT_EQ(get(cb, "hits"), get(ca, "stores"));
   EXPECT_EQ(get(cb, "tier.0.hits"), 2 * get(ca, "stores"));
   EXPECT_EQ(get(cb, "tier.0.writes"), 0);
+  // `stats` names each tier by the URL `remote` now gives it.
+  const ProcessResult shown =
+      run_process({NVRTC_CACHE_CLI_PATH, "stats"}, {{"NVRTC_CACHE_DIR", node("b")}, {"NVRTC_CACHE_REMOTE", remote()}});
+  EXPECT_NE(shown.out.find("tier 0 (" + remote() + " in `remote` now)\n"), std::string::npos) << shown.out;
 
   run(node("b"), remote());
   const auto cb2 = counters_of(node("b"));

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "direct/manifest.h"
 #include "core/stats.h"
 #include "store/cache_directory.h"
+#include "store/remote/shown_url.h"
 #include "tools/commands.h"
 #include "tools/cache/compact.h"
 #include "tools/cache/entries.h"
@@ -55,6 +57,23 @@ std::map<std::string, std::map<std::string, std::int64_t>> tiers(const store::Co
     out[name.substr(5, dot - 5)][name.substr(dot + 1)] = value;
   }
   return out;
+}
+
+// The URL the setting `remote` now names at `index` (a tier's counters are kept by its index), shown
+// as people may see it (passwords masked); "" when there is none at that index now.
+std::string tier_url_now(const core::Config& config, const std::string& index) {
+  std::istringstream urls(config.remote);
+  std::size_t wanted = 0;
+  try {
+    wanted = static_cast<std::size_t>(std::stoul(index));
+  } catch (const std::exception&) {
+    return "";
+  }
+  std::size_t at = 0;
+  for (std::string url; urls >> url; ++at) {
+    if (at == wanted) return store::remote::shown_url(url);
+  }
+  return "";
 }
 
 std::string_view help_of(std::string_view counter_name) {
@@ -237,18 +256,31 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   fmt::print("cache directory   {}\n", opened.directory);
   const std::int64_t zeroed = counter(counters, "zeroed_at");
   fmt::print("counting since    {}\n", zeroed > 0 ? human_time(zeroed) + " (stats -z)" : "never zeroed");
-  fmt::print("hits              {}\n", hits);
-  fmt::print("misses            {}\n", counter(counters, "misses"));
-  fmt::print("hit rate          {:.1f}%\n",
-             lookups ? 100.0 * static_cast<double>(hits) / static_cast<double>(lookups) : 0.0);
-  fmt::print("uncacheable       {}\n", counter(counters, "uncacheable"));
+  // Each library labelled; a rate only where something was looked up.
+  const auto rate = [](std::int64_t served, std::int64_t looked_up) {
+    return looked_up ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(served) / static_cast<double>(looked_up))
+                     : std::string("–");
+  };
+  fmt::print("compiles (NVRTC)  {} hits, {} misses, {} uncacheable\n", hits, counter(counters, "misses"),
+             counter(counters, "uncacheable"));
+  fmt::print("hit rate          {}\n", lookups ? rate(hits, lookups) + " (compiles)" : "– (no compile looked up)");
+  std::int64_t all_hits = hits, all_lookups = lookups, all_uncacheable = counter(counters, "uncacheable");
+  bool other_libraries = false;
   for (const auto& [prefix, title] : {std::pair{"link", "links (nvJitLink)"}, std::pair{"nvvm", "libNVVM compiles"}}) {
     const std::string p = prefix;
     const std::int64_t served = counter(counters, p + "_hits"), missed = counter(counters, p + "_misses");
-    if (served + missed + counter(counters, p + "_uncacheable") == 0) continue;
-    fmt::print("{:<17} {} hits, {} misses ({:.1f}%), {} uncacheable, {:.3f} s saved\n", title, served, missed,
-               served + missed ? 100.0 * static_cast<double>(served) / static_cast<double>(served + missed) : 0.0,
-               counter(counters, p + "_uncacheable"), static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9);
+    const std::int64_t passed = counter(counters, p + "_uncacheable");
+    if (served + missed + passed == 0) continue;
+    other_libraries = true;
+    all_hits += served;
+    all_lookups += served + missed;
+    all_uncacheable += passed;
+    fmt::print("{:<17} {} hits, {} misses ({}), {} uncacheable, {:.3f} s saved\n", title, served, missed,
+               rate(served, served + missed), passed, static_cast<double>(counter(counters, p + "_saved_ns")) / 1e9);
+  }
+  if (other_libraries) {
+    fmt::print("all libraries     {} hits, {} misses ({}), {} uncacheable\n", all_hits, all_lookups - all_hits,
+               rate(all_hits, all_lookups), all_uncacheable);
   }
   fmt::print("stores            {}\n", counter(counters, "stores"));
   fmt::print("errors            {}\n", counter(counters, "errors"));
@@ -276,7 +308,8 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
              counter(counters, "waited"), static_cast<double>(counter(counters, "wait_ns")) / 1e9);
   print_reasons_of_every_library(counters);
   for (const auto& [index, values] : tiers(counters)) {
-    fmt::print("tier {}\n", index);
+    const std::string url = tier_url_now(config, index);
+    fmt::print("tier {}{}\n", index, url.empty() ? "" : " (" + url + " in `remote` now)");
     for (const auto& [what, value] : values) fmt::print("  {:<22} {}\n", what, value);
   }
   if (!top.empty()) {
