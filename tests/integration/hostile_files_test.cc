@@ -154,7 +154,7 @@ TEST_P(LmdbFileTruncated, UnderALoopingHostThatMissesAndThenHits) {
     EXPECT_EQ(run.exit_code, 0) << run.err;
     EXPECT_TRUE(run.out == reference.out) << "differs from NVRTC\n" << run.err;
     EXPECT_NE(run.err.find("were truncated under this process"), std::string::npos) << "no fault was provoked\n"
-                                                                                     << run.err;
+                                                                                    << run.err;
   }
   // The next process uses the store again: it stores, and a later one hits.
   for (const char* round : {"stores", "hits"}) {
@@ -256,6 +256,13 @@ TEST(FullFilesystem, HitsMissesAFreshCacheAndStatsStayExactAndAlive) {
   const ProcessResult stats = cli({"stats"}, {{"NVRTC_CACHE_DIR", cache}});
   EXPECT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_NE(stats.out.find("hits"), std::string::npos) << stats.out;
+  // `doctor` calls it a full disk, not a cache that works.
+  const ProcessResult doctor = cli({"doctor", "--no-compile"}, {{"NVRTC_CACHE_DIR", cache}});
+  EXPECT_EQ(doctor.exit_code, 1) << doctor.out << doctor.err;
+  EXPECT_NE(doctor.out.find("FAIL  free space       no space left on the filesystem holding " + cache),
+            std::string::npos)
+      << doctor.out;
+  EXPECT_EQ(doctor.out.find("caching works"), std::string::npos) << doctor.out;
 
   // The counters file of an older release (sparse) on the full filesystem: it is read, never
   // written (a write to one of its holes would fault); the hit is served.

@@ -40,8 +40,7 @@ void check_configuration(DoctorReport& report, const core::Config& config) {
 }
 
 void check_opened_cache(DoctorReport& report, const core::Config& config, const store::OpenedCache& opened,
-                        const std::string& described, std::optional<std::uint64_t> free_bytes,
-                        std::uint64_t data_file_bytes) {
+                        const std::string& described, std::optional<SpaceOnDisk> space, std::uint64_t data_file_bytes) {
   for (const auto& message : opened.messages) report.add(Severity::kWarn, "cache directory", message);
   if (!opened.store) {
     report.add(Severity::kFail, "cache directory",
@@ -57,13 +56,19 @@ void check_opened_cache(DoctorReport& report, const core::Config& config, const 
   } else {
     report.add(Severity::kOk, "cache directory", described);
   }
-  if (free_bytes) {
+  if (space && space->free_bytes < kFullDiskBytes) {
+    report.add(Severity::kFail, "free space",
+               fmt::format("no space left on the filesystem holding {}: {} free{}. Hits are served, but no new "
+                           "result can be stored: free space there or choose another cache_dir",
+                           opened.directory, mib_text(space->free_bytes),
+                           space->total_bytes ? " of " + mib_text(space->total_bytes) : std::string()));
+  } else if (space) {
     const std::uint64_t used = data_file_bytes;
     const std::uint64_t room = config.max_size_bytes > used ? config.max_size_bytes - used : 0;
-    report.add(*free_bytes >= room ? Severity::kOk : Severity::kWarn, "free space",
-               fmt::format("{} free; the store uses {} of its {} cap{}", mib_text(*free_bytes), mib_text(used),
+    report.add(space->free_bytes >= room ? Severity::kOk : Severity::kWarn, "free space",
+               fmt::format("{} free; the store uses {} of its {} cap{}", mib_text(space->free_bytes), mib_text(used),
                            mib_text(config.max_size_bytes),
-                           *free_bytes >= room ? "" : " (the disk fills before the cap: lower max_size)"));
+                           space->free_bytes >= room ? "" : " (the disk fills before the cap: lower max_size)"));
   }
   std::uint64_t entries = 0, damaged = 0;
   const store::Status walked = opened.store->for_each([&](std::string_view, std::optional<std::string_view> payload) {

@@ -33,12 +33,19 @@ class DoctorReport {
 // The version line and the configuration: bad values, misspelt variables, caching disabled.
 void check_configuration(DoctorReport& report, const core::Config& config);
 
+// The space of the filesystem that holds the cache directory, where the system tells it.
+struct SpaceOnDisk {
+  std::uint64_t free_bytes = 0;   // available to this user
+  std::uint64_t total_bytes = 0;  // the filesystem's size (0: not known)
+};
+// Less free space than this is a full disk: a result cannot be stored (LMDB's commit needs pages).
+inline constexpr std::uint64_t kFullDiskBytes = std::uint64_t{1} << 20;
+
 // The cache `opened` (store::open_cache of the configuration): usable, writable, the room left
-// (`free_bytes`: the disk's free space where known; `data_file_bytes`: data.mdb's size), and its store
-// read to the end. `described` names the directory with what the system tells of it.
+// (`space`: the disk's where known, a failure when it is full; `data_file_bytes`: data.mdb's size),
+// and its store read to the end. `described` names the directory with what the system tells of it.
 void check_opened_cache(DoctorReport& report, const core::Config& config, const store::OpenedCache& opened,
-                        const std::string& described, std::optional<std::uint64_t> free_bytes,
-                        std::uint64_t data_file_bytes);
+                        const std::string& described, std::optional<SpaceOnDisk> space, std::uint64_t data_file_bytes);
 
 // The sample compile (`__sample-compile`): run directly, then twice through the cache in a scratch
 // cache directory; the verdict from the three runs and that cache's counters, in the system's words.

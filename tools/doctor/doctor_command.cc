@@ -130,12 +130,12 @@ NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required, 
     }
     found.broken = true;
     const std::string name = std::filesystem::path(soname).filename().string();
-    report.add(required ? Severity::kFail : Severity::kWarn, "NVRTC",
-               fmt::format("{} (found in {}) cannot be loaded: {}{}. Replace or remove it, or put the directory of "
-                           "a working {} first on LD_LIBRARY_PATH; NVRTC_CACHE_REAL_NVRTC names the library for run "
-                           "--proxy and doctor",
-                           soname, found_via, why, first.empty() ? "" : " (the loader found " + first + " first)",
-                           name));
+    report.add(
+        required ? Severity::kFail : Severity::kWarn, "NVRTC",
+        fmt::format("{} (found in {}) cannot be loaded: {}{}. Replace or remove it, or put the directory of "
+                    "a working {} first on LD_LIBRARY_PATH; NVRTC_CACHE_REAL_NVRTC names the library for run "
+                    "--proxy and doctor",
+                    soname, found_via, why, first.empty() ? "" : " (the loader found " + first + " first)", name));
     return found;
   }
   std::string path = soname;
@@ -182,14 +182,15 @@ void check_cache_directory(DoctorReport& report, const core::Config& config) {
     described = fmt::format("{} (owner uid {}{}, mode {:04o}, {})", opened.directory, st.st_uid,
                             st.st_uid == getuid() ? " = you" : "", st.st_mode & 07777, filesystem_name(fs.f_type));
   }
-  std::optional<std::uint64_t> free_bytes;
+  std::optional<SpaceOnDisk> space;
   if (struct statvfs vfs; ::statvfs(opened.directory.c_str(), &vfs) == 0) {
-    free_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+    space = SpaceOnDisk{static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize,
+                        static_cast<std::uint64_t>(vfs.f_blocks) * vfs.f_frsize};
   }
   struct stat data;
   const std::uint64_t data_bytes =
       ::stat((opened.directory + "/store/data.mdb").c_str(), &data) == 0 ? static_cast<std::uint64_t>(data.st_size) : 0;
-  check_opened_cache(report, config, opened, described, free_bytes, data_bytes);
+  check_opened_cache(report, config, opened, described, space, data_bytes);
 }
 
 // The first line of a file (a child's stderr), at most 200 characters; "" if none.

@@ -189,17 +189,17 @@ int doctor(bool skip_sample) {
                "one the program loads is used");
   }
   const store::OpenedCache opened = store::open_cache(core::cache_policy(config));
-  std::optional<std::uint64_t> free_bytes;
-  if (ULARGE_INTEGER available{};
-      GetDiskFreeSpaceExW(win::to_wide(opened.directory).c_str(), &available, nullptr, nullptr)) {
-    free_bytes = available.QuadPart;
+  std::optional<SpaceOnDisk> space;
+  if (ULARGE_INTEGER available{}, total{};
+      GetDiskFreeSpaceExW(win::to_wide(opened.directory).c_str(), &available, &total, nullptr)) {
+    space = SpaceOnDisk{available.QuadPart, total.QuadPart};
   }
   std::uint64_t data_bytes = 0;
   if (WIN32_FILE_ATTRIBUTE_DATA data{}; GetFileAttributesExW(
           win::to_wide(opened.directory + "\\store\\data.mdb").c_str(), GetFileExInfoStandard, &data)) {
     data_bytes = static_cast<std::uint64_t>(data.nFileSizeHigh) << 32 | data.nFileSizeLow;
   }
-  check_opened_cache(report, config, opened, opened.directory, free_bytes, data_bytes);
+  check_opened_cache(report, config, opened, opened.directory, space, data_bytes);
   check_tiers(config, report);
   if (skip_sample) {
     report.add(Severity::kNote, "sample compile", "skipped (--no-compile)");
