@@ -237,12 +237,14 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
   LookupOf<core::HandleEntry> found;
   std::optional<ClaimAttempt> claim;  // held while this call runs and stores: others wait for it
   if (store) {
-    const auto lookup_start = Clock::now();
-    found = look_up<D>(*store, key, stats);
-    const std::int64_t lookup_ns = nanos_since(lookup_start);
-    if (!found.entry && !runtime.store_read_only()) {
-      claim.emplace(claim_or_wait(key, [&] { return (found = look_up<D>(*store, key, stats)).entry.has_value(); }));
-    }
+    std::int64_t lookup_ns = 0;  // of the look-up that found what is served (after a wait: the last)
+    const auto timed_look_up = [&] {
+      const auto lookup_start = Clock::now();
+      found = look_up<D>(*store, key, stats);
+      lookup_ns = nanos_since(lookup_start);
+      return found.entry.has_value();
+    };
+    if (!timed_look_up() && !runtime.store_read_only()) claim.emplace(claim_or_wait(key, timed_look_up));
     if (found.entry) {
       const auto rc = static_cast<typename D::Result>(found.entry->rc);
       stats.add(kCounters.hits);
