@@ -167,4 +167,8 @@ class Env {
 // that cannot be told (Windows: never asked).
 const char* network_filesystem_at(Env& env, int dir);
 
+// The bytes this user may still write on the filesystem holding the directory `dir`, by
+// env.statfs_at (f_bavail blocks), or nullopt when that cannot be told (Windows: never asked).
+std::optional<std::uint64_t> free_bytes_at(Env& env, int dir);
+
 }  // namespace nvrtc_cache::platform

@@ -236,6 +236,12 @@ const char* network_filesystem_at(Env& env, int dir) {
   return nullptr;
 }
 
+std::optional<std::uint64_t> free_bytes_at(Env& env, int dir) {
+  struct statfs fs;
+  if (env.statfs_at(dir, &fs) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(fs.f_bavail) * static_cast<std::uint64_t>(fs.f_bsize);
+}
+
 int stat_open_file(std::intptr_t file, struct stat* out) { return result(::fstat(static_cast<int>(file), out)); }
 
 int stat_open_file_in(std::intptr_t file, int, const std::string&, struct stat* out) {

@@ -197,6 +197,7 @@ Owner owner_of(const struct stat&) { return Owner::kUnknown; }
 
 // No statfs on Windows: no directory is found to be on a network filesystem.
 const char* network_filesystem_at(Env&, int) { return nullptr; }
+std::optional<std::uint64_t> free_bytes_at(Env&, int) { return std::nullopt; }
 
 int stat_open_file(std::intptr_t file, struct stat* out) {
   const LastErrorKept kept;

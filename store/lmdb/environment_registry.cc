@@ -46,14 +46,6 @@ __attribute__((constructor)) void register_fork_locks() {
                              }});
 }
 
-// The errors of a filesystem (or a quota) with no space left.
-bool is_out_of_space(int error) {
-#ifdef EDQUOT
-  if (error == EDQUOT) return true;
-#endif
-  return error == ENOSPC;
-}
-
 // Creates, configures and opens an environment on `path` with `flags`. Directory mode (data.mdb +
 // lock.mdb inside it); never MDB_WRITEMAP.
 int open_environment(const LmdbOptions& options, const std::string& path, unsigned flags, std::uint64_t map_bytes,

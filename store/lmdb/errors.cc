@@ -34,4 +34,11 @@ bool is_corruption(int rc) {
 
 bool is_permission_error(int rc) { return rc == EACCES || rc == EROFS || rc == EPERM; }
 
+bool is_out_of_space(int error) {
+#ifdef EDQUOT
+  if (error == EDQUOT) return true;
+#endif
+  return error == ENOSPC;
+}
+
 }  // namespace nvrtc_cache::store::lmdb

@@ -19,4 +19,7 @@ bool is_corruption(int rc);
 // The directory or files are not writable (the store is then opened read-only).
 bool is_permission_error(int rc);
 
+// The errors of a filesystem (or a quota) with no space left: ENOSPC, EDQUOT where it exists.
+bool is_out_of_space(int error);
+
 }  // namespace nvrtc_cache::store::lmdb

@@ -2,7 +2,11 @@
 // the automatic eviction), erase, clear, counters and eviction on request.
 #include <errno.h>
 
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "store/envelope.h"
 #include "store/lmdb/arithmetic.h"
@@ -103,6 +107,18 @@ PutAttempt put_once(SharedEnv& shared, platform::Env& system, std::string_view k
   return attempt;
 }
 
+// A write that failed for want of space on the disk (ENOSPC, EDQUOT, or EIO — what a full tmpfs
+// gives a mapped write — with under 1 MiB left), said as such: the filesystem, what is left of it
+// and the store's own message; nullopt for any other failure.
+std::optional<Status> full_disk(const lmdb::StoreLocation& location, platform::Env& env, int rc, const Status& status) {
+  constexpr std::uint64_t kNearlyFull = std::uint64_t{1} << 20;
+  if (!lmdb::is_out_of_space(rc) && rc != EIO) return std::nullopt;
+  const std::optional<std::uint64_t> free = platform::free_bytes_at(env, location.parent.fd());
+  if (rc == EIO && (!free || *free >= kNearlyFull)) return std::nullopt;
+  const std::string left = free ? " (" + std::to_string(*free / 1024) + " KiB free)" : "";
+  return Status::full("no space left on the filesystem holding " + location.path + left + ": " + status.message());
+}
+
 }  // namespace
 
 Status LmdbStore::Impl::put(std::string_view key, std::string_view value) {
@@ -130,7 +146,11 @@ Status LmdbStore::Impl::put(std::string_view key, std::string_view value) {
     return Status::full("value of " + std::to_string(value.size()) + " bytes exceeds half the map size (" +
                         std::to_string(attempt.map_bytes) + " bytes)");
   }
-  if (attempt.rc != MDB_SUCCESS) return damaged_or(lmdb::to_status(attempt.rc, attempt.what), *ref, attempt.rc);
+  if (attempt.rc != MDB_SUCCESS) {
+    Status failed = lmdb::to_status(attempt.rc, attempt.what);
+    if (std::optional<Status> full = full_disk(location, system(), attempt.rc, failed)) return *full;
+    return damaged_or(std::move(failed), *ref, attempt.rc);
+  }
   if (attempt.unchanged) lmdb::note_touch(*ref, key, now);
   if (attempt.over_high_water) lmdb::evict_if_over_high_water(*ref, now);
   return Status::ok();
