@@ -171,6 +171,15 @@ std::unique_ptr<Cache> Cache::open(const OpenRequest& request, Failure* failure)
     }
   }
   cache->store_ = std::move(local);
+  if (store::CounterFile* counters = cache->local_->counter_file(); counters != nullptr && !opened.read_only) {
+    cache->counts_.attach(
+        [](void* context) -> store::CounterFile* {
+          store::LmdbStore* own = static_cast<Cache*>(context)->local_;
+          return own != nullptr ? own->counter_file() : nullptr;
+        },
+        cache.get());
+    if (cache->tiered_ != nullptr) cache->tiered_->count_in(*counters);
+  }
   return cache;
 }
 
@@ -179,6 +188,8 @@ Cache::~Cache() { close(); }
 void Cache::close() {
   if (!store_) return;
   if (tiered_ != nullptr) (void)tiered_->flush(std::chrono::milliseconds(1000));
+  // What could not be counted in the counters file (none attached, or it faulted) goes to the store.
+  if (const store::Counters left = counts_.take(); !left.empty()) (void)store_->add_counters(left);
   store_->close();
   store_.reset();
   local_ = nullptr;
@@ -197,6 +208,7 @@ std::optional<std::string> Cache::get(std::string_view key) {
   std::optional<std::string> bytes = store_->get(store_key);
   if (!bytes) {
     misses_.fetch_add(1, std::memory_order_relaxed);
+    counts_.add(core::Counter::api_misses);
     return std::nullopt;
   }
   const std::optional<std::string_view> value = value_for_key(*bytes, key);
@@ -204,9 +216,11 @@ std::optional<std::string> Cache::get(std::string_view key) {
     // Another key's entry (a digest collision) or malformed bytes: a miss either way.
     rejected_.fetch_add(1, std::memory_order_relaxed);
     misses_.fetch_add(1, std::memory_order_relaxed);
+    counts_.add(core::Counter::api_misses);
     return std::nullopt;
   }
   hits_.fetch_add(1, std::memory_order_relaxed);
+  counts_.add(core::Counter::api_hits);
   touch(store_key);
   return std::string(*value);
 }
@@ -219,6 +233,7 @@ std::optional<Failure> Cache::put(std::string_view key, std::string_view value) 
     return failed;
   }
   puts_.fetch_add(1, std::memory_order_relaxed);
+  counts_.add(core::Counter::api_stores);
   if (max_size_bytes_ == 0) return std::nullopt;
   touch(store_key);
   // The whole store's payload bytes (kept exact across processes, read in O(1)) bound this

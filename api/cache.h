@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/stats.h"
 #include "store/lmdb/lmdb_store.h"
 #include "store/remote/tiered_store.h"
 #include "store/status.h"
@@ -93,6 +94,9 @@ class Cache {
   bool evicting_ = false;
 
   std::atomic<std::uint64_t> hits_{0}, misses_{0}, puts_{0}, put_failures_{0}, erases_{0}, evictions_{0}, rejected_{0};
+  // The same traffic in the store's statistics (api_hits, api_misses, api_stores), which `nvrtc-cache
+  // stats` shows beside the shim's: counted straight into the counters file, like the shim's.
+  core::StatsDeltas counts_;
 };
 
 }  // namespace nvrtc_cache::api

@@ -48,7 +48,10 @@ namespace nvrtc_cache::core {
   X(nvvm_ns, "time spent in real libNVVM compiles on misses")                       \
   X(nvvm_hit_keying_ns, "time spent deriving keys on libNVVM hits")                 \
   X(nvvm_hit_lookup_ns, "time spent in store lookups on libNVVM hits")              \
-  X(nvvm_hit_validate_ns, "time spent re-validating dependencies on libNVVM hits")
+  X(nvvm_hit_validate_ns, "time spent re-validating dependencies on libNVVM hits")  \
+  X(api_hits, "C API and ProgramCache look-ups served (include/nvrtc_cache.h)")     \
+  X(api_misses, "C API and ProgramCache look-ups not found")                        \
+  X(api_stores, "C API and ProgramCache entries written")
 
 // Why a call was uncacheable or missed, counted beside its library's `uncacheable` and `misses`
 // (each such call adds one to exactly one reason). The same rows for every library: NVRTC's stored as

@@ -15,6 +15,7 @@
 #include "store/bounded_writes.h"
 #include "store/cache_directory.h"
 #include "store/counter_file.h"
+#include "store/read_only_counts.h"
 #include "store/remote/tiered_store.h"
 #include "util/clock.h"
 
@@ -50,7 +51,6 @@ __attribute__((constructor)) void register_fork_locks() {
   platform::join_fork_order(ForkRank::kStoreOpen, {[] { g_store_open_mu.lock(); }, [] { g_store_open_mu.unlock(); },
                                                    [] { platform::renew_in_child(g_store_open_mu); }});
 }
-
 
 }  // namespace
 
@@ -100,7 +100,9 @@ store::Store* Runtime::store() {
         }
       }
       // Every count from now on goes straight to the counters file: none is lost to _exit or a kill.
-      if (store::CounterFile* counters = store_->counter_file(); counters != nullptr && !read_only_) {
+      if (read_only_) {
+        count_read_only_cache();
+      } else if (store::CounterFile* counters = store_->counter_file(); counters != nullptr) {
         stats_.attach([](void* runtime) { return static_cast<Runtime*>(runtime)->store_->counter_file(); }, this);
         if (tiered_ != nullptr) tiered_->count_in(*counters);
       }
@@ -109,6 +111,22 @@ store::Store* Runtime::store() {
     store_opened_.store(true, std::memory_order_release);
   }
   return store_.get();
+}
+
+void Runtime::count_read_only_cache() {
+  std::string problem;
+  read_only_counts_ = store::open_read_only_counts(cache_directory_, config_.fallback_dir, /*create=*/true, &problem);
+  if (!read_only_counts_) {
+    core::log_once(core::LogLevel::kWarn, "read-only-counts",
+                   "the cache at " + cache_directory_ + " is read-only and its hits cannot be counted elsewhere (" +
+                       problem + ")");
+    return;
+  }
+  core::log_line(core::LogLevel::kDebug, "counting in " +
+                                             store::read_only_counts_directory(cache_directory_, config_.fallback_dir) +
+                                             " (the cache is read-only)");
+  stats_.attach([](void* runtime) { return static_cast<Runtime*>(runtime)->read_only_counts_.get(); }, this);
+  if (tiered_ != nullptr) tiered_->count_in(*read_only_counts_);
 }
 
 void Runtime::flush_stats(bool force) {

@@ -15,6 +15,7 @@
 
 #include "core/config.h"
 #include "core/stats.h"
+#include "store/counter_file.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::store::remote {
@@ -45,13 +46,17 @@ class Runtime {
   void flush_stats(bool force);
 
  private:
+  // Counts of a read-only cache go to the user's own counters file (store/read_only_counts.h).
+  void count_read_only_cache();
   Runtime();
   core::Config config_;
   core::StatsDeltas stats_;
   std::atomic<bool> store_opened_{false};  // store_ and read_only_ are set (under the open lock)
   std::unique_ptr<store::Store> store_;
   store::remote::TieredStore* tiered_ = nullptr;  // store_ itself when shared tiers are configured
-  bool read_only_ = false;                        // a read-only cache: hits only, no statistics written
+  bool read_only_ = false;                        // a read-only cache: hits only, counted in read_only_counts_
+  // The user's own counters file for a read-only cache (store/read_only_counts.h); never freed.
+  std::unique_ptr<store::CounterFile> read_only_counts_;
   std::string cache_directory_;
   std::atomic<std::int64_t> last_flush_ns_;
   std::atomic<std::uint64_t> corrupt_reported_{0};

@@ -152,7 +152,7 @@ Counters CounterFile::read() const {
 }
 
 bool CounterFile::zero() {
-  if (counting_stopped()) return false;
+  if (!reserved_ || counting_stopped()) return false;
   for (std::size_t i = 0; i < kSlotCount; ++i) {
     Slot* s = slot(i);
     if (s->state.load(std::memory_order_acquire) == kFree) break;

@@ -71,7 +71,8 @@ class CounterFile {
   bool add(std::string_view name, std::int64_t delta);
   // Every named counter that is not zero, duplicates summed; empty after a fault.
   Counters read() const;
-  // Sets every counter to zero (counts made meanwhile may be kept or not); false after a fault.
+  // Sets every counter to zero (counts made meanwhile may be kept or not); false after a fault, or
+  // when the file is only read (not this user's to write).
   bool zero();
 
  private:

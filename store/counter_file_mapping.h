@@ -3,7 +3,8 @@
 // (CreateFileW without following a reparse point, a shared file mapping).
 // Contract: map_counter_file opens `path` (creating it when `create`: mode 0600, 0660 when `shared`),
 // makes sure it is a regular file of the user's (or, `shared`, of its group) whose size is
-// CounterFile::kFileSize (sizing a new, empty one), and maps it shared and writable; nullptr with
+// CounterFile::kFileSize (sizing a new, empty one), and maps it shared and writable (read-only, with
+// *reserved false, when the file cannot be opened for writing: a read-only mount); nullptr with
 // *problem set when it cannot. *reserved says whether the filesystem holds real space for every
 // page (POSIX: fallocate; a filesystem without it answers true, its faults are left to the guard):
 // a file without is read, never counted into (a write to a hole of a full filesystem faults).

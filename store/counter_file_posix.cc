@@ -28,7 +28,11 @@ void* map_counter_file(const std::string& path, bool create, bool shared, bool* 
   constexpr std::size_t kFileSize = CounterFile::kFileSize;
   int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
   if (create) flags |= O_CREAT;
-  const int fd = ::open(path.c_str(), flags, shared ? 0660 : 0600);
+  int fd = ::open(path.c_str(), flags, shared ? 0660 : 0600);
+  // A cache this user cannot write (a read-only mount, another user's files): its counts are read.
+  bool writable = fd >= 0;
+  if (fd < 0 && (errno == EROFS || errno == EACCES || errno == EPERM))
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     *problem = path + ": " + std::strerror(errno);
     return nullptr;
@@ -40,6 +44,9 @@ void* map_counter_file(const std::string& path, bool create, bool shared, bool* 
       ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_uid == ::geteuid() || shared || ::geteuid() == 0);
   if (!usable) {
     *problem = path + " is not a regular file of this user's";
+  } else if (!writable) {
+    usable = st.st_size == static_cast<off_t>(kFileSize);
+    if (!usable) *problem = path + " is read-only and not a counters file";
   } else if (st.st_size == 0) {
     usable = ::ftruncate(fd, static_cast<off_t>(kFileSize)) == 0;  // idempotent if two processes race
     if (!usable)
@@ -52,9 +59,9 @@ void* map_counter_file(const std::string& path, bool create, bool shared, bool* 
   }
   // ftruncate leaves a hole: the first write to each of its pages would need a block, and on a full
   // filesystem that write faults (SIGBUS). Real space for every page, or the file is only read.
-  *reserved = !usable || reserve_space(fd);
+  *reserved = writable && (!usable || reserve_space(fd));
   void* mapping = MAP_FAILED;
-  if (usable) mapping = ::mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (usable) mapping = ::mmap(nullptr, kFileSize, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);
   if (mapping == MAP_FAILED) {
     if (usable) *problem = path + ": " + std::strerror(errno);

@@ -20,6 +20,11 @@ class CounterFile;
 
 using Counters = std::map<std::string, std::int64_t, std::less<>>;
 
+// The first byte of a key names its kind (direct/manifest.h); the store itself tells only the index
+// apart: a manifest (direct::kManifestPrefix), which names results rather than being one (the shared
+// tiers count its hits apart).
+inline constexpr char kIndexKeyPrefix = 'M';
+
 class Store {
  public:
   virtual ~Store() = default;

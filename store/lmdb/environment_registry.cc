@@ -223,9 +223,10 @@ SharedEnv* Registry::open_locked(const LmdbOptions& options, const StoreLocation
     return nullptr;
   }
   if (options.group_shared && !shared->read_only) share_with_group(directory, *options.env);
-  if (!shared->read_only) {
-    std::string problem;  // unusable: the counters go to the "counters" database
-    shared->counter_file = CounterFile::open(lmdb_path, true, options.group_shared, &problem);
+  {
+    // Unusable: the counters go to the "counters" database. Read-only: read, never counted into.
+    std::string problem;
+    shared->counter_file = CounterFile::open(lmdb_path, !shared->read_only, options.group_shared, &problem);
   }
   if (rc = open_databases(raw, *shared); rc != MDB_SUCCESS) {
     *status = to_status(rc, "open databases in " + options.directory);

@@ -190,7 +190,7 @@ std::optional<std::string> TieredStore::get_shared(std::string_view key) {
       slot->log_once("corrupt", "a value failed verification and was ignored");
       continue;
     }
-    slot->add(TierCounter::hits);
+    slot->add(key.starts_with(kIndexKeyPrefix) ? TierCounter::index_hits : TierCounter::hits);
     std::string payload(unsealed.payload);
     (void)local_->put(key, payload);  // the next hit is local (a read-only local store keeps nothing)
     return payload;

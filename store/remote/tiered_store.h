@@ -31,8 +31,11 @@
 
 namespace nvrtc_cache::store::remote {
 
+// hits: results served from the tier (compile, link and C API entries); index_hits: manifests, the
+// direct mode's index, served from it (a hit through the index reads a manifest, then a result).
 #define NVRTC_CACHE_TIER_COUNTERS(X) \
   X(hits)                            \
+  X(index_hits)                      \
   X(misses)                          \
   X(errors)                          \
   X(timeouts)                        \

@@ -239,6 +239,36 @@ TEST(CApi, TheShimsEntriesAreNeitherCountedNorCleared) {
   EXPECT_NE(stats.out.find("\"results\": 0"), std::string::npos) << stats.out;
 }
 
+// Look-ups and stores through the C API are counted in the store's statistics, beside the shim's:
+// `stats` shows them, summed over processes (here a forked one too), and they survive _exit.
+TEST(CApi, TrafficIsCountedInTheCachesStatistics) {
+  TempDir dir;
+  const pid_t child = fork();
+  if (child == 0) {
+    nvrtc_cache_t* cache = nullptr;
+    const nvrtc_cache_options o = options_for(dir.path());
+    if (nvrtc_cache_open(&o, &cache) != NVRTC_CACHE_OK || put(cache, "a", "1") != NVRTC_CACHE_OK) _exit(1);
+    _exit(get(cache, "a") == "1" ? 0 : 2);  // no close: the counts are in the file already
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  {
+    Handle h;
+    open_at(dir.path(), &h);
+    ASSERT_EQ(put(h.cache, "b", "2"), NVRTC_CACHE_OK);
+    EXPECT_EQ(get(h.cache, "a"), "1");
+    EXPECT_EQ(get(h.cache, "b"), "2");
+    EXPECT_EQ(get(h.cache, "c"), "<NVRTC_CACHE_NOT_FOUND>");
+  }
+  const ProcessResult json = run_process({NVRTC_CACHE_CLI_PATH, "stats", "--json"}, {{"NVRTC_CACHE_DIR", dir.path()}});
+  EXPECT_NE(json.out.find("\"api_hits\": 3"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"api_misses\": 1"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"api_stores\": 2"), std::string::npos) << json.out;
+  const ProcessResult human = run_process({NVRTC_CACHE_CLI_PATH, "stats"}, {{"NVRTC_CACHE_DIR", dir.path()}});
+  EXPECT_NE(human.out.find("C API look-ups    3 hits, 1 misses (75.0%), 2 stores"), std::string::npos) << human.out;
+}
+
 TEST(CApi, ExportAndImportCarryTheEntries) {
   TempDir from, to, archive_dir;
   {

@@ -238,7 +238,8 @@ TEST(CliSizes, AUnitlessSizeIsGibAndSizesAreShownInHumanUnits) {
   EXPECT_EQ(cli({"config", "get", "max_size"}, env).out, "10G\n");
   const auto human = cli({"stats"}, env);
   EXPECT_EQ(human.exit_code, 0) << human.err;
-  EXPECT_NE(human.out.find("size              0 B of 10.0 GiB (0.0%)"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("size              0 B stored, compressed (0.0% of the 10.0 GiB cap)"), std::string::npos)
+      << human.out;
   EXPECT_NE(human.out.find("hit rate          – (no compile looked up)"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find("compiles (NVRTC)  0 hits, 0 misses, 0 uncacheable"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find("results           0 (0 B)"), std::string::npos) << human.out;
@@ -428,7 +429,9 @@ TEST(CliStats, ResultsAndManifestsApartAPartOfTheCapAndWhenZeroed) {
   const std::string human = cli({"stats"}, env).out;
   EXPECT_NE(human.find("results           2 ("), std::string::npos) << human;
   EXPECT_NE(human.find("manifests         2 ("), std::string::npos) << human;
-  EXPECT_TRUE(std::regex_search(human, std::regex(R"(size +[0-9.]+ KiB of 64\.0 MiB \([0-9.]+%\))"))) << human;
+  EXPECT_TRUE(
+      std::regex_search(human, std::regex(R"(size +[0-9.]+ KiB stored, compressed \([0-9.]+% of the 64\.0 MiB cap\))")))
+      << human;
   EXPECT_NE(human.find("counting since    never zeroed"), std::string::npos) << human;
   ASSERT_EQ(cli({"stats", "-z"}, env).exit_code, 0);
   const std::string zeroed = cli({"stats"}, env).out;

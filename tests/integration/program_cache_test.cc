@@ -89,6 +89,12 @@ TEST_F(ProgramCache, CompileColdThenWarmInAnotherProcessIsByteIdentical) {
   EXPECT_EQ(run_ok({"compile", dir_.path(), out_.path() + "/warm"}), "hits 3 misses 0 rejected 0\n");
   expect_identical(reference, out_.path() + "/cold");
   expect_identical(reference, out_.path() + "/warm");
+  // `nvrtc-cache stats` counts ProgramCache's traffic with the cache's own.
+  const ProcessResult stats =
+      run_process({NVRTC_CACHE_CLI_PATH, "stats", "--json"}, {{"NVRTC_CACHE_DIR", dir_.path()}});
+  EXPECT_NE(stats.out.find("\"api_hits\": 3"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("\"api_misses\": 3"), std::string::npos) << stats.out;
+  EXPECT_NE(stats.out.find("\"api_stores\": 3"), std::string::npos) << stats.out;
 }
 
 // Bytes flipped all over the store's data file after a cold run: the next compiles are still exact

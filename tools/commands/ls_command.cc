@@ -113,7 +113,10 @@ void print_table(const std::vector<EntryInfo>& entries, std::size_t columns) {
   const Column status{"status", 13, false, compile_status};
   std::vector<Column> optional = {
       {"version", 7, false, [](const EntryInfo& e) { return core::version_text(e.library()); }},
+      // The outputs as the library returns them, then what the entry takes in the store (compressed,
+      // with its metadata): the second is what `stats` and the cap count.
       {"output", 9, true, [](const EntryInfo& e) { return human_bytes(output_bytes(e)); }},
+      {"stored", 9, true, [](const EntryInfo& e) { return human_bytes(e.stored_bytes); }},
       {"arch", 11, false,
        [](const EntryInfo& e) {
          const std::string arch = architecture_of(e.options());
@@ -210,7 +213,8 @@ void add_ls_command(CLI::App& app, Outcome& outcome) {
       "ls",
       "List the results the cache holds (compiles, nvJitLink links as 'link: INPUTS', libNVVM compiles as "
       "'nvvm: MODULES'): key, program, status (ok, compile error, bad option), the version of the library "
-      "that made it, output size, architecture, compile time, last use, dependency count and options, as many as fit the width "
+      "that made it, output size, architecture, compile time, last use, dependency count and options, as many as fit "
+      "the width "
       "($COLUMNS, else the terminal's, else 80). A program named default_program is shown by its first name "
       "expression or kernel.");
   auto arguments = std::make_shared<LsArguments>();

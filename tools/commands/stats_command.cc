@@ -20,6 +20,7 @@
 #include "direct/manifest.h"
 #include "core/stats.h"
 #include "store/cache_directory.h"
+#include "store/read_only_counts.h"
 #include "store/remote/shown_url.h"
 #include "tools/commands.h"
 #include "tools/cache/compact.h"
@@ -31,6 +32,7 @@ namespace {
 
 constexpr int kStatsSchemaVersion = 2;  // 1: the flat object before reasons, tiers and top programs
 constexpr std::size_t kTopPrograms = 5;
+static_assert(store::kIndexKeyPrefix == direct::kManifestPrefix, "the tiers' index hits are manifests");
 
 std::int64_t counter(const store::Counters& counters, std::string_view name) {
   auto it = counters.find(name);
@@ -154,13 +156,16 @@ std::string program_name(const EntryInfo& e) {
 }
 
 void print_json(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
-                const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held,
-                const std::vector<LibraryShare>& libraries) {
+                const std::string& counted_elsewhere, const std::vector<EntryInfo>& top, std::size_t moved_aside,
+                const Composition& held, const std::vector<LibraryShare>& libraries) {
   store::LmdbStore& s = *opened.store;
   nlohmann::ordered_json j;
   j["schema_version"] = kStatsSchemaVersion;
   j["version"] = kVersion;
   j["directory"] = opened.directory;
+  j["read_only"] = opened.read_only;
+  j["counted_elsewhere"] =
+      counted_elsewhere.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(counted_elsewhere);
   for (std::string_view name : core::kCounterNames) {
     if (name.find('.') == std::string_view::npos) j[std::string(name)] = counter(counters, name);
   }
@@ -248,12 +253,15 @@ void print_reasons_of_every_library(const store::Counters& counters) {
 }
 
 void print_human(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
-                 const std::vector<EntryInfo>& top, std::size_t moved_aside, const Composition& held,
-                 const std::vector<LibraryShare>& libraries) {
+                 const std::string& counted_elsewhere, const std::vector<EntryInfo>& top, std::size_t moved_aside,
+                 const Composition& held, const std::vector<LibraryShare>& libraries) {
   store::LmdbStore& s = *opened.store;
   const std::int64_t hits = counter(counters, "hits");
   const std::int64_t lookups = hits + counter(counters, "misses");
-  fmt::print("cache directory   {}\n", opened.directory);
+  fmt::print("cache directory   {}{}\n", opened.directory, opened.read_only ? " (read-only for this user)" : "");
+  if (!counted_elsewhere.empty())
+    fmt::print("also counted in   {} (what this user's processes counted while the cache was read-only)\n",
+               counted_elsewhere);
   const std::int64_t zeroed = counter(counters, "zeroed_at");
   fmt::print("counting since    {}\n", zeroed > 0 ? human_time(zeroed) + " (stats -z)" : "never zeroed");
   // Each library labelled; a rate only where something was looked up.
@@ -282,6 +290,14 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
     fmt::print("all libraries     {} hits, {} misses ({}), {} uncacheable\n", all_hits, all_lookups - all_hits,
                rate(all_hits, all_lookups), all_uncacheable);
   }
+  if (const std::int64_t api =
+          counter(counters, "api_hits") + counter(counters, "api_misses") + counter(counters, "api_stores");
+      api > 0 || held.api_entries > 0) {
+    fmt::print("C API look-ups    {} hits, {} misses ({}), {} stores (ProgramCache, include/nvrtc_cache.h)\n",
+               counter(counters, "api_hits"), counter(counters, "api_misses"),
+               rate(counter(counters, "api_hits"), counter(counters, "api_hits") + counter(counters, "api_misses")),
+               counter(counters, "api_stores"));
+  }
   fmt::print("stores            {}\n", counter(counters, "stores"));
   fmt::print("errors            {}\n", counter(counters, "errors"));
   fmt::print("corrupt dropped   {}\n", counter(counters, "corrupt"));
@@ -297,8 +313,8 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
     fmt::print("C API entries     {} ({}; ProgramCache, include/nvrtc_cache.h)\n", held.api_entries,
                human_bytes(held.api_bytes));
   if (held.other > 0) fmt::print("other entries     {}\n", held.other);
-  fmt::print("size              {} of {} ({})\n", human_bytes(s.size_bytes()), human_bytes(config.max_size_bytes),
-             percent_of(s.size_bytes(), config.max_size_bytes));
+  fmt::print("size              {} stored, compressed ({} of the {} cap)\n", human_bytes(s.size_bytes()),
+             percent_of(s.size_bytes(), config.max_size_bytes), human_bytes(config.max_size_bytes));
   const store::MapUsage usage = s.map_usage();
   fmt::print("store file        {} in use ({} of the cap; eviction starts at 75%)\n", human_bytes(usage.used_bytes),
              percent_of(usage.used_bytes, config.max_size_bytes));
@@ -310,7 +326,13 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   for (const auto& [index, values] : tiers(counters)) {
     const std::string url = tier_url_now(config, index);
     fmt::print("tier {}{}\n", index, url.empty() ? "" : " (" + url + " in `remote` now)");
-    for (const auto& [what, value] : values) fmt::print("  {:<22} {}\n", what, value);
+    for (const auto& [what, value] : values) {
+      // A hit through the index reads a manifest and then a result from the tier: one result served.
+      const std::string shown = what == "hits"         ? "hits (results served)"
+                                : what == "index_hits" ? "index hits (manifests)"
+                                                       : what;
+      fmt::print("  {:<22} {}\n", shown, value);
+    }
   }
   if (!top.empty()) {
     fmt::print("costliest compiles cached (compile time, key, program)\n");
@@ -326,11 +348,27 @@ struct StatsArguments {
   bool show = false;  // with zero: show, then zero what was shown (ccache's -s -z)
 };
 
+// The counts of `counters` and `more` together; `zeroed_at` is a time, the later one is kept.
+store::Counters merged(store::Counters counters, const store::Counters& more) {
+  for (const auto& [name, value] : more) {
+    std::int64_t& sum = counters[name];
+    sum = name == "zeroed_at" ? std::max(sum, value) : sum + value;
+  }
+  return counters;
+}
+
 int stats(const StatsArguments& arguments) {
   const core::Config config = load_settings();
   store::OpenedCache opened = open_cache_reporting(config);
   if (!opened.store) return 1;
-  const store::Counters counters = opened.store->counters();
+  const store::Counters own = opened.store->counters();
+  // What this user's processes counted while they could not write the cache (store/read_only_counts.h).
+  std::string problem;
+  std::unique_ptr<store::CounterFile> elsewhere =
+      store::open_read_only_counts(opened.directory, config.fallback_dir, /*create=*/false, &problem);
+  const std::string counted_elsewhere =
+      elsewhere ? store::read_only_counts_directory(opened.directory, config.fallback_dir) : "";
+  const store::Counters counters = elsewhere ? merged(own, elsewhere->read()) : own;
   if (!arguments.zero || arguments.show) {
     const std::size_t moved_aside = store::moved_aside_stores(opened.directory);
     std::vector<EntryInfo> entries = read_entries(*opened.store);
@@ -338,19 +376,37 @@ int stats(const StatsArguments& arguments) {
     const std::vector<EntryInfo> top = costliest(std::move(entries));
     const Composition held = composition(*opened.store);
     if (arguments.json)
-      print_json(config, opened, counters, top, moved_aside, held, libraries);
+      print_json(config, opened, counters, counted_elsewhere, top, moved_aside, held, libraries);
     else
-      print_human(config, opened, counters, top, moved_aside, held, libraries);
+      print_human(config, opened, counters, counted_elsewhere, top, moved_aside, held, libraries);
   }
   if (arguments.zero) {
-    // Subtracts what was read (and shown): counts merged meanwhile by other processes are kept.
-    // zeroed_at becomes now.
-    store::Counters negated = counters;
-    for (auto& [name, value] : negated) value = -value;
-    negated["zeroed_at"] += static_cast<std::int64_t>(std::time(nullptr));
-    if (const store::Status status = opened.store->add_counters(negated); !status) {
-      fmt::print(stderr, "nvrtc-cache: stats -z failed: {}\n", status.message());
+    const auto now = static_cast<std::int64_t>(std::time(nullptr));
+    if (elsewhere && !elsewhere->zero()) {
+      fmt::print(stderr, "nvrtc-cache: stats -z failed: the counters in {} could not be zeroed\n", counted_elsewhere);
       return 1;
+    }
+    if (opened.read_only) {
+      // The cache's own counts are not this user's to zero: the user's own file holds them negated.
+      if (!elsewhere &&
+          !(elsewhere = store::open_read_only_counts(opened.directory, config.fallback_dir, true, &problem))) {
+        fmt::print(stderr, "nvrtc-cache: stats -z failed: the cache is read-only ({})\n", problem);
+        return 1;
+      }
+      for (const auto& [name, value] : own) {
+        if (name != "zeroed_at") (void)elsewhere->add(name, -value);
+      }
+      (void)elsewhere->add("zeroed_at", now);
+    } else {
+      // Subtracts what was read (and shown): counts merged meanwhile by other processes are kept.
+      // zeroed_at becomes now.
+      store::Counters negated = own;
+      for (auto& [name, value] : negated) value = -value;
+      negated["zeroed_at"] += now;
+      if (const store::Status status = opened.store->add_counters(negated); !status) {
+        fmt::print(stderr, "nvrtc-cache: stats -z failed: {}\n", status.message());
+        return 1;
+      }
     }
     if (!arguments.json) fmt::print("statistics zeroed in {} (entries kept)\n", opened.directory);
   }

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "core/settings.h"
+#include "direct/manifest.h"
+#include "store/store.h"
 #include "tools/commands.h"
 #include "tools/doctor/doctor.h"
 #include "tools/cache/open_cache.h"
@@ -70,17 +72,22 @@ void check_opened_cache(DoctorReport& report, const core::Config& config, const 
                            mib_text(config.max_size_bytes),
                            space->free_bytes >= room ? "" : " (the disk fills before the cap: lower max_size)"));
   }
-  std::uint64_t entries = 0, damaged = 0;
-  const store::Status walked = opened.store->for_each([&](std::string_view, std::optional<std::string_view> payload) {
-    ++entries;
-    damaged += !payload.has_value();
-  });
+  // Counted as `stats` and `ls` count: results (the rows of `ls`), the index's manifests apart.
+  std::uint64_t results = 0, manifests = 0, api_entries = 0, damaged = 0;
+  const store::Status walked =
+      opened.store->for_each([&](std::string_view key, std::optional<std::string_view> payload) {
+        (key.starts_with(store::kIndexKeyPrefix)    ? manifests
+         : key.starts_with(direct::kApiEntryPrefix) ? api_entries
+                                                    : results) += 1;
+        damaged += !payload.has_value();
+      });
   if (!walked) {
     report.add(Severity::kFail, "store",
                "cannot be read to the end: " + walked.message() + " (`nvrtc-cache clear` starts afresh)");
   } else {
     report.add(damaged ? Severity::kWarn : Severity::kOk, "store",
-               fmt::format("{} entries, {} damaged{}", entries, damaged,
+               fmt::format("{} results and {} manifests (the index){}, {} damaged{}", results, manifests,
+                           api_entries ? fmt::format(", {} C API entries", api_entries) : std::string(), damaged,
                            damaged ? " (damaged entries are misses; `nvrtc-cache verify` says more)" : ""));
   }
 }
