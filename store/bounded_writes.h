@@ -38,6 +38,7 @@ class BoundedWrites final : public Store {
   std::uint64_t corrupt_entries_dropped() const override { return inner_->corrupt_entries_dropped(); }
   bool was_evicted(std::string_view key) override { return inner_->was_evicted(key); }
   std::uint64_t stores_quarantined() const override { return inner_->stores_quarantined(); }
+  std::uint64_t directories_recreated() const override { return inner_->directories_recreated(); }
 
   // Writes that were not done within the bound, by this process (monotonic).
   std::uint64_t writes_late() const { return late_.load(std::memory_order_relaxed); }

@@ -62,6 +62,8 @@ class Store {
   virtual std::uint64_t corrupt_entries_dropped() const { return 0; }
   // Times this process found the whole store damaged and moved it aside (monotonic).
   virtual std::uint64_t stores_quarantined() const { return 0; }
+  // How many times the cache directory, removed under this process, was created again for the store.
+  virtual std::uint64_t directories_recreated() const { return 0; }
 };
 
 }  // namespace nvrtc_cache::store

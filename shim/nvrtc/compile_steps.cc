@@ -227,6 +227,11 @@ void note_store_damage(const store::Store& store, core::StatsDeltas& stats, std:
     core::log_once(core::LogLevel::kWarn, "store-quarantined",
                    "the cache store was damaged; it was moved aside (store.corrupt-*) and a fresh one started");
   }
+  if (store.directories_recreated() > 0) {
+    core::log_once(core::LogLevel::kWarn, "cache-directory-recreated",
+                   "the cache directory was removed under this process; it was created again and the store "
+                   "reopened there (the entries before the removal are gone)");
+  }
   if (store::lmdb::lmdb_mappings_lost() > 0) {
     core::log_once(core::LogLevel::kWarn, "store-mapping-lost",
                    "the cache store's files (lock.mdb or data.mdb) were truncated under this process: it no longer "

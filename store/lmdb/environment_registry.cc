@@ -143,7 +143,7 @@ SharedEnv* Registry::acquire_locked(const LmdbOptions& options, const StoreLocat
                                                     options.group_shared ? kGroupSharedDirectoryMode : mode_t{0700});
   if (!directory.handle.valid()) {
     *status =
-        directory.unsafe ? Status::invalid_argument(directory.detail) : to_status(directory.error, directory.detail);
+        directory.unsafe ? Status::invalid_argument(directory.detail) : classified(directory.error, directory.detail);
     return nullptr;
   }
   struct stat st {};

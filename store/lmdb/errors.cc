@@ -20,8 +20,9 @@ std::string describe(int rc) {
 
 }  // namespace
 
-Status to_status(int rc, std::string_view what) {
-  std::string message = std::string(what) + ": " + describe(rc);
+Status to_status(int rc, std::string_view what) { return classified(rc, std::string(what) + ": " + describe(rc)); }
+
+Status classified(int rc, std::string message) {
   if (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL) return Status::full(std::move(message));
   if (is_corruption(rc)) return Status::corruption(std::move(message));
   if (is_permission_error(rc)) return Status::read_only(std::move(message));

@@ -12,6 +12,8 @@ namespace nvrtc_cache::store::lmdb {
 // `what: <message>`, classified: full map -> full, damage -> corruption, permissions -> read_only,
 // anything else -> io_error.
 Status to_status(int rc, std::string_view what);
+// The Status of the kind `rc` is, with `message` as it is (which already says what rc means).
+Status classified(int rc, std::string message);
 
 // LMDB's codes for a store it cannot read as written (damaged, or not an LMDB 0.9 file).
 bool is_corruption(int rc);

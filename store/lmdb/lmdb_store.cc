@@ -157,6 +157,7 @@ bool LmdbStore::read_only() {
 }
 
 std::uint64_t LmdbStore::stores_quarantined() const { return impl_->quarantined.load(std::memory_order_relaxed); }
+std::uint64_t LmdbStore::directories_recreated() const { return impl_->recreated.load(std::memory_order_relaxed); }
 
 std::uint64_t LmdbStore::corrupt_entries_dropped() const {
   return impl_->corrupt_dropped.load(std::memory_order_relaxed);

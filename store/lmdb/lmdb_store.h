@@ -142,6 +142,7 @@ class LmdbStore final : public Store {
   // How many times this process found the store damaged beyond what LMDB reports as a miss (LMDB
   // corruption codes, or a fault while reading mapped pages) and moved its directory aside.
   std::uint64_t stores_quarantined() const override;
+  std::uint64_t directories_recreated() const override;
 
   // Visits every entry in key order, in one read transaction: `payload` is nullopt when the entry
   // fails its envelope check. Reads are guarded like get(); nothing is modified. Returns an error

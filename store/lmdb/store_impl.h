@@ -27,19 +27,29 @@ namespace nvrtc_cache::store {
 
 struct LmdbStore::Impl {
   LmdbOptions options;
-  lmdb::StoreLocation location;
+  lmdb::StoreLocation location;    // where the store was opened
   lmdb::SharedEnv* env = nullptr;  // one user reference; guarded by the registry mutex
   bool closed = false;             // guarded by the registry mutex
   std::atomic<std::uint64_t> corrupt_dropped{0};
   std::atomic<std::uint64_t> quarantined{0};
+  // The cache directory removed under this process (`rm -rf` of the cache): recreated once, at the
+  // same path, into `recreated_location` (written once under the registry mutex, never freed while
+  // the store lives, so a thread still reading the first location reads a live one).
+  std::unique_ptr<lmdb::StoreLocation> recreated_location;
+  std::atomic<const lmdb::StoreLocation*> current_location{&location};
+  std::atomic<std::uint64_t> recreated{0};
 
   ~Impl();
   platform::Env& system() const { return *options.env; }
+  // Where the store is now: `location`, or the recreated one.
+  const lmdb::StoreLocation& where() const { return *current_location.load(std::memory_order_acquire); }
 
   // ---- The environment (store_impl.cc) ----
   // The environment for this process (reopened after fork, or after damage or replacement), or
   // null with `status` set.
-  lmdb::EnvRef acquire(Status* status);
+  // `for_put`: the directory's identity is checked now, not at most once a second as for reads, so
+  // that a result is never written into a store removed or replaced under the process.
+  lmdb::EnvRef acquire(Status* status, bool for_put = false);
   // The environment already open in this process, if any; never opens one.
   lmdb::EnvRef acquire_existing();
   // Writes queued touches and drops this store's reference; later calls fail as closed.
@@ -48,6 +58,10 @@ struct LmdbStore::Impl {
   // it in place (other processes have it mapped); they notice the new inode and reopen. This process
   // abandons the environment and opens a fresh store on next use.
   void quarantine_damaged(lmdb::SharedEnv& shared);
+  // The directory holding the store was removed (its handle names an unlinked directory): it is
+  // created again at its path, checked as the cache directory is (store/cache_directory.h), once
+  // per store; true when the store can be opened there. Called under the registry mutex.
+  bool recreate_removed_directory(Status* status);
   // Quarantines the store when `rc` says it is damaged; passes `status` on.
   Status damaged_or(Status status, lmdb::SharedEnv& shared, int rc);
 
@@ -71,7 +85,7 @@ struct LmdbStore::Impl {
  private:
   // Whether the store's directory in its parent is no longer the one `shared` was opened on
   // (checked at most once a second: one fstatat, not following a link).
-  bool directory_was_replaced(lmdb::SharedEnv& shared);
+  bool directory_was_replaced(lmdb::SharedEnv& shared, bool now);
   bool is_open_directory(const lmdb::SharedEnv& shared);
   // Drops an entry whose envelope failed, or quarantines the store (store_reads.cc).
   void drop_if_corrupt(lmdb::SharedEnv& shared, std::string_view key);

@@ -123,7 +123,7 @@ std::optional<Status> full_disk(const lmdb::StoreLocation& location, platform::E
 
 Status LmdbStore::Impl::put(std::string_view key, std::string_view value) {
   Status status;
-  const EnvRef ref = acquire(&status);
+  const EnvRef ref = acquire(&status, /*for_put=*/true);
   if (!ref) return status;
   if (!lmdb::is_valid_key(*ref, key)) return Status::invalid_argument("key size out of range");
   if (value.size() > std::numeric_limits<std::size_t>::max() / 2 - kEnvelopeOverhead) {
@@ -148,7 +148,7 @@ Status LmdbStore::Impl::put(std::string_view key, std::string_view value) {
   }
   if (attempt.rc != MDB_SUCCESS) {
     Status failed = lmdb::to_status(attempt.rc, attempt.what);
-    if (std::optional<Status> full = full_disk(location, system(), attempt.rc, failed)) return *full;
+    if (std::optional<Status> full = full_disk(where(), system(), attempt.rc, failed)) return *full;
     return damaged_or(std::move(failed), *ref, attempt.rc);
   }
   if (attempt.unchanged) lmdb::note_touch(*ref, key, now);

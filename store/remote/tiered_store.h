@@ -98,6 +98,7 @@ class TieredStore final : public Store {
   std::uint64_t corrupt_entries_dropped() const override { return local_->corrupt_entries_dropped(); }
   bool was_evicted(std::string_view key) override { return local_->was_evicted(key); }
   std::uint64_t stores_quarantined() const override { return local_->stores_quarantined(); }
+  std::uint64_t directories_recreated() const override { return local_->directories_recreated(); }
 
   Store& local() { return *local_; }
   std::size_t tier_count() const { return slots_.size(); }
