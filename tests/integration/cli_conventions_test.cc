@@ -411,6 +411,45 @@ TEST(CliLs, FitsTheWidthShowsEachStatusAndABetterLabelThanDefaultProgram) {
   EXPECT_NE(wide.out.find(" -arch=sm_80 -lineinfo\n"), std::string::npos) << "options when there is room: " << wide.out;
 }
 
+// One name for a program everywhere: a program named by a temporary path (CuPy's) or
+// "default_program" (cuda.core's) is called by its kernel in ls, stats and inspect, `inspect NAME`
+// finds it, and `export --match` selects it by that name.
+TEST(CliNames, OneNameEverywhereInspectByNameAndExportMatch) {
+  TempDir dir;
+  const std::string cache = dir.path() + "/cache";
+  EnvVars named = testing::shim_env(cache);
+  write_file(dir.path() + "/k.cu", "__global__ void reduce_rows(float* x) { x[0] += 1; }\n");
+  named["PROBE_SOURCE_FILE"] = dir.path() + "/k.cu";
+  named["PROBE_PROGRAM_NAME"] = "/tmp/tmpq81xk2/4fd2a1c9e0b7.cu";
+  ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
+  write_file(dir.path() + "/k.cu", "__global__ void block_sum(int* x) { x[0] *= 5; }\n");
+  named["PROBE_PROGRAM_NAME"] = "default_program";
+  ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
+
+  const EnvVars env = {{"NVRTC_CACHE_DIR", cache}, {"COLUMNS", "120"}};
+  const std::string table = cli({"ls"}, env).out;
+  EXPECT_NE(table.find("  reduce_rows "), std::string::npos) << table;
+  EXPECT_NE(table.find("  block_sum "), std::string::npos) << table;
+  EXPECT_EQ(table.find("/tmp/tmpq81xk2"), std::string::npos) << table;
+  const nlohmann::json stats = nlohmann::json::parse(cli({"stats", "--json"}, env).out);
+  std::set<std::string> top;
+  for (const auto& e : stats["top_compile_time"]) top.insert(e["program_name"].get<std::string>());
+  EXPECT_EQ(top, (std::set<std::string>{"reduce_rows", "block_sum"})) << stats.dump(2);
+
+  const auto by_name = cli({"inspect", "reduce_rows"}, env);
+  EXPECT_EQ(by_name.exit_code, 0) << by_name.err;
+  EXPECT_NE(by_name.out.find("reduce_rows"), std::string::npos) << by_name.out;
+  const auto given_name = cli({"inspect", "/tmp/tmpq81xk2/4fd2a1c9e0b7.cu"}, env);
+  EXPECT_EQ(given_name.exit_code, 0) << "the name it was given finds it too: " << given_name.err;
+  const auto unknown = cli({"inspect", "no_such_kernel"}, env);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no program is named 'no_such_kernel'"), std::string::npos) << unknown.err;
+
+  const auto exported = cli({"export", dir.path() + "/sum.nvrc", "--match", "block_*", "--json"}, env);
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_EQ(nlohmann::json::parse(exported.out)["results"], 1) << exported.out;
+}
+
 // stats tells results ('R' keys) and manifests ('M' keys) apart, shows the size as a part of the cap,
 // and when the counters were last zeroed.
 TEST(CliStats, ResultsAndManifestsApartAPartOfTheCapAndWhenZeroed) {

@@ -163,18 +163,35 @@ nlohmann::ordered_json library_json(const EntryInfo& e) {
   return j;
 }
 
+namespace {
+
+// A name that tells a person nothing: empty, the default every program of cuda.core and others gets,
+// or a path (CuPy compiles in a temporary directory, long gone when the entry is listed).
+bool says_nothing(const std::string& name) {
+  return name.empty() || name == "default_program" || name.find('/') != std::string::npos ||
+         name.find('\\') != std::string::npos;
+}
+
+}  // namespace
+
 std::string program_label(const EntryInfo& e) {
   if (e.damaged()) return "(damaged)";
   if (e.handle) {
     std::string inputs;
+    bool named = false;
     for (const std::string& name : e.handle->description.input_names) {
       inputs += (inputs.empty() ? "" : ", ") + (name.empty() ? std::string("(unnamed)") : name);
+      named = named || !name.empty();
+    }
+    // libNVVM's modules are rarely named (numba names none): the kernel its PTX defines says more.
+    if (!named && e.handle->library == core::JitLibrary::nvvm && !e.handle->outputs.empty()) {
+      if (std::string kernel = first_ptx_kernel(e.handle->outputs.front().bytes); !kernel.empty()) inputs = kernel;
     }
     return std::string(e.kind()) + ": " + (inputs.empty() ? "(no inputs)" : inputs);
   }
   if (!e.entry->description) return "(unrecorded)";
   const core::EntryDescription& d = *e.entry->description;
-  if (!d.program_name.empty() && d.program_name != "default_program") return d.program_name;
+  if (!says_nothing(d.program_name)) return d.program_name;
   std::string better;
   for (const core::RecordedLoweredName& n : e.entry->lowered_names) {
     if (!n.expression.empty()) {
@@ -183,6 +200,10 @@ std::string program_label(const EntryInfo& e) {
     }
   }
   if (better.empty()) better = first_ptx_kernel(e.entry->ptx.bytes);
+  if (better.empty() && !d.program_name.empty() && d.program_name != "default_program") {
+    const std::size_t slash = d.program_name.find_last_of("/\\");
+    better = d.program_name.substr(slash + 1);  // a path's file name
+  }
   if (better.empty()) {
     for (const std::string& o : d.options) better += (better.empty() ? "" : " ") + o;
   }
@@ -255,12 +276,36 @@ std::string human_time(std::int64_t unix_seconds) {
   return text;
 }
 
+namespace {
+std::string join_options(const EntryInfo& e) {
+  std::string joined;
+  for (const std::string& o : e.options()) joined += (joined.empty() ? "" : " ") + o;
+  return joined;
+}
+}  // namespace
+
+std::optional<EntryInfo> find_entry_named(std::vector<EntryInfo> entries, const std::string& name,
+                                          std::string* problem) {
+  std::vector<EntryInfo> matches;
+  for (EntryInfo& e : entries) {
+    const bool given = e.entry && e.entry->description && e.entry->description->program_name == name;
+    if (given || program_label(e) == name) matches.push_back(std::move(e));
+  }
+  if (matches.size() == 1) return std::move(matches.front());
+  if (matches.empty()) {
+    *problem = "no program is named '" + name + "' (give a name `nvrtc-cache ls` shows, or a key prefix)";
+  } else {
+    *problem = fmt::format("{} entries are named '{}'; give a key prefix:", matches.size(), name);
+    for (const auto& m : matches) *problem += "\n  " + m.key_hex + "  " + join_options(m);
+  }
+  return std::nullopt;
+}
+
 std::optional<EntryInfo> find_entry(std::vector<EntryInfo> entries, const std::string& prefix, std::string* problem) {
   std::string lower = prefix;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if (lower.size() < 4 || lower.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    *problem = "'" + prefix + "' is not a key prefix (at least 4 hex digits, as `nvrtc-cache ls` shows)";
-    return std::nullopt;
+    return find_entry_named(std::move(entries), prefix, problem);
   }
   // The result key `ls` shows, or the program's key the log names (its manifest's): a program key
   // names the newest of its results.
@@ -283,7 +328,9 @@ std::optional<EntryInfo> find_entry(std::vector<EntryInfo> entries, const std::s
   }
   if (matches.size() == 1) return std::move(matches.front());
   if (matches.empty()) {
-    *problem = "no entry's key (nor program key) starts with " + lower;
+    std::string by_name;
+    if (std::optional<EntryInfo> named = find_entry_named(std::move(entries), prefix, &by_name)) return named;
+    *problem = "no entry's key (nor program key) starts with " + lower + ", and " + by_name;
   } else {
     *problem = fmt::format("{} entries' keys start with {}; give more digits:", matches.size(), lower);
     for (const auto& m : matches) *problem += "\n  " + m.key_hex;

@@ -52,10 +52,12 @@ std::vector<EntryInfo> read_entries(store::LmdbStore& store, store::Status* walk
 // (another nvrtcResult, or a link's or NVVM compile's non-zero code), "damaged" (the entry does not
 // decode). A cached failure is served as the failure it was.
 std::string compile_status(const EntryInfo& e);
-// What to call the program in a listing: its name, unless the name says nothing (empty, or the
-// "default_program" cuda.core and others give every program): then its first name expression
-// ("scale<float, 2>"), else the first kernel its PTX defines (demangled, without its parameters),
-// else its options. A link or NVVM compile: "link: " or "nvvm: " and its inputs' names.
+// What to call the program in a listing: its name, unless the name says nothing (empty, the
+// "default_program" cuda.core and others give every program, or a path: CuPy's temporary files):
+// then its first name expression ("scale<float, 2>"), else the first kernel its PTX defines
+// (demangled, without its parameters), else a path's file name, else its options. A link or NVVM
+// compile: "link: " or "nvvm: " and its inputs' names (an NVVM compile of unnamed modules: the first
+// kernel of its PTX).
 std::string program_label(const EntryInfo& e);
 
 // The library that made the entry, for --json: {"name", "version" ("13.0", or "unknown" for an entry made
@@ -74,8 +76,11 @@ std::string human_bytes(std::uint64_t bytes);
 // Local time of a Unix time, "2026-11-22 05:40"; "-" for 0.
 std::string human_time(std::int64_t unix_seconds);
 
-// The single entry whose key starts with `prefix` (hex, at least 4 digits); else nullopt, with
-// *problem saying none or which ones.
+// The single entry whose key starts with `prefix` (hex, at least 4 digits), else the single entry
+// named `prefix` (find_entry_named); else nullopt, with *problem saying none or which ones.
 std::optional<EntryInfo> find_entry(std::vector<EntryInfo> entries, const std::string& prefix, std::string* problem);
+// The single entry whose program is called `name`: the name it was given, or its program_label().
+std::optional<EntryInfo> find_entry_named(std::vector<EntryInfo> entries, const std::string& name,
+                                          std::string* problem);
 
 }  // namespace nvrtc_cache::tools

@@ -25,9 +25,11 @@ bool is_entry_key(std::string_view key) {
 
 }  // namespace
 
-std::string program_name_of(std::string_view result_payload) {
-  const auto entry = core::decode_entry(result_payload);
-  return entry && entry->description ? entry->description->program_name : std::string();
+std::vector<std::string> program_names_of(std::string_view result_payload) {
+  EntryInfo e;
+  e.entry = core::decode_entry(result_payload);
+  if (!e.entry || !e.entry->description) return {""};
+  return {e.entry->description->program_name, program_label(e)};
 }
 
 std::unique_ptr<Endpoint> Endpoint::open(const std::string& url, const store::remote::Secret* secret,

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "store/lmdb/lmdb_store.h"
@@ -64,7 +65,9 @@ class Endpoint {
   const store::remote::Secret* secret_ = nullptr;
 };
 
-// The program name a result entry records ("" when it has none or does not decode).
-std::string program_name_of(std::string_view result_payload);
+// The names a result entry answers to: the program name it records, then the name `ls` shows for it
+// (program_label: what the program defines when its name says nothing); {""} when it records none or
+// does not decode.
+std::vector<std::string> program_names_of(std::string_view result_payload);
 
 }  // namespace nvrtc_cache::tools

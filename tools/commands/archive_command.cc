@@ -14,6 +14,7 @@
 // malformed) or could not be written; 2 on usage errors.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -78,8 +79,11 @@ struct Selection {
   std::string match;
   std::int64_t now = now_seconds();
   bool any() const { return older_than || newer_than || !match.empty(); }
-  bool selects(std::int64_t used, const std::string& name) const {
-    if (!match.empty() && !platform::glob_matches(match, name)) return false;
+  // `names`: those the program answers to (tools/cache/transfer.h program_names_of); one matching is enough.
+  bool selects(std::int64_t used, const std::vector<std::string>& names) const {
+    if (!match.empty() && std::none_of(names.begin(), names.end(),
+                                       [&](const std::string& n) { return platform::glob_matches(match, n); }))
+      return false;
     if ((older_than || newer_than) && used <= 0) return false;  // no time known: not selected by age
     if (older_than && now - used < *older_than) return false;
     if (newer_than && now - used > *newer_than) return false;
@@ -184,10 +188,10 @@ bool walk_selected(Endpoint& source, const Selection& selection, Report& report,
             [&](const WalkedEntry& e) {
               progress.update(++done);
               if (e.key[0] != 'R') return;
-              std::string name = program_name_of(e.payload);
-              if (selection.selects(e.last_used > 0 ? e.last_used : e.created, name)) {
+              std::vector<std::string> answers_to = program_names_of(e.payload);
+              if (selection.selects(e.last_used > 0 ? e.last_used : e.created, answers_to)) {
                 chosen.emplace(e.key);
-                names.emplace(std::string(e.key), std::move(name));
+                names.emplace(std::string(e.key), std::move(answers_to.front()));
               }
             },
             &counts, &problem)) {
@@ -219,7 +223,7 @@ bool walk_selected(Endpoint& source, const Selection& selection, Report& report,
             if (it == names.end()) return;
             record.program_name = it->second;
           } else {
-            record.program_name = program_name_of(e.payload);
+            record.program_name = program_names_of(e.payload).front();
           }
           record.kind = RecordKind::kResult;
           ++report.results;

@@ -1,4 +1,4 @@
-// nvrtc-cache inspect KEY-PREFIX [--json]: everything an entry records (an NVRTC compile's, a link's or
+// nvrtc-cache inspect KEY-PREFIX|NAME [--json]: everything an entry records (an NVRTC compile's, a link's or
 // an NVVM compile's), its dependency set, and
 // whether a lookup would be served from it now (direct/ validation, run here).
 #include <memory>
@@ -105,6 +105,7 @@ int inspect(const CLI::App& command, const std::string& prefix, bool json) {
       const core::CompileEntry& c = *e.entry;
       if (c.description) {
         j["program_name"] = c.description->program_name;
+        j["label"] = program_label(e);
         j["options"] = c.description->options;
         j["architecture"] = architecture_of(c.description->options);
         j["headers"] = c.description->header_names;
@@ -153,7 +154,9 @@ int inspect(const CLI::App& command, const std::string& prefix, bool json) {
     const core::CompileEntry& c = *e.entry;
     if (c.description) {
       const auto& d = *c.description;
-      fmt::print("program        {}\n", d.program_name.empty() ? "(unnamed)" : d.program_name);
+      const std::string label = program_label(e);  // what ls and stats call it
+      const std::string given = d.program_name.empty() ? "(unnamed)" : d.program_name;
+      fmt::print("program        {}\n", label == given ? given : label + " (named " + given + ")");
       std::string options;
       for (const auto& o : d.options) options += (options.empty() ? "" : " ") + o;
       fmt::print("options        {}\n", options);
@@ -199,7 +202,10 @@ void add_inspect_command(CLI::App& app, Outcome& outcome) {
       "Show an entry and whether a lookup would hit it now: everything it records (program, options, outputs, "
       "lowered names, timings, the dependency set), and why a lookup would miss.");
   auto arguments = std::make_shared<InspectArguments>();
-  command->add_option("KEY-PREFIX", arguments->prefix, "the start of the key `nvrtc-cache ls` shows")->required();
+  command
+      ->add_option("KEY-OR-NAME", arguments->prefix,
+                   "the start of the key `nvrtc-cache ls` shows, or the program's name as it shows it")
+      ->required();
   command->add_flag("--json", arguments->json, "machine-readable output (schema_version 1)");
   command->callback(
       [&outcome, command, arguments] { outcome.exit_code = inspect(*command, arguments->prefix, arguments->json); });

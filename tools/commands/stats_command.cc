@@ -149,10 +149,11 @@ std::string percent_of(std::uint64_t bytes, std::uint64_t cap) {
   return percent < 10 ? fmt::format("{:.1f}%", percent) : fmt::format("{:.0f}%", percent);
 }
 
+// The name ls and inspect use (tools/cache/entries.h): what the program defines when its given name
+// says nothing.
 std::string program_name(const EntryInfo& e) {
-  if (e.handle) return program_label(e);
-  if (!e.entry->description) return "(recorded before names were kept)";
-  return e.entry->description->program_name.empty() ? "(unnamed)" : e.entry->description->program_name;
+  if (!e.handle && e.entry && !e.entry->description) return "(recorded before names were kept)";
+  return program_label(e);
 }
 
 void print_json(const core::Config& config, const store::OpenedCache& opened, const store::Counters& counters,
