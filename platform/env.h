@@ -170,5 +170,7 @@ const char* network_filesystem_at(Env& env, int dir);
 // The bytes this user may still write on the filesystem holding the directory `dir`, by
 // env.statfs_at (f_bavail blocks), or nullopt when that cannot be told (Windows: never asked).
 std::optional<std::uint64_t> free_bytes_at(Env& env, int dir);
+// Less free space than this is a full disk: a result cannot be stored (LMDB's commit needs pages).
+inline constexpr std::uint64_t kFullDiskBytes = std::uint64_t{1} << 20;
 
 }  // namespace nvrtc_cache::platform

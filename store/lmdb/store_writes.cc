@@ -111,10 +111,9 @@ PutAttempt put_once(SharedEnv& shared, platform::Env& system, std::string_view k
 // gives a mapped write — with under 1 MiB left), said as such: the filesystem, what is left of it
 // and the store's own message; nullopt for any other failure.
 std::optional<Status> full_disk(const lmdb::StoreLocation& location, platform::Env& env, int rc, const Status& status) {
-  constexpr std::uint64_t kNearlyFull = std::uint64_t{1} << 20;
   if (!lmdb::is_out_of_space(rc) && rc != EIO) return std::nullopt;
   const std::optional<std::uint64_t> free = platform::free_bytes_at(env, location.parent.fd());
-  if (rc == EIO && (!free || *free >= kNearlyFull)) return std::nullopt;
+  if (rc == EIO && (!free || *free >= platform::kFullDiskBytes)) return std::nullopt;
   const std::string left = free ? " (" + std::to_string(*free / 1024) + " KiB free)" : "";
   return Status::full("no space left on the filesystem holding " + location.path + left + ": " + status.message());
 }

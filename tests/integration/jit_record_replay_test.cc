@@ -147,6 +147,41 @@ TEST(JitReplay, ALinkWhoseInputsNoRecordedCompileProducedIsSkippedForOtherArchit
       << report.dump(2);
 }
 
+// numba-cuda's IR names its target (its mangled names' ABI tag encodes the compute capability): an
+// NVVM program whose IR has such a name is replayed as recorded only, and skipped for every other
+// architecture, saying why, instead of storing entries that would never be looked up.
+TEST(JitReplay, AnNvvmProgramWhoseNamesEncodeItsTargetIsSkippedForOtherArchitectures) {
+  TempDir dir;
+  const std::string record = dir.path() + "/pipeline.rec";
+  record_pipeline(dir, record);
+  const core::RecordScan scan = core::scan_records(read_file(record));
+  const std::string numba_name = "_ZN8__main__5applyB2v1B92cw51cXTLSUwv1sDUaKthoaNgo";
+  std::string numba_like;
+  std::size_t renamed = 0;
+  for (core::HandleCallRecord r : scan.handle_records) {
+    if (r.library != core::JitLibrary::nvvm) continue;
+    for (keying::HandleInput& input : r.inputs.inputs) {
+      for (std::size_t at = input.bytes.find("@apply"); at != std::string::npos; at = input.bytes.find("@apply", at)) {
+        input.bytes.replace(at + 1, 5, numba_name);
+        at += numba_name.size();
+        ++renamed;
+      }
+    }
+    numba_like += core::encode_handle_record(r);
+    break;  // one NVVM program
+  }
+  ASSERT_GT(renamed, 0u) << "no NVVM module defines @apply";
+  const std::string numba_record = dir.path() + "/numba.rec";
+  write_file(numba_record, numba_like);
+  const nlohmann::json report = replay_json(numba_record, dir.path() + "/cache", {"sm_80"});
+  EXPECT_EQ(report["nvvm_totals"]["stored"], 1) << "as recorded: " << report.dump(2);
+  EXPECT_EQ(report["nvvm_totals"]["skipped"], 1) << report.dump(2);
+  ASSERT_EQ(report["nvvm_compiles"].size(), 2u) << report.dump(2);
+  EXPECT_EQ(report["nvvm_compiles"][1]["status"], "skipped");
+  EXPECT_NE(report["nvvm_compiles"][1]["detail"].get<std::string>().find("numba-cuda"), std::string::npos)
+      << report.dump(2);
+}
+
 TEST(JitReplay, ADamagedOrTruncatedRecordingIsReportedNotACrash) {
   TempDir dir;
   const std::string record = dir.path() + "/pipeline.rec";

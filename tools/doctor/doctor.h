@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "platform/env.h"
+
 #include "core/config.h"
 #include "store/cache_directory.h"
 
@@ -38,8 +40,7 @@ struct SpaceOnDisk {
   std::uint64_t free_bytes = 0;   // available to this user
   std::uint64_t total_bytes = 0;  // the filesystem's size (0: not known)
 };
-// Less free space than this is a full disk: a result cannot be stored (LMDB's commit needs pages).
-inline constexpr std::uint64_t kFullDiskBytes = std::uint64_t{1} << 20;
+using platform::kFullDiskBytes;
 
 // The cache `opened` (store::open_cache of the configuration): usable, writable, the room left
 // (`space`: the disk's where known, a failure when it is full; `data_file_bytes`: data.mdb's size),

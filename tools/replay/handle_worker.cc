@@ -112,6 +112,26 @@ std::vector<keying::HandleInput> nvvm_inputs_for_arch(const std::vector<keying::
   return inputs;
 }
 
+// Why an NVVM program cannot be replayed for another architecture, or "": numba-cuda's mangled names
+// carry an ABI tag ("_ZN8__main__3addB2v1B92cw51cXTLSUw…") that encodes its target options, the
+// compute capability among them, so its IR for another GPU is another program: an entry compiled
+// from the recorded IR for that GPU would never be looked up.
+std::string target_in_names(const std::vector<keying::HandleInput>& inputs) {
+  static constexpr std::string_view kTargetTag = "cw51cXTLSUw";  // the tag's encoded start
+  for (const keying::HandleInput& input : inputs) {
+    if (input.type == core::kNvvmVerification) continue;
+    const std::string_view bytes = input.bytes;
+    for (std::size_t at = bytes.find(kTargetTag); at != std::string_view::npos; at = bytes.find(kTargetTag, at + 1)) {
+      std::size_t digits = at;
+      while (digits > 0 && bytes[digits - 1] >= '0' && bytes[digits - 1] <= '9') --digits;
+      if (digits < at && digits > 0 && bytes[digits - 1] == 'B')
+        return "its IR names its target (numba-cuda's mangled names encode the compute capability), so an entry "
+               "for another architecture would never be looked up: record on that GPU instead";
+    }
+  }
+  return {};
+}
+
 std::vector<const char*> c_strings(const std::vector<std::string>& list) {
   std::vector<const char*> out;
   for (const std::string& s : list) out.push_back(s.c_str());
@@ -246,6 +266,10 @@ void replay_handle_calls(const std::vector<core::HandleCallRecord>& calls, std::
         } else {
           outcome = link_variant(*link_api, variant.options, inputs.inputs, log);
         }
+      } else if (std::string target = variant.arch.empty() ? "" : target_in_names(record.inputs.inputs);
+                 !target.empty()) {
+        outcome.status = "skipped";
+        outcome.detail = std::move(target);
       } else {
         std::string result;
         outcome = nvvm_variant(*nvvm_api, variant.options, nvvm_inputs_for_arch(record.inputs.inputs, variant.arch),
