@@ -83,6 +83,8 @@ namespace nvrtc_cache::core {
   X(P##miss_dependency, S "miss.dependency_changed", "a file it depends on changed, appeared or vanished")           \
   X(P##miss_environment, S "miss.environment_changed", "an environment variable the library read changed")           \
   X(P##miss_date, S "miss.date_changed", "__DATE__ is used and the date changed")                                    \
+  X(P##miss_working_directory, S "miss.working_directory",                                                           \
+    "compiled before in another working directory, which its output embeds (-dlto, -G, ...): see docs/limits.md")    \
   X(P##miss_evicted, S "miss.evicted", "its result was evicted to stay under max_size")                              \
   X(P##miss_result_gone, S "miss.result_gone", "the result was removed (damaged, or evicted before the last 1024)")  \
   X(P##miss_outputs, S "miss.outputs_missing",                                                                       \

@@ -73,6 +73,9 @@ std::string manifest_store_key(const keying::CacheKey& direct_key) {
   return kManifestPrefix + std::string(keying::as_bytes(direct_key));
 }
 std::string result_store_key(const keying::CacheKey& key) { return kResultPrefix + std::string(keying::as_bytes(key)); }
+std::string working_directory_marker_key(const keying::CacheKey& key) {
+  return kWorkingDirectoryMarkerPrefix + std::string(keying::as_bytes(key));
+}
 std::string handle_result_store_key(const keying::CacheKey& key) {
   return kHandleResultPrefix + std::string(keying::as_bytes(key));
 }

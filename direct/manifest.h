@@ -42,13 +42,20 @@ keying::CacheKey result_key(const keying::CacheKey& direct_key, const Dependency
 // Store keys: manifests, NVRTC's compile results and the results of the handle-based libraries
 // (nvJitLink links, libNVVM compiles: core/handle_entry.h) share one keyspace, told apart by a prefix
 // byte ('M', 'R', 'L'). A manifest names results of one kind only. 'A' keys are the C API's entries
-// (api/api_entry.h): values callers store under their own keys, never named by a manifest.
+// (api/api_entry.h): values callers store under their own keys, never named by a manifest. 'W' keys
+// are working-directory markers: for a compile whose output embeds the working directory (-dlto...),
+// the directory it was last stored from, under its inputs' key without the directory
+// (keying::compute_key_without_working_directory), so that a miss from another directory says so
+// (miss.working_directory). A hint of this store only: never exported, never served.
 inline constexpr char kManifestPrefix = 'M';
+inline constexpr char kWorkingDirectoryMarkerPrefix = 'W';
+inline constexpr std::size_t kMaxMarkedDirectory = 4096;  // longer directories are not marked
 inline constexpr char kResultPrefix = 'R';
 inline constexpr char kHandleResultPrefix = 'L';
 inline constexpr char kApiEntryPrefix = 'A';
 std::string manifest_store_key(const keying::CacheKey& direct_key);
 std::string result_store_key(const keying::CacheKey& result_key);
 std::string handle_result_store_key(const keying::CacheKey& result_key);
+std::string working_directory_marker_key(const keying::CacheKey& key_without_directory);
 
 }  // namespace nvrtc_cache::direct

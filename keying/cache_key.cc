@@ -13,9 +13,10 @@ namespace nvrtc_cache::keying {
 
 namespace {
 
-CacheKey key_of(const ProgramInputs& inputs, bool program_directory_in_key) {
+CacheKey key_of(const ProgramInputs& inputs, bool program_directory_in_key, bool any_directory = false) {
   FramedHasher h;
   h.field("schema", kKeySchema);
+  if (any_directory) h.field("marker", "working directory");
   h.count_field("nvrtc.major", static_cast<std::uint64_t>(inputs.library.major));
   h.count_field("nvrtc.minor", static_cast<std::uint64_t>(inputs.library.minor));
   h.field("nvrtc.build_id", inputs.library.build_id);
@@ -35,7 +36,9 @@ CacheKey key_of(const ProgramInputs& inputs, bool program_directory_in_key) {
   for (const auto& option : inputs.options) h.field("option", option);
   h.count_field("name_expressions", inputs.name_expressions.size());
   for (const auto& expression : inputs.name_expressions) h.field("name_expression", expression);
-  if (inputs.working_directory_use == WorkingDirectoryUse::kAlways) {
+  if (any_directory) {
+    h.count_field("cwd.any", 1);
+  } else if (inputs.working_directory_use == WorkingDirectoryUse::kAlways) {
     h.field("cwd", inputs.working_directory);
     h.count_field("pwd.present", inputs.pwd_variable.has_value() ? 1 : 0);
     h.field("pwd", inputs.pwd_variable.value_or(""));
@@ -50,6 +53,8 @@ CacheKey key_of(const ProgramInputs& inputs, bool program_directory_in_key) {
 CacheKey compute_key(const ProgramInputs& inputs) { return key_of(inputs, inputs.program_directory_in_key); }
 
 CacheKey compute_key_with_program_directory(const ProgramInputs& inputs) { return key_of(inputs, true); }
+
+CacheKey compute_key_without_working_directory(const ProgramInputs& inputs) { return key_of(inputs, true, true); }
 
 std::string to_hex(const CacheKey& key) {
   static constexpr char kDigits[] = "0123456789abcdef";

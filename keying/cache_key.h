@@ -19,6 +19,9 @@ using CacheKey = std::array<std::uint8_t, 32>;
 CacheKey compute_key(const ProgramInputs& inputs);
 // The key as if inputs.program_directory_in_key were true (keying/program_name_rule.h).
 CacheKey compute_key_with_program_directory(const ProgramInputs& inputs);
+// The key of the same inputs in any working directory (what a working-directory marker is stored
+// under: direct/manifest.h); never a compile's key (its label differs from every compile's).
+CacheKey compute_key_without_working_directory(const ProgramInputs& inputs);
 
 std::string to_hex(const CacheKey& key);
 inline std::string_view as_bytes(const CacheKey& key) {

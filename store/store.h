@@ -33,6 +33,8 @@ class Store {
   virtual std::optional<std::string> get(std::string_view key) = 0;
   // Stores `value` under `key`, replacing any previous value.
   virtual Status put(std::string_view key, std::string_view value) = 0;
+  // The same in this node's store only (a hint no other node needs): never sent to a shared tier.
+  virtual Status put_local(std::string_view key, std::string_view value) { return put(key, value); }
   // Removes `key`; erasing an absent key is not an error.
   virtual Status erase(std::string_view key) = 0;
   // Number of entries and the bytes their values occupy.

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "core/log.h"
+#include "direct/manifest.h"
+#include "keying/cache_key.h"
 #include "shim/nvrtc/bundled_headers.h"
 #include "keying/program_name_rule.h"
 
@@ -77,6 +79,30 @@ std::string summary_of(const direct::DependencySet& dependencies) {
 }
 
 // Stores the result under its result key and adds it to the direct key's manifest.
+// A compile whose output embeds the working directory: where it was stored from, under its inputs'
+// key in any directory (direct/manifest.h), so that the same inputs missing elsewhere say why.
+void mark_working_directory(store::Store& store, const ProgramRecord& record) {
+  const keying::ProgramInputs& inputs = record.inputs;
+  if (inputs.working_directory_use != keying::WorkingDirectoryUse::kAlways ||
+      inputs.working_directory.size() > direct::kMaxMarkedDirectory)
+    return;
+  const std::string marker =
+      direct::working_directory_marker_key(keying::compute_key_without_working_directory(inputs));
+  (void)store.put_local(marker, inputs.working_directory);  // a hint: a failure changes no result
+}
+
+// A first compile of these inputs here that was compiled (and stored) in another working directory
+// its output embeds: that directory; nullopt otherwise.
+std::optional<std::string> compiled_in_another_directory(store::Store& store, const ProgramRecord& record) {
+  const keying::ProgramInputs& inputs = record.inputs;
+  if (inputs.working_directory_use != keying::WorkingDirectoryUse::kAlways) return std::nullopt;
+  std::optional<std::string> there =
+      store.get(direct::working_directory_marker_key(keying::compute_key_without_working_directory(inputs)));
+  if (!there || there->empty() || there->size() > direct::kMaxMarkedDirectory || *there == inputs.working_directory)
+    return std::nullopt;
+  return there;
+}
+
 void store_and_log(CompileHost& host, store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                    const ProgramRecord& record, const keying::CacheKey& key, const keying::CacheKey* named_key,
                    direct::DependencySet dependencies, const ObservedCompile& compile, core::Counter miss_reason) {
@@ -93,6 +119,7 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
     return;
   }
   if (*status) {
+    mark_working_directory(store, record);
     core::log_debug([&] {
       return "stored " + program_label(record, &stored_under) + ": " + summary + " (" + std::to_string(results) +
              " results in its manifest" +
@@ -176,6 +203,15 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
     }
     miss_reason = std::move(found.miss_reason);
     miss = found.miss;
+    if (miss == core::Counter::miss_new) {
+      if (std::optional<std::string> there = compiled_in_another_directory(*store, record)) {
+        miss = core::Counter::miss_working_directory;
+        miss_reason = "compiled before in " + *there + ", and its options make NVRTC embed the working directory (" +
+                      record.inputs.working_directory +
+                      " here) in its output; run it from one directory to share "
+                      "the result (docs/limits.md)";
+      }
+    }
   }
   log_info([&] { return "miss " + program_label(record, &key) + ": " + miss_reason; });
 

@@ -100,6 +100,7 @@ class TieredStore final : public Store {
   std::uint64_t stores_quarantined() const override { return local_->stores_quarantined(); }
   std::uint64_t directories_recreated() const override { return local_->directories_recreated(); }
 
+  Status put_local(std::string_view key, std::string_view value) override { return local_->put_local(key, value); }
   Store& local() { return *local_; }
   std::size_t tier_count() const { return slots_.size(); }
 

@@ -30,7 +30,7 @@ constexpr const char* kIncluding =
 constexpr const char* kHelper = "__device__ float twice(float v) { return 2 * v; }\n";
 
 struct Compiled {
-  std::int64_t hits = 0, misses = 0;
+  std::int64_t hits = 0, misses = 0, working_directory_misses = 0;
   std::string direct, shimmed, log;
 };
 
@@ -66,8 +66,12 @@ class WorkingDirectory : public ::testing::Test {
         << "the shim's results differ from NVRTC's in " << dir << " with " << options << "\n"
         << shimmed.err;
     const store::Counters after = counters_of(cache_.path());
-    return {get(after, "hits") - get(before, "hits"), get(after, "misses") - get(before, "misses"), direct.out,
-            shimmed.out, shimmed.err};
+    return {get(after, "hits") - get(before, "hits"),
+            get(after, "misses") - get(before, "misses"),
+            get(after, "miss.working_directory") - get(before, "miss.working_directory"),
+            direct.out,
+            shimmed.out,
+            shimmed.err};
   }
 
   // Outputs the same from both directories: the second directory hits the first's result.
@@ -92,12 +96,21 @@ class WorkingDirectory : public ::testing::Test {
     EXPECT_EQ(in_a.misses, 1) << in_a.log;
     EXPECT_EQ(in_b.hits, 0) << in_b.log;
     EXPECT_EQ(in_b.misses, 1);
+    // Options that embed the directory: the second directory's miss says why.
+    EXPECT_EQ(in_b.working_directory_misses, embedding_ ? 1 : 0) << in_b.log;
+    EXPECT_EQ(in_a.working_directory_misses, 0) << in_a.log;
+    if (embedding_) {
+      EXPECT_NE(in_b.log.find("compiled before in " + a_ + ", and its options make NVRTC embed the working directory"),
+                std::string::npos)
+          << in_b.log;
+    }
     EXPECT_EQ(compile(a_, source, options, name, env).hits, 1);
     EXPECT_EQ(compile(b_, source, options, name, env).hits, 1);
   }
 
   TempDir root_, cache_;
   std::string a_, b_;
+  bool embedding_ = false;  // the options embed the working directory (miss.working_directory expected)
 };
 
 TEST_F(WorkingDirectory, OptionsThatDoNotEmbedItShareOneResult) {
@@ -145,6 +158,7 @@ TEST_F(WorkingDirectory, AnUnknownOptionIsNotCachedFromAnyDirectory) {
 }
 
 TEST_F(WorkingDirectory, OptionsThatEmbedItGetExactResultsInEachDirectory) {
+  embedding_ = true;
   expect_separate("kernels.cu", "-arch=sm_80 -G");
   expect_separate("kernels.cu", "-arch=sm_80 --device-debug", "/abs/wd.cu");
   expect_separate("kernels.cu", "-arch=sm_80 -G -dopt=on");

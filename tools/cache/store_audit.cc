@@ -33,6 +33,8 @@ StoreAudit audit_store(store::LmdbStore& store, const std::function<void(std::ui
       if (!core::decode_handle_entry(*payload)) ++a.bad_handle_results;
     } else if (key.size() == 33 && key[0] == direct::kApiEntryPrefix) {
       ++a.api_entries;  // a caller's value under a caller's key: opaque here
+    } else if (key.size() == 33 && key[0] == direct::kWorkingDirectoryMarkerPrefix) {
+      ++a.markers;  // a directory's path: any bytes are a hint, never served
     } else {
       ++a.other;
     }
@@ -53,6 +55,8 @@ int print_audit(const std::string& directory, const StoreAudit& a) {
   std::printf("compile results     %llu (%llu malformed)\n", n(a.results), n(a.bad_results));
   std::printf("link/NVVM results   %llu (%llu malformed)\n", n(a.handle_results), n(a.bad_handle_results));
   std::printf("C API entries       %llu\n", n(a.api_entries));
+  std::printf("directory markers   %llu (where JIT-LTO compiles were stored from: miss.working_directory)\n",
+              n(a.markers));
   std::printf("failed checksum     %llu\n", n(a.damaged));
   std::printf("unknown keys        %llu\n", n(a.other));
   std::printf("missing results     %llu (named by a manifest, evicted or never stored: a miss, not an error)\n",

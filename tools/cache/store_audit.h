@@ -19,6 +19,7 @@ struct StoreAudit {
   std::uint64_t results = 0, bad_results = 0;
   std::uint64_t handle_results = 0, bad_handle_results = 0;
   std::uint64_t api_entries = 0;  // the C API's entries (direct::kApiEntryPrefix)
+  std::uint64_t markers = 0;      // working-directory markers (direct/manifest.h)
   std::uint64_t other = 0;        // keys of no known kind
   std::uint64_t dangling = 0;     // results a manifest names that are not there (evicted: a miss, not damage)
   store::Status walked;

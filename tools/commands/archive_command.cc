@@ -217,6 +217,8 @@ bool walk_selected(Endpoint& source, const Selection& selection, Report& report,
           if (selection.any()) return;
           record.kind = RecordKind::kApiEntry;
           ++report.results;
+        } else if (e.key[0] == direct::kWorkingDirectoryMarkerPrefix) {
+          return;  // a hint of this store (direct/manifest.h): never exported
         } else if (e.key[0] == 'R') {
           if (selection.any()) {
             const auto it = names.find(e.key);

@@ -119,7 +119,7 @@ std::vector<LibraryShare> by_library(const std::vector<EntryInfo>& entries) {
 // What the store holds, by kind: results ('R' keys) and manifests ('M' keys, the direct-mode index
 // naming results), with their stored bytes.
 struct Composition {
-  std::uint64_t results = 0, manifests = 0, api_entries = 0, other = 0;
+  std::uint64_t results = 0, manifests = 0, api_entries = 0, markers = 0, other = 0;
   std::uint64_t result_bytes = 0, manifest_bytes = 0, api_bytes = 0;
 };
 
@@ -133,6 +133,8 @@ Composition composition(store::LmdbStore& s) {
     } else if (key.size() == 33 && key[0] == 'M') {
       ++c.manifests;
       c.manifest_bytes += bytes;
+    } else if (key.size() == 33 && key[0] == direct::kWorkingDirectoryMarkerPrefix) {
+      ++c.markers;
     } else if (key.size() == 33 && key[0] == direct::kApiEntryPrefix) {  // the C API's (api/api_entry.h)
       ++c.api_entries;
       c.api_bytes += bytes;
@@ -171,6 +173,7 @@ void print_json(const core::Config& config, const store::OpenedCache& opened, co
     if (name.find('.') == std::string_view::npos) j[std::string(name)] = counter(counters, name);
   }
   j["entries"] = s.entry_count();
+  j["directory_markers"] = held.markers;
   j["results"] = held.results;
   j["manifests"] = held.manifests;
   j["result_bytes"] = held.result_bytes;
@@ -313,6 +316,9 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
   if (held.api_entries > 0)
     fmt::print("C API entries     {} ({}; ProgramCache, include/nvrtc_cache.h)\n", held.api_entries,
                human_bytes(held.api_bytes));
+  if (held.markers > 0)
+    fmt::print("directory markers {} (where JIT-LTO compiles were stored from: miss.working_directory)\n",
+               held.markers);
   if (held.other > 0) fmt::print("other entries     {}\n", held.other);
   fmt::print("size              {} stored, compressed ({} of the {} cap)\n", human_bytes(s.size_bytes()),
              percent_of(s.size_bytes(), config.max_size_bytes), human_bytes(config.max_size_bytes));

@@ -72,13 +72,13 @@ void check_opened_cache(DoctorReport& report, const core::Config& config, const 
                            mib_text(config.max_size_bytes),
                            space->free_bytes >= room ? "" : " (the disk fills before the cap: lower max_size)"));
   }
-  // Counted as `stats` and `ls` count: results (the rows of `ls`), the index's manifests apart.
+  // Counted as `stats` and `ls` count: results (the rows of `ls`), the index (manifests and
+  // working-directory markers) apart.
   std::uint64_t results = 0, manifests = 0, api_entries = 0, damaged = 0;
   const store::Status walked =
       opened.store->for_each([&](std::string_view key, std::optional<std::string_view> payload) {
-        (key.starts_with(store::kIndexKeyPrefix)    ? manifests
-         : key.starts_with(direct::kApiEntryPrefix) ? api_entries
-                                                    : results) += 1;
+        const bool result = key.starts_with(direct::kResultPrefix) || key.starts_with(direct::kHandleResultPrefix);
+        (result ? results : key.starts_with(direct::kApiEntryPrefix) ? api_entries : manifests) += 1;
         damaged += !payload.has_value();
       });
   if (!walked) {
@@ -86,9 +86,9 @@ void check_opened_cache(DoctorReport& report, const core::Config& config, const 
                "cannot be read to the end: " + walked.message() + " (`nvrtc-cache clear` starts afresh)");
   } else {
     report.add(damaged ? Severity::kWarn : Severity::kOk, "store",
-               fmt::format("{} results and {} manifests (the index){}, {} damaged{}", results, manifests,
-                           api_entries ? fmt::format(", {} C API entries", api_entries) : std::string(), damaged,
-                           damaged ? " (damaged entries are misses; `nvrtc-cache verify` says more)" : ""));
+               fmt::format("{} results and {} index entries (manifests, directory markers){}, {} damaged{}", results,
+                           manifests, api_entries ? fmt::format(", {} C API entries", api_entries) : std::string(),
+                           damaged, damaged ? " (damaged entries are misses; `nvrtc-cache verify` says more)" : ""));
   }
 }
 
