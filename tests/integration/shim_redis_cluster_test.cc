@@ -92,7 +92,8 @@ TEST_F(ShimRedisCluster, AKilledMasterLeavesTheNextRunExact) {
   const auto cb = counters_of(node("b"));
   EXPECT_EQ(get(cb, "errors"), 0);
   EXPECT_EQ(get(cb, "tier.0.timeouts"), 0) << "a refused connection is not a timeout";
-  EXPECT_GT(get(cb, "tier.0.hits"), 0) << "the live masters still served their keys";
+  // Results or manifests: which keys live on the killed master is the slot map's choice.
+  EXPECT_GT(get(cb, "tier.0.hits") + get(cb, "tier.0.index_hits"), 0) << "the live masters still served their keys";
   // 4 compiles, each waiting at most one 300 ms timeout, plus the compiles themselves.
   EXPECT_LT(took, 4 * 300 + 10'000) << took << " ms";
 }
