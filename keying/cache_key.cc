@@ -56,6 +56,14 @@ CacheKey compute_key_with_program_directory(const ProgramInputs& inputs) { retur
 
 CacheKey compute_key_without_working_directory(const ProgramInputs& inputs) { return key_of(inputs, true, true); }
 
+CacheKey compute_output_digest(std::string_view bytes) {
+  FramedHasher h;
+  h.field("schema", kKeySchema);
+  h.field("marker", "output");
+  h.field("output", bytes);
+  return h.finish();
+}
+
 std::string to_hex(const CacheKey& key) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string hex;

@@ -22,6 +22,9 @@ CacheKey compute_key_with_program_directory(const ProgramInputs& inputs);
 // The key of the same inputs in any working directory (what a working-directory marker is stored
 // under: direct/manifest.h); never a compile's key (its label differs from every compile's).
 CacheKey compute_key_without_working_directory(const ProgramInputs& inputs);
+// The digest of one output's bytes (an LTO-IR, a cubin), under a label no key uses: what an output's
+// working-directory marker is stored under (shim/lifecycle/working_directory_markers.h).
+CacheKey compute_output_digest(std::string_view bytes);
 
 std::string to_hex(const CacheKey& key);
 inline std::string_view as_bytes(const CacheKey& key) {

@@ -36,5 +36,10 @@ struct HandleInputs {
 
 // The key of `inputs` under `schema` (kLinkKeySchema, kNvvmKeySchema): keys of two libraries never meet.
 CacheKey compute_handle_key(const HandleInputs& inputs, std::string_view schema);
+// The same with some inputs' bytes stood in for: input i by `stand_ins[i]` where that is set (a
+// directory-free name of bytes that embed the working directory); `stand_ins` has one slot per input.
+// Under a schema of its own (`schema` + "/any-directory"), so never equal to a key of real inputs.
+CacheKey compute_handle_key_in_any_directory(const HandleInputs& inputs, std::string_view schema,
+                                             const std::vector<std::optional<CacheKey>>& stand_ins);
 
 }  // namespace nvrtc_cache::keying

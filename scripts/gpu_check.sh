@@ -46,7 +46,9 @@ echo "gpu_check: warm: $(for k in $kinds; do printf '%s=%s ' "$k" "${warm[$k]}";
 expected=$("$python" - "$cli" "$work/warm.err" <<'PY'
 import json, os, re, subprocess, sys
 cli, err = sys.argv[1], sys.argv[2]
-misses = re.findall(r": miss program '([^']*)' \(key [0-9a-f]+\): ", open(err).read())
+# "miss program 'LABEL' (name 'GIVEN'; key HEX): ...": the name as given where the label differs.
+misses = [given or label for label, given in
+          re.findall(r": miss program '([^']*)' \((?:name '([^']*)'; )?key [0-9a-f]+\): ", open(err).read())]
 entries = json.loads(subprocess.run([cli, "ls", "--json"], capture_output=True, check=True).stdout)["entries"]
 explained = 0
 for name in misses:

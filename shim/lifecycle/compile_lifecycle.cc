@@ -6,22 +6,40 @@
 #include <utility>
 
 #include "core/log.h"
+#include "core/program_label.h"
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "shim/nvrtc/bundled_headers.h"
 #include "keying/program_name_rule.h"
+#include "shim/lifecycle/working_directory_markers.h"
 
 namespace nvrtc_cache::shim {
 namespace {
 
 using Clock = SteadyClock;
 
-// How a log line names a program: its name, and the key `nvrtc-cache inspect` takes (the program's:
-// the direct key its manifest is stored under; any prefix of 4 digits or more names it there).
-std::string program_label(const ProgramRecord& record, const keying::CacheKey* key) {
-  std::string label = "program '" + record.inputs.name.value_or("(no name)") + "'";
-  if (key != nullptr) label += " (key " + keying::to_hex(*key) + ")";
-  return label;
+// How a log line names a program: as `ls` and `stats` do (core/program_label.h; `ptx` is its PTX
+// where known), with the name it was given where that differs, and the key `nvrtc-cache inspect`
+// takes (the program's: the direct key its manifest is stored under; any prefix of 4 digits or more
+// names it there).
+std::string program_label(const ProgramRecord& record, const keying::CacheKey* key, std::string_view ptx = {}) {
+  const std::string given = record.inputs.name.value_or("");
+  const std::string label =
+      core::nvrtc_program_label(given, record.inputs.name_expressions, ptx, record.inputs.options);
+  std::string text = "program '" + label + "'";
+  std::string details;
+  if (!given.empty() && given != label) details = "name '" + given + "'";
+  if (key != nullptr) details += (details.empty() ? "key " : "; key ") + keying::to_hex(*key);
+  if (!details.empty()) text += " (" + details + ")";
+  return text;
+}
+
+// Whether a program's label comes from the kernels its PTX defines (no telling name, no name
+// expression): only then is its PTX read for a log line.
+bool labelled_by_ptx(const ProgramRecord& record) {
+  if (!core::name_says_nothing(record.inputs.name.value_or(""))) return false;
+  return std::all_of(record.inputs.name_expressions.begin(), record.inputs.name_expressions.end(),
+                     [](const std::string& e) { return e.empty(); });
 }
 
 // One line per compile that is not served (info): what it was and why.
@@ -79,28 +97,33 @@ std::string summary_of(const direct::DependencySet& dependencies) {
 }
 
 // Stores the result under its result key and adds it to the direct key's manifest.
-// A compile whose output embeds the working directory: where it was stored from, under its inputs'
-// key in any directory (direct/manifest.h), so that the same inputs missing elsewhere say why.
-void mark_working_directory(store::Store& store, const ProgramRecord& record) {
-  const keying::ProgramInputs& inputs = record.inputs;
-  if (inputs.working_directory_use != keying::WorkingDirectoryUse::kAlways ||
-      inputs.working_directory.size() > direct::kMaxMarkedDirectory)
-    return;
-  const std::string marker =
-      direct::working_directory_marker_key(keying::compute_key_without_working_directory(inputs));
-  (void)store.put_local(marker, inputs.working_directory);  // a hint: a failure changes no result
+// One output of `prog` as NVRTC answers it now ("" when it has none of that kind, or no such getter).
+std::string output_of(nvrtcProgram prog, nvrtcResult (*size_getter)(nvrtcProgram, size_t*),
+                      nvrtcResult (*data_getter)(nvrtcProgram, char*)) {
+  size_t size = 0;
+  if (size_getter == nullptr || data_getter == nullptr || size_getter(prog, &size) != NVRTC_SUCCESS || size == 0) {
+    return "";
+  }
+  std::string bytes(size, '\0');
+  if (data_getter(prog, bytes.data()) != NVRTC_SUCCESS) return "";
+  return bytes;
 }
 
-// A first compile of these inputs here that was compiled (and stored) in another working directory
-// its output embeds: that directory; nullopt otherwise.
-std::optional<std::string> compiled_in_another_directory(store::Store& store, const ProgramRecord& record) {
-  const keying::ProgramInputs& inputs = record.inputs;
-  if (inputs.working_directory_use != keying::WorkingDirectoryUse::kAlways) return std::nullopt;
-  std::optional<std::string> there =
-      store.get(direct::working_directory_marker_key(keying::compute_key_without_working_directory(inputs)));
-  if (!there || there->empty() || there->size() > direct::kMaxMarkedDirectory || *there == inputs.working_directory)
-    return std::nullopt;
-  return there;
+// program_label() once NVRTC returned, when its PTX may name the program.
+std::string label_after_compile(const ProgramRecord& record, const keying::CacheKey* key,
+                                const interpose::RealNvrtc& real, nvrtcProgram prog) {
+  const std::string ptx = labelled_by_ptx(record) ? output_of(prog, real.nvrtcGetPTXSize, real.nvrtcGetPTX) : "";
+  return program_label(record, key, ptx);
+}
+
+// A stored compile whose output embeds the working directory: where it was stored from, under its
+// inputs' key in any directory, and each of its outputs a link may take (working_directory_markers.h).
+void mark_working_directory(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+                            const ProgramRecord& record) {
+  if (record.inputs.working_directory_use != keying::WorkingDirectoryUse::kAlways) return;
+  mark_compile_directory(store, record.inputs, output_of(prog, real.nvrtcGetLTOIRSize, real.nvrtcGetLTOIR),
+                         output_of(prog, real.nvrtcGetCUBINSize, real.nvrtcGetCUBIN),
+                         output_of(prog, real.nvrtcGetPTXSize, real.nvrtcGetPTX));
 }
 
 void store_and_log(CompileHost& host, store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
@@ -114,15 +137,17 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
                    host.compression_level(), host.stats(), &results, named_key,
                    compile.dependencies.reveals_program_name, &stored_under);
   if (!status) {
-    log_info(
-        [&] { return "not cached: " + program_label(record, &key) + ": an output could not be read back exactly"; });
+    log_info([&] {
+      return "not cached: " + label_after_compile(record, &key, real, prog) +
+             ": an output could not be read back exactly";
+    });
     return;
   }
   if (*status) {
-    mark_working_directory(store, record);
+    mark_working_directory(store, real, prog, record);
     core::log_debug([&] {
-      return "stored " + program_label(record, &stored_under) + ": " + summary + " (" + std::to_string(results) +
-             " results in its manifest" +
+      return "stored " + label_after_compile(record, &stored_under, real, prog) + ": " + summary + " (" +
+             std::to_string(results) + " results in its manifest" +
              (named_key && stored_under == *named_key ? "; it depends on the program's directory" : "") + ")";
     });
   } else {
@@ -141,13 +166,15 @@ void keep_result(CompileHost& host, store::Store* store, const interpose::RealNv
     host.stats().add(core::Counter::uncacheable);
     host.stats().add(core::Counter::uncacheable_library_error);
     log_info([&] {
-      return "not cached: " + program_label(record, &key) + ": NVRTC returned " + std::to_string(compile.rc);
+      return "not cached: " + label_after_compile(record, &key, real, prog) + ": NVRTC returned " +
+             std::to_string(compile.rc);
     });
     host.flush_stats(false);
   } else if (!dependencies.set) {
     host.stats().add(core::Counter::uncacheable);
     host.stats().add(uncacheable_counter(dependencies.reason));
-    log_info([&] { return "not cached: " + program_label(record, &key) + ": " + dependencies.why_not; });
+    log_info(
+        [&] { return "not cached: " + label_after_compile(record, &key, real, prog) + ": " + dependencies.why_not; });
     host.flush_stats(false);
   } else if (store && host.store_read_only()) {
     host.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
@@ -195,7 +222,10 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
     if (found.entry) {
       const nvrtcResult rc = serve_hit(record, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns,
                                        flight.wait_ns, host.stats());
-      core::log_debug([&] { return "hit " + program_label(record, &key); });
+      core::log_debug([&] {
+        const bool by_ptx = labelled_by_ptx(record) && record.served;
+        return "hit " + program_label(record, &key, by_ptx ? std::string_view(record.served->ptx.bytes) : "");
+      });
       host.flush_stats(false);
       if (found.dependencies) host.compile_recorded(real, record, *found.dependencies);
       *error_after = entry_error;
@@ -204,7 +234,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
     miss_reason = std::move(found.miss_reason);
     miss = found.miss;
     if (miss == core::Counter::miss_new) {
-      if (std::optional<std::string> there = compiled_in_another_directory(*store, record)) {
+      if (std::optional<std::string> there = compiled_in_another_directory(*store, record.inputs)) {
         miss = core::Counter::miss_working_directory;
         miss_reason = "compiled before in " + *there + ", and its options make NVRTC embed the working directory (" +
                       record.inputs.working_directory +
@@ -213,11 +243,15 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
       }
     }
   }
-  log_info([&] { return "miss " + program_label(record, &key) + ": " + miss_reason; });
 
   record.served.reset();
   ObservedCompile compile = host.compile_observed(real, prog, n, options, record);
   *error_after = compile.error_after;
+  // Said once NVRTC returned: by then its PTX names a program that has no better name, as `ls` will.
+  log_info([&] {
+    return "miss " + label_after_compile(record, &key, real, prog) + ": " + miss_reason + " (NVRTC took " +
+           std::to_string(compile.nanos / 1000000) + " ms)";
+  });
   try {  // the real compile stands: from here on only the caching can fail
     if (compile.internal_error) throw std::runtime_error("recording the dependencies failed");
     if (compile.dependencies.set && result_is_cacheable(compile.rc)) {

@@ -4,6 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
+#include "core/program_label.h"
 #include "platform/env.h"
 #include "shim/interpose/loaded_object.h"
 #include "shim/record_writer.h"
@@ -14,12 +17,19 @@ std::int64_t nanos_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
 }
 
-std::string label(const char* what, const HandleRecord& record, const keying::CacheKey* key) {
-  std::string text = std::string(what) + " of " + std::to_string(record.inputs.inputs.size()) + " inputs";
-  if (!record.inputs.inputs.empty())
-    text += " ('" + record.inputs.inputs.front().name.value_or("(no name)") + "', ...)";
+std::string label(const HandleRecord& record, const keying::CacheKey* key, std::string_view ptx) {
+  std::vector<std::string> names;
+  for (const keying::HandleInput& input : record.inputs.inputs) names.push_back(input.name.value_or(""));
+  const bool nvvm = record.library == core::JitLibrary::nvvm;
+  std::string text = core::handle_label(nvvm ? "nvvm" : "link", names, nvvm, ptx);
   if (key != nullptr) text += " (key " + keying::to_hex(*key) + ")";
   return text;
+}
+
+bool labelled_by_ptx(const HandleRecord& record) {
+  return record.library == core::JitLibrary::nvvm &&
+         std::all_of(record.inputs.inputs.begin(), record.inputs.inputs.end(),
+                     [](const keying::HandleInput& input) { return input.name.value_or("").empty(); });
 }
 
 std::shared_ptr<HandleRecord> record_of(const void* handle) {

@@ -50,6 +50,7 @@
 #include "shim/nvrtc/compile_steps.h"
 #include "shim/lifecycle/handle_table.h"
 #include "shim/lifecycle/manifest_lookup.h"
+#include "shim/lifecycle/working_directory_markers.h"
 #include "shim/runtime.h"
 #include "shim/flight/runtime_flight.h"
 #include "shim/watch/file_watch.h"
@@ -66,8 +67,11 @@ using Clock = std::chrono::steady_clock;
 inline constexpr std::uint64_t kMaxCapturedBytes = std::uint64_t{1} << 31;
 
 std::int64_t nanos_since(Clock::time_point start);
-// "link of 2 inputs ('a', ...) (key ...)" for the log.
-std::string label(const char* what, const HandleRecord& record, const keying::CacheKey* key);
+// What the log calls `record`'s call: as `ls` does (core/program_label.h: "link: a.ltoir, b.ltoir";
+// `ptx` is a libNVVM compile's output where known), and its key: "link: a, b (key ...)".
+std::string label(const HandleRecord& record, const keying::CacheKey* key, std::string_view ptx = {});
+// Whether `record`'s label comes from its output's kernels (libNVVM modules without names).
+bool labelled_by_ptx(const HandleRecord& record);
 // One info line, made only when info is logged.
 template <typename MakeMessage>
 void log_info(MakeMessage&& make_message) {
@@ -168,11 +172,12 @@ LookupOf<core::HandleEntry> look_up(store::Store& store, const keying::CacheKey&
 template <typename D>
 void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, typename D::Handle handle,
           const HandleRecord& record, const keying::CacheKey& key, typename D::Result rc, std::int64_t nanos,
-          const watch::CompileWatch& watch, std::int64_t start_realtime_ns, core::Counter miss_reason) {
+          const watch::CompileWatch& watch, std::int64_t start_realtime_ns, core::Counter miss_reason,
+          const std::optional<InputsInAnyDirectory>& any_directory) {
   constexpr core::LibraryCounters kCounters = core::counters_of(D::kLibrary);
   core::StatsDeltas& stats = runtime.stats();
   const auto uncacheable = [&](std::string why, core::Counter reason) {
-    count_uncacheable(stats, D::kLibrary, NotCacheable{std::move(why), reason}, label(D::kWhat, record, &key));
+    count_uncacheable(stats, D::kLibrary, NotCacheable{std::move(why), reason}, label(record, &key));
   };
   if (!D::cacheable(rc)) {
     return uncacheable(std::string(core::library_name(D::kLibrary)) + " returned " + std::to_string(rc),
@@ -217,7 +222,11 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
   }
   if (status) {
     stats.add(core::Counter::stores);
-    core::log_debug([&] { return "stored " + label(D::kWhat, record, &key); });
+    if (any_directory) mark_link_directory(*store, *any_directory);
+    core::log_debug([&] {
+      const bool by_ptx = labelled_by_ptx(record) && !entry.outputs.empty();
+      return "stored " + label(record, &key, by_ptx ? std::string_view(entry.outputs.front().bytes) : "");
+    });
   } else {
     stats.add(core::Counter::errors);
     core::log_once(core::LogLevel::kWarn, "store-put",
@@ -254,15 +263,28 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
       stats.add(kCounters.saved_ns,
                 std::max<std::int64_t>(0, static_cast<std::int64_t>(found.entry->nanos) - nanos_since(started)));
       record.served = std::make_shared<const core::HandleEntry>(std::move(*found.entry));
-      core::log_debug([&] { return "hit " + label(D::kWhat, record, &key); });
+      core::log_debug([&] {
+        const bool by_ptx = labelled_by_ptx(record) && !record.served->outputs.empty();
+        return "hit " + label(record, &key, by_ptx ? std::string_view(record.served->outputs.front().bytes) : "");
+      });
       record_call(runtime, D::kLibrary, real.link_map, D::code(real), record);
       runtime.flush_stats(false);
       return rc;
     }
   }
-  log_info([&] {
-    return "miss " + label(D::kWhat, record, &key) + ": " + (store ? found.miss_reason : "the cache is unavailable");
-  });
+  // Inputs NVRTC compiled in a working directory it embeds (-dlto...): a first link of them that was
+  // linked before from inputs compiled elsewhere says so (shim/lifecycle/working_directory_markers.h).
+  std::optional<InputsInAnyDirectory> any_directory;
+  if (store) any_directory = inputs_in_any_directory(*store, record.inputs, D::kSchema);
+  if (any_directory && found.miss == core::Counter::miss_new) {
+    if (std::optional<std::string> there = linked_from_another_directory(*store, *any_directory)) {
+      found.miss = core::Counter::miss_working_directory;
+      found.miss_reason =
+          std::string("a ") + D::kWhat + " of these inputs compiled in " + *there +
+          " was stored before, and NVRTC embeds the working directory in them (these were compiled in " +
+          any_directory->directory + "); compile them in one directory to share the result (docs/limits.md)";
+    }
+  }
   watch::CompileWatch watch(D::code(real));
   const std::int64_t start_realtime_ns = util::realtime_ns();
   const auto start = Clock::now();
@@ -270,8 +292,18 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
   const std::int64_t nanos = nanos_since(start);
   watch.stop();
   *error_after = errno;
+  // Said once the library returned: by then a libNVVM module without a name is named by its kernel.
+  log_info([&] {
+    std::string ptx;
+    if (labelled_by_ptx(record)) {
+      const platform::ErrnoGuard guard;
+      if (auto outputs = D::read_outputs(real, handle); outputs && !outputs->empty()) ptx = outputs->front().bytes;
+    }
+    return "miss " + label(record, &key, ptx) + ": " + (store ? found.miss_reason : "the cache is unavailable") + " (" +
+           core::library_name(D::kLibrary) + " took " + std::to_string(nanos / 1000000) + " ms)";
+  });
   try {  // the real call stands: from here on only the caching can fail
-    keep<D>(runtime, store, real, handle, record, key, rc, nanos, watch, start_realtime_ns, found.miss);
+    keep<D>(runtime, store, real, handle, record, key, rc, nanos, watch, start_realtime_ns, found.miss, any_directory);
   } catch (...) {
     stats.add(core::Counter::errors);
     core::log_once(core::LogLevel::kError, "handle-store-exception",
@@ -308,7 +340,7 @@ typename D::Result complete(const typename D::Real& real, typename D::Handle han
       }
     }
     if (why) {
-      count_uncacheable(runtime.stats(), D::kLibrary, *why, label(D::kWhat, *record, nullptr));
+      count_uncacheable(runtime.stats(), D::kLibrary, *why, label(*record, nullptr));
       const typename D::Result rc = run_real();
       guard.set(errno);
       runtime.flush_stats(false);

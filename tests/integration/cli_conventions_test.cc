@@ -362,7 +362,18 @@ TEST(CliLs, FitsTheWidthShowsEachStatusAndABetterLabelThanDefaultProgram) {
   named["PROBE_SOURCE_FILE"] = dir.path() + "/k.cu";
   named["PROBE_PROGRAM_NAME"] = "default_program";
   named["PROBE_ARCH"] = "-arch=compute_80";
+  named["NVRTC_CACHE_LOG"] = "debug";
+  named["NVRTC_CACHE_LOG_FILE"] = dir.path() + "/log.txt";
   ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
+  ASSERT_EQ(testing::probe({"source_file"}, named).exit_code, 0);
+  // The log names it as ls does, with the name it was given.
+  const std::string log = read_file(dir.path() + "/log.txt");
+  EXPECT_NE(log.find("miss program 'saxpy_kernel' (name 'default_program'; key "), std::string::npos) << log;
+  EXPECT_NE(log.find("stored program 'saxpy_kernel' (name 'default_program'; key "), std::string::npos) << log;
+  EXPECT_NE(log.find("hit program 'saxpy_kernel' (name 'default_program'; key "), std::string::npos) << log;
+  EXPECT_NE(log.find("ms)"), std::string::npos) << "a miss says how long NVRTC took: " << log;
+  named.erase("NVRTC_CACHE_LOG");
+  named.erase("NVRTC_CACHE_LOG_FILE");
   write_file(dir.path() + "/k.cu",
              "template <typename T> __global__ void scaled(T* x) { x[0] *= 3; }\n"
              "template __global__ void scaled<double>(double*);\n");

@@ -121,11 +121,14 @@ std::string hex_of_file(const std::string& path) {
 // the library returned.
 TEST(NvJitLink, LinksAndNvvmCompilesAreListedInspectedAndExtracted) {
   TempDir cache, files;
-  const EnvVars env = shim_env(cache.path());
+  EnvVars env = shim_env(cache.path());
+  env["NVRTC_CACHE_LOG"] = "debug";
+  env["NVRTC_CACHE_LOG_FILE"] = files.path() + "/log.txt";
   const ProcessResult link = run_process({LINK_CLIENT_PATH, "lto"}, env);
   ASSERT_EQ(link.exit_code, 0) << link.err;
   const ProcessResult nvvm = run_process({NVVM_CLIENT_PATH, "ptx"}, env);
   ASSERT_EQ(nvvm.exit_code, 0) << nvvm.err;
+  ASSERT_EQ(run_process({NVVM_CLIENT_PATH, "ptx"}, env).exit_code, 0);
   const EnvVars cli_env = {{"NVRTC_CACHE_DIR", cache.path()}, {"COLUMNS", "200"}};
   const ProcessResult ls = run_process({NVRTC_CACHE_CLI_PATH, "ls", "--json"}, cli_env);
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
@@ -142,6 +145,18 @@ TEST(NvJitLink, LinksAndNvvmCompilesAreListedInspectedAndExtracted) {
   }
   ASSERT_FALSE(link_key.empty()) << ls.out;
   ASSERT_FALSE(nvvm_key.empty()) << ls.out;
+  // The log names each link and NVVM compile as ls does.
+  std::ifstream log_file(files.path() + "/log.txt");
+  const std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  for (const auto& e : listed["entries"]) {
+    if (e["kind"] == "compile") continue;
+    const std::string label = e["label"];
+    EXPECT_NE(log.find("miss " + label + " (key "), std::string::npos) << label << "\n" << log;
+    EXPECT_NE(log.find("stored " + label + " (key "), std::string::npos) << label << "\n" << log;
+    if (e["kind"] == "nvvm") {
+      EXPECT_NE(log.find("hit " + label + " (key "), std::string::npos) << label << "\n" << log;
+    }
+  }
   const ProcessResult table = run_process({NVRTC_CACHE_CLI_PATH, "ls"}, cli_env);
   EXPECT_NE(table.out.find("link: "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("nvvm: "), std::string::npos) << table.out;
@@ -200,6 +215,45 @@ TEST(NvJitLink, AnAddedFileIsKeyedByItsContent) {
   EXPECT_EQ(get(second.after_cold, "link_misses"), 2);
   EXPECT_EQ(get(second.after_warm, "link_hits"), 2);
   EXPECT_NE(second.direct.out, first.direct.out);
+}
+
+// NVRTC embeds the working directory in -dlto's LTO-IR, so the same pipeline run from a second
+// directory links other inputs: a miss, said to be miss.working_directory (naming both directories),
+// with nvJitLink's answer byte for byte (the same cubin from both); then each directory's link is served.
+TEST(NvJitLink, ALinkOfLtoIrCompiledInAnotherDirectorySaysSo) {
+  TempDir cache, root;
+  const std::string a = root.path() + "/a", b = root.path() + "/b";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  EnvVars env = shim_env(cache.path());
+  env["NVRTC_CACHE_LOG"] = "info";
+  const std::vector<std::string> argv = argv_of(LINK_CLIENT_PATH, {"lto"});
+  const ProcessResult direct_a = run_process(argv, {}, a), direct_b = run_process(argv, {}, b);
+  ASSERT_EQ(direct_a.exit_code, 0) << direct_a.err;
+  ASSERT_EQ(direct_b.exit_code, 0) << direct_b.err;
+  const ProcessResult in_a = run_process(argv, env, a);
+  EXPECT_TRUE(in_a.out == direct_a.out);
+  const store::Counters after_a = counters_of(cache.path());
+  ASSERT_EQ(get(after_a, "link_misses"), 1) << in_a.err;
+  EXPECT_EQ(get(after_a, "link.miss.new_program"), 1);
+  const ProcessResult in_b = run_process(argv, env, b);
+  EXPECT_TRUE(in_b.out == direct_b.out);
+  const store::Counters after_b = counters_of(cache.path());
+  // The link's inputs differ (NVRTC's LTO-IR names the directory), though not its output.
+  ASSERT_EQ(get(after_b, "link_misses"), 2) << "precondition: NVRTC's LTO-IR no longer names the directory";
+  EXPECT_EQ(get(after_b, "link.miss.working_directory"), 1) << in_b.err;
+  EXPECT_EQ(get(after_b, "link.miss.new_program"), 1);
+  EXPECT_EQ(get(after_b, "miss.working_directory"), 2) << "the two compiles' own misses, from b";
+  EXPECT_NE(in_b.err.find("a link of these inputs compiled in " + a + " was stored before"), std::string::npos)
+      << in_b.err;
+  EXPECT_NE(in_b.err.find("(these were compiled in " + b + ")"), std::string::npos) << in_b.err;
+  for (const std::string& dir : {a, b}) {
+    const ProcessResult warm = run_process(argv, env, dir);
+    EXPECT_TRUE(warm.out == (dir == a ? direct_a.out : direct_b.out)) << dir;
+  }
+  const store::Counters warm = counters_of(cache.path());
+  EXPECT_EQ(get(warm, "link_hits"), 2);
+  EXPECT_EQ(get(warm, "link_misses"), 2);
 }
 
 // -time puts the link's timings in the info log: never cached (passed through, counted); a NULL

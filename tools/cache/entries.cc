@@ -1,6 +1,5 @@
 #include "tools/cache/entries.h"
 
-#include <cxxabi.h>
 #include <nvrtc.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/program_label.h"
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "platform/c_runtime.h"
@@ -102,44 +102,6 @@ std::string compile_status(const EntryInfo& e) {
   }
 }
 
-namespace {
-
-// The first kernel (".entry NAME(") a PTX text defines, demangled; "" when none.
-std::string first_ptx_kernel(std::string_view ptx) {
-  for (std::size_t at = ptx.find(".entry "); at != std::string_view::npos; at = ptx.find(".entry ", at + 1)) {
-    std::size_t start = at + 7;
-    while (start < ptx.size() && (ptx[start] == ' ' || ptx[start] == '\t')) ++start;
-    std::size_t end = start;
-    while (end < ptx.size() &&
-           (std::isalnum(static_cast<unsigned char>(ptx[end])) || ptx[end] == '_' || ptx[end] == '$')) {
-      ++end;
-    }
-    if (end == start) continue;
-    const std::string name(ptx.substr(start, end - start));
-    int status = -1;
-    char* demangled = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-    std::string out = status == 0 && demangled ? demangled : name;
-    std::free(demangled);
-    // The kernel's name: "void scale<float, 2>(float*)" -> "scale<float, 2>".
-    int depth = 0;
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      if (out[i] == '<')
-        ++depth;
-      else if (out[i] == '>')
-        --depth;
-      else if (out[i] == '(' && depth == 0) {
-        out.resize(i);
-        break;
-      }
-    }
-    if (out.starts_with("void ")) out.erase(0, 5);
-    return out;
-  }
-  return "";
-}
-
-}  // namespace
-
 std::optional<core::LibraryVersion> EntryInfo::library() const {
   if (handle) return handle->description.library;
   if (entry && entry->description) return entry->description->library;
@@ -163,52 +125,19 @@ nlohmann::ordered_json library_json(const EntryInfo& e) {
   return j;
 }
 
-namespace {
-
-// A name that tells a person nothing: empty, the default every program of cuda.core and others gets,
-// or a path (CuPy compiles in a temporary directory, long gone when the entry is listed).
-bool says_nothing(const std::string& name) {
-  return name.empty() || name == "default_program" || name.find('/') != std::string::npos ||
-         name.find('\\') != std::string::npos;
-}
-
-}  // namespace
-
 std::string program_label(const EntryInfo& e) {
   if (e.damaged()) return "(damaged)";
   if (e.handle) {
-    std::string inputs;
-    bool named = false;
-    for (const std::string& name : e.handle->description.input_names) {
-      inputs += (inputs.empty() ? "" : ", ") + (name.empty() ? std::string("(unnamed)") : name);
-      named = named || !name.empty();
-    }
-    // libNVVM's modules are rarely named (numba names none): the kernel its PTX defines says more.
-    if (!named && e.handle->library == core::JitLibrary::nvvm && !e.handle->outputs.empty()) {
-      if (std::string kernel = first_ptx_kernel(e.handle->outputs.front().bytes); !kernel.empty()) inputs = kernel;
-    }
-    return std::string(e.kind()) + ": " + (inputs.empty() ? "(no inputs)" : inputs);
+    const bool nvvm = e.handle->library == core::JitLibrary::nvvm;
+    return core::handle_label(
+        e.kind(), e.handle->description.input_names, nvvm,
+        nvvm && !e.handle->outputs.empty() ? std::string_view(e.handle->outputs.front().bytes) : std::string_view());
   }
   if (!e.entry->description) return "(unrecorded)";
   const core::EntryDescription& d = *e.entry->description;
-  if (!says_nothing(d.program_name)) return d.program_name;
-  std::string better;
-  for (const core::RecordedLoweredName& n : e.entry->lowered_names) {
-    if (!n.expression.empty()) {
-      better = n.expression;
-      break;
-    }
-  }
-  if (better.empty()) better = first_ptx_kernel(e.entry->ptx.bytes);
-  if (better.empty() && !d.program_name.empty() && d.program_name != "default_program") {
-    const std::size_t slash = d.program_name.find_last_of("/\\");
-    better = d.program_name.substr(slash + 1);  // a path's file name
-  }
-  if (better.empty()) {
-    for (const std::string& o : d.options) better += (better.empty() ? "" : " ") + o;
-  }
-  if (!better.empty()) return better;
-  return d.program_name.empty() ? "(unnamed)" : d.program_name;
+  std::vector<std::string> expressions;
+  for (const core::RecordedLoweredName& n : e.entry->lowered_names) expressions.push_back(n.expression);
+  return core::nvrtc_program_label(d.program_name, expressions, e.entry->ptx.bytes, d.options);
 }
 
 std::string architecture_of(const std::vector<std::string>& options) {

@@ -55,7 +55,7 @@ int print_audit(const std::string& directory, const StoreAudit& a) {
   std::printf("compile results     %llu (%llu malformed)\n", n(a.results), n(a.bad_results));
   std::printf("link/NVVM results   %llu (%llu malformed)\n", n(a.handle_results), n(a.bad_handle_results));
   std::printf("C API entries       %llu\n", n(a.api_entries));
-  std::printf("directory markers   %llu (where JIT-LTO compiles were stored from: miss.working_directory)\n",
+  std::printf("directory markers   %llu (where JIT-LTO compiles and links were stored from: miss.working_directory)\n",
               n(a.markers));
   std::printf("failed checksum     %llu\n", n(a.damaged));
   std::printf("unknown keys        %llu\n", n(a.other));

@@ -317,7 +317,7 @@ void print_human(const core::Config& config, const store::OpenedCache& opened, c
     fmt::print("C API entries     {} ({}; ProgramCache, include/nvrtc_cache.h)\n", held.api_entries,
                human_bytes(held.api_bytes));
   if (held.markers > 0)
-    fmt::print("directory markers {} (where JIT-LTO compiles were stored from: miss.working_directory)\n",
+    fmt::print("directory markers {} (where JIT-LTO compiles and links were stored from: miss.working_directory)\n",
                held.markers);
   if (held.other > 0) fmt::print("other entries     {}\n", held.other);
   fmt::print("size              {} stored, compressed ({} of the {} cap)\n", human_bytes(s.size_bytes()),
