@@ -192,8 +192,9 @@ TEST(Shim, CorruptEntriesAreMissesAndGetRecompiled) {
   TempDir dir;
   const ProcessResult direct = probe({"trivial", "template", "lto"}, {});
   ASSERT_EQ(probe({"trivial", "template", "lto"}, shim_env(dir.path())).out, direct.out);
-  // 3 manifests, 3 results and the LTO compile's working-directory marker
-  ASSERT_EQ(damage_every_entry(dir.path() + "/store"), 7);
+  // 3 manifests, 3 results and the LTO compile's working-directory markers (its directory, and each
+  // of its outputs a link may take: shim/lifecycle/working_directory_markers.h)
+  ASSERT_EQ(damage_every_entry(dir.path() + "/store"), 9);
   const ProcessResult damaged = probe({"trivial", "template", "lto"}, shim_env(dir.path()));
   EXPECT_EQ(damaged.out, direct.out) << "a damaged entry changed what the program saw";
   EXPECT_NE(damaged.err.find("failed its checksum"), std::string::npos) << damaged.err;
@@ -315,13 +316,13 @@ TEST(Cli, VerifyReportsASoundCacheAndADamagedOne) {
   const auto sound = run_process({NVRTC_CACHE_CLI_PATH, "verify"}, env);
   EXPECT_EQ(sound.exit_code, 0) << sound.out << sound.err;
   EXPECT_NE(sound.out.find("manifests           3 (0 malformed)"), std::string::npos) << sound.out;
-  EXPECT_NE(sound.out.find("directory markers   1 "), std::string::npos) << "the LTO compile's: " << sound.out;
+  EXPECT_NE(sound.out.find("directory markers   3 "), std::string::npos) << "the LTO compile's: " << sound.out;
   EXPECT_NE(sound.out.find("unknown keys        0"), std::string::npos) << sound.out;
   EXPECT_NE(sound.out.find("verdict             ok"), std::string::npos);
-  ASSERT_EQ(damage_every_entry(dir.path() + "/store"), 7);
+  ASSERT_EQ(damage_every_entry(dir.path() + "/store"), 9);
   const auto damaged = run_process({NVRTC_CACHE_CLI_PATH, "verify"}, env);
   EXPECT_EQ(damaged.exit_code, 1) << damaged.out;
-  EXPECT_NE(damaged.out.find("failed checksum     7"), std::string::npos) << damaged.out;
+  EXPECT_NE(damaged.out.find("failed checksum     9"), std::string::npos) << damaged.out;
   EXPECT_NE(damaged.out.find("DAMAGED"), std::string::npos);
 }
 
