@@ -54,7 +54,8 @@ int main() {
   for (const Kernel& k : kernels()) {
     const auto start = std::chrono::steady_clock::now();
     nvrtcProgram p;
-    nvrtcCreateProgram(&p, k.source.c_str(), "demo.cu", 0, nullptr, nullptr);
+    const std::string name = std::string(k.label) + ".cu";  // what `nvrtc-cache ls` and `stats` call it
+    nvrtcCreateProgram(&p, k.source.c_str(), name.c_str(), 0, nullptr, nullptr);
     for (const char* n : k.names) nvrtcAddNameExpression(p, n);
     const nvrtcResult rc = nvrtcCompileProgram(p, static_cast<int>(k.options.size()), k.options.data());
     size_t size = 0;
