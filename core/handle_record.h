@@ -24,7 +24,7 @@ namespace nvrtc_cache::core {
 inline constexpr std::string_view kHandleRecordMagic = "NVRH";
 inline constexpr std::uint32_t kHandleRecordFormatVersion = 1;
 
-// libNVVM's input types in a record (shim/nvvm/nvvm_hooks.cc): a module, a lazily added module, and
+// libNVVM's input types in a record (libraries/nvvm/hooks.cc): a module, a lazily added module, and
 // a verification (its options, each followed by a NUL).
 inline constexpr std::int32_t kNvvmModule = 0;
 inline constexpr std::int32_t kNvvmLazyModule = 1;

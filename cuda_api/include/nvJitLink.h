@@ -1,6 +1,6 @@
 // nvJitLink's C API as the cache's own code sees it: the types, result codes and input kinds of
 // nvJitLink 13.0's nvJitLink.h (their values are nvJitLink's ABI) and one plain declaration for each
-// function of the project's table (shim/interpose/nvjitlink_api.def) that 13.0 declares, plus
+// function of the project's table (libraries/nvjitlink/api.def) that 13.0 declares, plus
 // nvJitLinkVersion. The product builds against this file (docs/design.md, "Building without CUDA").
 // Contract: declarations only; the real header's release-suffixed inline wrappers
 // (nvJitLinkCreate -> __nvJitLinkCreate_13_0) are never defined, as with NVJITLINK_NO_INLINE.
@@ -58,7 +58,7 @@ typedef struct nvJitLink* nvJitLinkHandle;
 #undef NVJITLINK_API_SINCE_13_1
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret name params;
 #define NVJITLINK_API_SINCE_13_1(kind, ret, name, params, args)
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
 #undef NVJITLINK_API_SINCE_13_1
 #pragma pop_macro("NVJITLINK_API_SINCE_13_1")

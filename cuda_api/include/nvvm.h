@@ -1,6 +1,6 @@
 // libNVVM's C API as the cache's own code sees it: the types and result codes of CUDA 13.0's nvvm.h
 // (their values are libNVVM's ABI) and one declaration for each function of the project's table
-// (shim/interpose/nvvm_api.def), plus the three documented ones the shim never exports
+// (libraries/nvvm/api.def), plus the three documented ones the shim never exports
 // (nvvmGetErrorString, nvvmVersion, nvvmIRVersion; nvvmDisableConcurrentAPI is undocumented). The
 // product builds against this file (docs/design.md, "Building without CUDA").
 // Contract: declarations only.
@@ -38,7 +38,7 @@ nvvmResult nvvmIRVersion(int* majorIR, int* minorIR, int* majorDbg, int* minorDb
 #pragma push_macro("HANDLE_LIBRARY_API")
 #undef HANDLE_LIBRARY_API
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret name params;
-#include "shim/interpose/nvvm_api.def"
+#include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
 #pragma pop_macro("HANDLE_LIBRARY_API")
 

@@ -8,8 +8,8 @@
 
 #include <atomic>
 
-#include "shim/interpose/real_nvjitlink.h"
-#include "shim/interpose/real_nvvm.h"
+#include "libraries/nvjitlink/real_nvjitlink.h"
+#include "libraries/nvvm/real_nvvm.h"
 #include "shim/interpose/real_nvrtc.h"
 #include "shim/interpose/slot_wrappers.h"
 #include "shim/watch/libc_symbols.h"
@@ -28,8 +28,8 @@ __attribute__((visibility("hidden"), used)) void* nvrtc_cache_resolve_real_dlsym
   return fn;
 }
 
-// Reached by a jump from dlsym below for names starting with "nvrtc", "nvJ", "__nvJ" or "nvvm": the return address is still
-// the client's.
+// Reached by a jump from dlsym below for names starting with "nvrtc", "nvJ", "__nvJ" or "nvvm": the return address is
+// still the client's.
 __attribute__((visibility("hidden"), used)) void* nvrtc_cache_dlsym_nvrtc(void* handle, const char* name) {
   using namespace nvrtc_cache::shim::interpose;
   // RTLD_DEFAULT: answer as glibc would without the shim (search after it), so a process that has

@@ -1,6 +1,6 @@
 // The proxy core's table for the stand-ins (shim/interpose/proxy_entries.h): each entry is a wrapper
 // generated from the library's .def table, as the preloaded shim's exports are
-// (shim/interpose/nvjitlink_exports.cc, nvvm_exports.cc), whose real library is the one the proxy
+// (libraries/nvjitlink/exports.cc, libraries/nvvm/exports.cc), whose real library is the one the proxy
 // opened by absolute path (the registries' proxy mode, shim/interpose/library_registry.h).
 #include "shim/interpose/proxy_entries.h"
 
@@ -8,8 +8,8 @@
 
 #include "shim/interpose/export.h"
 #include "shim/interpose/proxied_library.h"
-#include "shim/interpose/real_nvjitlink.h"
-#include "shim/interpose/real_nvvm.h"
+#include "libraries/nvjitlink/real_nvjitlink.h"
+#include "libraries/nvvm/real_nvvm.h"
 #include "shim/interpose/wrapper_body.h"
 
 // The per-major wrappers of shim/interpose/exports.cc (nvrtcX@libnvrtc.so.12).
@@ -28,7 +28,7 @@ struct NvJitLinkEntries {
   static ret name params NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args,                                         \
                                                   real_nvjitlink_for_caller(__builtin_return_address(0), kNode), \
                                                   kNvJitLinkVersionNodes[kNode])
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
 };
 static_assert(std::string_view(kNvJitLinkVersionNodes[0]) == "libnvJitLink.so.13" && kNvJitLink12Node == 1);
@@ -37,7 +37,7 @@ struct NvvmEntries {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args)                \
   static ret name params NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, \
                                                   real_nvvm_for_caller(__builtin_return_address(0)), nullptr)
-#include "shim/interpose/nvvm_api.def"
+#include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
 };
 
@@ -64,10 +64,10 @@ constexpr ProxyEntries make_entries() {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
   entries.nvjitlink.name = &NvJitLinkEntries<0>::name;    \
   entries.nvjitlink12.name = &NvJitLinkEntries<kNvJitLink12Node>::name;
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) entries.nvvm.name = &NvvmEntries::name;
-#include "shim/interpose/nvvm_api.def"
+#include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
 #define NVRTC_API(kind, ret, name, params, args) entries.nvrtc12.name = &nvrtc_cache_v12_##name;
 #include "shim/interpose/nvrtc_api.def"

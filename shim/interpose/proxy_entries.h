@@ -3,7 +3,7 @@
 // libnvrtc.so.12, libnvJitLink.so.13 and .so.12 and libnvvm.so.4 beside it (shim/interpose/standin/) hold none, and
 // reach the hooks through this table, which the core exports as nvrtc_cache_proxy_entries (its only export outside
 // NVRTC's API and libc's). The table's functions are the core's wrappers of the rows of
-// shim/interpose/nvjitlink_api.def, nvvm_api.def and nvrtc_api.def (each finds the real library, opened by absolute
+// libraries/nvjitlink/api.def, nvvm_api.def and nvrtc_api.def (each finds the real library, opened by absolute
 // path: shim/interpose/proxied_library.h); real_function gives the real library's other functions
 // (nvJitLinkVersion, the private entry points), which the stand-ins forward untouched.
 // Contract: the table is built at load, constant, never freed; its functions are thread-safe and never
@@ -27,19 +27,19 @@ struct ProxyEntries {
   unsigned abi = kProxyEntriesAbi;
   struct NvJitLink {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret(*name) params = nullptr;
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
   } nvjitlink;
   // The same for the clients of libnvJitLink.so.12 (the stand-in of that name), which reach a 12.x
   // nvJitLink only.
   struct NvJitLink12 {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret(*name) params = nullptr;
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
   } nvjitlink12;
   struct Nvvm {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret(*name) params = nullptr;
-#include "shim/interpose/nvvm_api.def"
+#include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
   } nvvm;
   // The core's wrappers for clients of libnvrtc.so.12 (its nvrtcX@libnvrtc.so.12 exports), which reach

@@ -18,8 +18,8 @@
 
 #include "core/log.h"
 #include "shim/nvrtc/hooks.h"
-#include "shim/link/link_hooks.h"
-#include "shim/nvvm/nvvm_hooks.h"
+#include "libraries/nvjitlink/hooks.h"
+#include "libraries/nvvm/hooks.h"
 #include "shim/interpose/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {

@@ -1,6 +1,6 @@
 // The lifecycle of a handle-based JIT library — create a handle, add inputs, one completing call,
-// then getters — written once for every such library: nvJitLink (shim/link/: nvJitLinkComplete) and
-// libNVVM (shim/nvvm/: nvvmCompileProgram). Each is a description D (below); this is the rest:
+// then getters — written once for every such library: nvJitLink (libraries/nvjitlink/: nvJitLinkComplete) and
+// libNVVM (libraries/nvvm/: nvvmCompileProgram). Each is a description D (below); this is the rest:
 // record inputs (the hooks of D's table call the helpers here), key them at the completing call,
 // look the key up in the direct-mode manifest (shim/lifecycle/manifest_lookup.h, shared with NVRTC's compiles)
 // and serve the stored HandleEntry, or (after waiting for another call with the same inputs:

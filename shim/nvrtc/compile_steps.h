@@ -94,7 +94,7 @@ std::optional<core::CompileEntry> entry_to_store(const interpose::RealNvrtc& rea
 
 // Adds `result` to the direct key's manifest (erasing the results it displaces) and writes it back;
 // `results` (optional) gets how many results the manifest then holds. `store_key_of`: the store key
-// of a result (a compile's by default; a link's for shim/link/).
+// of a result (a compile's by default; a link's for libraries/nvjitlink/).
 store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direct_key, const keying::CacheKey& result,
                               direct::DependencySet dependencies, std::size_t* results = nullptr,
                               std::string (*store_key_of)(const keying::CacheKey&) = &direct::result_store_key);

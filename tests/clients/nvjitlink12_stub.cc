@@ -10,7 +10,7 @@
   NVRTC_CACHE_STUB(__##name##_12_9)
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) NVRTC_CACHE_STUB_RELEASES(name)
 #define NVJITLINK_API_SINCE_13_1(kind, ret, name, params, args)
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef NVJITLINK_API_SINCE_13_1
 #undef HANDLE_LIBRARY_API
 NVRTC_CACHE_STUB(nvJitLinkVersion)

@@ -1,4 +1,4 @@
-// nvJitLink through the shim (shim/link/): the JIT pipeline client (tests/clients/link_client.cc)
+// nvJitLink through the shim (libraries/nvjitlink/): the JIT pipeline client (tests/clients/link_client.cc)
 // run directly, then under the shim cold, then warm, each in its own process with the real NVRTC
 // and the real nvJitLink; every return code, size, output byte and log must be identical, the warm
 // run served (link hits, no link misses), for both ways of loading nvJitLink (linked, whose calls

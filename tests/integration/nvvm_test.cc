@@ -1,4 +1,4 @@
-// libNVVM through the shim (shim/nvvm/): the NVVM client (tests/clients/nvvm_client.cc) run directly,
+// libNVVM through the shim (libraries/nvvm/): the NVVM client (tests/clients/nvvm_client.cc) run directly,
 // then under the shim cold, then warm, each in its own process with the real libNVVM; every return
 // code, size, result byte and log must be identical, the warm run served (NVVM hits, no new misses),
 // linked and through dlopen, under the preloaded shim and through the proxy's stand-in libnvvm.so.4

@@ -1,5 +1,5 @@
 // The key of a handle-based library's call (keying/handle_inputs.h), the nvJitLink and libNVVM
-// option checks (keying/link_options.h, keying/nvvm_options.h) and the HandleEntry encoding
+// option checks (libraries/nvjitlink/options.h, libraries/nvvm/options.h) and the HandleEntry encoding
 // (core/handle_entry.h): every input changes the key, the keys are pinned, decoding refuses
 // malformed bytes.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include "core/handle_entry.h"
 #include "keying/handle_inputs.h"
-#include "keying/link_options.h"
-#include "keying/nvvm_options.h"
+#include "libraries/nvjitlink/options.h"
+#include "libraries/nvvm/options.h"
 
 namespace nvrtc_cache {
 namespace {

@@ -81,7 +81,7 @@ const NvvmApi& nvvm_api_for(const core::HandleCallRecord& record) {
   return load_checked_api(record.library_path, record.inputs.library, JitApi::nvvm, resolve_nvvm);
 }
 
-// A verification's options: each followed by a NUL (shim/nvvm/nvvm_hooks.cc).
+// A verification's options: each followed by a NUL (libraries/nvvm/hooks.cc).
 std::vector<std::string> split_verification(const std::string& joined) {
   std::vector<std::string> options;
   for (std::size_t start = 0; start < joined.size();) {

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "keying/link_options.h"
-#include "keying/nvvm_options.h"
+#include "libraries/nvjitlink/options.h"
+#include "libraries/nvvm/options.h"
 #include "keying/option_table.h"
 #include "tools/replay/replay.h"
 

@@ -42,7 +42,7 @@ std::string replay_option_refusal(const std::vector<std::string>& options, const
                                   const char* append_flags);
 
 // Why a recorded link or NVVM compile must not be replayed, or "": an option or a name holding a NUL
-// byte, an option the cache does not know (keying/link_options.h, keying/nvvm_options.h: a genuine
+// byte, an option the cache does not know (libraries/nvjitlink/options.h, libraries/nvvm/options.h: a genuine
 // recording holds none), -Xnvvm, or -Xptxas with anything but -v or -O<n> (values handed to
 // internal tools, which could write files).
 std::string handle_replay_refusal(const core::HandleCallRecord& record);

@@ -40,7 +40,7 @@ inline constexpr int kNvJitLink12Node = 1;  // the index of "libnvJitLink.so.12"
 
 struct RealNvJitLink {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret(*name) params = nullptr;
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
   const void* link_map = nullptr;
   keying::LibraryIdentity identity;

@@ -1,5 +1,5 @@
 // hooks for nvJitLink: the shim's handling of the functions marked HOOK in
-// shim/interpose/nvjitlink_api.def, the link lifecycle's entry points (shim/link/link_hooks.cc),
+// libraries/nvjitlink/api.def, the link lifecycle's entry points (libraries/nvjitlink/hooks.cc),
 // called by shim/interpose/'s wrappers. Each takes the caller's real nvJitLink first, then
 // nvJitLink's own arguments.
 // Contract: callable from any thread; never throw (the wrappers guard them anyway); return exactly
@@ -10,7 +10,7 @@
 #include <nvJitLink.h>
 
 #include "shim/nvrtc/hooks.h"
-#include "shim/interpose/real_nvjitlink.h"
+#include "libraries/nvjitlink/real_nvjitlink.h"
 
 namespace nvrtc_cache::shim::hooks {
 
@@ -18,7 +18,7 @@ namespace nvrtc_cache::shim::hooks {
 #define NVRTC_CACHE_DECLARE_HOOK(ret, name, params, args) \
   ret name(const interpose::RealNvJitLink& real, NVRTC_CACHE_UNPAREN params);
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) NVRTC_CACHE_DECLARE_##kind(ret, name, params, args)
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
 #undef NVRTC_CACHE_DECLARE_PASS
 #undef NVRTC_CACHE_DECLARE_HOOK

@@ -1,4 +1,4 @@
-#include "shim/interpose/real_nvvm.h"
+#include "libraries/nvvm/real_nvvm.h"
 
 #include <array>
 #include <span>
@@ -25,7 +25,7 @@ bool is_known_nvvm_function(std::string_view name) {
   }
 #define HANDLE_LIBRARY_API(kind, ret, fn, params, args) \
   if (name == #fn) return true;
-#include "shim/interpose/nvvm_api.def"
+#include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
   return false;
 }
@@ -41,7 +41,7 @@ struct NvvmLibrary {
   static bool fill(Real& slot, void* library, const char* node) {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
   slot.name = reinterpret_cast<ret(*) params>(lookup_outside_shim(library, #name, node));
-#include "shim/interpose/nvvm_api.def"
+#include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
     void* version_fn = lookup_outside_shim(library, kProbe, node);
     void* ir_version_fn = lookup_outside_shim(library, "nvvmIRVersion", node);
@@ -75,7 +75,7 @@ __attribute__((constructor)) void register_fork_locks() {
   platform::join_fork_order_of<&registry>(platform::ForkRank::kNvvmSlots);
 }
 
-#define NVRTC_CACHE_SLOT_TABLE_DEF "shim/interpose/nvvm_api.def"
+#define NVRTC_CACHE_SLOT_TABLE_DEF "libraries/nvvm/api.def"
 #define NVRTC_CACHE_SLOT_LIBRARY(slot) nvvm_slot_library(slot)
 #include "shim/interpose/slot_table.inc"
 #undef NVRTC_CACHE_SLOT_LIBRARY

@@ -1,7 +1,7 @@
 // The stand-in libnvJitLink.so.13 (proxy mode), and, built with NVRTC_CACHE_NVJITLINK_MAJOR=12, the
 // stand-in libnvJitLink.so.12: nvJitLink's every function, in that major's version node
 // (nvjitlink<major>_standin.map), as the 13.5 (12.9) library exports them: each row of
-// shim/interpose/nvjitlink_api.def under its plain name and its release-suffixed names
+// libraries/nvjitlink/api.def under its plain name and its release-suffixed names
 // (__nvJitLinkCreate_13_0 to _13_5; _12_0 to _12_9), forwarded to the proxy core's hooks
 // (standin_core.h; for 12, the per-major ones, which reach a 12.x nvJitLink only), each found by dlsym
 // only where the real nvJitLink has it; nvJitLinkVersion and the private __nvJitLinkAPI forwarded
@@ -71,7 +71,7 @@ void* passed(int which) { return __atomic_load_n(&nvrtc_cache_standin_nvjitlink_
   }                                                                                             \
   NVRTC_CACHE_NVJITLINK_NAME(ret, name, name, params)                                           \
   NVRTC_CACHE_NVJITLINK_SUFFIXES(ret, name, params)
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
 #undef NVRTC_CACHE_NVJITLINK_NAME
 

@@ -1,4 +1,4 @@
-#include "keying/nvvm_options.h"
+#include "libraries/nvvm/options.h"
 
 #include <string_view>
 

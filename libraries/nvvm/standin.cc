@@ -1,5 +1,5 @@
 // The stand-in libnvvm.so.4 (proxy mode): libNVVM's every function, unversioned as libNVVM's own
-// (nvvm_standin.map): the rows of shim/interpose/nvvm_api.def forwarded to the proxy core's hooks
+// (standin.map): the rows of libraries/nvvm/api.def forwarded to the proxy core's hooks
 // (standin_core.h); the others (nvvmVersion, nvvmIRVersion, nvvmGetErrorString, and those of unknown
 // signature: nvvmDisableConcurrentAPI, __nvvmHandle, __nvvmHandleTarget) forwarded untouched to the real
 // libNVVM the core opened.
@@ -41,7 +41,7 @@ void* passed(int which) { return __atomic_load_n(&nvrtc_cache_standin_nvvm_passe
     const auto* entries = nvrtc_cache::shim::standin::core_entries(kWhat); \
     return entries ? entries->nvvm.name args : NVVM_ERROR_INVALID_PROGRAM; \
   }
-#include "shim/interpose/nvvm_api.def"
+#include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
 
 NVRTC_CACHE_EXPORT nvvmResult nvvmVersion(int* major, int* minor) {

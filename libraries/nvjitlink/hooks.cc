@@ -2,14 +2,14 @@
 // nvJitLinkComplete from nvJitLinkCreate's options and each nvJitLinkAddData / nvJitLinkAddFile input
 // (a file by its content, read before and after nvJitLink reads it); its outputs are the linked
 // CUBIN, PTX and LTO-IR (13.1 on; 12.x's and 13.0's answer for it is "unavailable") and the error and
-// info logs. The hooks of shim/interpose/nvjitlink_api.def, for nvJitLink 12.x and 13.x alike.
-#include "shim/link/link_hooks.h"
+// info logs. The hooks of libraries/nvjitlink/api.def, for nvJitLink 12.x and 13.x alike.
+#include "libraries/nvjitlink/hooks.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "keying/link_options.h"
+#include "libraries/nvjitlink/options.h"
 #include "shim/lifecycle/handle_lifecycle.h"
 
 namespace nvrtc_cache::shim::hooks {

@@ -16,7 +16,7 @@ namespace nvrtc_cache::shim::interpose {
 
 struct RealNvvm {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) ret(*name) params = nullptr;
-#include "shim/interpose/nvvm_api.def"
+#include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
   const void* link_map = nullptr;
   keying::LibraryIdentity identity;  // nvvmVersion and the build-id

@@ -1,4 +1,4 @@
-// The shim's exported nvJitLink API, generated from shim/interpose/nvjitlink_api.def: each wrapper
+// The shim's exported nvJitLink API, generated from libraries/nvjitlink/api.def: each wrapper
 // finds the real nvJitLink of its caller and either forwards (PASS) or hands over to hooks:: (HOOK).
 // nvJitLink 13's: under its plain name and under the release-suffixed names nvJitLink.h's inline
 // functions call (__nvJitLinkCreate_13_0 to _13_5: what a program built against a 13.x header
@@ -12,7 +12,7 @@
 #include <nvJitLink.h>
 
 #include "shim/interpose/export.h"
-#include "shim/interpose/real_nvjitlink.h"
+#include "libraries/nvjitlink/real_nvjitlink.h"
 #include "shim/interpose/wrapper_body.h"
 
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                                          \
@@ -24,32 +24,32 @@
   NVRTC_CACHE_EXPORT ret __##name##_13_3 params __attribute__((alias(#name)));                                     \
   NVRTC_CACHE_EXPORT ret __##name##_13_4 params __attribute__((alias(#name)));                                     \
   NVRTC_CACHE_EXPORT ret __##name##_13_5 params __attribute__((alias(#name)));
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
 
 // `name`'s 12.x release-suffixed alias of the nvJitLink 12 wrapper, in libnvJitLink.so.12.
-#define NVRTC_CACHE_V12_ALIAS(ret, name, params, suffix)                                                  \
-  NVRTC_CACHE_EXPORT_USED ret nvrtc_cache_v12___##name##suffix params                                      \
-      __attribute__((alias("nvrtc_cache_v12_" #name)));                                                    \
+#define NVRTC_CACHE_V12_ALIAS(ret, name, params, suffix)              \
+  NVRTC_CACHE_EXPORT_USED ret nvrtc_cache_v12___##name##suffix params \
+      __attribute__((alias("nvrtc_cache_v12_" #name)));               \
   __asm__(".symver nvrtc_cache_v12___" #name #suffix ", __" #name #suffix "@libnvJitLink.so.12");
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                                 \
-  NVRTC_CACHE_EXPORT_USED ret nvrtc_cache_v12_##name params NVRTC_CACHE_WRAPPER_BODY(                      \
-      kind, ret, name, args,                                                                              \
-      nvrtc_cache::shim::interpose::real_nvjitlink_for_caller(                                            \
-          __builtin_return_address(0), nvrtc_cache::shim::interpose::kNvJitLink12Node),                   \
-      "libnvJitLink.so.12") __asm__(".symver nvrtc_cache_v12_" #name ", " #name "@libnvJitLink.so.12"); \
-  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_0)                                                         \
-  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_1)                                                         \
-  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_2)                                                         \
-  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_3)                                                         \
-  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_4)                                                         \
-  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_5)                                                         \
-  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_6)                                                         \
-  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_7)                                                         \
-  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_8)                                                         \
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                                      \
+  NVRTC_CACHE_EXPORT_USED ret nvrtc_cache_v12_##name params NVRTC_CACHE_WRAPPER_BODY(                          \
+      kind, ret, name, args,                                                                                   \
+      nvrtc_cache::shim::interpose::real_nvjitlink_for_caller(__builtin_return_address(0),                     \
+                                                              nvrtc_cache::shim::interpose::kNvJitLink12Node), \
+      "libnvJitLink.so.12") __asm__(".symver nvrtc_cache_v12_" #name ", " #name "@libnvJitLink.so.12");        \
+  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_0)                                                              \
+  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_1)                                                              \
+  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_2)                                                              \
+  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_3)                                                              \
+  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_4)                                                              \
+  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_5)                                                              \
+  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_6)                                                              \
+  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_7)                                                              \
+  NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_8)                                                              \
   NVRTC_CACHE_V12_ALIAS(ret, name, params, _12_9)
 #define NVJITLINK_API_SINCE_13_1(kind, ret, name, params, args)
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef NVJITLINK_API_SINCE_13_1
 #undef HANDLE_LIBRARY_API
 #undef NVRTC_CACHE_V12_ALIAS

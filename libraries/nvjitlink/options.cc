@@ -1,4 +1,4 @@
-#include "keying/link_options.h"
+#include "libraries/nvjitlink/options.h"
 
 #include <string_view>
 

@@ -3,13 +3,13 @@
 // bytes, name and whether lazily) and the compile's options; its outputs are the compiled result
 // (PTX, or LTO-IR with -gen-lto) and the program log. A verification before the compile is keyed
 // as an input (nvvmVerifyProgram below).
-#include "shim/nvvm/nvvm_hooks.h"
+#include "libraries/nvvm/hooks.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "keying/nvvm_options.h"
+#include "libraries/nvvm/options.h"
 #include "shim/lifecycle/handle_lifecycle.h"
 
 namespace nvrtc_cache::shim::hooks {

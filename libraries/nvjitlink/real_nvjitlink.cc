@@ -1,4 +1,4 @@
-#include "shim/interpose/real_nvjitlink.h"
+#include "libraries/nvjitlink/real_nvjitlink.h"
 
 #include <dlfcn.h>
 
@@ -25,7 +25,7 @@ constexpr const char* kProbes[] = {kVersionFunction, "__nvJitLinkCreate_12_0"};
 constexpr std::string_view kSince13_1[] = {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args)
 #define NVJITLINK_API_SINCE_13_1(kind, ret, name, params, args) #name,
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef NVJITLINK_API_SINCE_13_1
 #undef HANDLE_LIBRARY_API
 };
@@ -106,7 +106,7 @@ struct NvJitLinkLibrary {
     const char* node = node_of(library);
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
   slot.name = reinterpret_cast<ret(*) params>(lookup_function(library, #name, node));
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
     if (slot.nvJitLinkCreate == nullptr) return false;
     slot.identity.build_id = build_id_of_object_containing(reinterpret_cast<const void*>(slot.nvJitLinkCreate));
@@ -140,7 +140,7 @@ __attribute__((constructor)) void register_fork_locks() {
   platform::join_fork_order_of<&registry>(platform::ForkRank::kNvJitLinkSlots);
 }
 
-#define NVRTC_CACHE_SLOT_TABLE_DEF "shim/interpose/nvjitlink_api.def"
+#define NVRTC_CACHE_SLOT_TABLE_DEF "libraries/nvjitlink/api.def"
 #define NVRTC_CACHE_SLOT_LIBRARY(slot) nvjitlink_slot_library(slot)
 #include "shim/interpose/slot_table.inc"
 #undef NVRTC_CACHE_SLOT_LIBRARY
@@ -158,7 +158,7 @@ std::string plain_nvjitlink_name(const char* name) {
   }
 #define HANDLE_LIBRARY_API(kind, ret, fn, params, args) \
   if (n == #fn) return #fn;
-#include "shim/interpose/nvjitlink_api.def"
+#include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
   return {};
 }
