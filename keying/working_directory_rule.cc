@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "keying/option_table.h"
+#include "libraries/nvrtc/options.h"
 
 namespace nvrtc_cache::keying {
 namespace {

@@ -18,11 +18,11 @@
 //   kStoreOpen        shim/runtime.cc                opening the cache (may take kStoreRegistry,
 //                                                    kFaultGuard, kLogTopics; may dlopen liblmdb,
 //                                                    which registers no fork handlers)
-//   kSlotRegistry     shim/interpose/real_nvrtc.cc   call sites and NVRTC slots (shared mutex; no dl*
+//   kSlotRegistry     libraries/nvrtc/real_nvrtc.cc   call sites and NVRTC slots (shared mutex; no dl*
 //                                                    call and no NVRTC call is made under it)
 //   kNvJitLinkSlots   libraries/nvjitlink/real_nvjitlink.cc  call sites and nvJitLink slots (as kSlotRegistry)
 //   kNvvmSlots        libraries/nvvm/real_nvvm.cc    call sites and libNVVM slots (as kSlotRegistry)
-//   kProgramTable     shim/nvrtc/program_table.cc          program handle -> recorded inputs (shared mutex)
+//   kProgramTable     libraries/nvrtc/program_table.cc          program handle -> recorded inputs (shared mutex)
 //   kHandleTable      shim/lifecycle/handle_table.cc           nvJitLink / libNVVM handle -> recorded inputs (shared
 //   mutex) kVariablesSeen    shim/linux/compile_host.cc                environment variables NVRTC has read kNvrtcCode
 //   shim/watch/file_watch.cc       NVRTC's code ranges and import redirection

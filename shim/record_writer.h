@@ -15,7 +15,7 @@
 #include "core/handle_entry.h"
 #include "direct/dependencies.h"
 #include "keying/handle_inputs.h"
-#include "shim/nvrtc/program_table.h"
+#include "libraries/nvrtc/program_table.h"
 
 namespace nvrtc_cache::shim {
 

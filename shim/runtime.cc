@@ -11,7 +11,7 @@
 #include "core/settings.h"
 #include "platform/errno_guard.h"
 #include "platform/fork_locks.h"
-#include "shim/nvrtc/compile_steps.h"
+#include "libraries/nvrtc/compile_steps.h"
 #include "store/bounded_writes.h"
 #include "store/cache_directory.h"
 #include "store/counter_file.h"

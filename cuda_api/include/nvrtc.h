@@ -1,6 +1,6 @@
 // NVRTC's C API as the cache's own code sees it: the types and result codes of NVRTC 13.0's nvrtc.h
 // (their values are NVRTC's ABI, the same in every 12.x and 13.x) and one declaration for each
-// function of the project's table (shim/interpose/nvrtc_api.def) that 13.0 declares. The product
+// function of the project's table (libraries/nvrtc/api.def) that 13.0 declares. The product
 // builds against this file, so that it needs no CUDA toolkit and no wheel at build time
 // (docs/design.md, "Building without CUDA"); the tests' clients build against the real header.
 // Contract: declarations only (no inline functions, no C++ helpers such as nvrtcGetTypeName).
@@ -44,7 +44,7 @@ typedef struct _nvrtcProgram* nvrtcProgram;
 #undef NVRTC_API_OUTSIDE_HEADER
 #define NVRTC_API(kind, ret, name, params, args) ret name params;
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 #undef NVRTC_API_OUTSIDE_HEADER
 #pragma pop_macro("NVRTC_API_OUTSIDE_HEADER")

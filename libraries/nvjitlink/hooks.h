@@ -9,7 +9,7 @@
 #define NVJITLINK_NO_INLINE
 #include <nvJitLink.h>
 
-#include "shim/nvrtc/hooks.h"
+#include "libraries/nvrtc/hooks.h"
 #include "libraries/nvjitlink/real_nvjitlink.h"
 
 namespace nvrtc_cache::shim::hooks {

@@ -1,5 +1,5 @@
 // RealNvJitLink: the functions of one real nvJitLink library loaded in this process (a "slot"),
-// found through the scope of the code that called the shim (as RealNvrtc is: shim/interpose/real_nvrtc.h),
+// found through the scope of the code that called the shim (as RealNvrtc is: libraries/nvrtc/real_nvrtc.h),
 // so each caller reaches the library it loaded; and the slots handed to dlsym clients.
 // Contract: thread-safe; slots are made once per real library and never freed; resolution
 // allocates only on the first call from a given call site; never throws. Fork: the registry's lock

@@ -7,7 +7,7 @@
 
 #include <nvvm.h>
 
-#include "shim/nvrtc/hooks.h"
+#include "libraries/nvrtc/hooks.h"
 #include "libraries/nvvm/real_nvvm.h"
 
 namespace nvrtc_cache::shim::hooks {

@@ -10,7 +10,7 @@
 
 #include "libraries/nvjitlink/real_nvjitlink.h"
 #include "libraries/nvvm/real_nvvm.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 #include "shim/interpose/slot_wrappers.h"
 #include "shim/watch/libc_symbols.h"
 

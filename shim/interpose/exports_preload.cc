@@ -6,7 +6,7 @@
 
 #include "shim/interpose/export.h"
 #include "shim/interpose/host_mode.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 #include "shim/interpose/wrapper_body.h"
 
 namespace nvrtc_cache::shim::interpose {
@@ -18,6 +18,6 @@ bool proxy_mode() { return false; }
   NVRTC_CACHE_EXPORT ret name params NVRTC_CACHE_WRAPPER_BODY(                                                 \
       kind, ret, name, args, nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0)), \
       "libnvrtc.so.13")
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 #undef NVRTC_API_OUTSIDE_HEADER

@@ -11,7 +11,7 @@
 #include "shim/interpose/export.h"
 #include "shim/interpose/host_mode.h"
 #include "shim/interpose/ifunc_caller.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 #include "shim/interpose/wrapper_body.h"
 
 namespace nvrtc_cache::shim::interpose {
@@ -51,6 +51,6 @@ bool resolving_for_the_loader(const void* resolver_caller) {
   NVRTC_CACHE_EXPORT ret name params __attribute__((ifunc("nvrtc_cache_resolve_" #name)));
 
 #define NVRTC_API(kind, ret, name, params, args)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 #undef NVRTC_API_OUTSIDE_HEADER

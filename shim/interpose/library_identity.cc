@@ -1,6 +1,6 @@
 #include "shim/interpose/library_identity.h"
 
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 #include "util/elf_notes.h"
 
 #include <elf.h>
@@ -127,7 +127,7 @@ std::vector<std::string> exported_function_names(const link_map* library, const 
 bool is_known_nvrtc_function(const char* name) {
   static constexpr const char* kTable[] = {
 #define NVRTC_API(kind, ret, fn, params, args) #fn,
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
   };
   for (const char* known : kTable) {

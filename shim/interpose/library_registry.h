@@ -32,7 +32,7 @@
 #include "shim/interpose/host_mode.h"
 #include "shim/interpose/loaded_object.h"
 #include "shim/interpose/proxied_library.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {
 

@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {
 namespace {

@@ -1,6 +1,6 @@
 // Loaded objects as the dynamic loader sees them: which object an address lies in, the shim's own,
 // and a handle on a caller's lookup scope. Shared by the real-library registries of every
-// intercepted library (shim/interpose/real_nvrtc.cc, libraries/nvjitlink/real_nvjitlink.cc).
+// intercepted library (libraries/nvrtc/real_nvrtc.cc, libraries/nvjitlink/real_nvjitlink.cc).
 // Contract: thread-safe; each call may take the loader's lock (dladdr, dlopen), so none is made
 // while holding a lock fork() takes; never throws.
 #pragma once

@@ -9,7 +9,7 @@
 
 #include "core/log.h"
 #include "platform/errno_guard.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {
 namespace {

@@ -12,9 +12,9 @@
 #include "libraries/nvvm/real_nvvm.h"
 #include "shim/interpose/wrapper_body.h"
 
-// The per-major wrappers of shim/interpose/exports.cc (nvrtcX@libnvrtc.so.12).
+// The per-major wrappers of libraries/nvrtc/exports.cc (nvrtcX@libnvrtc.so.12).
 #define NVRTC_API(kind, ret, name, params, args) extern "C" ret nvrtc_cache_v12_##name params;
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 
 namespace nvrtc_cache::shim::interpose {
@@ -70,7 +70,7 @@ constexpr ProxyEntries make_entries() {
 #include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
 #define NVRTC_API(kind, ret, name, params, args) entries.nvrtc12.name = &nvrtc_cache_v12_##name;
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
   entries.real_function = &real_function;
   return entries;

@@ -46,7 +46,7 @@ struct ProxyEntries {
   // a 12.x NVRTC only: what the stand-in libnvrtc.so.12 calls.
   struct Nvrtc12 {
 #define NVRTC_API(kind, ret, name, params, args) ret(*name) params = nullptr;
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
   } nvrtc12;
   // The real library's function `name` (dlsym in the library's version node), or nullptr when the

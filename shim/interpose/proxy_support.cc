@@ -2,7 +2,7 @@
 // on its own exports. real_dlsym is glibc's dlsym itself.
 #include <dlfcn.h>
 
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {
 

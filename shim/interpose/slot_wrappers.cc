@@ -13,7 +13,7 @@ template <int Slot>
 struct SlotWrappers {
 #define NVRTC_API(kind, ret, name, params, args) \
   static ret name params NVRTC_CACHE_WRAPPER_BODY(kind, ret, name, args, slot_library(Slot), nullptr)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 };
 
@@ -27,7 +27,7 @@ auto build_rows(std::index_sequence<Slots...>) {
   return std::array{
 #define NVRTC_API(kind, ret, name, params, args) \
   Row{#name, {reinterpret_cast<void*>(&SlotWrappers<static_cast<int>(Slots)>::name)...}},
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
   };
 }

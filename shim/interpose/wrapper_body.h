@@ -4,7 +4,7 @@
 // A real NVRTC that lacks the function called (an older NVRTC than the client was linked against:
 // nvrtcGetTileIR with 13.0) is answered as the dynamic loader answers an undefined symbol at a lazy
 // binding: its message on stderr, exit status 127 (function_missing_in_real_nvrtc).
-// Contract: header-only helpers for shim/interpose/exports.cc and shim/interpose/slot_wrappers.cc.
+// Contract: header-only helpers for libraries/nvrtc/exports.cc and shim/interpose/slot_wrappers.cc.
 #pragma once
 
 #include <nvrtc.h>
@@ -17,10 +17,10 @@
 #include <type_traits>
 
 #include "core/log.h"
-#include "shim/nvrtc/hooks.h"
+#include "libraries/nvrtc/hooks.h"
 #include "libraries/nvjitlink/hooks.h"
 #include "libraries/nvvm/hooks.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::interpose {
 

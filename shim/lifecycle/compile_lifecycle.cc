@@ -9,7 +9,7 @@
 #include "core/program_label.h"
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
-#include "shim/nvrtc/bundled_headers.h"
+#include "libraries/nvrtc/bundled_headers.h"
 #include "keying/program_name_rule.h"
 #include "shim/lifecycle/working_directory_markers.h"
 
@@ -291,7 +291,7 @@ nvrtcResult compile_program(CompileHost& host, const interpose::RealNvrtc& real,
                              append_flags ? std::optional<std::string_view>(*append_flags) : std::nullopt);
     if (!why_not) why_not = host.platform_reason_not_cacheable();
     if (!why_not) {
-      // --use-bundled-headers=DIR: its install is made here, hit or miss (shim/nvrtc/bundled_headers.h).
+      // --use-bundled-headers=DIR: its install is made here, hit or miss (libraries/nvrtc/bundled_headers.h).
       const std::vector<std::string> bundled =
           bundled_header_directories(num_options, options, append_flags, record.inputs.library);
       if (!bundled.empty()) {

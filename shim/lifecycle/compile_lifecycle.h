@@ -23,9 +23,9 @@
 #include "core/stats.h"
 #include "direct/dependencies.h"
 #include "keying/cache_key.h"
-#include "shim/nvrtc/compile_steps.h"
-#include "shim/interpose/real_nvrtc.h"
-#include "shim/nvrtc/program_table.h"
+#include "libraries/nvrtc/compile_steps.h"
+#include "libraries/nvrtc/real_nvrtc.h"
+#include "libraries/nvrtc/program_table.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::shim {

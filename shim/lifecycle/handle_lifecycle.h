@@ -47,7 +47,7 @@
 #include "platform/env.h"
 #include "platform/errno_guard.h"
 #include "shim/call_report.h"
-#include "shim/nvrtc/compile_steps.h"
+#include "libraries/nvrtc/compile_steps.h"
 #include "shim/lifecycle/handle_table.h"
 #include "shim/lifecycle/manifest_lookup.h"
 #include "shim/lifecycle/working_directory_markers.h"

@@ -2,7 +2,7 @@
 // names a manifest; its results are validated newest first against the files and environment they
 // were made with, and the first result that still holds, decodes and is usable is the answer. A
 // manifest or entry that fails to decode is counted as corrupt and erased. NVRTC compiles
-// (shim/nvrtc/compile_steps.h) and nvJitLink links (libraries/nvjitlink/) are two instances: they differ in the
+// (libraries/nvrtc/compile_steps.h) and nvJitLink links (libraries/nvjitlink/) are two instances: they differ in the
 // store key of a result, its decoder and what makes a decoded result usable.
 // Contract: no OS calls of its own beyond the store and the validation of dependencies; counters go
 // to the StatsDeltas given; no logging; may throw std::bad_alloc (the callers fail open).

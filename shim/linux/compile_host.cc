@@ -21,14 +21,14 @@
 #include "direct/dependencies.h"
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
-#include "shim/nvrtc/bundled_headers.h"
+#include "libraries/nvrtc/bundled_headers.h"
 #include "shim/call_report.h"
-#include "shim/nvrtc/capture.h"
+#include "libraries/nvrtc/capture.h"
 #include "shim/lifecycle/compile_lifecycle.h"
-#include "shim/nvrtc/compile_steps.h"
-#include "shim/nvrtc/hooks.h"
+#include "libraries/nvrtc/compile_steps.h"
+#include "libraries/nvrtc/hooks.h"
 #include "shim/interpose/loaded_object.h"
-#include "shim/nvrtc/program_table.h"
+#include "libraries/nvrtc/program_table.h"
 #include "shim/record_writer.h"
 #include "shim/runtime.h"
 #include "shim/watch/file_watch.h"
@@ -170,7 +170,7 @@ class LinuxCompileHost final : public CompileHost {
       const std::vector<std::string> bundled =
           bundled_header_directories(static_cast<int>(options.size()), options.data(),
                                      environment_variable("NVRTC_APPEND_FLAGS"), record.inputs.library);
-      if (!bundled.empty()) {  // the install check's lock and marker (shim/nvrtc/bundled_headers.h)
+      if (!bundled.empty()) {  // the install check's lock and marker (libraries/nvrtc/bundled_headers.h)
         std::erase_if(observations, [&](const direct::Observation& o) {
           return o.kind != direct::ObservationKind::kGetenv && is_bundled_headers_bookkeeping(o.subject, bundled);
         });

@@ -1,6 +1,6 @@
 // The Windows proxy's program hooks: create and compile (the lifecycle is shim/lifecycle/compile_lifecycle.h's,
 // shared with Linux; this file is its Windows host: the import watch (shim/windows/compile_watch.h)
-// and the thread's last-error value; the getters are shim/nvrtc/getters.cc's). Single-flight between the
+// and the thread's last-error value; the getters are libraries/nvrtc/getters.cc's). Single-flight between the
 // processes of a node is the Linux shim's (shim/flight/single_flight.h, claim files locked with LockFileEx).
 // So are compile records (NVRTC_CACHE_RECORD, shim/record_writer.h). Differences from Linux: no
 // shared tiers; counters are added to the store's
@@ -32,11 +32,11 @@
 #include "platform/env.h"
 #include "platform/windows/last_error.h"
 #include "platform/windows/wide.h"
-#include "shim/nvrtc/capture.h"
+#include "libraries/nvrtc/capture.h"
 #include "shim/lifecycle/compile_lifecycle.h"
-#include "shim/nvrtc/compile_steps.h"
-#include "shim/nvrtc/hooks.h"
-#include "shim/nvrtc/program_table.h"
+#include "libraries/nvrtc/compile_steps.h"
+#include "libraries/nvrtc/hooks.h"
+#include "libraries/nvrtc/program_table.h"
 #include "shim/record_writer.h"
 #include "shim/flight/single_flight.h"
 #include "shim/windows/compile_watch.h"

@@ -1,16 +1,16 @@
-// The exports of the proxy nvrtc64_130_0.dll: one function per row of shim/interpose/nvrtc_api.def
+// The exports of the proxy nvrtc64_130_0.dll: one function per row of libraries/nvrtc/api.def
 // (exported by name through shim/windows/nvrtc64_130_0.def.in). Each starts the store's open ahead
 // (once per process: shim/windows/store_open_ahead.h), finds the real DLL (shim/windows/real_dll.h), then forwards
-// (PASS) or hands over to the cache's hooks (HOOK, shim/nvrtc/hooks.h). Fail open: without a real NVRTC each returns
-// NVRTC_ERROR_INTERNAL_ERROR (a string for nvrtcGetErrorString), and an exception never crosses the C ABI (the call is
-// then forwarded uncached, as it would be without the proxy). __nvrtcCPEx, whose signature is unknown, is forwarded by
-// shim/windows/cpex_forwarder.S through nvrtc_cache_windows_cpex below.
+// (PASS) or hands over to the cache's hooks (HOOK, libraries/nvrtc/hooks.h). Fail open: without a real NVRTC each
+// returns NVRTC_ERROR_INTERNAL_ERROR (a string for nvrtcGetErrorString), and an exception never crosses the C ABI (the
+// call is then forwarded uncached, as it would be without the proxy). __nvrtcCPEx, whose signature is unknown, is
+// forwarded by shim/windows/cpex_forwarder.S through nvrtc_cache_windows_cpex below.
 #include <nvrtc.h>
 #include <windows.h>
 
 #include <type_traits>
 
-#include "shim/nvrtc/hooks.h"
+#include "libraries/nvrtc/hooks.h"
 #include "shim/windows/real_dll.h"
 #include "shim/windows/runtime.h"
 
@@ -46,7 +46,7 @@ Ret without_real_nvrtc() {
     if (real == nullptr || real->name == nullptr) return without_real_nvrtc<ret>();                     \
     NVRTC_CACHE_PROXY_##kind(ret, name, args)                                                           \
   }
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 #undef NVRTC_API_OUTSIDE_HEADER
 

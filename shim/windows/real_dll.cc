@@ -37,7 +37,6 @@ bool same_file(const std::wstring& a, const std::wstring& b) {
          x.nFileIndexLow == y.nFileIndexLow;
 }
 
-
 std::wstring own_path() { return module_path(own_module()); }
 
 // NVRTC loads its builtins DLL by name at its first compile, which the DLL search order finds only
@@ -76,7 +75,6 @@ HMODULE load_real() {
   return nullptr;
 }
 
-
 struct Loaded {
   HMODULE module = nullptr;
   interpose::RealNvrtc functions;
@@ -88,7 +86,7 @@ Loaded* resolve(HMODULE module) {
   out->module = module;
 #define NVRTC_API(kind, ret, name, params, args) \
   out->functions.name = reinterpret_cast<ret(*) params>(reinterpret_cast<void*>(GetProcAddress(module, #name)));
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
   out->functions.private_functions[0] = reinterpret_cast<void*>(GetProcAddress(module, "__nvrtcCPEx"));
   return out;

@@ -20,7 +20,7 @@
 
 #include <string>
 
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 namespace nvrtc_cache::shim::windows {
 

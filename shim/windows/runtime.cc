@@ -2,7 +2,7 @@
 
 #include <windows.h>
 
-#include "shim/nvrtc/compile_steps.h"
+#include "libraries/nvrtc/compile_steps.h"
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/real_dll.h"
 #include "shim/windows/store_open_ahead.h"
@@ -18,7 +18,6 @@ namespace {
 
 // How long a compile that stored waits for its shared-tier writes (the runtime's header says why).
 constexpr std::chrono::milliseconds kSharedWriteBound{1000};
-
 
 std::string pe_build_id(HMODULE module) {
   if (module == nullptr) return {};

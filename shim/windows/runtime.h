@@ -18,7 +18,7 @@
 #include "core/config.h"
 #include "core/stats.h"
 #include "keying/program_inputs.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 #include "store/remote/tiered_store.h"
 #include "store/store.h"
 

@@ -45,7 +45,7 @@ Api linked_api() {
   Api a;
 #define NVRTC_API(kind, ret, name, params, args) a.name = ::name;
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API_OUTSIDE_HEADER
 #undef NVRTC_API
   return a;
@@ -81,7 +81,7 @@ Api load_api(const std::string& how) {
     std::exit(3);
   }
 #define NVRTC_API(kind, ret, name, params, args) a.name = reinterpret_cast<ret(*) params>(lookup(#name));
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
   return a;
 }
@@ -435,7 +435,7 @@ void scenario_cancelled(Out& o) {
 void scenario_symbols(Out& o) {
 #define NVRTC_API(kind, ret, name, params, args) \
   o.line(std::string(#name) + (api().name != nullptr ? ": found" : ": absent"));
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 }
 

@@ -76,7 +76,7 @@ INSTANTIATE_TEST_SUITE_P(Probe, CachedScenario,
                                            "compile_error", "warnings", "null_name", "recompile", "bad_inputs",
                                            "threads", "fork"));
 
-// An option the option table does not know for this NVRTC (keying/option_table.h) could add an output
+// An option the option table does not know for this NVRTC (libraries/nvrtc/options.h) could add an output
 // or a side effect: the compile goes to NVRTC uncached, is counted by its reason, and its results are
 // NVRTC's (here NVRTC rejects it).
 TEST(Shim, UnknownOptionsPassThroughUncachedAndExact) {

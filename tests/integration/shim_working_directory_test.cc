@@ -138,7 +138,7 @@ TEST_F(WorkingDirectory, ErrorsAndWarningsShareOneResult) {
   expect_shared("warning.cu", "-arch=sm_80");
 }
 
-// An option NVRTC documents (keying/option_table.h) whose effect on the directory was never measured.
+// An option NVRTC documents (libraries/nvrtc/options.h) whose effect on the directory was never measured.
 TEST_F(WorkingDirectory, AnOptionTheRuleHasNotMeasuredKeepsItInTheKey) {
   const Compiled in_a = compile(a_, "kernels.cu", "-arch=sm_80 -device-float128");
   const Compiled in_b = compile(b_, "kernels.cu", "-arch=sm_80 -device-float128");

@@ -20,7 +20,7 @@ namespace nvrtc_cache::probe {
 // Every NVRTC function, as the client reached it (nullptr: not found).
 struct Api {
 #define NVRTC_API(kind, ret, name, params, args) ret(*name) params = nullptr;
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 };
 

@@ -19,7 +19,7 @@
 
 #include "core/compile_entry.h"
 #include "direct/manifest.h"
-#include "shim/nvrtc/bundled_headers.h"
+#include "libraries/nvrtc/bundled_headers.h"
 #include "shim/lifecycle/compile_lifecycle.h"
 #include "store/memory_store.h"
 #include "util/clock.h"

@@ -1,6 +1,6 @@
-// The option table (keying/option_table.h): which options are known for which NVRTC, their effects,
+// The option table (libraries/nvrtc/options.h): which options are known for which NVRTC, their effects,
 // and values given in the next option.
-#include "keying/option_table.h"
+#include "libraries/nvrtc/options.h"
 
 #include <gtest/gtest.h>
 

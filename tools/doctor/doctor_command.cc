@@ -155,7 +155,7 @@ NvrtcFound check_nvrtc(DoctorReport& report, const char* soname, bool required, 
   for (const unsigned char c : shim::interpose::build_id_of_object_containing(reinterpret_cast<void*>(version))) {
     build_id += fmt::format("{:02x}", c);
   }
-  // A newer NVRTC than this build knows: its compiles pass through uncached (shim/interpose/real_nvrtc.h).
+  // A newer NVRTC than this build knows: its compiles pass through uncached (libraries/nvrtc/real_nvrtc.h).
   std::vector<std::string> unknown;
   if (link_map* map = nullptr; dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr) {
     unknown = shim::interpose::unknown_nvrtc_functions(map);

@@ -8,7 +8,7 @@
 
 #include "libraries/nvjitlink/options.h"
 #include "libraries/nvvm/options.h"
-#include "keying/option_table.h"
+#include "libraries/nvrtc/options.h"
 #include "tools/replay/replay.h"
 
 namespace nvrtc_cache::tools {

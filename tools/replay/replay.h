@@ -33,7 +33,7 @@ std::vector<ReplayVariant> replay_variants(const std::vector<std::string>& optio
 
 // Why a program compiled by `library` with `options` must not be replayed, or "": an option holding a
 // NUL byte, an option with a side effect (it reads or writes files beyond the compile's inputs: a
-// recording's paths are never written) or one the option table (keying/option_table.h) does not know
+// recording's paths are never written) or one the option table (libraries/nvrtc/options.h) does not know
 // for that NVRTC version (a genuine recording holds none: such compiles are not cached); and -Xnvvm, or
 // -Xcudafe with anything but a diagnostic control, whose values NVRTC's internal tools take (some
 // write files).

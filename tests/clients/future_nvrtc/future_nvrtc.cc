@@ -23,7 +23,7 @@ namespace {
 struct Real {
 #define NVRTC_API(kind, ret, name, params, args) ret(*name) params = nullptr;
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API_OUTSIDE_HEADER
 #undef NVRTC_API
 };
@@ -39,7 +39,7 @@ const Real& real() {
 #define NVRTC_API(kind, ret, name, params, args) \
   r.name = reinterpret_cast<ret(*) params>(dlvsym(library, #name, "libnvrtc.so.13"));
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API_OUTSIDE_HEADER
 #undef NVRTC_API
     return r;
@@ -83,7 +83,7 @@ constexpr const char* kFutureOption = "--future-output=";
 #define NVRTC_FORWARD_nvrtcGetPCHHeapSizeRequired NVRTC_FORWARD
 #define NVRTC_FORWARD_nvrtcSetFlowCallback NVRTC_FORWARD
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API_OUTSIDE_HEADER
 #undef NVRTC_API
 

@@ -42,7 +42,7 @@ std::wstring wide(const std::string& text) {
 void from_module(HMODULE nvrtc, Api& a) {
 #define NVRTC_API(kind, ret, name, params, args) \
   a.name = reinterpret_cast<ret(*) params>(reinterpret_cast<void*>(GetProcAddress(nvrtc, #name)));
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 }
 
@@ -76,9 +76,7 @@ Api reach_nvrtc() {
   return a;
 }
 
-void append_argument(std::wstring& line, const std::string& argument) {
-  line += L" \"" + wide(argument) + L"\"";
-}
+void append_argument(std::wstring& line, const std::string& argument) { line += L" \"" + wide(argument) + L"\""; }
 
 int run_child(int argc, char** argv) {
   wchar_t self[MAX_PATH];

@@ -32,7 +32,7 @@ Api reach_nvrtc() {
 #define NVRTC_API(kind, ret, name, params, args) a.name = ::name;
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)  // not in the nvrtc.h it is built against
 #endif
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 #ifdef NVRTC_API_OUTSIDE_HEADER
 #undef NVRTC_API_OUTSIDE_HEADER

@@ -9,7 +9,7 @@
 extern "C" __declspec(dllexport) void nvrtc_intermediate_api(nvrtc_cache::probe::Api* a) {
 #define NVRTC_API(kind, ret, name, params, args) a->name = ::name;
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)  // not in the nvrtc.h it is built against
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 #undef NVRTC_API_OUTSIDE_HEADER
 }

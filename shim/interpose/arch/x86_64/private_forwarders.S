@@ -1,5 +1,5 @@
 // NVRTC's private entry points for x86_64 (__nvrtcCPEx; __nvrtcNvvmHandle since 13.5), signatures unknown.
-// Each resolves the caller's real one (nvrtc_cache_resolve_private, shim/interpose/exports.cc, given the
+// Each resolves the caller's real one (nvrtc_cache_resolve_private, libraries/nvrtc/exports.cc, given the
 // return address and which entry point: its index in kPrivateNvrtcFunctions), then jumps to it with every
 // argument register (integer, vector and %al, the vector count of a variadic call) exactly as the caller
 // left them; without a real one, returns 11 (NVRTC_ERROR_INTERNAL_ERROR).

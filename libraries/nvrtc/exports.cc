@@ -1,12 +1,12 @@
 // The exported NVRTC API both Linux hosts share (the preloaded shim and the proxy core: interpose/
-// host_mode.h), generated from shim/interpose/nvrtc_api.def: each wrapper finds the real NVRTC of its
+// host_mode.h), generated from libraries/nvrtc/api.def: each wrapper finds the real NVRTC of its
 // caller and either forwards (PASS) or hands over to hooks:: (HOOK). The rows outside the 13.0 nvrtc.h
 // are each host's own (exports_preload.cc, exports_proxy.cc). Nothing thrown inside can cross this C
 // boundary.
 #include <nvrtc.h>
 
 #include "shim/interpose/export.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 #include "shim/interpose/wrapper_body.h"
 
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)  // each host's own
@@ -14,7 +14,7 @@
   NVRTC_CACHE_EXPORT ret name params NVRTC_CACHE_WRAPPER_BODY(                                                 \
       kind, ret, name, args, nvrtc_cache::shim::interpose::real_nvrtc_for_caller(__builtin_return_address(0)), \
       "libnvrtc.so.13")
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 #undef NVRTC_API_OUTSIDE_HEADER
 
@@ -29,11 +29,11 @@
       node_name) __asm__(".symver nvrtc_cache_" #tag "_" #name ", " #name "@" node_name);
 #define NVRTC_API(kind, ret, name, params, args) \
   NVRTC_CACHE_MAJOR_WRAPPER(v12, 1, "libnvrtc.so.12", kind, ret, name, params, args)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 #define NVRTC_API(kind, ret, name, params, args) \
   NVRTC_CACHE_MAJOR_WRAPPER(v11_2, 2, "libnvrtc.so.11.2", kind, ret, name, params, args)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 
 using nvrtc_cache::shim::interpose::RealNvrtc;

@@ -1,14 +1,14 @@
-#include "shim/nvrtc/compile_steps.h"
+#include "libraries/nvrtc/compile_steps.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "core/entry_compression.h"
 #include "core/log.h"
-#include "keying/option_table.h"
+#include "libraries/nvrtc/options.h"
 #include "keying/program_name_rule.h"
-#include "shim/nvrtc/capture.h"
-#include "shim/nvrtc/hooks.h"
+#include "libraries/nvrtc/capture.h"
+#include "libraries/nvrtc/hooks.h"
 #include "store/lmdb/watched_mappings.h"
 #include "platform/error_state.h"
 

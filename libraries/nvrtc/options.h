@@ -24,7 +24,7 @@ enum class OptionEffect : std::uint8_t {
   kPlain,           // changes only the outputs (keyed with every option)
   kPaths,           // embeds the working directory or file paths in outputs (keying/working_directory_rule.h)
   kExtraOutput,     // adds an output kind the shim captures (LTO-IR, OptiX-IR, Tile IR)
-  kBundledHeaders,  // installs NVRTC's bundled headers into its value, a directory (shim/nvrtc/bundled_headers.h)
+  kBundledHeaders,  // installs NVRTC's bundled headers into its value, a directory (libraries/nvrtc/bundled_headers.h)
   kSideEffect,      // writes files, or depends on the process (PCH, time traces)
 };
 

@@ -1,14 +1,14 @@
-// hooks: the shim's handling of the NVRTC functions marked HOOK in shim/interpose/nvrtc_api.def.
+// hooks: the shim's handling of the NVRTC functions marked HOOK in libraries/nvrtc/api.def.
 // Each takes the caller's real NVRTC first, then NVRTC's own arguments. They are the program
-// lifecycle's entry points (shim/linux/compile_host.cc or shim/windows/compile.cc, shim/nvrtc/compile_steps.cc,
-// shim/nvrtc/getters.cc), called by shim/interpose/'s wrappers.
+// lifecycle's entry points (shim/linux/compile_host.cc or shim/windows/compile.cc, libraries/nvrtc/compile_steps.cc,
+// libraries/nvrtc/getters.cc), called by shim/interpose/'s wrappers.
 // Contract: callable from any thread; never throw (exports.cc guards them anyway); return exactly
 // what the real NVRTC would have returned; preserve errno except where the real NVRTC set it.
 #pragma once
 
 #include <nvrtc.h>
 
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 #define NVRTC_CACHE_UNPAREN(...) __VA_ARGS__
 
@@ -18,7 +18,7 @@ namespace nvrtc_cache::shim::hooks {
 #define NVRTC_CACHE_DECLARE_HOOK(ret, name, params, args) \
   ret name(const interpose::RealNvrtc& real, NVRTC_CACHE_UNPAREN params);
 #define NVRTC_API(kind, ret, name, params, args) NVRTC_CACHE_DECLARE_##kind(ret, name, params, args)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 #undef NVRTC_CACHE_DECLARE_PASS
 #undef NVRTC_CACHE_DECLARE_HOOK

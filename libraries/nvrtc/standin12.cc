@@ -1,6 +1,6 @@
 // The stand-in libnvrtc.so.12 (proxy mode): NVRTC 12's every function, in its version node
-// (nvrtc12_standin.map), for the clients of a 12.x NVRTC (a program linked against libnvrtc.so.12,
-// CuPy for CUDA 12, a dlopen or ctypes load by that soname). Each row of shim/interpose/nvrtc_api.def
+// (standin12.map), for the clients of a 12.x NVRTC (a program linked against libnvrtc.so.12,
+// CuPy for CUDA 12, a dlopen or ctypes load by that soname). Each row of libraries/nvrtc/api.def
 // is forwarded to the proxy core's per-major wrapper (standin_core.h, ProxyEntries::nvrtc12), whose real
 // NVRTC is a 12.x one (shim/interpose/proxied_library.h: kProxiedNvrtc12), and is found by dlsym only
 // where that real NVRTC has it; the private __nvrtcCPEx is forwarded untouched.
@@ -52,7 +52,7 @@ __attribute__((constructor)) void load_at_start() {
     return entries ? entries->nvrtc12.name args : failed<ret>();           \
   }                                                                        \
   NVRTC_CACHE_STANDIN_NAME(kWhat, ProxiedKind::kNvrtc12, "nvrtcVersion", ret, name, name, params)
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
 
 NVRTC_CACHE_STANDIN_JUMP(__nvrtcCPEx, nvrtc_cache_standin_nvrtc12_passed, 0, 11)

@@ -3,7 +3,7 @@
 // (manifest -> validated dependencies -> entry), reading a compile's outputs back as an entry and
 // storing it with its manifest, and recording a created program (a template over each platform's
 // guard of the caller's error state: errno on Linux, the thread's last-error value on Windows). The
-// hooks nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (shim/nvrtc/hooks.h) are
+// hooks nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (libraries/nvrtc/hooks.h) are
 // defined once, in compile_steps.cc, for both.
 // Contract: no OS calls of their own beyond the store and NVRTC; counters go to the StatsDeltas
 // given; no logging (the callers log), but note_store_damage; may throw std::bad_alloc (the callers fail open), except
@@ -24,9 +24,9 @@
 #include "direct/dependencies.h"
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 #include "shim/lifecycle/manifest_lookup.h"
-#include "shim/nvrtc/program_table.h"
+#include "libraries/nvrtc/program_table.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::shim {
@@ -45,7 +45,7 @@ struct NotCacheable {
 // Why a compile of `record` by `real` with these options (then `append_flags`, NVRTC_APPEND_FLAGS'
 // value, which NVRTC appends) must not be cached; nullopt when it may be: the NVRTC is 12.0 or newer
 // (11.x passes through untouched, its own reason), its inputs were captured,
-// it has no flow callback, every option is known for that NVRTC (keying/option_table.h) and none
+// it has no flow callback, every option is known for that NVRTC (libraries/nvrtc/options.h) and none
 // has a side effect, and the library exports no function the shim does not know.
 std::optional<NotCacheable> reason_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& record,
                                                  int num_options, const char* const* options,

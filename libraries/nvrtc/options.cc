@@ -1,4 +1,4 @@
-#include "keying/option_table.h"
+#include "libraries/nvrtc/options.h"
 
 #include <algorithm>
 #include <array>
@@ -51,7 +51,7 @@ constexpr std::array kOptions = {
     KnownOption{"include-path", "I", kAttached, kPlain, k12},  // the files read are dependencies
     // Installs the bundled headers into its directory unless NVRTC's version marker there says they
     // are (then adds -I<dir> -I<dir>/cccl): the shim does the install itself, the headers read are
-    // dependencies (shim/nvrtc/bundled_headers.h).
+    // dependencies (libraries/nvrtc/bundled_headers.h).
     KnownOption{"use-bundled-headers", "", kEquals, kBundledHeaders, k135},
     KnownOption{"pre-include", "include", kRequired, kPlain, k12},
     KnownOption{"no-source-include", "", kNone, kPlain, k12},

@@ -24,7 +24,7 @@ inline constexpr int kPrivateNvrtcFunctionCount = 2;
 
 struct RealNvrtc {
 #define NVRTC_API(kind, ret, name, params, args) ret(*name) params = nullptr;
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
   void* private_functions[kPrivateNvrtcFunctionCount] = {};  // only ever jumped to
   const void* link_map = nullptr;

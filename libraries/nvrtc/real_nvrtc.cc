@@ -1,4 +1,4 @@
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -59,7 +59,7 @@ struct NvrtcLibrary {
     const char* node = version_node_of(library);
 #define NVRTC_API(kind, ret, name, params, args) \
   slot.name = reinterpret_cast<ret(*) params>(lookup_outside_shim(library, #name, node));
-#include "shim/interpose/nvrtc_api.def"
+#include "libraries/nvrtc/api.def"
 #undef NVRTC_API
     for (int i = 0; i < kPrivateNvrtcFunctionCount; ++i) {
       slot.private_functions[i] = lookup_outside_shim(library, kPrivateNvrtcFunctions[i], node);

@@ -2,8 +2,8 @@
 // core::CompileEntry exactly as NVRTC answered when the entry was recorded; any other program goes to the
 // real NVRTC (which compiled it, or will report that it has not).
 #include "core/replay_output.h"
-#include "shim/nvrtc/hooks.h"
-#include "shim/nvrtc/program_table.h"
+#include "libraries/nvrtc/hooks.h"
+#include "libraries/nvrtc/program_table.h"
 
 namespace nvrtc_cache::shim::hooks {
 

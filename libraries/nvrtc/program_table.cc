@@ -1,4 +1,4 @@
-#include "shim/nvrtc/program_table.h"
+#include "libraries/nvrtc/program_table.h"
 
 #include "platform/fork_locks.h"
 

@@ -1,4 +1,4 @@
-#include "shim/nvrtc/capture.h"
+#include "libraries/nvrtc/capture.h"
 
 #include <cstring>
 #include <string>

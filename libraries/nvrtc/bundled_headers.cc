@@ -1,8 +1,8 @@
-#include "shim/nvrtc/bundled_headers.h"
+#include "libraries/nvrtc/bundled_headers.h"
 
 #include <charconv>
 
-#include "keying/option_table.h"
+#include "libraries/nvrtc/options.h"
 
 namespace nvrtc_cache::shim {
 namespace {

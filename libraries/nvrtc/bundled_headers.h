@@ -20,7 +20,7 @@
 
 #include "keying/program_inputs.h"
 #include "platform/env.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 namespace nvrtc_cache::shim {
 

@@ -11,7 +11,7 @@
 
 #include "core/compile_entry.h"
 #include "keying/program_inputs.h"
-#include "shim/interpose/real_nvrtc.h"
+#include "libraries/nvrtc/real_nvrtc.h"
 
 namespace nvrtc_cache::shim {
 
