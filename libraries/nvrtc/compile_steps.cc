@@ -8,6 +8,7 @@
 #include "libraries/nvrtc/options.h"
 #include "keying/program_name_rule.h"
 #include "libraries/nvrtc/capture.h"
+#include "libraries/nvrtc/bundled_headers.h"
 #include "libraries/nvrtc/hooks.h"
 #include "store/lmdb/watched_mappings.h"
 #include "platform/error_state.h"
@@ -313,4 +314,26 @@ nvrtcResult nvrtcSetFlowCallback(const interpose::RealNvrtc& real, nvrtcProgram 
 }
 
 }  // namespace hooks
+direct::RecordedDependencies nvrtc_dependencies(std::vector<direct::Observation> observations,
+                                                const ProgramRecord& record, std::int64_t start_realtime_ns,
+                                                const std::vector<std::string>& always_recorded,
+                                                const std::optional<std::string>& append_flags) {
+  std::vector<const char*> options;
+  for (const std::string& option : record.inputs.options) options.push_back(option.c_str());
+  const std::vector<std::string> bundled =
+      bundled_header_directories(static_cast<int>(options.size()), options.data(), append_flags, record.inputs.library);
+  if (!bundled.empty()) {  // the install check's lock and marker (bundled_headers.h)
+    std::erase_if(observations, [&](const direct::Observation& o) {
+      return o.kind != direct::ObservationKind::kGetenv && is_bundled_headers_bookkeeping(o.subject, bundled);
+    });
+  }
+  std::optional<direct::ProgramNameScan> name_scan;
+  if (!record.inputs.program_directory_in_key) name_scan.emplace(program_name_scan_of(record.inputs));
+  direct::RecordedDependencies dependencies = direct::record_dependencies(
+      observations, record.inputs.working_directory, start_realtime_ns, time_macros_in(record.inputs), always_recorded,
+      record.inputs.working_directory_use, *platform::Env::system(), name_scan ? &*name_scan : nullptr);
+  if (name_scan) dependencies.reveals_program_name = name_scan->reveals_program_name();
+  return dependencies;
+}
+
 }  // namespace nvrtc_cache::shim

@@ -62,6 +62,15 @@ bool result_is_cacheable(nvrtcResult rc);
 // Whether the source or a header uses __TIME__ / __DATE__.
 direct::TimeMacros time_macros_in(const keying::ProgramInputs& inputs);
 
+// What a compile of `record` depended on, from what the host's watch saw (`observations`: the host
+// decides first whether its watch may be trusted): NVRTC's bundled-headers bookkeeping left out, the
+// program's directory scanned where its key leaves it out, and the variables `always_recorded`
+// recorded whether or not NVRTC read them. `append_flags` is NVRTC_APPEND_FLAGS as the process has
+// it. Every OS's host calls it, so what NVRTC depends on is decided once.
+direct::RecordedDependencies nvrtc_dependencies(std::vector<direct::Observation> observations,
+                                                const ProgramRecord& record, std::int64_t start_realtime_ns,
+                                                const std::vector<std::string>& always_recorded,
+                                                const std::optional<std::string>& append_flags);
 // A scan (direct/program_name_scan.h) of the texts the shim holds: the source, the in-memory headers
 // and the macros the options define. record_dependencies() adds the files NVRTC read.
 direct::ProgramNameScan program_name_scan_of(const keying::ProgramInputs& inputs);

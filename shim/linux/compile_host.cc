@@ -162,24 +162,9 @@ class LinuxCompileHost final : public CompileHost {
       core::log_once(core::LogLevel::kWarn, "unobservable",
                      "NVRTC's file accesses are not observable in this process; compiles are not cached");
     } else {
-      std::optional<direct::ProgramNameScan> name_scan;
-      if (!record.inputs.program_directory_in_key) name_scan.emplace(program_name_scan_of(record.inputs));
-      std::vector<direct::Observation> observations = watch::observations_of(watch);
-      std::vector<const char*> options;
-      for (const std::string& option : record.inputs.options) options.push_back(option.c_str());
-      const std::vector<std::string> bundled =
-          bundled_header_directories(static_cast<int>(options.size()), options.data(),
-                                     environment_variable("NVRTC_APPEND_FLAGS"), record.inputs.library);
-      if (!bundled.empty()) {  // the install check's lock and marker (libraries/nvrtc/bundled_headers.h)
-        std::erase_if(observations, [&](const direct::Observation& o) {
-          return o.kind != direct::ObservationKind::kGetenv && is_bundled_headers_bookkeeping(o.subject, bundled);
-        });
-      }
-      dependencies = direct::record_dependencies(
-          observations, record.inputs.working_directory, start_realtime_ns, time_macros_in(record.inputs),
-          variables_always_recorded(record.inputs.library), record.inputs.working_directory_use,
-          *platform::Env::system(), name_scan ? &*name_scan : nullptr);
-      if (name_scan) dependencies.reveals_program_name = name_scan->reveals_program_name();
+      dependencies = nvrtc_dependencies(watch::observations_of(watch), record, start_realtime_ns,
+                                        variables_always_recorded(record.inputs.library),
+                                        environment_variable("NVRTC_APPEND_FLAGS"));
       if (dependencies.set) variables_seen().add(*dependencies.set);
     }
     return dependencies;

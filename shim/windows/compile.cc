@@ -58,6 +58,11 @@ constexpr const char* kCrtVariables[] = {
 // Keeps the thread's last-error value across the proxy's own work.
 using LastErrorGuard = platform::windows::LastErrorKept;
 
+std::optional<std::string> crt_variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
 // What the compile depended on; no set when it must not be stored.
 direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch, std::int64_t start_realtime_ns,
                                              const ProgramRecord& record) {
@@ -80,18 +85,7 @@ direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch,
       observations.push_back({direct::ObservationKind::kGetenv, value.has_value(), false, name, values.back()});
     }
   }
-  std::optional<direct::ProgramNameScan> name_scan;
-  if (!record.inputs.program_directory_in_key) name_scan.emplace(program_name_scan_of(record.inputs));
-  direct::RecordedDependencies recorded = direct::record_dependencies(
-      observations, record.inputs.working_directory, start_realtime_ns, time_macros_in(record.inputs), {},
-      record.inputs.working_directory_use, *platform::Env::system(), name_scan ? &*name_scan : nullptr);
-  if (name_scan) recorded.reveals_program_name = name_scan->reveals_program_name();
-  return recorded;
-}
-
-std::optional<std::string> crt_variable(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? std::optional<std::string>(value) : std::nullopt;
+  return nvrtc_dependencies(std::move(observations), record, start_realtime_ns, {}, crt_variable("NVRTC_APPEND_FLAGS"));
 }
 
 // The Windows proxy's part of the lifecycle: the WindowsRuntime's store and statistics, the import
