@@ -15,25 +15,6 @@ void not_capturable(HandleRecord& record, std::string why, core::Counter reason)
   record.capturable = false;
 }
 
-void HandleTable::insert(const void* handle, std::shared_ptr<HandleRecord> record) {
-  std::unique_lock lock(mu_);
-  records_[handle] = std::move(record);
-}
-
-std::shared_ptr<HandleRecord> HandleTable::find(const void* handle) const {
-  if (handle == nullptr) return nullptr;
-  std::shared_lock lock(mu_);
-  auto it = records_.find(handle);
-  return it == records_.end() ? nullptr : it->second;
-}
-
-void HandleTable::erase(const void* handle) {
-  std::unique_lock lock(mu_);
-  records_.erase(handle);
-}
-
-void HandleTable::renew_in_child() { platform::renew_in_child(mu_); }
-
 HandleTable& handle_table() {
   static auto* table = new HandleTable();  // leaked: usable from exit handlers
   return *table;
