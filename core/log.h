@@ -22,5 +22,10 @@ template <typename MakeMessage>
 void log_debug(MakeMessage&& make_message) {
   if (log_enabled(LogLevel::kDebug)) log_line(LogLevel::kDebug, make_message());
 }
+// The same at info: one line per call that is not served (what it was and why).
+template <typename MakeMessage>
+void log_info(MakeMessage&& make_message) {
+  if (log_enabled(LogLevel::kInfo)) log_line(LogLevel::kInfo, make_message());
+}
 
 }  // namespace nvrtc_cache::core

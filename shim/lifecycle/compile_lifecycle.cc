@@ -42,11 +42,7 @@ bool labelled_by_ptx(const ProgramRecord& record) {
                      [](const std::string& e) { return e.empty(); });
 }
 
-// One line per compile that is not served (info): what it was and why.
-template <typename MakeMessage>
-void log_info(MakeMessage&& make_message) {
-  if (core::log_enabled(core::LogLevel::kInfo)) core::log_line(core::LogLevel::kInfo, make_message());
-}
+using core::log_info;
 
 // An unknown option is named once (at info: most are options NVRTC itself rejects); a newer NVRTC
 // than this build knows, which stops all caching of it, is said once at the default level.

@@ -72,11 +72,7 @@ std::int64_t nanos_since(Clock::time_point start);
 std::string label(const HandleRecord& record, const keying::CacheKey* key, std::string_view ptx = {});
 // Whether `record`'s label comes from its output's kernels (libNVVM modules without names).
 bool labelled_by_ptx(const HandleRecord& record);
-// One info line, made only when info is logged.
-template <typename MakeMessage>
-void log_info(MakeMessage&& make_message) {
-  if (core::log_enabled(core::LogLevel::kInfo)) core::log_line(core::LogLevel::kInfo, make_message());
-}
+using core::log_info;
 // The record of `handle`, or nullptr (not recorded, or the cache is disabled).
 std::shared_ptr<HandleRecord> record_of(const void* handle);
 // Why `record` of a library with these `unknown_functions` may not be cached: not captured, or the
