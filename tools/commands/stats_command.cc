@@ -243,12 +243,13 @@ void print_reasons(const std::string& title, const std::vector<std::pair<std::st
   }
 }
 
-// Each library's reasons: NVRTC's "misses by reason", then "links (nvJitLink): misses by reason", ...
+// Each library's reasons, each titled by its library as its headline row is: "compiles (NVRTC): misses
+// by reason", then "links (nvJitLink): misses by reason", ...
 void print_reasons_of_every_library(const store::Counters& counters) {
   for (core::JitLibrary library : core::kJitLibraries) {
     const std::string p = core::counter_prefix(library);
     const std::string dotted = p.empty() ? "" : p + ".";
-    const std::string title = library == core::JitLibrary::nvrtc       ? ""
+    const std::string title = library == core::JitLibrary::nvrtc       ? "compiles (NVRTC): "
                               : library == core::JitLibrary::nvjitlink ? "links (nvJitLink): "
                                                                        : "libNVVM compiles: ";
     print_reasons(title + "misses by reason", group(counters, dotted + "miss."), dotted + "miss.");
