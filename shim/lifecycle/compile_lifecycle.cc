@@ -243,12 +243,12 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
   record.served.reset();
   ObservedCompile compile = host.compile_observed(real, prog, n, options, record);
   *error_after = compile.error_after;
-  // Said once NVRTC returned: by then its PTX names a program that has no better name, as `ls` will.
-  log_info([&] {
-    return "miss " + label_after_compile(record, &key, real, prog) + ": " + miss_reason + " (NVRTC took " +
-           std::to_string(compile.nanos / 1000000) + " ms)";
-  });
   try {  // the real compile stands: from here on only the caching can fail
+    // Said once NVRTC returned: by then its PTX names a program that has no better name, as `ls` will.
+    log_info([&] {
+      return "miss " + label_after_compile(record, &key, real, prog) + ": " + miss_reason + " (NVRTC took " +
+             std::to_string(compile.nanos / 1000000) + " ms)";
+    });
     if (compile.internal_error) throw std::runtime_error("recording the dependencies failed");
     if (compile.dependencies.set && result_is_cacheable(compile.rc)) {
       host.compile_recorded(real, record, *compile.dependencies.set);

@@ -288,17 +288,17 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
   const std::int64_t nanos = nanos_since(start);
   watch.stop();
   *error_after = errno;
-  // Said once the library returned: by then a libNVVM module without a name is named by its kernel.
-  log_info([&] {
-    std::string ptx;
-    if (labelled_by_ptx(record)) {
-      const platform::ErrnoGuard guard;
-      if (auto outputs = D::read_outputs(real, handle); outputs && !outputs->empty()) ptx = outputs->front().bytes;
-    }
-    return "miss " + label(record, &key, ptx) + ": " + (store ? found.miss_reason : "the cache is unavailable") + " (" +
-           core::library_name(D::kLibrary) + " took " + std::to_string(nanos / 1000000) + " ms)";
-  });
   try {  // the real call stands: from here on only the caching can fail
+    // Said once the library returned: by then a libNVVM module without a name is named by its kernel.
+    log_info([&] {
+      std::string ptx;
+      if (labelled_by_ptx(record)) {
+        const platform::ErrnoGuard guard;
+        if (auto outputs = D::read_outputs(real, handle); outputs && !outputs->empty()) ptx = outputs->front().bytes;
+      }
+      return "miss " + label(record, &key, ptx) + ": " + (store ? found.miss_reason : "the cache is unavailable") +
+             " (" + core::library_name(D::kLibrary) + " took " + std::to_string(nanos / 1000000) + " ms)";
+    });
     keep<D>(runtime, store, real, handle, record, key, rc, nanos, watch, start_realtime_ns, found.miss, any_directory);
   } catch (...) {
     stats.add(core::Counter::errors);
