@@ -62,6 +62,14 @@ bool names(const Shortcut& s, const std::string& word) {
   return (s.short_name[0] != '\0' && word == s.short_name) || word == s.long_name;
 }
 
+// The shortcut `word` names (its short or long name), or null.
+const Shortcut* shortcut_named(const std::string& word) {
+  for (const Shortcut& s : shortcuts()) {
+    if (names(s, word)) return &s;
+  }
+  return nullptr;
+}
+
 // The value of `s` given as `first` (and the word after it, taken from `rest`): -M10G, -M 10G,
 // --max-size=10G, --max-size 10G; nullopt when `first` is not `s`; `*problem` when it lacks its value.
 std::optional<std::string> value_of(const Shortcut& s, const std::string& first, std::vector<std::string>& rest,
@@ -83,14 +91,14 @@ std::optional<std::string> value_of(const Shortcut& s, const std::string& first,
 // The arguments with a leading shortcut replaced by its command; "" or the problem.
 std::string expand_shortcut(std::vector<std::string>& args) {
   if (args.size() < 2) return "";
-  const auto is = [](const std::string& word, const char* short_name, const char* long_name) {
-    return word == short_name || word == long_name;
+  // ccache's -s -z (either order, by either name, or -sz): the statistics shown, then zeroed.
+  const Shortcut* show = shortcut_named("-s");
+  const Shortcut* zero = shortcut_named("-z");
+  const auto first_two_are = [&](const Shortcut* a, const Shortcut* b) {
+    return args.size() >= 3 && shortcut_named(args[1]) == a && shortcut_named(args[2]) == b;
   };
-  // ccache's -s -z (either order, or -sz): the statistics shown, then zeroed.
   const bool show_and_zero =
-      args[1] == "-sz" || args[1] == "-zs" ||
-      (args.size() >= 3 && ((is(args[1], "-s", "--show-stats") && is(args[2], "-z", "--zero-stats")) ||
-                            (is(args[1], "-z", "--zero-stats") && is(args[2], "-s", "--show-stats"))));
+      args[1] == "-sz" || args[1] == "-zs" || first_two_are(show, zero) || first_two_are(zero, show);
   if (show_and_zero) {
     const std::size_t consumed = args[1].size() == 3 ? 1 : 2;
     std::vector<std::string> rest(args.begin() + 1 + static_cast<std::ptrdiff_t>(consumed), args.end());

@@ -98,7 +98,8 @@ TEST(CliShortcuts, CcachesOtherOptionsWorkOrSayWhatToUse) {
 
   const auto probe_run = testing::probe({"trivial"}, testing::shim_env(home.path() + "/cache"));
   ASSERT_EQ(probe_run.exit_code, 0) << probe_run.err;
-  for (const std::vector<std::string>& show_and_zero : {std::vector<std::string>{"-s", "-z"}, {"-sz"}}) {
+  for (const std::vector<std::string>& show_and_zero :
+       {std::vector<std::string>{"-s", "-z"}, {"-sz"}, {"--zero-stats", "-s"}, {"--show-stats", "--zero-stats"}}) {
     const auto shown = cli(show_and_zero, env);
     EXPECT_EQ(shown.exit_code, 0) << shown.err;
     EXPECT_NE(shown.out.find("compiles (NVRTC)  "), std::string::npos) << "not shown: " << shown.out;
