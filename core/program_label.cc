@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -45,16 +46,26 @@ std::string first_ptx_kernel(std::string_view ptx) {
   return "";
 }
 
+namespace {
+
+// The first name expression that is not empty, or "".
+std::string_view first_expression(std::span<const std::string> name_expressions) {
+  for (const std::string& expression : name_expressions) {
+    if (!expression.empty()) return expression;
+  }
+  return {};
+}
+
+}  // namespace
+
+bool nvrtc_label_needs_ptx(std::string_view name, std::span<const std::string> name_expressions) {
+  return name_says_nothing(name) && first_expression(name_expressions).empty();
+}
+
 std::string nvrtc_program_label(std::string_view name, std::span<const std::string> name_expressions,
                                 std::string_view ptx, std::span<const std::string> options) {
   if (!name_says_nothing(name)) return std::string(name);
-  std::string better;
-  for (const std::string& expression : name_expressions) {
-    if (!expression.empty()) {
-      better = expression;
-      break;
-    }
-  }
+  std::string better(first_expression(name_expressions));
   if (better.empty()) better = first_ptx_kernel(ptx);
   if (better.empty() && !name.empty() && name != "default_program") {
     better = name.substr(name.find_last_of("/\\") + 1);  // a path's file name
@@ -66,16 +77,18 @@ std::string nvrtc_program_label(std::string_view name, std::span<const std::stri
   return name.empty() ? "(unnamed)" : std::string(name);
 }
 
+bool handle_label_needs_ptx(std::span<const std::string> input_names, bool is_nvvm) {
+  return is_nvvm && std::all_of(input_names.begin(), input_names.end(), [](const std::string& n) { return n.empty(); });
+}
+
 std::string handle_label(std::string_view kind, std::span<const std::string> input_names, bool is_nvvm,
                          std::string_view ptx) {
   std::string inputs;
-  bool named = false;
   for (const std::string& name : input_names) {
     inputs += (inputs.empty() ? "" : ", ") + (name.empty() ? std::string("(unnamed)") : name);
-    named = named || !name.empty();
   }
   // libNVVM's modules are rarely named (numba names none): the kernel its PTX defines says more.
-  if (!named && is_nvvm) {
+  if (handle_label_needs_ptx(input_names, is_nvvm)) {
     if (std::string kernel = first_ptx_kernel(ptx); !kernel.empty()) inputs = std::move(kernel);
   }
   return std::string(kind) + ": " + (inputs.empty() ? "(no inputs)" : inputs);

@@ -19,10 +19,18 @@ bool name_says_nothing(std::string_view name);
 // ("scale<float, 2>"); "" when it defines none.
 std::string first_ptx_kernel(std::string_view ptx);
 
+// Whether an NVRTC program's label comes from its PTX (no telling name, no name expression): a
+// caller reads the PTX only then.
+bool nvrtc_label_needs_ptx(std::string_view name, std::span<const std::string> name_expressions);
+
 // An NVRTC program's label. `name` is empty for a program created without one; `ptx` may be empty
 // (not known yet, or not an output).
 std::string nvrtc_program_label(std::string_view name, std::span<const std::string> name_expressions,
                                 std::string_view ptx, std::span<const std::string> options);
+
+// Whether a link's or a libNVVM compile's label comes from its output's PTX (libNVVM modules without
+// names).
+bool handle_label_needs_ptx(std::span<const std::string> input_names, bool is_nvvm);
 
 // A link's or a libNVVM compile's label: "KIND: NAME, NAME" by its inputs' names ("(unnamed)" for
 // one without), or for libNVVM modules that have none the first kernel of `ptx` (its output).

@@ -12,6 +12,7 @@
 #include "libraries/nvrtc/hooks.h"
 #include "store/lmdb/watched_mappings.h"
 #include "platform/error_state.h"
+#include "shim/lifecycle/working_directory_markers.h"
 
 namespace nvrtc_cache::shim {
 
@@ -264,6 +265,9 @@ std::optional<store::Status> store_result(store::Store& store, const interpose::
       store.put(direct::result_store_key(result), core::compress_entry(core::encode_entry(*entry), compression_level));
   if (status) status = add_to_manifest(store, manifest_key, result, std::move(dependencies), results_in_manifest);
   stats.add(status ? core::Counter::stores : core::Counter::errors);
+  // An output that embeds the working directory: where it was stored from, and each output a link may
+  // take, from the outputs just stored (shim/lifecycle/working_directory_markers.h).
+  if (status) mark_compile_directory(store, record.inputs, entry->ltoir.bytes, entry->cubin.bytes, entry->ptx.bytes);
   return status;
 }
 

@@ -114,7 +114,8 @@ store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direc
 // back (counted by entry_to_store).
 // `named_key` (may be null): the key with the program's directory, for a key that leaves it out; the
 // result goes there instead when it depends on the directory (result_depends_on_program_directory,
-// with `texts_reveal_name`); `*stored_under` (optional) gets the key of the manifest written.
+// with `texts_reveal_name`); `*stored_under` (optional) gets the key of the manifest written. A stored
+// result whose outputs embed the working directory leaves its markers (working_directory_markers.h).
 std::optional<store::Status> store_result(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                                           const ProgramRecord& record, const keying::CacheKey& direct_key,
                                           direct::DependencySet dependencies, nvrtcResult compile_rc,

@@ -11,6 +11,7 @@
 #include "keying/cache_key.h"
 #include "libraries/nvrtc/bundled_headers.h"
 #include "keying/program_name_rule.h"
+#include "libraries/nvrtc/capture.h"
 #include "shim/lifecycle/working_directory_markers.h"
 
 namespace nvrtc_cache::shim {
@@ -34,12 +35,10 @@ std::string program_label(const ProgramRecord& record, const keying::CacheKey* k
   return text;
 }
 
-// Whether a program's label comes from the kernels its PTX defines (no telling name, no name
-// expression): only then is its PTX read for a log line.
+// Whether a program's label comes from the kernels its PTX defines: only then is its PTX read for a
+// log line.
 bool labelled_by_ptx(const ProgramRecord& record) {
-  if (!core::name_says_nothing(record.inputs.name.value_or(""))) return false;
-  return std::all_of(record.inputs.name_expressions.begin(), record.inputs.name_expressions.end(),
-                     [](const std::string& e) { return e.empty(); });
+  return core::nvrtc_label_needs_ptx(record.inputs.name.value_or(""), record.inputs.name_expressions);
 }
 
 using core::log_info;
@@ -93,33 +92,18 @@ std::string summary_of(const direct::DependencySet& dependencies) {
 }
 
 // Stores the result under its result key and adds it to the direct key's manifest.
-// One output of `prog` as NVRTC answers it now ("" when it has none of that kind, or no such getter).
-std::string output_of(nvrtcProgram prog, nvrtcResult (*size_getter)(nvrtcProgram, size_t*),
-                      nvrtcResult (*data_getter)(nvrtcProgram, char*)) {
-  size_t size = 0;
-  if (size_getter == nullptr || data_getter == nullptr || size_getter(prog, &size) != NVRTC_SUCCESS || size == 0) {
-    return "";
-  }
-  std::string bytes(size, '\0');
-  if (data_getter(prog, bytes.data()) != NVRTC_SUCCESS) return "";
-  return bytes;
-}
-
-// program_label() once NVRTC returned, when its PTX may name the program.
+// program_label() once NVRTC returned: with its PTX where that names the program.
 std::string label_after_compile(const ProgramRecord& record, const keying::CacheKey* key,
                                 const interpose::RealNvrtc& real, nvrtcProgram prog) {
-  const std::string ptx = labelled_by_ptx(record) ? output_of(prog, real.nvrtcGetPTXSize, real.nvrtcGetPTX) : "";
+  std::string ptx;
+  const OutputGetters getters = output_getters(real, core::OutputKind::ptx);
+  size_t size = 0;
+  if (labelled_by_ptx(record) && getters.size != nullptr && getters.data != nullptr &&
+      getters.size(prog, &size) == NVRTC_SUCCESS && size > 0) {
+    ptx.resize(size);
+    if (getters.data(prog, ptx.data()) != NVRTC_SUCCESS) ptx.clear();
+  }
   return program_label(record, key, ptx);
-}
-
-// A stored compile whose output embeds the working directory: where it was stored from, under its
-// inputs' key in any directory, and each of its outputs a link may take (working_directory_markers.h).
-void mark_working_directory(store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
-                            const ProgramRecord& record) {
-  if (record.inputs.working_directory_use != keying::WorkingDirectoryUse::kAlways) return;
-  mark_compile_directory(store, record.inputs, output_of(prog, real.nvrtcGetLTOIRSize, real.nvrtcGetLTOIR),
-                         output_of(prog, real.nvrtcGetCUBINSize, real.nvrtcGetCUBIN),
-                         output_of(prog, real.nvrtcGetPTXSize, real.nvrtcGetPTX));
 }
 
 void store_and_log(CompileHost& host, store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
@@ -140,7 +124,6 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
     return;
   }
   if (*status) {
-    mark_working_directory(store, real, prog, record);
     core::log_debug([&] {
       return "stored " + label_after_compile(record, &stored_under, real, prog) + ": " + summary + " (" +
              std::to_string(results) + " results in its manifest" +

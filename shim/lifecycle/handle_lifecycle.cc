@@ -4,8 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-
 #include "core/program_label.h"
 #include "platform/env.h"
 #include "shim/interpose/loaded_object.h"
@@ -17,19 +15,25 @@ std::int64_t nanos_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
 }
 
-std::string label(const HandleRecord& record, const keying::CacheKey* key, std::string_view ptx) {
+namespace {
+
+std::vector<std::string> input_names_of(const HandleRecord& record) {
   std::vector<std::string> names;
   for (const keying::HandleInput& input : record.inputs.inputs) names.push_back(input.name.value_or(""));
+  return names;
+}
+
+}  // namespace
+
+std::string label(const HandleRecord& record, const keying::CacheKey* key, std::string_view ptx) {
   const bool nvvm = record.library == core::JitLibrary::nvvm;
-  std::string text = core::handle_label(nvvm ? "nvvm" : "link", names, nvvm, ptx);
+  std::string text = core::handle_label(nvvm ? "nvvm" : "link", input_names_of(record), nvvm, ptx);
   if (key != nullptr) text += " (key " + keying::to_hex(*key) + ")";
   return text;
 }
 
 bool labelled_by_ptx(const HandleRecord& record) {
-  return record.library == core::JitLibrary::nvvm &&
-         std::all_of(record.inputs.inputs.begin(), record.inputs.inputs.end(),
-                     [](const keying::HandleInput& input) { return input.name.value_or("").empty(); });
+  return core::handle_label_needs_ptx(input_names_of(record), record.library == core::JitLibrary::nvvm);
 }
 
 std::shared_ptr<HandleRecord> record_of(const void* handle) {
