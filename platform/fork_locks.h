@@ -23,9 +23,10 @@
 //   kNvJitLinkSlots   libraries/nvjitlink/real_nvjitlink.cc  call sites and nvJitLink slots (as kSlotRegistry)
 //   kNvvmSlots        libraries/nvvm/real_nvvm.cc    call sites and libNVVM slots (as kSlotRegistry)
 //   kProgramTable     libraries/nvrtc/program_table.cc          program handle -> recorded inputs (shared mutex)
-//   kHandleTable      shim/lifecycle/handle_table.cc           nvJitLink / libNVVM handle -> recorded inputs (shared
-//   mutex) kVariablesSeen    shim/linux/compile_host.cc                environment variables NVRTC has read kNvrtcCode
-//   shim/watch/file_watch.cc       NVRTC's code ranges and import redirection
+//   kHandleTable      shim/lifecycle/handle_table.cc nvJitLink / libNVVM handle -> recorded inputs
+//                                                    (shared mutex)
+//   kVariablesSeen    shim/linux/linux_host.cc       environment variables each library has read
+//   kNvrtcCode        shim/watch/file_watch.cc       NVRTC's code ranges and import redirection
 //                                                    (takes the loader's lock, no other of the set)
 //   kStoreRegistry    store/lmdb/environment_registry.cc  open LMDB environments (may take kFaultGuard)
 //   kFaultGuard       platform/fault_guard_posix.cc  installing the SIGSEGV/SIGBUS guard once

@@ -1,15 +1,14 @@
-// nvJitLink described to the handle lifecycle (shim/lifecycle/handle_lifecycle.h): a link is keyed at
-// nvJitLinkComplete from nvJitLinkCreate's options and each nvJitLinkAddData / nvJitLinkAddFile input
-// (a file by its content, read before and after nvJitLink reads it); its outputs are the linked
-// CUBIN, PTX and LTO-IR (13.1 on; 12.x's and 13.0's answer for it is "unavailable") and the error and
-// info logs. The hooks of libraries/nvjitlink/api.def, for nvJitLink 12.x and 13.x alike.
+// The hooks of libraries/nvjitlink/api.def, for nvJitLink 12.x and 13.x alike, over the handle lifecycle
+// (shim/lifecycle/handle_lifecycle.h) and nvJitLink's description (libraries/nvjitlink/description.h):
+// a link is keyed at nvJitLinkComplete from nvJitLinkCreate's options and each nvJitLinkAddData /
+// nvJitLinkAddFile input (a file by its content, read before and after nvJitLink reads it).
 #include "libraries/nvjitlink/hooks.h"
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "libraries/nvjitlink/options.h"
+#include "libraries/nvjitlink/description.h"
 #include "shim/lifecycle/handle_lifecycle.h"
 
 namespace nvrtc_cache::shim::hooks {
@@ -17,51 +16,6 @@ namespace {
 
 namespace lifecycle = handle_lifecycle;
 using interpose::RealNvJitLink;
-
-// The outputs, in core::outputs_of(JitLibrary::nvjitlink)'s order.
-enum Output : std::size_t { kCubin, kPtx, kLtoir, kErrorLog, kInfoLog };
-
-struct NvJitLinkDescription {
-  using Real = RealNvJitLink;
-  using Handle = nvJitLinkHandle;
-  using Result = nvJitLinkResult;
-  static constexpr core::JitLibrary kLibrary = core::JitLibrary::nvjitlink;
-  static constexpr std::string_view kSchema = keying::kLinkKeySchema;
-  static constexpr const char* kWhat = "link";
-
-  // Success and the errors its inputs and options decide; an internal or thread-pool error may not
-  // happen again.
-  static bool cacheable(Result rc) {
-    return core::is_known_result(kLibrary, rc) && rc != NVJITLINK_ERROR_INTERNAL && rc != NVJITLINK_ERROR_THREADPOOL;
-  }
-
-  static std::optional<keying::OptionRefusal> options_not_cacheable(const HandleRecord& record) {
-    return keying::link_options_not_cacheable(record.inputs.options, record.inputs.library.major,
-                                              record.inputs.library.minor);
-  }
-
-  static const void* code(const Real& real) { return reinterpret_cast<const void*>(real.nvJitLinkComplete); }
-
-  static std::optional<std::vector<core::RecordedOutput>> read_outputs(const Real& real, Handle handle) {
-    std::vector<core::RecordedOutput> outputs;
-    for (auto output :
-         {lifecycle::read_back(handle, real.nvJitLinkGetLinkedCubinSize, real.nvJitLinkGetLinkedCubin),
-          lifecycle::read_back(handle, real.nvJitLinkGetLinkedPtxSize, real.nvJitLinkGetLinkedPtx),
-          real.nvJitLinkGetLinkedLTOIRSize && real.nvJitLinkGetLinkedLTOIR
-              ? lifecycle::read_back(handle, real.nvJitLinkGetLinkedLTOIRSize, real.nvJitLinkGetLinkedLTOIR)
-              : std::optional<core::RecordedOutput>(core::unavailable_output()),
-          lifecycle::read_back(handle, real.nvJitLinkGetErrorLogSize, real.nvJitLinkGetErrorLog),
-          lifecycle::read_back(handle, real.nvJitLinkGetInfoLogSize, real.nvJitLinkGetInfoLog)}) {
-      if (!output) return std::nullopt;
-      outputs.push_back(std::move(*output));
-    }
-    return outputs;
-  }
-
-  static Result run_recorded(const Real& real, Handle handle, const HandleRecord&) {
-    return real.nvJitLinkComplete(handle);
-  }
-};
 using D = NvJitLinkDescription;
 
 }  // namespace
@@ -69,7 +23,7 @@ using D = NvJitLinkDescription;
 nvJitLinkResult nvJitLinkCreate(const RealNvJitLink& real, nvJitLinkHandle* handle, uint32_t num_options,
                                 const char* const* options) {
   const nvJitLinkResult rc = real.nvJitLinkCreate(handle, num_options, options);
-  if (rc != NVJITLINK_SUCCESS || handle == nullptr || *handle == nullptr || !Runtime::instance().enabled()) return rc;
+  if (rc != NVJITLINK_SUCCESS || handle == nullptr || *handle == nullptr || !jit_host().enabled()) return rc;
   std::vector<std::string> recorded;
   bool capturable = real.not_cacheable.empty() && (num_options == 0 || options != nullptr);
   try {
@@ -91,7 +45,7 @@ nvJitLinkResult nvJitLinkCreate(const RealNvJitLink& real, nvJitLinkHandle* hand
 
 nvJitLinkResult nvJitLinkDestroy(const RealNvJitLink& real, nvJitLinkHandle* handle) {
   if (handle != nullptr && *handle != nullptr) {
-    const platform::ErrnoGuard guard;
+    const platform::ErrorStateKept kept;
     handle_table().erase(*handle);
   }
   return real.nvJitLinkDestroy(handle);
@@ -99,7 +53,7 @@ nvJitLinkResult nvJitLinkDestroy(const RealNvJitLink& real, nvJitLinkHandle* han
 
 nvJitLinkResult nvJitLinkAddData(const RealNvJitLink& real, nvJitLinkHandle handle, nvJitLinkInputType type,
                                  const void* data, size_t size, const char* name) {
-  std::shared_ptr<HandleRecord> record = lifecycle::record_of(handle);
+  std::shared_ptr<HandleRecord> record = lifecycle::record_of(jit_host(), handle);
   if (!record) return real.nvJitLinkAddData(handle, type, data, size, name);
   lifecycle::materialize<D>(real, handle, *record);
   const nvJitLinkResult rc = real.nvJitLinkAddData(handle, type, data, size, name);
@@ -109,12 +63,12 @@ nvJitLinkResult nvJitLinkAddData(const RealNvJitLink& real, nvJitLinkHandle hand
 
 nvJitLinkResult nvJitLinkAddFile(const RealNvJitLink& real, nvJitLinkHandle handle, nvJitLinkInputType type,
                                  const char* file_name) {
-  std::shared_ptr<HandleRecord> record = lifecycle::record_of(handle);
+  std::shared_ptr<HandleRecord> record = lifecycle::record_of(jit_host(), handle);
   if (!record) return real.nvJitLinkAddFile(handle, type, file_name);
   lifecycle::materialize<D>(real, handle, *record);
   std::optional<std::string> before;
   {
-    const platform::ErrnoGuard guard;
+    const platform::ErrorStateKept kept;
     try {
       if (record->capturable && file_name != nullptr) before = lifecycle::read_regular_file(file_name);
     } catch (...) {
@@ -126,7 +80,7 @@ nvJitLinkResult nvJitLinkAddFile(const RealNvJitLink& real, nvJitLinkHandle hand
     lifecycle::record_input(*record, rc, type, nullptr, 0, file_name, true);
     return rc;
   }
-  const platform::ErrnoGuard guard;
+  const platform::ErrorStateKept kept;
   try {
     // The file as nvJitLink read it: the same bytes before and after its read, or not cached.
     std::optional<std::string> after = file_name ? lifecycle::read_regular_file(file_name) : std::nullopt;
@@ -143,7 +97,7 @@ nvJitLinkResult nvJitLinkAddFile(const RealNvJitLink& real, nvJitLinkHandle hand
 }
 
 nvJitLinkResult nvJitLinkComplete(const RealNvJitLink& real, nvJitLinkHandle handle) {
-  return lifecycle::complete<D>(real, handle, [&] { return real.nvJitLinkComplete(handle); });
+  return lifecycle::complete<D>(jit_host(), real, handle, [&] { return real.nvJitLinkComplete(handle); });
 }
 
 #define NVRTC_CACHE_LINK_GETTERS(X)                                     \

@@ -1,5 +1,4 @@
-// The steps of the program lifecycle that the Linux shim (shim/linux/compile_host.cc) and the Windows proxy
-// (shim/windows/compile.cc) share: whether a compile may be cached, the direct-mode lookup
+// The steps of NVRTC's compile lifecycle (shim/lifecycle/compile_lifecycle.h), the same on every OS: whether a compile may be cached, the direct-mode lookup
 // (manifest -> validated dependencies -> entry), reading a compile's outputs back as an entry and
 // storing it with its manifest, and recording a created program (a template over each platform's
 // guard of the caller's error state: errno on Linux, the thread's last-error value on Windows). The
@@ -25,23 +24,13 @@
 #include "direct/manifest.h"
 #include "keying/cache_key.h"
 #include "libraries/nvrtc/real_nvrtc.h"
+#include "shim/lifecycle/jit_host.h"
 #include "shim/lifecycle/manifest_lookup.h"
 #include "libraries/nvrtc/program_table.h"
 #include "store/store.h"
 
 namespace nvrtc_cache::shim {
 
-using SteadyClock = std::chrono::steady_clock;
-
-inline std::int64_t nanos_between(SteadyClock::time_point a, SteadyClock::time_point b) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
-}
-
-// Why a compile must not be cached, and the counter that says so.
-struct NotCacheable {
-  std::string why;  // for the log: "option --create-pch=a.pch has side effects"
-  core::Counter reason;
-};
 // Why a compile of `record` by `real` with these options (then `append_flags`, NVRTC_APPEND_FLAGS'
 // value, which NVRTC appends) must not be cached; nullopt when it may be: the NVRTC is 12.0 or newer
 // (11.x passes through untouched, its own reason), its inputs were captured,

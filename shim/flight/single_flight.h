@@ -4,7 +4,7 @@
 // holder died takes the claim over; a waiter whose wait times out (NVRTC_CACHE_WAIT_TIMEOUT)
 // compiles unclaimed. Only compiles that are cacheable and missed come here. The same code serves
 // the Linux shim (shim/flight/runtime_flight.h: its Runtime, with shared tiers) and the Windows proxy
-// (shim/windows/compile.cc).
+// (shim/windows/windows_host.cc).
 // Across nodes (where the platform has shared tiers: SharedTierFlight): the holder of the node's
 // claim also claims the key on the shared tiers; while it waits for a node-local holder, the shared
 // tiers are consulted now and then, the local store at every poll.
@@ -21,7 +21,7 @@
 #include "core/stats.h"
 #include "keying/cache_key.h"
 #include "shim/flight/claim_file.h"
-#include "shim/lifecycle/compile_lifecycle.h"
+#include "shim/lifecycle/jit_host.h"
 
 namespace nvrtc_cache::shim {
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "core/log.h"
 #include "core/program_label.h"
@@ -12,6 +14,9 @@
 #include "libraries/nvrtc/bundled_headers.h"
 #include "keying/program_name_rule.h"
 #include "libraries/nvrtc/capture.h"
+#include "platform/env.h"
+#include "platform/error_state.h"
+#include "shim/record_writer.h"
 #include "shim/lifecycle/working_directory_markers.h"
 
 namespace nvrtc_cache::shim {
@@ -43,6 +48,62 @@ bool labelled_by_ptx(const ProgramRecord& record) {
 
 using core::log_info;
 
+// NVRTC_APPEND_FLAGS as NVRTC's getenv reads it (the option check's).
+std::optional<std::string> append_flags_variable() {
+  const char* value = std::getenv("NVRTC_APPEND_FLAGS");
+  return value ? std::optional<std::string>(value) : std::nullopt;
+}
+
+// The real compile under the host's watch.
+struct ObservedCompile {
+  nvrtcResult rc = NVRTC_SUCCESS;
+  int error_after = 0;                        // the caller's error state after NVRTC returned
+  std::int64_t nanos = 0;                     // the compile's duration
+  direct::RecordedDependencies dependencies;  // what it depended on; no set: not to be stored
+  bool internal_error = false;                // recording the dependencies failed: not stored, an error
+};
+
+// The variables recorded as dependencies of every result: those NVRTC has read in any compile of this
+// process (`seen`: the host's), and for NVRTC 12.9 on CUDA_CACHE_DISABLE, which turns NVRTC's own cache
+// off (a hit of that cache leaves ptxas's -v lines out of the log: docs/nvrtc-versions.md). NVRTC
+// reads it once per process, where no watch sees it; recorded, set or not, a result stored with
+// NVRTC's cache on is never served to a process that turned it off.
+std::vector<std::string> variables_always_recorded(const keying::LibraryIdentity& library,
+                                                   std::vector<std::string> seen) {
+  if ((library.major == 12 && library.minor >= 9) || library.major > 12) {
+    if (std::find(seen.begin(), seen.end(), "CUDA_CACHE_DISABLE") == seen.end()) seen.emplace_back("CUDA_CACHE_DISABLE");
+  }
+  return seen;
+}
+
+ObservedCompile compile_observed(JitHost& host, const interpose::RealNvrtc& real, nvrtcProgram prog, int n,
+                                 const char* const* options, const ProgramRecord& record) {
+  ObservedCompile out;
+  const std::optional<std::string> append_flags = append_flags_variable();
+  const WatchedCall call = host.run_watched(
+      {core::JitLibrary::nvrtc, reinterpret_cast<const void*>(real.nvrtcCompileProgram), true},
+      [&] { out.rc = real.nvrtcCompileProgram(prog, n, options); },
+      [&](std::vector<direct::Observation> observations, std::int64_t start_realtime_ns,
+          const std::vector<std::string>& always_recorded) {
+        return nvrtc_dependencies(std::move(observations), record, start_realtime_ns,
+                                  variables_always_recorded(record.inputs.library, always_recorded), append_flags);
+      });
+  out.error_after = call.error_after;
+  out.nanos = call.nanos;
+  out.dependencies = call.dependencies;
+  out.internal_error = call.internal_error;
+  return out;
+}
+
+// A compile served or stored with these dependencies, into NVRTC_CACHE_RECORD's file where one is set.
+void compile_recorded(JitHost& host, const interpose::RealNvrtc& real, const ProgramRecord& record,
+                      const direct::DependencySet& dependencies) {
+  const std::string file = host.record_file();
+  if (file.empty()) return;
+  append_compile_record(file, host.library_path(real.link_map, reinterpret_cast<const void*>(real.nvrtcVersion)),
+                        record, dependencies);
+}
+
 // An unknown option is named once (at info: most are options NVRTC itself rejects); a newer NVRTC
 // than this build knows, which stops all caching of it, is said once at the default level.
 void log_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& record, const NotCacheable& why) {
@@ -65,7 +126,7 @@ void log_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& re
   log_info([&] { return "not cached: " + program_label(record, nullptr) + ": " + why.why; });
 }
 
-nvrtcResult compile_uncached(CompileHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
+nvrtcResult compile_uncached(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
                              nvrtcProgram prog, int n, const char* const* options, const NotCacheable& why,
                              int* error_after) {
   host.stats().add(core::Counter::uncacheable);
@@ -73,7 +134,7 @@ nvrtcResult compile_uncached(CompileHost& host, const interpose::RealNvrtc& real
   log_not_cacheable(real, record, why);
   materialize_served(real, record, prog);
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
-  *error_after = host.error_state();
+  *error_after = platform::error_state();
   (void)host.store();  // statistics are kept in the store, shared by every process
   host.flush_stats(false);
   return rc;
@@ -106,7 +167,7 @@ std::string label_after_compile(const ProgramRecord& record, const keying::Cache
   return program_label(record, key, ptx);
 }
 
-void store_and_log(CompileHost& host, store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+void store_and_log(JitHost& host, store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                    const ProgramRecord& record, const keying::CacheKey& key, const keying::CacheKey* named_key,
                    direct::DependencySet dependencies, const ObservedCompile& compile, core::Counter miss_reason) {
   const std::string summary = summary_of(dependencies);
@@ -137,7 +198,7 @@ void store_and_log(CompileHost& host, store::Store& store, const interpose::Real
 }
 
 // After a miss: stores the result if it can be (and the cache is writable), counting the outcome.
-void keep_result(CompileHost& host, store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog,
+void keep_result(JitHost& host, store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                  const ProgramRecord& record, const keying::CacheKey& key, const keying::CacheKey* named_key,
                  ObservedCompile& compile, core::Counter miss_reason) {
   direct::RecordedDependencies& dependencies = compile.dependencies;
@@ -166,11 +227,11 @@ void keep_result(CompileHost& host, store::Store* store, const interpose::RealNv
 }
 
 // Key, look up and serve a hit; on a miss, compile under the host's watch and keep the result.
-nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
+nvrtcResult compile_through_cache(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
                                   nvrtcProgram prog, int n, const char* const* options, int entry_error,
                                   int* error_after) {
   const auto started = Clock::now();
-  record_compile_context(record, n, options, host.compile_context());
+  record_compile_context(record, n, options, compile_context(host));
   const keying::CacheKey key = keying::compute_key(record.inputs);
   // When `key` leaves the program's directory out, results that depend on it live under the key with
   // it: computed only once the first lookup misses (a hit under `key` never needs it).
@@ -206,7 +267,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
         return "hit " + program_label(record, &key, by_ptx ? std::string_view(record.served->ptx.bytes) : "");
       });
       host.flush_stats(false);
-      if (found.dependencies) host.compile_recorded(real, record, *found.dependencies);
+      if (found.dependencies) compile_recorded(host, real, record, *found.dependencies);
       *error_after = entry_error;
       return rc;
     }
@@ -224,7 +285,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
   }
 
   record.served.reset();
-  ObservedCompile compile = host.compile_observed(real, prog, n, options, record);
+  ObservedCompile compile = compile_observed(host, real, prog, n, options, record);
   *error_after = compile.error_after;
   try {  // the real compile stands: from here on only the caching can fail
     // Said once NVRTC returned: by then its PTX names a program that has no better name, as `ls` will.
@@ -234,7 +295,7 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
     });
     if (compile.internal_error) throw std::runtime_error("recording the dependencies failed");
     if (compile.dependencies.set && result_is_cacheable(compile.rc)) {
-      host.compile_recorded(real, record, *compile.dependencies.set);
+      compile_recorded(host, real, record, *compile.dependencies.set);
     }
     keep_result(host, store, real, prog, record, key, with_program_directory(), compile, miss);
   } catch (...) {
@@ -245,6 +306,12 @@ nvrtcResult compile_through_cache(CompileHost& host, const interpose::RealNvrtc&
 }
 
 }  // namespace
+
+CompileContext compile_context(JitHost& host) {
+  platform::Env* env = platform::Env::system();
+  return {env->current_directory().value_or("(unknown)"), host.shell_directory(),
+          env->environment_variable("NVRTC_APPEND_FLAGS")};
+}
 
 void record_compile_context(ProgramRecord& record, int n, const char* const* options, const CompileContext& context) {
   record.inputs.options.assign(options, options + n);
@@ -259,16 +326,16 @@ void record_compile_context(ProgramRecord& record, int n, const char* const* opt
       !keying::program_directory_can_be_left_out(record.inputs.name, record.inputs.working_directory_use);
 }
 
-nvrtcResult compile_program(CompileHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
+nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
                             nvrtcProgram prog, int num_options, const char* const* options, int* error_after) noexcept {
-  const int entry_error = host.error_state();
+  const int entry_error = platform::error_state();
   *error_after = entry_error;
   try {
-    const std::optional<std::string> append_flags = host.append_flags();
+    const std::optional<std::string> append_flags = append_flags_variable();
     std::optional<NotCacheable> why_not =
         reason_not_cacheable(real, record, num_options, options,
                              append_flags ? std::optional<std::string_view>(*append_flags) : std::nullopt);
-    if (!why_not) why_not = host.platform_reason_not_cacheable();
+    if (!why_not) why_not = host.reason_not_cacheable();
     if (!why_not) {
       // --use-bundled-headers=DIR: its install is made here, hit or miss (libraries/nvrtc/bundled_headers.h).
       const std::vector<std::string> bundled =
@@ -288,7 +355,7 @@ nvrtcResult compile_program(CompileHost& host, const interpose::RealNvrtc& real,
     core::log_once(core::LogLevel::kError, "compile-exception", "internal error; compiling without the cache");
     record.served.reset();
     const nvrtcResult rc = real.nvrtcCompileProgram(prog, num_options, options);
-    *error_after = host.error_state();
+    *error_after = platform::error_state();
     return rc;
   }
 }

@@ -1,12 +1,7 @@
 #include "shim/lifecycle/handle_lifecycle.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include "core/program_label.h"
 #include "platform/env.h"
-#include "shim/interpose/loaded_object.h"
 #include "shim/record_writer.h"
 
 namespace nvrtc_cache::shim::handle_lifecycle {
@@ -36,8 +31,8 @@ bool labelled_by_ptx(const HandleRecord& record) {
   return core::handle_label_needs_ptx(input_names_of(record), record.library == core::JitLibrary::nvvm);
 }
 
-std::shared_ptr<HandleRecord> record_of(const void* handle) {
-  return Runtime::instance().enabled() ? handle_table().find(handle) : nullptr;
+std::shared_ptr<HandleRecord> record_of(JitHost& host, const void* handle) {
+  return host.enabled() ? handle_table().find(handle) : nullptr;
 }
 
 std::optional<NotCacheable> reason_not_captured(core::JitLibrary library, const keying::LibraryIdentity& identity,
@@ -64,35 +59,18 @@ void count_uncacheable(core::StatsDeltas& stats, core::JitLibrary library, const
 }
 
 std::optional<std::string> read_regular_file(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::optional<std::string> content;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) <= kMaxCapturedBytes) {
-    std::string bytes;
-    char buffer[1 << 16];
-    for (;;) {
-      const ssize_t n = ::read(fd, buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 || bytes.size() + static_cast<std::size_t>(n) > kMaxCapturedBytes) break;
-      if (n == 0) {
-        content = std::move(bytes);
-        break;
-      }
-      bytes.append(buffer, static_cast<std::size_t>(n));
-    }
-  }
-  ::close(fd);
+  std::string content;
+  if (platform::Env::system()->read_file(path, kMaxCapturedBytes, &content) != 0) return std::nullopt;
   return content;
 }
 
-void record_call(Runtime& runtime, core::JitLibrary library, const void* link_map, const void* code,
+void record_call(JitHost& host, core::JitLibrary library, const void* link_map, const void* code,
                  const HandleRecord& record) {
-  const std::string& file = runtime.config().record_file;
-  if (file.empty()) return;
-  const platform::ErrnoGuard guard;
+  const platform::ErrorStateKept kept;
   try {
-    append_handle_record(file, library, interpose::library_path_of(link_map, code), record.inputs,
+    const std::string file = host.record_file();
+    if (file.empty()) return;
+    append_handle_record(file, library, host.library_path(link_map, code), record.inputs,
                          platform::Env::system()->current_directory().value_or(""));
   } catch (...) {
     core::log_once(core::LogLevel::kWarn, "record-exception",
@@ -103,7 +81,7 @@ void record_call(Runtime& runtime, core::JitLibrary library, const void* link_ma
 void record_created(const void* handle, core::JitLibrary library, const keying::LibraryIdentity& identity,
                     const std::vector<std::string>& options, bool capturable, const std::string& why_not,
                     core::Counter why_not_reason) {
-  const platform::ErrnoGuard guard;
+  const platform::ErrorStateKept kept;
   try {
     auto record = std::make_shared<HandleRecord>();
     record->library = library;
@@ -118,7 +96,7 @@ void record_created(const void* handle, core::JitLibrary library, const keying::
 
 void record_input(HandleRecord& record, int rc, std::int32_t type, const void* data, std::size_t size, const char* name,
                   bool from_file) {
-  const platform::ErrnoGuard guard;
+  const platform::ErrorStateKept kept;
   try {
     if (rc != 0) {
       not_capturable(record, "adding an input returned " + std::to_string(rc));

@@ -21,7 +21,7 @@
 //   static std::optional<std::vector<core::RecordedOutput>> read_outputs(const Real&, Handle);
 //   static Result run_recorded(const Real&, Handle, const HandleRecord&);   the completing call again
 // Contract: thread-safe for distinct handles; never throws (fail open: an internal error before the
-// real call runs it uncached, after it the real result stands); preserves errno except where the
+// real call runs it uncached, after it the real result stands); preserves the error state except where the
 // library set it; logs through core/log.
 #pragma once
 
@@ -32,6 +32,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,18 +45,13 @@
 #include "direct/manifest.h"
 #include "keying/handle_inputs.h"
 #include "keying/option_refusal.h"
-#include "platform/env.h"
-#include "platform/errno_guard.h"
-#include "shim/call_report.h"
 #include "libraries/nvrtc/compile_steps.h"
+#include "platform/env.h"
+#include "platform/error_state.h"
 #include "shim/lifecycle/handle_table.h"
+#include "shim/lifecycle/jit_host.h"
 #include "shim/lifecycle/manifest_lookup.h"
 #include "shim/lifecycle/working_directory_markers.h"
-#include "shim/runtime.h"
-#include "shim/flight/runtime_flight.h"
-#include "shim/watch/file_watch.h"
-#include "shim/watch/observations.h"
-#include "util/clock.h"
 
 namespace nvrtc_cache::shim {
 
@@ -74,7 +70,7 @@ std::string label(const HandleRecord& record, const keying::CacheKey* key, std::
 bool labelled_by_ptx(const HandleRecord& record);
 using core::log_info;
 // The record of `handle`, or nullptr (not recorded, or the cache is disabled).
-std::shared_ptr<HandleRecord> record_of(const void* handle);
+std::shared_ptr<HandleRecord> record_of(JitHost& host, const void* handle);
 // Why `record` of a library with these `unknown_functions` may not be cached: not captured, or the
 // library exports functions this build does not know (said once per library at warn); nullopt when
 // neither. `what` names its calls in the log ("link"). The reason is NVRTC's row (core::reason_of).
@@ -86,7 +82,7 @@ void count_uncacheable(core::StatsDeltas& stats, core::JitLibrary library, const
                        const std::string& label);
 // Appends the call of `record` to NVRTC_CACHE_RECORD's file (shim/record_writer.h), when one is set:
 // its library (`link_map`, `code` an address inside it), its inputs as keyed and the working directory.
-void record_call(Runtime& runtime, core::JitLibrary library, const void* link_map, const void* code,
+void record_call(JitHost& host, core::JitLibrary library, const void* link_map, const void* code,
                  const HandleRecord& record);
 // The content of the regular file at `path` (at most kMaxCapturedBytes), or nullopt.
 std::optional<std::string> read_regular_file(const char* path);
@@ -148,7 +144,7 @@ template <typename D>
 void materialize(const typename D::Real& real, typename D::Handle handle, HandleRecord& record) {
   if (!record.served) return;
   record.served.reset();
-  const platform::ErrnoGuard guard;
+  const platform::ErrorStateKept kept;
   (void)D::run_recorded(real, handle, record);
 }
 
@@ -166,12 +162,12 @@ LookupOf<core::HandleEntry> look_up(store::Store& store, const keying::CacheKey&
 
 // After a miss: what the call depended on, and the entry to store; counts and logs the outcome.
 template <typename D>
-void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, typename D::Handle handle,
-          const HandleRecord& record, const keying::CacheKey& key, typename D::Result rc, std::int64_t nanos,
-          const watch::CompileWatch& watch, std::int64_t start_realtime_ns, core::Counter miss_reason,
-          const std::optional<InputsInAnyDirectory>& any_directory) {
+void keep(JitHost& host, store::Store* store, const typename D::Real& real, typename D::Handle handle,
+          const HandleRecord& record, const keying::CacheKey& key, typename D::Result rc, WatchedCall& call,
+          core::Counter miss_reason, const std::optional<InputsInAnyDirectory>& any_directory) {
   constexpr core::LibraryCounters kCounters = core::counters_of(D::kLibrary);
-  core::StatsDeltas& stats = runtime.stats();
+  core::StatsDeltas& stats = host.stats();
+  direct::RecordedDependencies& dependencies = call.dependencies;
   const auto uncacheable = [&](std::string why, core::Counter reason) {
     count_uncacheable(stats, D::kLibrary, NotCacheable{std::move(why), reason}, label(record, &key));
   };
@@ -179,16 +175,12 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
     return uncacheable(std::string(core::library_name(D::kLibrary)) + " returned " + std::to_string(rc),
                        core::Counter::uncacheable_library_error);
   }
-  if (watch.tainted()) return uncacheable(watch.why_tainted(), uncacheable_counter(watch.taint_reason()));
-  direct::RecordedDependencies dependencies = direct::record_dependencies(
-      watch::observations_of(watch), platform::Env::system()->current_directory().value_or(""), start_realtime_ns,
-      direct::TimeMacros{}, {}, keying::WorkingDirectoryUse::kNone);
   if (!dependencies.set) return uncacheable(dependencies.why_not, uncacheable_counter(dependencies.reason));
   std::optional<std::vector<core::RecordedOutput>> outputs = D::read_outputs(real, handle);
   core::HandleEntry entry;
   entry.library = D::kLibrary;
   entry.rc = static_cast<std::int32_t>(rc);
-  entry.nanos = static_cast<std::uint64_t>(nanos);
+  entry.nanos = static_cast<std::uint64_t>(call.nanos);
   entry.description.options = record.inputs.options;
   for (const auto& input : record.inputs.inputs) {
     entry.description.input_names.push_back(input.name.value_or(""));
@@ -206,12 +198,12 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
   }
   stats.add(kCounters.misses);
   stats.add(core::reason_of(D::kLibrary, miss_reason));
-  stats.add(kCounters.ns, nanos);
-  if (runtime.store_read_only()) return;
+  stats.add(kCounters.ns, call.nanos);
+  if (host.store_read_only()) return;
   const keying::CacheKey result = direct::result_key(key, *dependencies.set);
   store::Status status =
       store->put(direct::handle_result_store_key(result),
-                 core::compress_entry(core::encode_handle_entry(entry), runtime.config().compression_level));
+                 core::compress_entry(core::encode_handle_entry(entry), host.compression_level()));
   if (status) {
     status =
         add_to_manifest(*store, key, result, std::move(*dependencies.set), nullptr, &direct::handle_result_store_key);
@@ -231,16 +223,16 @@ void keep(Runtime& runtime, store::Store* store, const typename D::Real& real, t
 }
 
 template <typename D, typename RunReal>
-typename D::Result through_cache(Runtime& runtime, const typename D::Real& real, HandleRecord& record,
+typename D::Result through_cache(JitHost& host, const typename D::Real& real, HandleRecord& record,
                                  typename D::Handle handle, RunReal&& run_real, int* error_after) {
   constexpr core::LibraryCounters kCounters = core::counters_of(D::kLibrary);
-  core::StatsDeltas& stats = runtime.stats();
+  core::StatsDeltas& stats = host.stats();
   const auto started = Clock::now();
   const keying::CacheKey key = keying::compute_handle_key(record.inputs, D::kSchema);
   const std::int64_t keying_ns = nanos_since(started);
-  store::Store* store = runtime.store();
+  store::Store* store = host.store();
   LookupOf<core::HandleEntry> found;
-  std::optional<ClaimAttempt> claim;  // held while this call runs and stores: others wait for it
+  Flight flight;  // a held claim makes other calls with these inputs wait for its result; released at return
   if (store) {
     std::int64_t lookup_ns = 0;  // of the look-up that found what is served (after a wait: the last)
     const auto timed_look_up = [&] {
@@ -249,7 +241,7 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
       lookup_ns = nanos_since(lookup_start);
       return found.entry.has_value();
     };
-    if (!timed_look_up() && !runtime.store_read_only()) claim.emplace(claim_or_wait(key, timed_look_up));
+    if (!timed_look_up() && !host.store_read_only()) flight = host.claim_or_wait(key, timed_look_up);
     if (found.entry) {
       const auto rc = static_cast<typename D::Result>(found.entry->rc);
       stats.add(kCounters.hits);
@@ -263,8 +255,8 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
         const bool by_ptx = labelled_by_ptx(record) && !record.served->outputs.empty();
         return "hit " + label(record, &key, by_ptx ? std::string_view(record.served->outputs.front().bytes) : "");
       });
-      record_call(runtime, D::kLibrary, real.link_map, D::code(real), record);
-      runtime.flush_stats(false);
+      record_call(host, D::kLibrary, real.link_map, D::code(real), record);
+      host.flush_stats(false);
       return rc;
     }
   }
@@ -281,32 +273,36 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
           any_directory->directory + "); compile them in one directory to share the result (docs/limits.md)";
     }
   }
-  watch::CompileWatch watch(D::code(real));
-  const std::int64_t start_realtime_ns = util::realtime_ns();
-  const auto start = Clock::now();
-  const typename D::Result rc = run_real();
-  const std::int64_t nanos = nanos_since(start);
-  watch.stop();
-  *error_after = errno;
+  typename D::Result rc{};
+  WatchedCall call = host.run_watched(
+      {D::kLibrary, D::code(real), false}, [&] { rc = run_real(); },
+      [](std::vector<direct::Observation> observations, std::int64_t start_realtime_ns,
+         const std::vector<std::string>&) {
+        return direct::record_dependencies(observations, platform::Env::system()->current_directory().value_or(""),
+                                           start_realtime_ns, direct::TimeMacros{}, {},
+                                           keying::WorkingDirectoryUse::kNone);
+      });
+  *error_after = call.error_after;
   try {  // the real call stands: from here on only the caching can fail
     // Said once the library returned: by then a libNVVM module without a name is named by its kernel.
     log_info([&] {
       std::string ptx;
       if (labelled_by_ptx(record)) {
-        const platform::ErrnoGuard guard;
+        const platform::ErrorStateKept kept;
         if (auto outputs = D::read_outputs(real, handle); outputs && !outputs->empty()) ptx = outputs->front().bytes;
       }
       return "miss " + label(record, &key, ptx) + ": " + (store ? found.miss_reason : "the cache is unavailable") +
-             " (" + core::library_name(D::kLibrary) + " took " + std::to_string(nanos / 1000000) + " ms)";
+             " (" + core::library_name(D::kLibrary) + " took " + std::to_string(call.nanos / 1000000) + " ms)";
     });
-    keep<D>(runtime, store, real, handle, record, key, rc, nanos, watch, start_realtime_ns, found.miss, any_directory);
+    if (call.internal_error) throw std::runtime_error("recording the dependencies failed");
+    keep<D>(host, store, real, handle, record, key, rc, call, found.miss, any_directory);
   } catch (...) {
     stats.add(core::Counter::errors);
     core::log_once(core::LogLevel::kError, "handle-store-exception",
                    "internal error while storing a result; not cached");
   }
-  record_call(runtime, D::kLibrary, real.link_map, D::code(real), record);
-  runtime.flush_stats(true);
+  record_call(host, D::kLibrary, real.link_map, D::code(real), record);
+  host.flush_stats(true);
   return rc;
 }
 
@@ -314,18 +310,18 @@ typename D::Result through_cache(Runtime& runtime, const typename D::Real& real,
 // cache, or (not recorded, not cacheable, a second call) passed to the library. `run_real()` makes
 // the real call.
 template <typename D, typename RunReal>
-typename D::Result complete(const typename D::Real& real, typename D::Handle handle, RunReal&& run_real) {
-  note_reached_call(core::library_name(D::kLibrary), real.link_map, nullptr, real.identity);
-  std::shared_ptr<HandleRecord> record = record_of(handle);
+typename D::Result complete(JitHost& host, const typename D::Real& real, typename D::Handle handle,
+                            RunReal&& run_real) {
+  host.note_call(D::kLibrary, real.link_map, nullptr, real.identity);
+  std::shared_ptr<HandleRecord> record = record_of(host, handle);
   if (!record) return run_real();
   if (record->completed) {  // a second call (nvJitLink answers it with an error): the library's answer
     materialize<D>(real, handle, *record);
     return run_real();
   }
   record->completed = true;
-  Runtime& runtime = Runtime::instance();
-  platform::ErrnoGuard guard;
-  int error_after = errno;
+  platform::ErrorStateKept guard;
+  int error_after = platform::error_state();
   try {
     std::optional<NotCacheable> why =
         reason_not_captured(D::kLibrary, real.identity, real.unknown_functions, *record, D::kWhat);
@@ -336,22 +332,22 @@ typename D::Result complete(const typename D::Real& real, typename D::Handle han
       }
     }
     if (why) {
-      count_uncacheable(runtime.stats(), D::kLibrary, *why, label(*record, nullptr));
+      count_uncacheable(host.stats(), D::kLibrary, *why, label(*record, nullptr));
       const typename D::Result rc = run_real();
-      guard.set(errno);
-      runtime.flush_stats(false);
+      guard.set(platform::error_state());
+      host.flush_stats(false);
       return rc;
     }
-    const typename D::Result rc = through_cache<D>(runtime, real, *record, handle, run_real, &error_after);
+    const typename D::Result rc = through_cache<D>(host, real, *record, handle, run_real, &error_after);
     guard.set(error_after);
     return rc;
   } catch (...) {
     // Fail open: reached only before the real call ran (through_cache catches what follows it).
-    runtime.stats().add(core::Counter::errors);
+    host.stats().add(core::Counter::errors);
     core::log_once(core::LogLevel::kError, "handle-exception", "internal error; running without the cache");
     record->served.reset();
     const typename D::Result rc = run_real();
-    guard.set(errno);
+    guard.set(platform::error_state());
     return rc;
   }
 }

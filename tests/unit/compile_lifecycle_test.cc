@@ -22,6 +22,7 @@
 #include "libraries/nvrtc/bundled_headers.h"
 #include "shim/lifecycle/compile_lifecycle.h"
 #include "store/memory_store.h"
+#include "tests/support/scripted_store.h"
 #include "util/clock.h"
 
 namespace nvrtc_cache::shim {
@@ -124,54 +125,24 @@ interpose::RealNvrtc fake_nvrtc() {
   return real;
 }
 
-// ---- A store whose writes can be made to fail ----
-
-class FlakyStore final : public store::Store {
- public:
-  std::optional<std::string> get(std::string_view key) override { return memory.get(key); }
-  store::Status put(std::string_view key, std::string_view value) override {
-    ++puts;
-    if (fail_puts) return store::Status::full("the disk is full");
-    return memory.put(key, value);
-  }
-  store::Status erase(std::string_view key) override { return memory.erase(key); }
-  std::uint64_t entry_count() override { return memory.entry_count(); }
-  std::uint64_t size_bytes() override { return memory.size_bytes(); }
-  store::Status clear() override { return memory.clear(); }
-  void close() override {}
-  store::Status add_counters(const store::Counters& deltas) override { return memory.add_counters(deltas); }
-  store::Counters counters() override { return memory.counters(); }
-
-  store::MemoryStore memory{1 << 20};
-  bool fail_puts = false;
-  int puts = 0;
-};
-
 // ---- The host: one header file read per compile ----
 
-class HeldFlag final : public HeldClaim {
- public:
-  explicit HeldFlag(bool* held) : held_(held) { *held_ = true; }
-  ~HeldFlag() override { *held_ = false; }
+using testing::FlakyStore;
+using testing::HeldFlag;
 
- private:
-  bool* held_;
-};
-
-class TestHost final : public CompileHost {
+class TestHost final : public JitHost {
  public:
   TestHost(std::string header, FlakyStore* store) : store_(*store), header_(std::move(header)) {}
 
+  bool enabled() override { return true; }
   store::Store* store() override { return store_available ? &store_ : nullptr; }
   bool store_read_only() override { return read_only; }
   core::StatsDeltas& stats() override { return stats_; }
-  std::optional<std::string> append_flags() override { return std::nullopt; }
-  CompileContext compile_context() override {
+  std::optional<std::string> shell_directory() override {
     if (throw_in_context) throw std::bad_alloc();
-    return {std::filesystem::temp_directory_path().string(), std::nullopt, std::nullopt};
+    return std::nullopt;
   }
-  std::optional<NotCacheable> platform_reason_not_cacheable() override { return platform_reason; }
-  int error_state() override { return errno; }
+  std::optional<NotCacheable> reason_not_cacheable() override { return platform_reason; }
   Flight claim_or_wait(const keying::CacheKey&, const std::function<bool()>& result_ready) override {
     ++claims;
     Flight flight;
@@ -183,12 +154,14 @@ class TestHost final : public CompileHost {
     flight.held = std::make_unique<HeldFlag>(&claim_held);
     return flight;
   }
-  ObservedCompile compile_observed(const interpose::RealNvrtc& real, nvrtcProgram prog, int n,
-                                   const char* const* options, const ProgramRecord& record) override {
+  WatchedCall run_watched(const WatchedLibrary& library, const std::function<void()>& call,
+                          const DependencyRule& rule) override {
     EXPECT_TRUE(claim_held || claims == 0 || read_only) << "compiled without holding the claim it took";
-    ObservedCompile out;
+    EXPECT_EQ(library.library, core::JitLibrary::nvrtc);
+    EXPECT_TRUE(library.reads_files_always);
+    WatchedCall out;
     const std::int64_t start = util::realtime_ns();  // the header predates the compile
-    out.rc = real.nvrtcCompileProgram(prog, n, options);
+    call();
     out.error_after = errno;
     if (unobservable) {
       out.dependencies.why_not = "NVRTC's file accesses are not observable in this process";
@@ -196,13 +169,14 @@ class TestHost final : public CompileHost {
       return out;
     }
     const direct::Observation read{direct::ObservationKind::kOpen, true, false, header_, {}};
-    out.dependencies =
-        direct::record_dependencies({&read, 1}, record.inputs.working_directory, start, time_macros_in(record.inputs));
+    out.dependencies = rule({read}, start, {});
     out.internal_error = internal_error_after_compile;
     return out;
   }
-  void compile_recorded(const interpose::RealNvrtc&, const ProgramRecord&, const direct::DependencySet&) override {
+  // Asked for once per compile to be recorded (served or stored); no file, so nothing is written.
+  std::string record_file() override {
     ++recorded;
+    return {};
   }
   void flush_stats(bool stored) override { flushes_after_store += stored ? 1 : 0; }
 
@@ -336,7 +310,7 @@ TEST_F(CompileLifecycle, ACorruptEntryOrManifestIsDroppedCountedAndRecompiled) {
     r.inputs.name = "kernel.cu";
     r.inputs.source = "kernel A";
     const char* options[] = {"-arch=sm_90"};
-    record_compile_context(r, 1, options, host_->compile_context());
+    record_compile_context(r, 1, options, compile_context(*host_));
     return keying::compute_key(r.inputs);
   }();
   const std::string manifest_key = direct::manifest_store_key(key);

@@ -1,0 +1,172 @@
+// The Windows proxy's JitHost (shim/lifecycle/jit_host.h) and NVRTC's create and compile hooks over
+// it: the WindowsRuntime's store and statistics (shim/windows/runtime.h), the import watch
+// (shim/windows/compile_watch.h), single-flight between the processes of a node (the Linux shim's
+// shim/flight/single_flight.h, claim files locked with LockFileEx), records (NVRTC_CACHE_RECORD) and
+// the thread's last-error value; the getters are libraries/nvrtc/getters.cc's. Differences from
+// Linux: counters are added to the store's mapped counters file (store/counter_file.h) after every
+// compile, which takes no transaction (a process's exit on Windows runs no safe place for it). The
+// import watch is installed by the first real compile through the cache (run_watched), so a hit
+// never patches NVRTC.
+//
+// The environment block: the Windows NVRTC's C runtime calls GetEnvironmentStringsW in every compile
+// (to refresh its copy of the environment, which its getenv then reads by name, unseen). Tainting it
+// would make every compile uncacheable; instead the variables that NVRTC's getenv can ask for (the
+// names its DLL contains, shim/windows/crt_environment.def) are each recorded, present or absent, as a
+// dependency of every compile that read the block, and validated on a hit like any variable read by name.
+#include <windows.h>
+
+#include <functional>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "libraries/nvrtc/hooks.h"
+#include "libraries/nvrtc/program_table.h"
+#include "platform/env.h"
+#include "platform/windows/last_error.h"
+#include "platform/windows/wide.h"
+#include "shim/flight/single_flight.h"
+#include "shim/lifecycle/compile_lifecycle.h"
+#include "shim/lifecycle/jit_host.h"
+#include "shim/windows/compile_watch.h"
+#include "shim/windows/real_dll.h"
+#include "shim/windows/runtime.h"
+
+namespace nvrtc_cache::shim {
+namespace {
+
+using windows::WindowsRuntime;
+
+// The environment variables nvrtc64_130_0.dll's getenv may read.
+constexpr const char* kCrtVariables[] = {
+#define NVRTC_CACHE_CRT_VARIABLE(name) #name,
+#include "shim/windows/crt_environment.def"
+#undef NVRTC_CACHE_CRT_VARIABLE
+};
+
+// Keeps the thread's last-error value across the proxy's own work.
+using LastErrorGuard = platform::windows::LastErrorKept;
+
+// The Windows proxy's host: the WindowsRuntime's store and statistics, the import watch,
+// single-flight claims, records, the thread's last-error value; statistics are merged by the hook
+// after every compile.
+class WindowsHost final : public JitHost {
+ public:
+  bool enabled() override { return runtime_.enabled(); }
+  store::Store* store() override { return runtime_.store(); }
+  bool store_read_only() override { return false; }
+  core::StatsDeltas& stats() override { return runtime_.stats(); }
+  int compression_level() override { return runtime_.compression_level(); }
+
+  Flight claim_or_wait(const keying::CacheKey& key, const std::function<bool()>& result_ready) override {
+    FlightSettings settings;
+    settings.cache_directory = runtime_.cache_directory();
+    settings.shared = runtime_.config().shared;
+    settings.wait_timeout = runtime_.config().wait_timeout;
+    settings.stats = &runtime_.stats();
+    return as_flight(shim::claim_or_wait(settings, key, result_ready));
+  }
+
+  WatchedCall run_watched(const WatchedLibrary& library, const std::function<void()>& call,
+                          const DependencyRule& rule) override {
+    (void)library;
+    WatchedCall out;
+    // The import watch is installed here, before the first real call, and never on a hit (whose
+    // dependencies are validated by the proxy's own reads): a hit does no patching.
+    const bool watched = runtime_.watch_installed();
+    const std::int64_t start_realtime_ns = platform::Env::system()->now_realtime_ns();
+    windows::CompileWatch watch;
+    const auto start = SteadyClock::now();
+    call();
+    const auto end = SteadyClock::now();
+    out.error_after = static_cast<int>(GetLastError());
+    watch.stop();
+    out.nanos = nanos_between(start, end);
+    if (!watched) {
+      out.dependencies.why_not = "NVRTC's file accesses are not observable here (capture)";
+      out.dependencies.reason = direct::NotRecorded::kUnobservable;
+    } else {
+      try {
+        out.dependencies = dependencies_of(watch, start_realtime_ns, rule);
+      } catch (...) {
+        out.internal_error = true;  // the result stands, uncached
+      }
+    }
+    SetLastError(static_cast<DWORD>(out.error_after));
+    return out;
+  }
+
+  std::string record_file() override { return runtime_.config().record_file; }
+  std::string library_path(const void* link_map, const void* code) override {
+    (void)link_map, (void)code;
+    return windows::real_nvrtc_path();
+  }
+
+ private:
+  // What the call depended on; no set when it must not be stored.
+  static direct::RecordedDependencies dependencies_of(const windows::CompileWatch& watch,
+                                                      std::int64_t start_realtime_ns, const DependencyRule& rule) {
+    direct::RecordedDependencies dependencies;
+    if (watch.tainted()) {
+      dependencies.why_not = watch.why_tainted();
+      dependencies.reason = watch.taint_reason();
+      return dependencies;
+    }
+    // No event is no reason to refuse (unlike Linux, where it means the interposers were bypassed):
+    // the watch is known to be installed (WindowsRuntime::watch_installed, checked before the call),
+    // and NVRTC rejects a bad option before it reads anything.
+    std::vector<direct::Observation> observations = watch.observations();
+    std::vector<std::string> values;  // owns the variables' values the observations view
+    if (watch.environment_block_read()) {
+      values.reserve(std::size(kCrtVariables));
+      for (const char* name : kCrtVariables) {
+        const auto value = platform::windows::environment_variable(platform::windows::to_wide(name));
+        values.push_back(value.value_or(""));
+        observations.push_back({direct::ObservationKind::kGetenv, value.has_value(), false, name, values.back()});
+      }
+    }
+    return rule(std::move(observations), start_realtime_ns, {});
+  }
+
+  WindowsRuntime& runtime_ = WindowsRuntime::instance();
+};
+
+}  // namespace
+
+JitHost& jit_host() {
+  static auto* host = new WindowsHost();  // leaked: usable from late threads
+  return *host;
+}
+
+namespace hooks {
+
+nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog, const char* src, const char* name,
+                               int num_headers, const char* const* headers, const char* const* include_names) {
+  const nvrtcResult rc = real.nvrtcCreateProgram(prog, src, name, num_headers, headers, include_names);
+  WindowsRuntime& runtime = WindowsRuntime::instance();
+  return record_created_program<LastErrorGuard>(
+      rc, prog, runtime.enabled(), [&] { return runtime.identity(real); }, src, name, num_headers, headers,
+      include_names);
+}
+
+nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
+                                const char* const* options) {
+  WindowsRuntime& runtime = WindowsRuntime::instance();
+  std::shared_ptr<ProgramRecord> record = runtime.enabled() ? program_table().find(prog) : nullptr;
+  if (!record) return real.nvrtcCompileProgram(prog, num_options, options);
+  LastErrorGuard last_error;
+  int error_after = 0;
+  const nvrtcResult rc = compile_program(jit_host(), real, *record, prog, num_options, options, &error_after);
+  last_error.set(static_cast<DWORD>(error_after));
+  try {
+    runtime.flush_shared_writes();  // before the counters, which then include the shared writes
+    runtime.flush_stats();
+  } catch (...) {
+  }
+  return rc;
+}
+
+}  // namespace hooks
+}  // namespace nvrtc_cache::shim
