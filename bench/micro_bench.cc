@@ -101,8 +101,9 @@ class BenchCountersFile {
   std::unique_ptr<store::CounterFile> file_;
 };
 
-// What a hit adds to the statistics: the six counters serve_hit() counts, into the mapped counters
-// file (shared by every process, kept whatever the exit) and, for comparison, into the process's
+// What a hit adds to the statistics: the six counters an NVRTC hit counts (count_hit in
+// shim/lifecycle/through_cache.h, and the replay time), into the mapped counters file (shared by every
+// process, kept whatever the exit) and, for comparison, into the process's
 // own deltas (what the statistics cost before the file).
 void BM_HitCountersInTheFile(benchmark::State& state) {
   const BenchCountersFile file("micro-bench-counters");

@@ -199,24 +199,6 @@ store::Status add_to_manifest(store::Store& store, const keying::CacheKey& direc
   return store.put(manifest_key, direct::encode_manifest(manifest));
 }
 
-nvrtcResult serve_hit(ProgramRecord& record, core::CompileEntry entry, SteadyClock::time_point started,
-                      SteadyClock::time_point keyed, SteadyClock::time_point looked_up, std::int64_t validate_ns,
-                      std::int64_t wait_ns, core::StatsDeltas& stats) {
-  const nvrtcResult rc = static_cast<nvrtcResult>(entry.compile_rc);
-  const std::int64_t saved = static_cast<std::int64_t>(entry.compile_nanos);
-  record.served = std::make_shared<const core::CompileEntry>(std::move(entry));
-  const auto replayed = SteadyClock::now();
-  stats.add(core::Counter::hits);
-  stats.add(core::Counter::hit_keying_ns, nanos_between(started, keyed));
-  // A wait for another compile's result is counted in wait_ns (the last validation falls inside it).
-  stats.add(core::Counter::hit_lookup_ns,
-            std::max<std::int64_t>(0, nanos_between(keyed, looked_up) - validate_ns - wait_ns));
-  stats.add(core::Counter::hit_validate_ns, validate_ns);
-  stats.add(core::Counter::hit_replay_ns, nanos_between(looked_up, replayed));
-  stats.add(core::Counter::saved_ns, std::max<std::int64_t>(0, saved - nanos_between(started, replayed)));
-  return rc;
-}
-
 void note_store_damage(const store::Store& store, core::StatsDeltas& stats, std::atomic<std::uint64_t>& reported) {
   const std::uint64_t dropped = store.corrupt_entries_dropped();
   const std::uint64_t counted = reported.exchange(dropped);

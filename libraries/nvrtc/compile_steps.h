@@ -1,12 +1,14 @@
-// The steps of NVRTC's compile lifecycle (shim/lifecycle/compile_lifecycle.h), the same on every OS: whether a compile may be cached, the direct-mode lookup
-// (manifest -> validated dependencies -> entry), reading a compile's outputs back as an entry and
-// storing it with its manifest, and recording a created program (a template over each platform's
-// guard of the caller's error state: errno on Linux, the thread's last-error value on Windows). The
-// hooks nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (libraries/nvrtc/hooks.h) are
+// The steps of NVRTC's compile lifecycle (shim/lifecycle/compile_lifecycle.h), the same on every OS:
+// whether a compile may be cached, the direct-mode lookup (manifest -> validated dependencies ->
+// entry), reading a compile's outputs back as an entry and storing it with its manifest, what a
+// compile depended on, and recording a created program (a template over each platform's guard of
+// the caller's error state: errno on Linux, the thread's last-error value on Windows). The hooks
+// nvrtcDestroyProgram, nvrtcAddNameExpression and nvrtcSetFlowCallback (libraries/nvrtc/hooks.h) are
 // defined once, in compile_steps.cc, for both.
 // Contract: no OS calls of their own beyond the store and NVRTC; counters go to the StatsDeltas
-// given; no logging (the callers log), but note_store_damage; may throw std::bad_alloc (the callers fail open), except
-// the recording hooks, which never throw: a program that cannot be recorded passes through.
+// given; no logging (the callers log), but note_store_damage; may throw std::bad_alloc (the callers
+// fail open), except the recording hooks, which never throw: a program that cannot be recorded
+// passes through.
 #pragma once
 
 #include <atomic>
@@ -76,13 +78,6 @@ using Lookup = LookupOf<core::CompileEntry>;
 // decode is counted as corrupt and erased (`on_corrupt_entry`, if given, is called for an entry).
 Lookup look_up(store::Store& store, const keying::CacheKey& direct_key, const interpose::RealNvrtc& real,
                core::StatsDeltas& stats, void (*on_corrupt_entry)() = nullptr);
-
-// Serves a hit: `entry` becomes the program's served result, and the hit is counted with its latency
-// split (keying: started..keyed; lookup: keyed..looked_up less validation and any wait for another
-// compile; replay: looked_up..now) and the compile time it saved. Returns the compile's return code.
-nvrtcResult serve_hit(ProgramRecord& record, core::CompileEntry entry, SteadyClock::time_point started,
-                      SteadyClock::time_point keyed, SteadyClock::time_point looked_up, std::int64_t validate_ns,
-                      std::int64_t wait_ns, core::StatsDeltas& stats);
 
 // The compile's outputs read back from NVRTC, described, or nullopt (counted as uncacheable output)
 // if any cannot be read back exactly (e.g. a return code newer than this build knows).

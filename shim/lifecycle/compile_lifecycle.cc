@@ -17,12 +17,11 @@
 #include "platform/env.h"
 #include "platform/error_state.h"
 #include "shim/record_writer.h"
+#include "shim/lifecycle/through_cache.h"
 #include "shim/lifecycle/working_directory_markers.h"
 
 namespace nvrtc_cache::shim {
 namespace {
-
-using Clock = SteadyClock;
 
 // How a log line names a program: as `ls` and `stats` do (core/program_label.h; `ptx` is its PTX
 // where known), with the name it was given where that differs, and the key `nvrtc-cache inspect`
@@ -54,15 +53,6 @@ std::optional<std::string> append_flags_variable() {
   return value ? std::optional<std::string>(value) : std::nullopt;
 }
 
-// The real compile under the host's watch.
-struct ObservedCompile {
-  nvrtcResult rc = NVRTC_SUCCESS;
-  int error_after = 0;                        // the caller's error state after NVRTC returned
-  std::int64_t nanos = 0;                     // the compile's duration
-  direct::RecordedDependencies dependencies;  // what it depended on; no set: not to be stored
-  bool internal_error = false;                // recording the dependencies failed: not stored, an error
-};
-
 // The variables recorded as dependencies of every result: those NVRTC has read in any compile of this
 // process (`seen`: the host's), and for NVRTC 12.9 on CUDA_CACHE_DISABLE, which turns NVRTC's own cache
 // off (a hit of that cache leaves ptxas's -v lines out of the log: docs/nvrtc-versions.md). NVRTC
@@ -74,25 +64,6 @@ std::vector<std::string> variables_always_recorded(const keying::LibraryIdentity
     if (std::find(seen.begin(), seen.end(), "CUDA_CACHE_DISABLE") == seen.end()) seen.emplace_back("CUDA_CACHE_DISABLE");
   }
   return seen;
-}
-
-ObservedCompile compile_observed(JitHost& host, const interpose::RealNvrtc& real, nvrtcProgram prog, int n,
-                                 const char* const* options, const ProgramRecord& record) {
-  ObservedCompile out;
-  const std::optional<std::string> append_flags = append_flags_variable();
-  const WatchedCall call = host.run_watched(
-      {core::JitLibrary::nvrtc, reinterpret_cast<const void*>(real.nvrtcCompileProgram), true},
-      [&] { out.rc = real.nvrtcCompileProgram(prog, n, options); },
-      [&](std::vector<direct::Observation> observations, std::int64_t start_realtime_ns,
-          const std::vector<std::string>& always_recorded) {
-        return nvrtc_dependencies(std::move(observations), record, start_realtime_ns,
-                                  variables_always_recorded(record.inputs.library, always_recorded), append_flags);
-      });
-  out.error_after = call.error_after;
-  out.nanos = call.nanos;
-  out.dependencies = call.dependencies;
-  out.internal_error = call.internal_error;
-  return out;
 }
 
 // A compile served or stored with these dependencies, into NVRTC_CACHE_RECORD's file where one is set.
@@ -169,12 +140,13 @@ std::string label_after_compile(const ProgramRecord& record, const keying::Cache
 
 void store_and_log(JitHost& host, store::Store& store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                    const ProgramRecord& record, const keying::CacheKey& key, const keying::CacheKey* named_key,
-                   direct::DependencySet dependencies, const ObservedCompile& compile, core::Counter miss_reason) {
+                   direct::DependencySet dependencies, nvrtcResult rc, const WatchedCall& compile,
+                   core::Counter miss_reason) {
   const std::string summary = summary_of(dependencies);
   std::size_t results = 0;
   keying::CacheKey stored_under = key;
   const std::optional<store::Status> status =
-      store_result(store, real, prog, record, key, std::move(dependencies), compile.rc, compile.nanos, miss_reason,
+      store_result(store, real, prog, record, key, std::move(dependencies), rc, compile.nanos, miss_reason,
                    host.compression_level(), host.stats(), &results, named_key,
                    compile.dependencies.reveals_program_name, &stored_under);
   if (!status) {
@@ -200,14 +172,14 @@ void store_and_log(JitHost& host, store::Store& store, const interpose::RealNvrt
 // After a miss: stores the result if it can be (and the cache is writable), counting the outcome.
 void keep_result(JitHost& host, store::Store* store, const interpose::RealNvrtc& real, nvrtcProgram prog,
                  const ProgramRecord& record, const keying::CacheKey& key, const keying::CacheKey* named_key,
-                 ObservedCompile& compile, core::Counter miss_reason) {
+                 nvrtcResult rc, WatchedCall& compile, core::Counter miss_reason) {
   direct::RecordedDependencies& dependencies = compile.dependencies;
-  if (!result_is_cacheable(compile.rc)) {  // an error NVRTC may not give again (out of memory, ...)
+  if (!result_is_cacheable(rc)) {  // an error NVRTC may not give again (out of memory, ...)
     host.stats().add(core::Counter::uncacheable);
     host.stats().add(core::Counter::uncacheable_library_error);
     log_info([&] {
       return "not cached: " + label_after_compile(record, &key, real, prog) + ": NVRTC returned " +
-             std::to_string(compile.rc);
+             std::to_string(rc);
     });
     host.flush_stats(false);
   } else if (!dependencies.set) {
@@ -220,90 +192,112 @@ void keep_result(JitHost& host, store::Store* store, const interpose::RealNvrtc&
     host.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
     host.stats().add(miss_reason);
   } else if (store) {
-    store_and_log(host, *store, real, prog, record, key, named_key, std::move(*dependencies.set), compile, miss_reason);
+    store_and_log(host, *store, real, prog, record, key, named_key, std::move(*dependencies.set), rc, compile,
+                  miss_reason);
   } else {
     host.stats().add(core::Counter::errors);
   }
 }
 
-// Key, look up and serve a hit; on a miss, compile under the host's watch and keep the result.
-nvrtcResult compile_through_cache(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
-                                  nvrtcProgram prog, int n, const char* const* options, int entry_error,
-                                  int* error_after) {
-  const auto started = Clock::now();
-  record_compile_context(record, n, options, compile_context(host));
-  const keying::CacheKey key = keying::compute_key(record.inputs);
-  // When `key` leaves the program's directory out, results that depend on it live under the key with
-  // it: computed only once the first lookup misses (a hit under `key` never needs it).
-  std::optional<keying::CacheKey> named_key;
-  const auto with_program_directory = [&]() -> const keying::CacheKey* {
-    if (record.inputs.program_directory_in_key) return nullptr;
-    if (!named_key) named_key = keying::compute_key_with_program_directory(record.inputs);
-    return &*named_key;
-  };
-  store::Store* store = host.store();
-  const auto keyed = Clock::now();
+// One compile of a program through the cache (shim/lifecycle/through_cache.h's Call).
+class NvrtcCompile {
+ public:
+  using Result = nvrtcResult;
+  NvrtcCompile(const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog, int n,
+               const char* const* options)
+      : real_(real), record_(record), prog_(prog), n_(n), options_(options) {}
 
-  std::string miss_reason = "the cache is unavailable";
-  core::Counter miss = core::Counter::miss_other;
-  Flight flight;  // a held claim makes other compiles of this key wait for our result; released at return
-  if (store) {
-    const auto look_up_both = [&] {
-      Lookup found = look_up(*store, key, real, host.stats(), &log_corrupt_entry);
-      const keying::CacheKey* whole_name_key = found.entry ? nullptr : with_program_directory();
-      if (whole_name_key == nullptr) return found;
-      Lookup named = look_up(*store, *whole_name_key, real, host.stats(), &log_corrupt_entry);
-      return named.entry ? std::move(named) : std::move(found);
-    };
-    Lookup found = look_up_both();
-    if (!found.entry && !host.store_read_only()) {
-      flight = host.claim_or_wait(key, [&] { return (found = look_up_both()).entry.has_value(); });
-    }
-    if (found.entry) {
-      const nvrtcResult rc = serve_hit(record, std::move(*found.entry), started, keyed, Clock::now(), found.validate_ns,
-                                       flight.wait_ns, host.stats());
-      core::log_debug([&] {
-        const bool by_ptx = labelled_by_ptx(record) && record.served;
-        return "hit " + program_label(record, &key, by_ptx ? std::string_view(record.served->ptx.bytes) : "");
-      });
-      host.flush_stats(false);
-      if (found.dependencies) compile_recorded(host, real, record, *found.dependencies);
-      *error_after = entry_error;
-      return rc;
-    }
-    miss_reason = std::move(found.miss_reason);
-    miss = found.miss;
-    if (miss == core::Counter::miss_new) {
-      if (std::optional<std::string> there = compiled_in_another_directory(*store, record.inputs)) {
-        miss = core::Counter::miss_working_directory;
-        miss_reason = "compiled before in " + *there + ", and its options make NVRTC embed the working directory (" +
-                      record.inputs.working_directory +
-                      " here) in its output; run it from one directory to share "
-                      "the result (docs/limits.md)";
+  core::JitLibrary library() const { return core::JitLibrary::nvrtc; }
+  const keying::CacheKey& key() const { return key_; }
+
+  void prepare(JitHost& host) {
+    record_compile_context(record_, n_, options_, compile_context(host));
+    key_ = keying::compute_key(record_.inputs);
+  }
+
+  // Under the key, then (when it leaves the program's directory out) under the key with it.
+  bool look_up(store::Store& store, core::StatsDeltas& stats, std::int64_t* validate_ns) {
+    found_ = shim::look_up(store, key_, real_, stats, &log_corrupt_entry);
+    if (!found_.entry) {
+      if (const keying::CacheKey* named = with_program_directory()) {
+        Lookup under_name = shim::look_up(store, *named, real_, stats, &log_corrupt_entry);
+        if (under_name.entry) found_ = std::move(under_name);
       }
     }
+    *validate_ns = found_.validate_ns;
+    return found_.entry.has_value();
   }
 
-  record.served.reset();
-  ObservedCompile compile = compile_observed(host, real, prog, n, options, record);
-  *error_after = compile.error_after;
-  try {  // the real compile stands: from here on only the caching can fail
-    // Said once NVRTC returned: by then its PTX names a program that has no better name, as `ls` will.
-    log_info([&] {
-      return "miss " + label_after_compile(record, &key, real, prog) + ": " + miss_reason + " (NVRTC took " +
-             std::to_string(compile.nanos / 1000000) + " ms)";
+  nvrtcResult serve(JitHost& host, const HitTimes& times) {
+    const std::int64_t saved = static_cast<std::int64_t>(found_.entry->compile_nanos);
+    const nvrtcResult rc = static_cast<nvrtcResult>(found_.entry->compile_rc);
+    record_.served = std::make_shared<const core::CompileEntry>(std::move(*found_.entry));
+    host.stats().add(core::Counter::hit_replay_ns, nanos_between(times.looked_up, SteadyClock::now()));
+    count_hit(host.stats(), library(), times, saved);
+    core::log_debug([&] {
+      const bool by_ptx = labelled_by_ptx(record_) && record_.served;
+      return "hit " + program_label(record_, &key_, by_ptx ? std::string_view(record_.served->ptx.bytes) : "");
     });
-    if (compile.internal_error) throw std::runtime_error("recording the dependencies failed");
-    if (compile.dependencies.set && result_is_cacheable(compile.rc)) {
-      compile_recorded(host, real, record, *compile.dependencies.set);
-    }
-    keep_result(host, store, real, prog, record, key, with_program_directory(), compile, miss);
-  } catch (...) {
-    host.stats().add(core::Counter::errors);
-    core::log_once(core::LogLevel::kError, "store-exception", "internal error while storing a result; not cached");
+    host.flush_stats(false);
+    if (found_.dependencies) compile_recorded(host, real_, record_, *found_.dependencies);
+    return rc;
   }
-  return compile.rc;
-}
+
+  Miss miss(store::Store& store) {
+    Miss miss{std::move(found_.miss_reason), found_.miss};
+    if (miss.counter == core::Counter::miss_new) {
+      if (std::optional<std::string> there = compiled_in_another_directory(store, record_.inputs)) {
+        miss.counter = core::Counter::miss_working_directory;
+        miss.reason = "compiled before in " + *there + ", and its options make NVRTC embed the working directory (" +
+                      record_.inputs.working_directory +
+                      " here) in its output; run it from one directory to share the result (docs/limits.md)";
+      }
+    }
+    return miss;
+  }
+
+  WatchedCall run_real(JitHost& host, nvrtcResult* rc) {
+    record_.served.reset();
+    const std::optional<std::string> append_flags = append_flags_variable();
+    return host.run_watched(
+        {core::JitLibrary::nvrtc, reinterpret_cast<const void*>(real_.nvrtcCompileProgram), true},
+        [&] { *rc = real_.nvrtcCompileProgram(prog_, n_, options_); },
+        [&](std::vector<direct::Observation> observations, std::int64_t start_realtime_ns,
+            const std::vector<std::string>& always_recorded) {
+          return nvrtc_dependencies(std::move(observations), record_, start_realtime_ns,
+                                    variables_always_recorded(record_.inputs.library, always_recorded), append_flags);
+        });
+  }
+
+  std::string label_after_call() { return label_after_compile(record_, &key_, real_, prog_); }
+
+  void keep(JitHost& host, store::Store* store, nvrtcResult rc, WatchedCall& compile, const Miss& miss) {
+    if (compile.dependencies.set && result_is_cacheable(rc)) {
+      compile_recorded(host, real_, record_, *compile.dependencies.set);
+    }
+    keep_result(host, store, real_, prog_, record_, key_, with_program_directory(), rc, compile, miss.counter);
+  }
+
+  void finish(JitHost&) {}
+
+ private:
+  // When the key leaves the program's directory out, results that depend on it live under the key
+  // with it: computed only once the first look-up misses (a hit under the key never needs it).
+  const keying::CacheKey* with_program_directory() {
+    if (record_.inputs.program_directory_in_key) return nullptr;
+    if (!named_key_) named_key_ = keying::compute_key_with_program_directory(record_.inputs);
+    return &*named_key_;
+  }
+
+  const interpose::RealNvrtc& real_;
+  ProgramRecord& record_;
+  nvrtcProgram prog_;
+  int n_;
+  const char* const* options_;
+  keying::CacheKey key_{};
+  std::optional<keying::CacheKey> named_key_;
+  Lookup found_;
+};
 
 }  // namespace
 
@@ -347,7 +341,8 @@ nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, Pro
       }
     }
     if (why_not) return compile_uncached(host, real, record, prog, num_options, options, *why_not, error_after);
-    return compile_through_cache(host, real, record, prog, num_options, options, entry_error, error_after);
+    NvrtcCompile compile(real, record, prog, num_options, options);
+    return through_cache(host, compile, error_after);
   } catch (...) {
     // Fail open. This path is reached only before the real compile ran (allocation failures while
     // keying or looking up): compile_through_cache catches what follows the compile.

@@ -1,8 +1,9 @@
-// NVRTC's compile lifecycle, written once over the OS's host (shim/lifecycle/jit_host.h): decide
-// whether a compile may be cached -> key its inputs -> look up the manifest and validate a result's
-// dependencies -> serve it, or (after waiting for another compile of the same program, where the
-// host coordinates them) compile for real under the host's watch, read the outputs back and store
-// them with the dependencies the watch saw, and record the compile (NVRTC_CACHE_RECORD).
+// NVRTC's compile lifecycle over the OS's host (shim/lifecycle/jit_host.h): decide whether a compile
+// may be cached, then the one flow every cached call takes (shim/lifecycle/through_cache.h) with an
+// NVRTC compile: key its inputs -> look up the manifest and validate a result's dependencies ->
+// serve it, or (after waiting for another compile of the same program) compile for real under the
+// host's watch, read the outputs back, store them with the dependencies the watch saw, and record
+// the compile (NVRTC_CACHE_RECORD).
 // Contract: thread-safe for distinct programs (the host's parts must be); never throws: an internal
 // error before the real compile ran falls back to compiling uncached, after it the real result
 // stands and only the caching is dropped (counted as an error, logged once). Logs through core/log.

@@ -6,10 +6,6 @@
 
 namespace nvrtc_cache::shim::handle_lifecycle {
 
-std::int64_t nanos_since(Clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-}
-
 namespace {
 
 std::vector<std::string> input_names_of(const HandleRecord& record) {

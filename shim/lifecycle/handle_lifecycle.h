@@ -1,10 +1,11 @@
 // The lifecycle of a handle-based JIT library — create a handle, add inputs, one completing call,
 // then getters — written once for every such library: nvJitLink (libraries/nvjitlink/: nvJitLinkComplete) and
 // libNVVM (libraries/nvvm/: nvvmCompileProgram). Each is a description D (below); this is the rest:
-// record inputs (the hooks of D's table call the helpers here), key them at the completing call,
-// look the key up in the direct-mode manifest (shim/lifecycle/manifest_lookup.h, shared with NVRTC's compiles)
-// and serve the stored HandleEntry, or (after waiting for another call with the same inputs:
-// shim/flight/single_flight.h) run the real call under the watch, read every output back and store it.
+// record inputs (the hooks of D's table call the helpers here); at the completing call, the one flow
+// every cached call takes (shim/lifecycle/through_cache.h) with a HandleCall<D>: key the inputs,
+// look the key up in the direct-mode manifest (shim/lifecycle/manifest_lookup.h, shared with NVRTC's
+// compiles) and serve the stored HandleEntry, or (after waiting for another call with the same
+// inputs) run the real call under the host's watch, read every output back and store it.
 // Create, add and destroy calls always reach the real library, so a handle is always a real one; a
 // call a served entry cannot answer (a NULL argument, a second completing call, an add after a
 // served one) first runs the skipped call on the real handle (materialize), then goes to the library.
@@ -51,18 +52,16 @@
 #include "shim/lifecycle/handle_table.h"
 #include "shim/lifecycle/jit_host.h"
 #include "shim/lifecycle/manifest_lookup.h"
+#include "shim/lifecycle/through_cache.h"
 #include "shim/lifecycle/working_directory_markers.h"
 
 namespace nvrtc_cache::shim {
 
 namespace handle_lifecycle {
 
-using Clock = std::chrono::steady_clock;
-
 // The most bytes an output read back (or a file added by path) may hold to be cached.
 inline constexpr std::uint64_t kMaxCapturedBytes = std::uint64_t{1} << 31;
 
-std::int64_t nanos_since(Clock::time_point start);
 // What the log calls `record`'s call: as `ls` does (core/program_label.h: "link: a.ltoir, b.ltoir";
 // `ptx` is a libNVVM compile's output where known), and its key: "link: a, b (key ...)".
 std::string label(const HandleRecord& record, const keying::CacheKey* key, std::string_view ptx = {});
@@ -222,89 +221,93 @@ void keep(JitHost& host, store::Store* store, const typename D::Real& real, type
   }
 }
 
+// One completing call of a handle through the cache (shim/lifecycle/through_cache.h's Call).
 template <typename D, typename RunReal>
-typename D::Result through_cache(JitHost& host, const typename D::Real& real, HandleRecord& record,
-                                 typename D::Handle handle, RunReal&& run_real, int* error_after) {
-  constexpr core::LibraryCounters kCounters = core::counters_of(D::kLibrary);
-  core::StatsDeltas& stats = host.stats();
-  const auto started = Clock::now();
-  const keying::CacheKey key = keying::compute_handle_key(record.inputs, D::kSchema);
-  const std::int64_t keying_ns = nanos_since(started);
-  store::Store* store = host.store();
-  LookupOf<core::HandleEntry> found;
-  Flight flight;  // a held claim makes other calls with these inputs wait for its result; released at return
-  if (store) {
-    std::int64_t lookup_ns = 0;  // of the look-up that found what is served (after a wait: the last)
-    const auto timed_look_up = [&] {
-      const auto lookup_start = Clock::now();
-      found = look_up<D>(*store, key, stats);
-      lookup_ns = nanos_since(lookup_start);
-      return found.entry.has_value();
-    };
-    if (!timed_look_up() && !host.store_read_only()) flight = host.claim_or_wait(key, timed_look_up);
-    if (found.entry) {
-      const auto rc = static_cast<typename D::Result>(found.entry->rc);
-      stats.add(kCounters.hits);
-      stats.add(kCounters.hit_keying_ns, keying_ns);
-      stats.add(kCounters.hit_lookup_ns, std::max<std::int64_t>(0, lookup_ns - found.validate_ns));
-      stats.add(kCounters.hit_validate_ns, found.validate_ns);
-      stats.add(kCounters.saved_ns,
-                std::max<std::int64_t>(0, static_cast<std::int64_t>(found.entry->nanos) - nanos_since(started)));
-      record.served = std::make_shared<const core::HandleEntry>(std::move(*found.entry));
-      core::log_debug([&] {
-        const bool by_ptx = labelled_by_ptx(record) && !record.served->outputs.empty();
-        return "hit " + label(record, &key, by_ptx ? std::string_view(record.served->outputs.front().bytes) : "");
-      });
-      record_call(host, D::kLibrary, real.link_map, D::code(real), record);
-      host.flush_stats(false);
-      return rc;
-    }
+class HandleCall {
+ public:
+  using Result = typename D::Result;
+  HandleCall(const typename D::Real& real, HandleRecord& record, typename D::Handle handle, RunReal& run_real)
+      : real_(real), record_(record), handle_(handle), run_real_(run_real) {}
+
+  core::JitLibrary library() const { return D::kLibrary; }
+  const keying::CacheKey& key() const { return key_; }
+  void prepare(JitHost&) { key_ = keying::compute_handle_key(record_.inputs, D::kSchema); }
+
+  bool look_up(store::Store& store, core::StatsDeltas& stats, std::int64_t* validate_ns) {
+    found_ = handle_lifecycle::look_up<D>(store, key_, stats);
+    *validate_ns = found_.validate_ns;
+    return found_.entry.has_value();
   }
-  // Inputs NVRTC compiled in a working directory it embeds (-dlto...): a first link of them that was
-  // linked before from inputs compiled elsewhere says so (shim/lifecycle/working_directory_markers.h).
-  std::optional<InputsInAnyDirectory> any_directory;
-  if (store) any_directory = inputs_in_any_directory(*store, record.inputs, D::kSchema);
-  if (any_directory && found.miss == core::Counter::miss_new) {
-    if (std::optional<std::string> there = linked_from_another_directory(*store, *any_directory)) {
-      found.miss = core::Counter::miss_working_directory;
-      found.miss_reason =
-          std::string("a ") + D::kWhat + " of these inputs compiled in " + *there +
-          " was stored before, and NVRTC embeds the working directory in them (these were compiled in " +
-          any_directory->directory + "); compile them in one directory to share the result (docs/limits.md)";
-    }
-  }
-  typename D::Result rc{};
-  WatchedCall call = host.run_watched(
-      {D::kLibrary, D::code(real), false}, [&] { rc = run_real(); },
-      [](std::vector<direct::Observation> observations, std::int64_t start_realtime_ns,
-         const std::vector<std::string>&) {
-        return direct::record_dependencies(observations, platform::Env::system()->current_directory().value_or(""),
-                                           start_realtime_ns, direct::TimeMacros{}, {},
-                                           keying::WorkingDirectoryUse::kNone);
-      });
-  *error_after = call.error_after;
-  try {  // the real call stands: from here on only the caching can fail
-    // Said once the library returned: by then a libNVVM module without a name is named by its kernel.
-    log_info([&] {
-      std::string ptx;
-      if (labelled_by_ptx(record)) {
-        const platform::ErrorStateKept kept;
-        if (auto outputs = D::read_outputs(real, handle); outputs && !outputs->empty()) ptx = outputs->front().bytes;
-      }
-      return "miss " + label(record, &key, ptx) + ": " + (store ? found.miss_reason : "the cache is unavailable") +
-             " (" + core::library_name(D::kLibrary) + " took " + std::to_string(call.nanos / 1000000) + " ms)";
+
+  Result serve(JitHost& host, const HitTimes& times) {
+    const auto rc = static_cast<Result>(found_.entry->rc);
+    count_hit(host.stats(), D::kLibrary, times, static_cast<std::int64_t>(found_.entry->nanos));
+    record_.served = std::make_shared<const core::HandleEntry>(std::move(*found_.entry));
+    core::log_debug([&] {
+      const bool by_ptx = labelled_by_ptx(record_) && !record_.served->outputs.empty();
+      return "hit " + label(record_, &key_, by_ptx ? std::string_view(record_.served->outputs.front().bytes) : "");
     });
-    if (call.internal_error) throw std::runtime_error("recording the dependencies failed");
-    keep<D>(host, store, real, handle, record, key, rc, call, found.miss, any_directory);
-  } catch (...) {
-    stats.add(core::Counter::errors);
-    core::log_once(core::LogLevel::kError, "handle-store-exception",
-                   "internal error while storing a result; not cached");
+    record_call(host, D::kLibrary, real_.link_map, D::code(real_), record_);
+    host.flush_stats(false);
+    return rc;
   }
-  record_call(host, D::kLibrary, real.link_map, D::code(real), record);
-  host.flush_stats(true);
-  return rc;
-}
+
+  // Inputs NVRTC compiled in a working directory it embeds (-dlto...): a first call with them that
+  // was made before with inputs compiled elsewhere says so (shim/lifecycle/working_directory_markers.h).
+  Miss miss(store::Store& store) {
+    Miss miss{std::move(found_.miss_reason), found_.miss};
+    any_directory_ = inputs_in_any_directory(store, record_.inputs, D::kSchema);
+    if (any_directory_ && miss.counter == core::Counter::miss_new) {
+      if (std::optional<std::string> there = linked_from_another_directory(store, *any_directory_)) {
+        miss.counter = core::Counter::miss_working_directory;
+        miss.reason = std::string("a ") + D::kWhat + " of these inputs compiled in " + *there +
+                      " was stored before, and NVRTC embeds the working directory in them (these were compiled "
+                      "in " +
+                      any_directory_->directory + "); compile them in one directory to share the result (docs/limits.md)";
+      }
+    }
+    return miss;
+  }
+
+  WatchedCall run_real(JitHost& host, Result* rc) {
+    return host.run_watched(
+        {D::kLibrary, D::code(real_), false}, [&] { *rc = run_real_(); },
+        [](std::vector<direct::Observation> observations, std::int64_t start_realtime_ns,
+           const std::vector<std::string>&) {
+          return direct::record_dependencies(observations, platform::Env::system()->current_directory().value_or(""),
+                                             start_realtime_ns, direct::TimeMacros{}, {},
+                                             keying::WorkingDirectoryUse::kNone);
+        });
+  }
+
+  // Once the library returned: by then a libNVVM module without a name is named by its kernel.
+  std::string label_after_call() {
+    std::string ptx;
+    if (labelled_by_ptx(record_)) {
+      const platform::ErrorStateKept kept;
+      if (auto outputs = D::read_outputs(real_, handle_); outputs && !outputs->empty()) ptx = outputs->front().bytes;
+    }
+    return label(record_, &key_, ptx);
+  }
+
+  void keep(JitHost& host, store::Store* store, Result rc, WatchedCall& call, const Miss& miss) {
+    handle_lifecycle::keep<D>(host, store, real_, handle_, record_, key_, rc, call, miss.counter, any_directory_);
+  }
+
+  void finish(JitHost& host) {
+    record_call(host, D::kLibrary, real_.link_map, D::code(real_), record_);
+    host.flush_stats(true);
+  }
+
+ private:
+  const typename D::Real& real_;
+  HandleRecord& record_;
+  typename D::Handle handle_;
+  RunReal& run_real_;
+  keying::CacheKey key_{};
+  LookupOf<core::HandleEntry> found_;
+  std::optional<InputsInAnyDirectory> any_directory_;
+};
 
 // The completing call of `handle` (its record, if any, already found): served, or run through the
 // cache, or (not recorded, not cacheable, a second call) passed to the library. `run_real()` makes
@@ -338,7 +341,8 @@ typename D::Result complete(JitHost& host, const typename D::Real& real, typenam
       host.flush_stats(false);
       return rc;
     }
-    const typename D::Result rc = through_cache<D>(host, real, *record, handle, run_real, &error_after);
+    HandleCall<D, RunReal> call(real, *record, handle, run_real);
+    const typename D::Result rc = through_cache(host, call, &error_after);
     guard.set(error_after);
     return rc;
   } catch (...) {
