@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cross-builds the Windows port with Debian's mingw-w64 (x86_64-w64-mingw32-g++-posix) and installs
 # it under PREFIX/bin: the proxy nvrtc64_130_0.dll (and its copy nvrtc-cache-inject64.dll, which
-# `nvrtc-cache.exe run` injects). The build tree is $WINDOWS_BUILD_DIR (default
+# `nvrtc-cache.exe run` injects), the stand-in nvJitLink_130_0.dll and nvrtc-cache.exe. The build tree is $WINDOWS_BUILD_DIR (default
 # build/windows-cross); extra arguments go to the CMake configure step (e.g. -DNVRTC_CACHE_WERROR=ON).
 # Usage: scripts/windows-build.sh PREFIX [CMAKE_ARGS...]
 set -euo pipefail

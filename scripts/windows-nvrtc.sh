@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Prepares the Windows NVRTC under Wine for the tests: installs Wine and the mingw-w64 cross compiler
-# if missing, downloads the Windows NVRTC wheel matching the CUDA toolkit here (nvidia-cuda-nvrtc
-# 13.0.88, win_amd64) with the project's .venv pip, unpacks nvrtc64_130_0.dll and its builtins DLL
-# into DIR, and makes a scratch Wine prefix DIR/wineprefix (its first start takes seconds; done here
+# Prepares the Windows NVRTC and nvJitLink under Wine for the tests: installs Wine and the mingw-w64
+# cross compiler if missing, downloads the Windows wheels matching the CUDA toolkit here
+# (nvidia-cuda-nvrtc and nvidia-nvjitlink 13.0.88, win_amd64) with the project's .venv pip, unpacks
+# nvrtc64_130_0.dll, its builtins DLL and nvJitLink_130_0.dll into DIR, and makes a scratch Wine prefix DIR/wineprefix (its first start takes seconds; done here
 # once so that the tests do not pay for it). Usage: scripts/windows-nvrtc.sh DIR
 # Prints the variables the tests read (NVRTC_CACHE_WINE_NVRTC_DIR, NVRTC_CACHE_WINE, WINEPREFIX is
 # derived from DIR by the tests); prints nothing and exits 0, saying why on stderr, when the package
@@ -28,28 +28,32 @@ if ((${#missing[@]})); then
     { echo "windows-nvrtc: cannot install ${missing[*]}; the Wine tests will skip" >&2; exit 0; }
 fi
 
-if [ ! -f "$dir/nvrtc64_130_0.dll" ] || [ ! -f "$dir/version" ] || [ "$(cat "$dir/version")" != "$version" ]; then
+if [ ! -f "$dir/nvrtc64_130_0.dll" ] || [ ! -f "$dir/nvJitLink_130_0.dll" ] || [ ! -f "$dir/version" ] ||
+   [ "$(cat "$dir/version")" != "$version" ]; then
   pip=.venv/bin/pip
   [ -x "$pip" ] || { python3 -m venv .venv >&2 && pip=.venv/bin/pip; } || exit 0
   download=$(mktemp -d)
   trap 'rm -rf "$download"' EXIT
   if ! timeout 600 "$pip" download -q --disable-pip-version-check --no-deps --only-binary=:all: \
-      --platform win_amd64 --python-version 3.11 -d "$download" "nvidia-cuda-nvrtc==$version" >&2; then
-    echo "windows-nvrtc: the package index is unreachable (nvidia-cuda-nvrtc $version for win_amd64); the Wine tests will skip" >&2
+      --platform win_amd64 --python-version 3.11 -d "$download" "nvidia-cuda-nvrtc==$version" \
+      "nvidia-nvjitlink==$version" >&2; then
+    echo "windows-nvrtc: the package index is unreachable (nvidia-cuda-nvrtc and nvidia-nvjitlink $version for win_amd64); the Wine tests will skip" >&2
     exit 0
   fi
-  wheel=$(ls "$download"/nvidia_cuda_nvrtc-*.whl | head -1)
   # The DLLs sit in nvidia/cu13/bin/x86_64/ (nvidia/cu13/bin/ in some releases).
-  python3 - "$wheel" "$dir" <<'EOF' || exit 1
+  python3 - "$dir" "$download"/nvidia_cuda_nvrtc-*.whl "$download"/nvidia_nvjitlink-*.whl <<'EOF' || exit 1
 import sys, zipfile, os
-wheel, out = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(wheel) as z:
-    names = [n for n in z.namelist() if n.lower().endswith('.dll') and '/nvrtc' in n.lower() and '.alt.' not in n.lower()]
-    if not any(n.endswith('/nvrtc64_130_0.dll') for n in names):
-        sys.exit('windows-nvrtc: no nvrtc64_130_0.dll in ' + wheel)
-    for n in names:
-        with z.open(n) as src, open(os.path.join(out, os.path.basename(n)), 'wb') as dst:
-            dst.write(src.read())
+out, wheels = sys.argv[1], sys.argv[2:]
+for wheel in wheels:
+    with zipfile.ZipFile(wheel) as z:
+        names = [n for n in z.namelist() if n.lower().endswith('.dll') and '.alt.' not in n.lower() and
+                 ('/nvrtc' in n.lower() or '/nvjitlink' in n.lower())]
+        for n in names:
+            with z.open(n) as src, open(os.path.join(out, os.path.basename(n)), 'wb') as dst:
+                dst.write(src.read())
+for needed in ('nvrtc64_130_0.dll', 'nvJitLink_130_0.dll'):
+    if not os.path.exists(os.path.join(out, needed)):
+        sys.exit('windows-nvrtc: no ' + needed + ' in ' + ' '.join(wheels))
 EOF
   echo "$version" >"$dir/version"
 fi

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "libraries/nvjitlink/function_names.h"
 #include "platform/errno_guard.h"
 #include "shim/interpose/library_identity.h"
 #include "shim/interpose/library_registry.h"
@@ -16,58 +17,9 @@
 namespace nvrtc_cache::shim::interpose {
 namespace {
 
-constexpr std::string_view kPrivate = "__nvJitLinkAPI";
 constexpr const char* kVersionFunction = "nvJitLinkVersion";
 // nvJitLinkVersion (12.3 on), else a name every 12.x exports (12.0 to 12.2 have no plain names).
 constexpr const char* kProbes[] = {kVersionFunction, "__nvJitLinkCreate_12_0"};
-
-// The table's functions nvJitLink 12.x does not have.
-constexpr std::string_view kSince13_1[] = {
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args)
-#define NVJITLINK_API_SINCE_13_1(kind, ret, name, params, args) #name,
-#include "libraries/nvjitlink/api.def"
-#undef NVJITLINK_API_SINCE_13_1
-#undef HANDLE_LIBRARY_API
-};
-
-const NvJitLinkMajor* major_of(int major) {
-  for (const NvJitLinkMajor& known : kNvJitLinkMajors) {
-    if (known.major == major) return &known;
-  }
-  return nullptr;
-}
-
-// The release suffix `name` ends with ("_12_9"), or "" when it has none a known major has.
-std::string_view release_suffix_of(std::string_view name) {
-  if (!name.starts_with("__")) return {};
-  for (const NvJitLinkMajor& known : kNvJitLinkMajors) {
-    for (std::string_view suffix : known.suffixes) {
-      if (name.size() > 2 + suffix.size() && name.ends_with(suffix)) return suffix;
-    }
-  }
-  return {};
-}
-
-// Whether a library of `major` exporting `name` is one this build knows: nvJitLinkVersion, the
-// private entry point, and each row of the table its major has, under its plain name and its major's
-// release suffixes.
-bool is_known_nvjitlink_function(const std::string& name, int major) {
-  if (name == kVersionFunction || name == kPrivate) return true;
-  const std::string plain = plain_nvjitlink_name(name.c_str());
-  const NvJitLinkMajor* known = major_of(major);
-  if (plain.empty() || known == nullptr) return false;
-  if (major < 13) {
-    for (std::string_view newer : kSince13_1) {
-      if (plain == newer) return false;
-    }
-  }
-  const std::string_view suffix = release_suffix_of(name);
-  if (suffix.empty()) return true;
-  for (std::string_view own : known->suffixes) {
-    if (suffix == own) return true;
-  }
-  return false;
-}
 
 // `name` as `library` exports it: its plain name (12.3 on), else its newest release-suffixed one.
 void* lookup_function(void* library, const char* name, const char* node) {
@@ -147,21 +99,6 @@ __attribute__((constructor)) void register_fork_locks() {
 #undef NVRTC_CACHE_SLOT_TABLE_DEF
 
 }  // namespace
-
-std::string plain_nvjitlink_name(const char* name) {
-  if (name == nullptr) return {};
-  std::string_view n = name;
-  if (n.starts_with("__")) {
-    const std::string_view suffix = release_suffix_of(n);
-    if (suffix.empty()) return {};
-    n = n.substr(2, n.size() - 2 - suffix.size());
-  }
-#define HANDLE_LIBRARY_API(kind, ret, fn, params, args) \
-  if (n == #fn) return #fn;
-#include "libraries/nvjitlink/api.def"
-#undef HANDLE_LIBRARY_API
-  return {};
-}
 
 const RealNvJitLink* real_nvjitlink_for_caller(const void* caller, int node_index) {
   const platform::ErrnoGuard errno_guard;

@@ -64,8 +64,4 @@ const RealNvJitLink* nvjitlink_slot_library(int slot);
 // The wrapper bound to `slot` for `name` (a plain or release-suffixed nvJitLink name), or nullptr.
 void* nvjitlink_slot_wrapper(int slot, const char* name);
 
-// "nvJitLinkCreate" for "nvJitLinkCreate", "__nvJitLinkCreate_12_0" and "__nvJitLinkCreate_13_0"
-// (any known major's suffix); "" for any other name.
-std::string plain_nvjitlink_name(const char* name);
-
 }  // namespace nvrtc_cache::shim::interpose

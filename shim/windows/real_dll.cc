@@ -1,5 +1,6 @@
 #include "shim/windows/real_dll.h"
 
+#include "shim/windows/module_identity.h"
 #include "shim/windows/module_path.h"
 #include "shim/windows/real_dll_candidates.h"
 
@@ -8,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "platform/windows/last_error.h"
-#include "platform/windows/wide.h"
 
 namespace nvrtc_cache::shim::windows {
 namespace {
@@ -22,21 +21,6 @@ HMODULE own_module() {
 }
 
 // The identity of a file (volume and index), to tell the proxy's own file from the real one.
-bool same_file(const std::wstring& a, const std::wstring& b) {
-  auto identity = [](const std::wstring& path, BY_HANDLE_FILE_INFORMATION& info) {
-    const HANDLE h = CreateFileW(path.c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
-                                 OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
-    if (h == INVALID_HANDLE_VALUE) return false;
-    const bool ok = GetFileInformationByHandle(h, &info) != FALSE;
-    CloseHandle(h);
-    return ok;
-  };
-  BY_HANDLE_FILE_INFORMATION x{}, y{};
-  if (!identity(a, x) || !identity(b, y)) return _wcsicmp(a.c_str(), b.c_str()) == 0;
-  return x.dwVolumeSerialNumber == y.dwVolumeSerialNumber && x.nFileIndexHigh == y.nFileIndexHigh &&
-         x.nFileIndexLow == y.nFileIndexLow;
-}
-
 std::wstring own_path() { return module_path(own_module()); }
 
 // NVRTC loads its builtins DLL by name at its first compile, which the DLL search order finds only
@@ -168,19 +152,6 @@ bool bind_real_nvrtc(HMODULE module) {
   if (!bound) delete fresh;
   SetLastError(last_error);
   return bound || expected->module == module;
-}
-
-const std::string& real_nvrtc_path() {
-  static const std::string path = [] {
-    const platform::windows::LastErrorKept last_error;
-    try {
-      const HMODULE module = real_nvrtc_module();
-      return module != nullptr ? platform::windows::to_utf8(module_path(module)) : std::string();
-    } catch (...) {
-      return std::string();
-    }
-  }();
-  return path;
 }
 
 }  // namespace nvrtc_cache::shim::windows

@@ -33,7 +33,5 @@ HMODULE real_nvrtc_module();
 bool bind_real_nvrtc(HMODULE module);
 // The chosen real DLL without choosing one (nullptr while none is).
 HMODULE bound_real_nvrtc_module();
-// The loaded real DLL's path, UTF-8 (empty when none), computed once.
-const std::string& real_nvrtc_path();
 
 }  // namespace nvrtc_cache::shim::windows

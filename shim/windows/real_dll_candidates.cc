@@ -41,13 +41,17 @@ bool is_existing_file(const std::wstring& path) {
 }
 
 std::vector<std::wstring> real_nvrtc_candidates() {
+  return real_dll_candidates(L"NVRTC_CACHE_REAL_NVRTC", kRealNvrtcDllName);
+}
+
+std::vector<std::wstring> real_dll_candidates(const wchar_t* variable, const wchar_t* dll_name) {
   std::vector<std::wstring> out;
-  if (std::wstring named = environment_variable(L"NVRTC_CACHE_REAL_NVRTC"); !named.empty()) {
-    out.push_back(is_directory(named) ? join(named, kRealNvrtcDllName) : named);
+  if (std::wstring named = environment_variable(variable); !named.empty()) {
+    out.push_back(is_directory(named) ? join(named, dll_name) : named);
   }
   if (std::wstring cuda = environment_variable(L"CUDA_PATH"); !cuda.empty()) {
-    out.push_back(join(join(cuda, L"bin\\x64"), kRealNvrtcDllName));
-    out.push_back(join(join(cuda, L"bin"), kRealNvrtcDllName));
+    out.push_back(join(join(cuda, L"bin\\x64"), dll_name));
+    out.push_back(join(join(cuda, L"bin"), dll_name));
   }
   const std::wstring path = environment_variable(L"PATH");
   for (std::size_t start = 0; start <= path.size();) {
@@ -58,8 +62,8 @@ std::vector<std::wstring> real_nvrtc_candidates() {
     if (dir.empty() || !is_existing_file(join(dir, L"python.exe"))) continue;
     for (const wchar_t* root : {L"", L"..\\"}) {
       const std::wstring nvidia = join(dir, root) + L"Lib\\site-packages\\nvidia\\cu13\\bin";
-      out.push_back(join(join(nvidia, L"x86_64"), kRealNvrtcDllName));
-      out.push_back(join(nvidia, kRealNvrtcDllName));
+      out.push_back(join(join(nvidia, L"x86_64"), dll_name));
+      out.push_back(join(nvidia, dll_name));
     }
   }
   return out;

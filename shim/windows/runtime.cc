@@ -4,7 +4,9 @@
 
 #include "libraries/nvrtc/compile_steps.h"
 #include "shim/windows/compile_watch.h"
+#include "shim/windows/module_identity.h"
 #include "shim/windows/real_dll.h"
+#include "shim/windows/real_nvjitlink_dll.h"
 #include "shim/windows/store_open_ahead.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -18,20 +20,6 @@ namespace {
 
 // How long a compile that stored waits for its shared-tier writes (the runtime's header says why).
 constexpr std::chrono::milliseconds kSharedWriteBound{1000};
-
-std::string pe_build_id(HMODULE module) {
-  if (module == nullptr) return {};
-  const auto* base = reinterpret_cast<const BYTE*>(module);
-  const auto* dos = reinterpret_cast<const IMAGE_DOS_HEADER*>(base);
-  if (dos->e_magic != IMAGE_DOS_SIGNATURE) return {};
-  const auto* nt = reinterpret_cast<const IMAGE_NT_HEADERS64*>(base + dos->e_lfanew);
-  if (nt->Signature != IMAGE_NT_SIGNATURE) return {};
-  std::string id = "pe:";
-  for (DWORD v : {nt->FileHeader.TimeDateStamp, nt->OptionalHeader.SizeOfImage, nt->OptionalHeader.CheckSum}) {
-    id.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  return id;
-}
 
 }  // namespace
 
@@ -131,9 +119,16 @@ const keying::LibraryIdentity& WindowsRuntime::identity(const interpose::RealNvr
   return identity_;
 }
 
-bool WindowsRuntime::watch_installed() {
-  std::call_once(watch_once_, [this] { watch_installed_ = install_compile_watch(real_nvrtc_module()); });
-  return watch_installed_;
+bool WindowsRuntime::watch_installed(core::JitLibrary library) {
+  const auto index = static_cast<std::size_t>(library);
+  if (index >= std::size(watch_once_)) return false;
+  std::call_once(watch_once_[index], [&] {
+    HMODULE module = nullptr;
+    if (library == core::JitLibrary::nvrtc) module = real_nvrtc_module();
+    if (library == core::JitLibrary::nvjitlink) module = real_nvjitlink_module();
+    watch_installed_[index] = module != nullptr && install_compile_watch(module);
+  });
+  return watch_installed_[index];
 }
 
 }  // namespace nvrtc_cache::shim::windows

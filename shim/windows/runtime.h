@@ -11,11 +11,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "core/config.h"
+#include "core/jit_library.h"
 #include "core/stats.h"
 #include "keying/program_inputs.h"
 #include "libraries/nvrtc/real_nvrtc.h"
@@ -53,7 +55,9 @@ class WindowsRuntime {
   // installed on it and its builtins DLL: done by the first call, which the first real compile
   // through the cache makes before it runs; hits never call it).
   const keying::LibraryIdentity& identity(const interpose::RealNvrtc& real);
-  bool watch_installed();
+  // Whether the file accesses of `library`'s real DLL (NVRTC's with its builtins, nvJitLink's) can be
+  // watched: the import watch installed on it, once, by the first real call through the cache.
+  bool watch_installed(core::JitLibrary library);
 
  private:
   WindowsRuntime();
@@ -67,8 +71,8 @@ class WindowsRuntime {
   std::string cache_directory_;
   std::once_flag identity_once_;
   keying::LibraryIdentity identity_;
-  std::once_flag watch_once_;
-  bool watch_installed_ = false;
+  std::once_flag watch_once_[std::size(core::kJitLibraries)];
+  bool watch_installed_[std::size(core::kJitLibraries)] = {};
 };
 
 }  // namespace nvrtc_cache::shim::windows

@@ -31,7 +31,8 @@
 #include "shim/lifecycle/compile_lifecycle.h"
 #include "shim/lifecycle/jit_host.h"
 #include "shim/windows/compile_watch.h"
-#include "shim/windows/real_dll.h"
+#include "shim/windows/module_identity.h"
+#include "shim/windows/module_path.h"
 #include "shim/windows/runtime.h"
 
 namespace nvrtc_cache::shim {
@@ -50,8 +51,8 @@ constexpr const char* kCrtVariables[] = {
 using LastErrorGuard = platform::windows::LastErrorKept;
 
 // The Windows proxy's host: the WindowsRuntime's store and statistics, the import watch,
-// single-flight claims, records, the thread's last-error value; statistics are merged by the hook
-// after every compile.
+// single-flight claims, records, the thread's last-error value; statistics are merged whenever the
+// lifecycle may (and by NVRTC's hook after every compile, whatever path it took).
 class WindowsHost final : public JitHost {
  public:
   bool enabled() override { return runtime_.enabled(); }
@@ -71,11 +72,10 @@ class WindowsHost final : public JitHost {
 
   WatchedCall run_watched(const WatchedLibrary& library, const std::function<void()>& call,
                           const DependencyRule& rule) override {
-    (void)library;
     WatchedCall out;
     // The import watch is installed here, before the first real call, and never on a hit (whose
     // dependencies are validated by the proxy's own reads): a hit does no patching.
-    const bool watched = runtime_.watch_installed();
+    const bool watched = runtime_.watch_installed(library.library);
     const std::int64_t start_realtime_ns = platform::Env::system()->now_realtime_ns();
     windows::CompileWatch watch;
     const auto start = SteadyClock::now();
@@ -85,7 +85,8 @@ class WindowsHost final : public JitHost {
     watch.stop();
     out.nanos = nanos_between(start, end);
     if (!watched) {
-      out.dependencies.why_not = "NVRTC's file accesses are not observable here (capture)";
+      out.dependencies.why_not = std::string(core::library_name(library.library)) +
+                                 "'s file accesses are not observable here (capture)";
       out.dependencies.reason = direct::NotRecorded::kUnobservable;
     } else {
       try {
@@ -99,9 +100,15 @@ class WindowsHost final : public JitHost {
   }
 
   std::string record_file() override { return runtime_.config().record_file; }
+  // Counters go to the store's mapped counters file at once (nothing runs at a Windows process's
+  // exit to merge them later), after the shared-tier writes of a call that stored.
+  void flush_stats(bool stored) override {
+    if (stored) runtime_.flush_shared_writes();
+    runtime_.flush_stats();
+  }
   std::string library_path(const void* link_map, const void* code) override {
-    (void)link_map, (void)code;
-    return windows::real_nvrtc_path();
+    (void)link_map;
+    return platform::windows::to_utf8(windows::module_path(windows::module_containing(code)));
   }
 
  private:

@@ -1,0 +1,92 @@
+#include "shim/windows/real_nvjitlink_dll.h"
+
+#include <mutex>
+#include <string>
+
+#include "libraries/nvjitlink/function_names.h"
+#include "platform/windows/last_error.h"
+#include "shim/windows/module_identity.h"
+#include "shim/windows/real_dll_candidates.h"
+
+namespace nvrtc_cache::shim::windows {
+namespace {
+
+HMODULE load_real() {
+  for (const std::wstring& candidate : real_dll_candidates(L"NVRTC_CACHE_REAL_NVJITLINK", kRealNvJitLinkDllName)) {
+    if (!is_absolute_windows_path(candidate) || !is_existing_file(candidate)) continue;
+    // Its own dependencies are looked for beside it first.
+    const HMODULE module = LoadLibraryExW(candidate.c_str(), nullptr, LOAD_WITH_ALTERED_SEARCH_PATH);
+    if (module == nullptr) continue;
+    if (GetProcAddress(module, "nvrtc_cache_standin") != nullptr) {  // the stand-in, not a real nvJitLink
+      FreeLibrary(module);
+      continue;
+    }
+    return module;
+  }
+  return nullptr;
+}
+
+struct Loaded {
+  HMODULE module = nullptr;
+  interpose::RealNvJitLink functions;
+};
+
+Loaded* resolve(HMODULE module) {
+  auto* out = new Loaded();  // leaked: the real DLL is never unloaded
+  out->module = module;
+  interpose::RealNvJitLink& real = out->functions;
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
+  real.name = reinterpret_cast<ret(*) params>(reinterpret_cast<void*>(GetProcAddress(module, #name)));
+#include "libraries/nvjitlink/api.def"
+#undef HANDLE_LIBRARY_API
+  real.identity.build_id = pe_build_id(module);
+  using Version = nvJitLinkResult (*)(unsigned*, unsigned*);
+  const auto version = reinterpret_cast<Version>(reinterpret_cast<void*>(GetProcAddress(module, "nvJitLinkVersion")));
+  unsigned major = 0, minor = 0;
+  if (version != nullptr && version(&major, &minor) == NVJITLINK_SUCCESS) {
+    real.identity.major = static_cast<int>(major);
+    real.identity.minor = static_cast<int>(minor);
+  } else {
+    real.not_cacheable = "this nvJitLink has no nvJitLinkVersion: its version is unknown";
+  }
+  for (const char* prefix : {"nvJitLink", "__nvJitLink"}) {
+    for (const std::string& name : exported_names(module, prefix)) {
+      if (!interpose::is_known_nvjitlink_function(name, real.identity.major)) real.unknown_functions.push_back(name);
+    }
+  }
+  return out;
+}
+
+Loaded* loaded() {
+  static Loaded* const l = [] {
+    const platform::windows::LastErrorKept last_error;
+    try {
+      const HMODULE module = load_real();
+      return module != nullptr ? resolve(module) : nullptr;
+    } catch (...) {
+      return static_cast<Loaded*>(nullptr);
+    }
+  }();
+  return l;
+}
+
+}  // namespace
+
+const interpose::RealNvJitLink* real_nvjitlink_dll() {
+  Loaded* const l = loaded();
+  return l != nullptr && l->functions.nvJitLinkCreate != nullptr ? &l->functions : nullptr;
+}
+
+HMODULE real_nvjitlink_module() {
+  Loaded* const l = loaded();
+  return l != nullptr ? l->module : nullptr;
+}
+
+void* real_nvjitlink_function(const char* name) {
+  const HMODULE module = real_nvjitlink_module();
+  if (module == nullptr) return nullptr;
+  const platform::windows::LastErrorKept last_error;
+  return reinterpret_cast<void*>(GetProcAddress(module, name));
+}
+
+}  // namespace nvrtc_cache::shim::windows
