@@ -2,7 +2,7 @@
 // name's plain one, and whether a library of a major exporting a name is one whose every function
 // the table (libraries/nvjitlink/api.def) covers — else its links are not cached (a newer nvJitLink's
 // functions, another major's or release's names). Used by the real tables of Linux
-// (real_nvjitlink.cc, over dlvsym) and Windows (shim/windows/real_nvjitlink_dll.cc, over the DLL's
+// (real_nvjitlink.cc, over dlvsym) and Windows (libraries/nvjitlink/windows_real_dll.cc, over the DLL's
 // export table).
 // Contract: pure; thread-safe; may throw std::bad_alloc.
 #pragma once

@@ -7,28 +7,13 @@
 #include <utility>
 
 #include "platform/errno_guard.h"
+#include "libraries/nvvm/function_names.h"
 #include "shim/interpose/library_identity.h"
 #include "shim/interpose/library_registry.h"
 #include "shim/interpose/wrapper_body.h"
 
 namespace nvrtc_cache::shim::interpose {
 namespace {
-
-// What libNVVM 13.0 exports beside the table's rows (passed through, never exported by the shim).
-constexpr std::string_view kOtherKnownFunctions[] = {"nvvmVersion",        "nvvmIRVersion",
-                                                     "nvvmGetErrorString", "nvvmDisableConcurrentAPI",
-                                                     "__nvvmHandle",       "__nvvmHandleTarget"};
-
-bool is_known_nvvm_function(std::string_view name) {
-  for (std::string_view known : kOtherKnownFunctions) {
-    if (name == known) return true;
-  }
-#define HANDLE_LIBRARY_API(kind, ret, fn, params, args) \
-  if (name == #fn) return true;
-#include "libraries/nvvm/api.def"
-#undef HANDLE_LIBRARY_API
-  return false;
-}
 
 constexpr const char* kProbes[] = {"nvvmVersion"};
 

@@ -6,7 +6,6 @@
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/module_identity.h"
 #include "shim/windows/real_dll.h"
-#include "shim/windows/real_nvjitlink_dll.h"
 #include "shim/windows/store_open_ahead.h"
 #include "core/config.h"
 #include "core/log.h"
@@ -119,16 +118,16 @@ const keying::LibraryIdentity& WindowsRuntime::identity(const interpose::RealNvr
   return identity_;
 }
 
-bool WindowsRuntime::watch_installed(core::JitLibrary library) {
-  const auto index = static_cast<std::size_t>(library);
-  if (index >= std::size(watch_once_)) return false;
-  std::call_once(watch_once_[index], [&] {
-    HMODULE module = nullptr;
-    if (library == core::JitLibrary::nvrtc) module = real_nvrtc_module();
-    if (library == core::JitLibrary::nvjitlink) module = real_nvjitlink_module();
-    watch_installed_[index] = module != nullptr && install_compile_watch(module);
-  });
-  return watch_installed_[index];
+bool WindowsRuntime::watch_installed(const void* code) {
+  const HMODULE module = module_containing(code);
+  if (module == nullptr) return false;
+  std::lock_guard lock(watch_mu_);
+  for (const auto& [watched, installed] : watched_modules_) {
+    if (watched == module) return installed;
+  }
+  const bool installed = install_compile_watch(module);
+  watched_modules_.emplace_back(module, installed);
+  return installed;
 }
 
 }  // namespace nvrtc_cache::shim::windows

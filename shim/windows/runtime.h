@@ -9,15 +9,17 @@
 // last-error value is kept.
 #pragma once
 
+#include <windows.h>
+
 #include <atomic>
 #include <cstdint>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config.h"
-#include "core/jit_library.h"
 #include "core/stats.h"
 #include "keying/program_inputs.h"
 #include "libraries/nvrtc/real_nvrtc.h"
@@ -55,9 +57,10 @@ class WindowsRuntime {
   // installed on it and its builtins DLL: done by the first call, which the first real compile
   // through the cache makes before it runs; hits never call it).
   const keying::LibraryIdentity& identity(const interpose::RealNvrtc& real);
-  // Whether the file accesses of `library`'s real DLL (NVRTC's with its builtins, nvJitLink's) can be
-  // watched: the import watch installed on it, once, by the first real call through the cache.
-  bool watch_installed(core::JitLibrary library);
+  // Whether the file accesses of the real DLL holding `code` (NVRTC's with its builtins, nvJitLink's,
+  // libNVVM's) can be watched: the import watch installed on it, once per DLL, by the first real call
+  // through the cache.
+  bool watch_installed(const void* code);
 
  private:
   WindowsRuntime();
@@ -71,8 +74,8 @@ class WindowsRuntime {
   std::string cache_directory_;
   std::once_flag identity_once_;
   keying::LibraryIdentity identity_;
-  std::once_flag watch_once_[std::size(core::kJitLibraries)];
-  bool watch_installed_[std::size(core::kJitLibraries)] = {};
+  std::mutex watch_mu_;
+  std::vector<std::pair<HMODULE, bool>> watched_modules_;  // under watch_mu_: each DLL and its outcome
 };
 
 }  // namespace nvrtc_cache::shim::windows

@@ -75,7 +75,7 @@ class WindowsHost final : public JitHost {
     WatchedCall out;
     // The import watch is installed here, before the first real call, and never on a hit (whose
     // dependencies are validated by the proxy's own reads): a hit does no patching.
-    const bool watched = runtime_.watch_installed(library.library);
+    const bool watched = runtime_.watch_installed(library.code);
     const std::int64_t start_realtime_ns = platform::Env::system()->now_realtime_ns();
     windows::CompileWatch watch;
     const auto start = SteadyClock::now();

@@ -3,10 +3,17 @@
 // printed, so runs under the shim can be compared with runs without it.
 // Usage: nvvm_client SCENARIO...  (NVVM_ARCH, e.g. 80: the architecture compiled for instead of 90).
 // Built twice: linked against libnvvm, and with NVVM_CLIENT_DLOPEN,
-// which dlopens libnvvm.so.4 by soname and looks its functions up with dlsym.
+// which dlopens libnvvm.so.4 by soname and looks its functions up with dlsym; and for Windows
+// (tests/clients/windows/CMakeLists.txt) with NVVM_CLIENT_LOADLIBRARY, which loads nvvm64_40_0.dll with
+// LoadLibraryA (the DLL search order picks it) and prints in binary mode.
 #include <nvvm.h>
 #ifdef NVVM_CLIENT_DLOPEN
 #include <dlfcn.h>
+#endif
+#ifdef NVVM_CLIENT_LOADLIBRARY
+#include <fcntl.h>
+#include <io.h>
+#include <windows.h>
 #endif
 
 #include <cstdio>
@@ -30,7 +37,19 @@ struct Api {
 };
 
 Api load_api() {
-#ifdef NVVM_CLIENT_DLOPEN
+#if defined(NVVM_CLIENT_DLOPEN) || defined(NVVM_CLIENT_LOADLIBRARY)
+#ifdef NVVM_CLIENT_LOADLIBRARY
+  const HMODULE lib = LoadLibraryA("nvvm64_40_0.dll");
+  if (lib == nullptr) {
+    std::fprintf(stderr, "LoadLibraryA(nvvm64_40_0.dll): error %lu\n", GetLastError());
+    std::exit(2);
+  }
+  const auto sym = [lib](const char* name) {
+    void* f = reinterpret_cast<void*>(GetProcAddress(lib, name));
+    if (f == nullptr) std::exit(2);
+    return f;
+  };
+#else
   void* lib = dlopen("libnvvm.so.4", RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     std::fprintf(stderr, "dlopen: %s\n", dlerror());
@@ -41,6 +60,7 @@ Api load_api() {
     if (f == nullptr) std::exit(2);
     return f;
   };
+#endif
 #define NVVM_CLIENT_FN(field, name) reinterpret_cast<decltype(Api::field)>(sym(name))
   return {NVVM_CLIENT_FN(create, "nvvmCreateProgram"),
           NVVM_CLIENT_FN(destroy, "nvvmDestroyProgram"),
@@ -60,7 +80,10 @@ Api load_api() {
 #endif
 }
 
-const Api api = load_api();
+const Api& api() {
+  static const Api loaded = load_api();
+  return loaded;
+}
 
 const std::string kComputeArch =
     std::string("-arch=compute_") + (std::getenv("NVVM_ARCH") ? std::getenv("NVVM_ARCH") : "90");
@@ -109,8 +132,8 @@ void print_output(const char* what, nvvmProgram p, nvvmResult (*size_fn)(nvvmPro
 }
 
 void print_all(nvvmProgram p) {
-  print_output("result", p, api.result_size, api.result);
-  print_output("log", p, api.log_size, api.log);
+  print_output("result", p, api().result_size, api().result);
+  print_output("log", p, api().log_size, api().log);
 }
 
 // Adds the modules (a lazy one last), optionally verifies, compiles, prints everything.
@@ -118,22 +141,25 @@ void compile(const char* scenario, const std::vector<std::string>& modules, std:
              bool lazy_library = false, bool verify = false) {
   std::printf("%s\n", scenario);
   nvvmProgram p = nullptr;
-  std::printf("  create=%d\n", api.create(&p));
+  std::printf("  create=%d\n", api().create(&p));
   int i = 0;
   for (const std::string& m : modules) {
     const std::string name = "module" + std::to_string(i++);
-    std::printf("  add=%d\n", api.add(p, m.data(), m.size(), name.c_str()));
+    std::printf("  add=%d\n", api().add(p, m.data(), m.size(), name.c_str()));
   }
-  if (lazy_library) std::printf("  lazy_add=%d\n", api.lazy_add(p, kLibrary.data(), kLibrary.size(), "libscale"));
-  if (verify) std::printf("  verify=%d\n", api.verify(p, static_cast<int>(options.size()), options.data()));
-  std::printf("  compile=%d\n", api.compile(p, static_cast<int>(options.size()), options.data()));
+  if (lazy_library) std::printf("  lazy_add=%d\n", api().lazy_add(p, kLibrary.data(), kLibrary.size(), "libscale"));
+  if (verify) std::printf("  verify=%d\n", api().verify(p, static_cast<int>(options.size()), options.data()));
+  std::printf("  compile=%d\n", api().compile(p, static_cast<int>(options.size()), options.data()));
   print_all(p);
-  std::printf("  destroy=%d\n", api.destroy(&p));
+  std::printf("  destroy=%d\n", api().destroy(&p));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef NVVM_CLIENT_LOADLIBRARY
+  _setmode(_fileno(stdout), _O_BINARY);
+#endif
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "ptx") {
@@ -154,16 +180,16 @@ int main(int argc, char** argv) {
       // checks no getter argument for NULL: it crashes, so none is passed)
       std::printf("after_compile\n");
       nvvmProgram p = nullptr;
-      std::printf("  create=%d\n", api.create(&p));
-      std::printf("  add=%d\n", api.add(p, kKernel.data(), kKernel.size(), "k"));
-      std::printf("  add=%d\n", api.add(p, kLibrary.data(), kLibrary.size(), "l"));
+      std::printf("  create=%d\n", api().create(&p));
+      std::printf("  add=%d\n", api().add(p, kKernel.data(), kKernel.size(), "k"));
+      std::printf("  add=%d\n", api().add(p, kLibrary.data(), kLibrary.size(), "l"));
       const char* options[] = {compute_arch()};
-      std::printf("  compile=%d\n", api.compile(p, 1, options));
-      std::printf("  verify after=%d\n", api.verify(p, 1, options));
+      std::printf("  compile=%d\n", api().compile(p, 1, options));
+      std::printf("  verify after=%d\n", api().verify(p, 1, options));
       print_all(p);
-      std::printf("  compile again=%d\n", api.compile(p, 1, options));
+      std::printf("  compile again=%d\n", api().compile(p, 1, options));
       print_all(p);
-      std::printf("  destroy=%d\n", api.destroy(&p));
+      std::printf("  destroy=%d\n", api().destroy(&p));
     } else {
       std::fprintf(stderr, "unknown scenario %s\n", argv[i]);
       return 2;

@@ -1,5 +1,5 @@
 // nvjitlink_client: JIT LTO on Windows, for the Wine tests of the proxy's nvJitLink
-// (tests/integration/wine_nvjitlink_test.cc). NVRTC compiles two programs to LTO-IR (-dlto), then
+// (tests/integration/wine_jit_libraries_test.cc). NVRTC compiles two programs to LTO-IR (-dlto), then
 // nvJitLink links them (-lto) into a CUBIN, twice in the process; a third link leaves a function
 // undefined and fails. Every return code and every output (CUBIN, PTX, both logs: size, return codes
 // and bytes in hex) is printed, so that a run against the real DLLs and runs through the proxy cold

@@ -1,9 +1,7 @@
 // real_nvjitlink_dll: the real nvJitLink_130_0.dll for the proxy's nvJitLink exports
 // (libraries/nvjitlink/windows_exports.cc, reached through the stand-in nvJitLink_130_0.dll that
-// forwards to them, shim/windows/nvjitlink_standin.cc), found and loaded as the real NVRTC is
-// (shim/windows/real_dll.h): lazily, on the first nvJitLink call, by absolute path only, first found
-// wins — NVRTC_CACHE_REAL_NVJITLINK (the DLL or its directory), %CUDA_PATH%\bin\x64 and \bin, the
-// CUDA 13 wheel of each Python on PATH — skipping the stand-in (a DLL exporting nvrtc_cache_standin).
+// forwards to them, libraries/nvjitlink/windows_standin.cc), loaded lazily, on the first nvJitLink call
+// (shim/windows/real_library_dll.h: NVRTC_CACHE_REAL_NVJITLINK, the DLL or its directory, first).
 // Its table is filled by name; its identity is nvJitLinkVersion's and the PE header's; the nvJitLink
 // functions it exports that this build does not know are listed (its links are then not cached).
 // Contract: thread-safe (one real DLL per process, chosen once); never throws; leaves the thread's

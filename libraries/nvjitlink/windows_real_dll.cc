@@ -1,4 +1,4 @@
-#include "shim/windows/real_nvjitlink_dll.h"
+#include "libraries/nvjitlink/windows_real_dll.h"
 
 #include <mutex>
 #include <string>
@@ -7,24 +7,10 @@
 #include "platform/windows/last_error.h"
 #include "shim/windows/module_identity.h"
 #include "shim/windows/real_dll_candidates.h"
+#include "shim/windows/real_library_dll.h"
 
 namespace nvrtc_cache::shim::windows {
 namespace {
-
-HMODULE load_real() {
-  for (const std::wstring& candidate : real_dll_candidates(L"NVRTC_CACHE_REAL_NVJITLINK", kRealNvJitLinkDllName)) {
-    if (!is_absolute_windows_path(candidate) || !is_existing_file(candidate)) continue;
-    // Its own dependencies are looked for beside it first.
-    const HMODULE module = LoadLibraryExW(candidate.c_str(), nullptr, LOAD_WITH_ALTERED_SEARCH_PATH);
-    if (module == nullptr) continue;
-    if (GetProcAddress(module, "nvrtc_cache_standin") != nullptr) {  // the stand-in, not a real nvJitLink
-      FreeLibrary(module);
-      continue;
-    }
-    return module;
-  }
-  return nullptr;
-}
 
 struct Loaded {
   HMODULE module = nullptr;
@@ -61,7 +47,7 @@ Loaded* loaded() {
   static Loaded* const l = [] {
     const platform::windows::LastErrorKept last_error;
     try {
-      const HMODULE module = load_real();
+      const HMODULE module = load_real_library(L"NVRTC_CACHE_REAL_NVJITLINK", kRealNvJitLinkDllName);
       return module != nullptr ? resolve(module) : nullptr;
     } catch (...) {
       return static_cast<Loaded*>(nullptr);
@@ -82,11 +68,6 @@ HMODULE real_nvjitlink_module() {
   return l != nullptr ? l->module : nullptr;
 }
 
-void* real_nvjitlink_function(const char* name) {
-  const HMODULE module = real_nvjitlink_module();
-  if (module == nullptr) return nullptr;
-  const platform::windows::LastErrorKept last_error;
-  return reinterpret_cast<void*>(GetProcAddress(module, name));
-}
+void* real_nvjitlink_function(const char* name) { return function_of(real_nvjitlink_module(), name); }
 
 }  // namespace nvrtc_cache::shim::windows
