@@ -1,9 +1,10 @@
 // hooks: the shim's handling of the NVRTC functions marked HOOK in libraries/nvrtc/api.def.
 // Each takes the caller's real NVRTC first, then NVRTC's own arguments. They are the program
-// lifecycle's entry points (create and compile: the OS host's file, shim/linux/linux_host.cc or
-// shim/windows/windows_host.cc; libraries/nvrtc/compile_steps.cc, libraries/nvrtc/getters.cc), called by shim/interpose/'s wrappers.
+// lifecycle's entry points (create and compile: libraries/nvrtc/hooks.cc, over the OS's host; the
+// others: libraries/nvrtc/compile_steps.cc, libraries/nvrtc/getters.cc), called by the hosts' exports.
 // Contract: callable from any thread; never throw (exports.cc guards them anyway); return exactly
-// what the real NVRTC would have returned; preserve errno except where the real NVRTC set it.
+// what the real NVRTC would have returned; preserve the caller's error state (errno, the last-error
+// value) except where the real NVRTC set it.
 #pragma once
 
 #include <nvrtc.h>

@@ -1,7 +1,7 @@
 // The Linux shim's and proxy's JitHost (shim/lifecycle/jit_host.h): the Runtime's store, statistics
 // and settings (shim/runtime.h), the libc watch (shim/watch/file_watch.h), single-flight through claim
 // files and the shared tiers (shim/flight/runtime_flight.h), $PWD, records (NVRTC_CACHE_RECORD) and
-// the call report (shim/call_report.h), and NVRTC's create and compile hooks over it. Its one state
+// the call report (shim/call_report.h). Its one state
 // of its own: the environment variables each library has read in this process (some are read once,
 // where no watch sees them), under a mutex of the fork order (platform::ForkRank::kVariablesSeen).
 #include <array>
@@ -13,16 +13,12 @@
 #include <vector>
 
 #include "core/log.h"
-#include "libraries/nvrtc/hooks.h"
-#include "libraries/nvrtc/program_table.h"
 #include "platform/env.h"
-#include "platform/errno_guard.h"
 #include "platform/fork_locks.h"
 #include "shim/call_report.h"
 #include "shim/flight/runtime_flight.h"
 #include "shim/flight/single_flight.h"
 #include "shim/interpose/loaded_object.h"
-#include "shim/lifecycle/compile_lifecycle.h"
 #include "shim/lifecycle/jit_host.h"
 #include "shim/runtime.h"
 #include "shim/watch/file_watch.h"
@@ -143,29 +139,4 @@ JitHost& jit_host() {
   return *host;
 }
 
-namespace hooks {
-
-nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog, const char* src, const char* name,
-                               int num_headers, const char* const* headers, const char* const* include_names) {
-  const nvrtcResult rc = real.nvrtcCreateProgram(prog, src, name, num_headers, headers, include_names);
-  return record_created_program<platform::ErrnoGuard>(
-      rc, prog, Runtime::instance().enabled(), [&] { return real.identity; }, src, name, num_headers, headers,
-      include_names);
-}
-
-nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
-                                const char* const* options) {
-  JitHost& host = jit_host();
-  host.note_call(core::JitLibrary::nvrtc, real.link_map, reinterpret_cast<const void*>(real.nvrtcVersion),
-                 real.identity);
-  std::shared_ptr<ProgramRecord> record = host.enabled() ? program_table().find(prog) : nullptr;
-  if (!record) return real.nvrtcCompileProgram(prog, num_options, options);
-  platform::ErrnoGuard errno_guard;
-  int error_after = errno;
-  const nvrtcResult rc = compile_program(host, real, *record, prog, num_options, options, &error_after);
-  errno_guard.set(error_after);
-  return rc;
-}
-
-}  // namespace hooks
 }  // namespace nvrtc_cache::shim

@@ -62,7 +62,9 @@ HMODULE load_real() {
 struct Loaded {
   HMODULE module = nullptr;
   interpose::RealNvrtc functions;
-  std::once_flag builtins_once;  // the builtins DLLs beside it, loaded at the first call through it
+  // The first call through it (never in DllMain, where a bound DLL is chosen): its identity, and the
+  // builtins DLLs beside it loaded.
+  std::once_flag first_call_once;
 };
 
 Loaded* resolve(HMODULE module) {
@@ -114,9 +116,12 @@ Loaded* loaded() {
 const interpose::RealNvrtc* real_nvrtc_dll() {
   Loaded* const l = loaded();
   if (l == nullptr) return nullptr;
-  std::call_once(l->builtins_once, [l] {
+  std::call_once(l->first_call_once, [l] {
     const DWORD last_error = GetLastError();
     try {
+      keying::LibraryIdentity& identity = l->functions.identity;
+      if (l->functions.nvrtcVersion) l->functions.nvrtcVersion(&identity.major, &identity.minor);
+      identity.build_id = pe_build_id(l->module);
       preload_builtins(module_path(l->module));
     } catch (...) {
     }

@@ -24,6 +24,8 @@
 
 namespace nvrtc_cache::shim::windows {
 
+// The real NVRTC's table; its identity (nvrtcVersion, and the PE header's link stamp, image size and
+// checksum as its build id) is filled at the first call, with its builtins DLLs loaded.
 const interpose::RealNvrtc* real_nvrtc_dll();
 // The loaded real DLL's module (nullptr when none).
 HMODULE real_nvrtc_module();

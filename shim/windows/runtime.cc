@@ -110,14 +110,6 @@ void WindowsRuntime::flush_shared_writes() {
   }
 }
 
-const keying::LibraryIdentity& WindowsRuntime::identity(const interpose::RealNvrtc& real) {
-  std::call_once(identity_once_, [&] {
-    if (real.nvrtcVersion) real.nvrtcVersion(&identity_.major, &identity_.minor);
-    identity_.build_id = pe_build_id(real_nvrtc_module());
-  });
-  return identity_;
-}
-
 bool WindowsRuntime::watch_installed(const void* code) {
   const HMODULE module = module_containing(code);
   if (module == nullptr) return false;

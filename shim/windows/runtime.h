@@ -1,7 +1,7 @@
 // WindowsRuntime: the proxy DLL's process-wide state: its settings, the store (opened on a thread of
 // its own from the first NVRTC call on, shim/windows/store_open_ahead.h, else by the first compile: the local LMDB
-// store, with the shared tiers NVRTC_CACHE_REMOTE names behind it, store/remote/tiered_store.h), the statistics deltas,
-// and the identity of the real NVRTC. Its settings are core/config.h's (the one settings table, with Windows paths for
+// store, with the shared tiers NVRTC_CACHE_REMOTE names behind it, store/remote/tiered_store.h), the statistics deltas
+// and which real DLLs the import watch is installed on. Its settings are core/config.h's (the one settings table, with Windows paths for
 // the files). Shared writes: queued by a compile that stored (as on Linux), then waited for before that compile returns
 // (at most kSharedWriteBound), because a Windows process's exit ends every other thread before a DLL could flush them:
 // nothing is flushed at exit. Contract: created on first use, leaked (usable from late threads); thread-safe; never
@@ -52,11 +52,6 @@ class WindowsRuntime {
   void flush_stats();
   // Waits (bounded) for the shared-tier writes this process queued; nothing to do without tiers.
   void flush_shared_writes();
-  // The real NVRTC's identity (nvrtcVersion, and the PE header's link stamp, image size and checksum
-  // as its build id), computed once; whether its file accesses can be watched (import watch
-  // installed on it and its builtins DLL: done by the first call, which the first real compile
-  // through the cache makes before it runs; hits never call it).
-  const keying::LibraryIdentity& identity(const interpose::RealNvrtc& real);
   // Whether the file accesses of the real DLL holding `code` (NVRTC's with its builtins, nvJitLink's,
   // libNVVM's) can be watched: the import watch installed on it, once per DLL, by the first real call
   // through the cache.
@@ -72,8 +67,6 @@ class WindowsRuntime {
   std::unique_ptr<store::Store> store_;
   store::remote::TieredStore* tiered_ = nullptr;  // store_ itself when shared tiers are configured
   std::string cache_directory_;
-  std::once_flag identity_once_;
-  keying::LibraryIdentity identity_;
   std::mutex watch_mu_;
   std::vector<std::pair<HMODULE, bool>> watched_modules_;  // under watch_mu_: each DLL and its outcome
 };

@@ -1,12 +1,11 @@
-// The Windows proxy's JitHost (shim/lifecycle/jit_host.h) and NVRTC's create and compile hooks over
-// it: the WindowsRuntime's store and statistics (shim/windows/runtime.h), the import watch
-// (shim/windows/compile_watch.h), single-flight between the processes of a node (the Linux shim's
-// shim/flight/single_flight.h, claim files locked with LockFileEx), records (NVRTC_CACHE_RECORD) and
-// the thread's last-error value; the getters are libraries/nvrtc/getters.cc's. Differences from
-// Linux: counters are added to the store's mapped counters file (store/counter_file.h) after every
-// compile, which takes no transaction (a process's exit on Windows runs no safe place for it). The
-// import watch is installed by the first real compile through the cache (run_watched), so a hit
-// never patches NVRTC.
+// The Windows proxy's JitHost (shim/lifecycle/jit_host.h): the WindowsRuntime's store and statistics
+// (shim/windows/runtime.h), the import watch (shim/windows/compile_watch.h), single-flight between the
+// processes of a node (the Linux shim's shim/flight/single_flight.h, claim files locked with
+// LockFileEx) and records (NVRTC_CACHE_RECORD). Differences from Linux: counters are added to the
+// store's mapped counters file (store/counter_file.h) whenever the lifecycle may merge them, which
+// takes no transaction (a process's exit on Windows runs no safe place for it). The import watch is
+// installed on a real DLL by the first real call through the cache (run_watched), so a hit never
+// patches it.
 //
 // The environment block: the Windows NVRTC's C runtime calls GetEnvironmentStringsW in every compile
 // (to refresh its copy of the environment, which its getenv then reads by name, unseen). Tainting it
@@ -22,13 +21,9 @@
 #include <string_view>
 #include <vector>
 
-#include "libraries/nvrtc/hooks.h"
-#include "libraries/nvrtc/program_table.h"
 #include "platform/env.h"
-#include "platform/windows/last_error.h"
 #include "platform/windows/wide.h"
 #include "shim/flight/single_flight.h"
-#include "shim/lifecycle/compile_lifecycle.h"
 #include "shim/lifecycle/jit_host.h"
 #include "shim/windows/compile_watch.h"
 #include "shim/windows/module_identity.h"
@@ -47,12 +42,8 @@ constexpr const char* kCrtVariables[] = {
 #undef NVRTC_CACHE_CRT_VARIABLE
 };
 
-// Keeps the thread's last-error value across the proxy's own work.
-using LastErrorGuard = platform::windows::LastErrorKept;
-
 // The Windows proxy's host: the WindowsRuntime's store and statistics, the import watch,
-// single-flight claims, records, the thread's last-error value; statistics are merged whenever the
-// lifecycle may (and by NVRTC's hook after every compile, whatever path it took).
+// single-flight claims, records; statistics are merged whenever the lifecycle may.
 class WindowsHost final : public JitHost {
  public:
   bool enabled() override { return runtime_.enabled(); }
@@ -147,33 +138,4 @@ JitHost& jit_host() {
   return *host;
 }
 
-namespace hooks {
-
-nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* prog, const char* src, const char* name,
-                               int num_headers, const char* const* headers, const char* const* include_names) {
-  const nvrtcResult rc = real.nvrtcCreateProgram(prog, src, name, num_headers, headers, include_names);
-  WindowsRuntime& runtime = WindowsRuntime::instance();
-  return record_created_program<LastErrorGuard>(
-      rc, prog, runtime.enabled(), [&] { return runtime.identity(real); }, src, name, num_headers, headers,
-      include_names);
-}
-
-nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,
-                                const char* const* options) {
-  WindowsRuntime& runtime = WindowsRuntime::instance();
-  std::shared_ptr<ProgramRecord> record = runtime.enabled() ? program_table().find(prog) : nullptr;
-  if (!record) return real.nvrtcCompileProgram(prog, num_options, options);
-  LastErrorGuard last_error;
-  int error_after = 0;
-  const nvrtcResult rc = compile_program(jit_host(), real, *record, prog, num_options, options, &error_after);
-  last_error.set(static_cast<DWORD>(error_after));
-  try {
-    runtime.flush_shared_writes();  // before the counters, which then include the shared writes
-    runtime.flush_stats();
-  } catch (...) {
-  }
-  return rc;
-}
-
-}  // namespace hooks
 }  // namespace nvrtc_cache::shim

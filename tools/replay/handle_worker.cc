@@ -248,48 +248,39 @@ void replay_handle_calls(const std::vector<core::HandleCallRecord>& calls, std::
     }
     const std::string why_skipped = why_refused.empty() && link ? prepare_files(record) : "";
     std::string as_recorded_result;
-    for (std::size_t v = 0; v < variants.size(); ++v) {
+    report_variants(first_index + c, variants.size(), why_refused, why_skipped, [&](std::size_t v) {
       const ReplayVariant& variant = variants[v];
       ReplayOutcome outcome;
-      if (!why_refused.empty()) {
-        outcome.status = "refused";
-        outcome.detail = why_refused;
-      } else if (!why_skipped.empty()) {
-        outcome.status = "skipped";
-        outcome.detail = why_skipped;
-      } else if (link) {
+      if (link) {
         RetargetedInputs inputs{record.inputs.inputs, 0, ""};
         if (!variant.arch.empty()) inputs = link_inputs_for_arch(record.inputs.inputs, variant.arch, lookup);
         if (!inputs.skipped.empty()) {
           outcome.status = "skipped";
           outcome.detail = inputs.skipped;
-        } else {
-          outcome = link_variant(*link_api, variant.options, inputs.inputs, log);
+          return outcome;
         }
-      } else if (std::string target = variant.arch.empty() ? "" : target_in_names(record.inputs.inputs);
-                 !target.empty()) {
+        return link_variant(*link_api, variant.options, inputs.inputs, log);
+      }
+      if (std::string target = variant.arch.empty() ? "" : target_in_names(record.inputs.inputs); !target.empty()) {
         outcome.status = "skipped";
         outcome.detail = std::move(target);
-      } else {
-        std::string result;
-        outcome = nvvm_variant(*nvvm_api, variant.options, nvvm_inputs_for_arch(record.inputs.inputs, variant.arch),
-                               log, outputs ? &result : nullptr);
-        if (outputs && variant.arch.empty() && !result.empty()) {
-          as_recorded_result = result;
-          outputs->add_producer(result, "the " + handle_call_label(record));
-          for (const std::string& arch : archs) {  // an architecture the recorded options already name
-            if (options_for_arch(record.inputs.options, arch) == record.inputs.options)
-              outputs->add_output(result, arch, result);
-          }
-        } else if (outputs && !as_recorded_result.empty() && !result.empty()) {
-          outputs->add_output(as_recorded_result, variant.arch, result);
-        }
+        return outcome;
       }
-      outcome.program = first_index + c;
-      outcome.variant = v;
-      fmt::print("{}", format_outcome(outcome));
-      std::fflush(stdout);
-    }
+      std::string result;
+      outcome = nvvm_variant(*nvvm_api, variant.options, nvvm_inputs_for_arch(record.inputs.inputs, variant.arch), log,
+                             outputs ? &result : nullptr);
+      if (outputs && variant.arch.empty() && !result.empty()) {
+        as_recorded_result = result;
+        outputs->add_producer(result, "the " + handle_call_label(record));
+        for (const std::string& arch : archs) {  // an architecture the recorded options already name
+          if (options_for_arch(record.inputs.options, arch) == record.inputs.options)
+            outputs->add_output(result, arch, result);
+        }
+      } else if (outputs && !as_recorded_result.empty() && !result.empty()) {
+        outputs->add_output(as_recorded_result, variant.arch, result);
+      }
+      return outcome;
+    });
   }
 }
 

@@ -1,13 +1,15 @@
-// `nvrtc-cache replay`'s pieces shared by the command (tools/replay/replay_command.cc) and its workers
-// (tools/replay/worker.cc for NVRTC's compiles, tools/replay/handle_worker.cc for nvJitLink's links
-// and libNVVM's compiles: processes with the shim preloaded, so each call is keyed and stored by the
-// shim's own code, exactly as the app's would be). A recording is untrusted input: its library is
+// `nvrtc-cache replay`'s pieces shared by the command (tools/replay/replay_command.cc) and its worker
+// processes (run with the shim preloaded, so each call is keyed and stored by the shim's own code,
+// exactly as the app's would be): one worker, one loop over every recorded call's variants
+// (report_variants), each library's calls made by its own file (tools/replay/worker.cc: NVRTC's
+// compiles; tools/replay/handle_worker.cc: nvJitLink's links and libNVVM's compiles). A recording is untrusted input: its library is
 // checked before it is loaded (tools/doctor/nvrtc_library_check.h), its options before anything is compiled
 // (replay_option_refusal), both in the command and again in each worker; its paths are data, never
 // opened for writing.
 // Contract: single-threaded; the worker changes its working directory and $PWD per program.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +60,11 @@ struct ReplayOutcome {
   std::string status;
   std::string detail;
 };
+// Writes one outcome line per variant of the recorded call `index` to stdout: each refused
+// (`why_refused`) or skipped (`why_skipped`) when either is set, else `replay(v)`'s outcome. The one
+// loop every library's calls take in the worker (NVRTC's compiles, links, NVVM compiles).
+void report_variants(std::size_t index, std::size_t variants, const std::string& why_refused,
+                     const std::string& why_skipped, const std::function<ReplayOutcome(std::size_t variant)>& replay);
 // One line of a worker's stdout, and back.
 std::string format_outcome(const ReplayOutcome& outcome);
 bool parse_outcome(std::string_view line, ReplayOutcome& outcome);

@@ -178,6 +178,26 @@ ReplayOutcome outcome_from_log(const std::string& logged, const std::string& rc_
   return out;
 }
 
+void report_variants(std::size_t index, std::size_t variants, const std::string& why_refused,
+                     const std::string& why_skipped, const std::function<ReplayOutcome(std::size_t variant)>& replay) {
+  for (std::size_t v = 0; v < variants; ++v) {
+    ReplayOutcome outcome;
+    if (!why_refused.empty()) {
+      outcome.status = "refused";
+      outcome.detail = why_refused;
+    } else if (!why_skipped.empty()) {
+      outcome.status = "skipped";
+      outcome.detail = why_skipped;
+    } else {
+      outcome = replay(v);
+    }
+    outcome.program = index;
+    outcome.variant = v;
+    fmt::print("{}", format_outcome(outcome));
+    std::fflush(stdout);
+  }
+}
+
 std::string format_outcome(const ReplayOutcome& o) {
   return fmt::format("{}\t{}\t{}\t{}\n", o.program, o.variant, o.status, without_tabs(o.detail));
 }
@@ -234,22 +254,9 @@ int run_replay_worker(const std::string& task_file, const std::vector<std::strin
       if (!valid.matches) why_skipped = "its dependencies differ here: " + valid.mismatch;
     }
     std::vector<ProgramOutputs> outputs_of(variants.size());
-    for (std::size_t v = 0; v < variants.size(); ++v) {
-      ReplayOutcome outcome;
-      if (!why_refused.empty()) {
-        outcome.status = "refused";
-        outcome.detail = why_refused;
-      } else if (!why_skipped.empty()) {
-        outcome.status = "skipped";
-        outcome.detail = why_skipped;
-      } else {
-        outcome = compile_variant(*api, record, variants[v], log, outputs ? &outputs_of[v] : nullptr);
-      }
-      outcome.program = p;
-      outcome.variant = v;
-      fmt::print("{}", format_outcome(outcome));
-      std::fflush(stdout);
-    }
+    report_variants(p, variants.size(), why_refused, why_skipped, [&](std::size_t v) {
+      return compile_variant(*api, record, variants[v], log, outputs ? &outputs_of[v] : nullptr);
+    });
     if (outputs && why_refused.empty() && why_skipped.empty())
       keep_outputs(record, archs, variants, outputs_of, *outputs);
   }
