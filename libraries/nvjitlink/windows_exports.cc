@@ -12,8 +12,9 @@
 #include "shim/windows/core_export.h"
 #include "libraries/nvjitlink/windows_real_dll.h"
 
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
-  NVRTC_CACHE_CORE_EXPORT(ret, name, params, args, nvrtc_cache::shim::windows::real_nvjitlink_dll, NVJITLINK_ERROR_INTERNAL)
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                          \
+  NVRTC_CACHE_CORE_EXPORT(ret, name, params, args, nvrtc_cache::shim::windows::real_nvjitlink_dll, \
+                          NVJITLINK_ERROR_INTERNAL)
 #include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
 

@@ -4,7 +4,8 @@
 // forwarded to the proxy core (shim/windows/standin_core.h), which answers through its
 // nvrtc_cache_<function> exports (libraries/nvjitlink/windows_exports.cc). Without a core, each call
 // goes straight to the real nvJitLink (libraries/nvjitlink/windows_real_dll.h), uncached; without either,
-// NVJITLINK_ERROR_INTERNAL. The export nvrtc_cache_standin tells this DLL from a real nvJitLink.
+// NVJITLINK_ERROR_INTERNAL. The export nvrtc_cache_standin (shim/windows/standin_core.cc) tells this
+// DLL from a real nvJitLink.
 // Contract: thread-safe (each function resolved once); the thread's last-error value is kept across
 // the resolution; nothing runs in DllMain.
 #define NVJITLINK_NO_INLINE
@@ -13,11 +14,6 @@
 
 #include "libraries/nvjitlink/windows_real_dll.h"
 #include "shim/windows/standin_core.h"
-
-extern "C" {
-extern const int nvrtc_cache_standin;
-const int nvrtc_cache_standin = 1;
-}
 
 namespace {
 
@@ -31,12 +27,12 @@ void* passed(const char* name) {
 
 }  // namespace
 
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                                 \
-  extern "C" ret name params {                                                                            \
-    using Fn = ret(*) params;                                                                             \
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                                           \
+  extern "C" ret name params {                                                                                      \
+    using Fn = ret(*) params;                                                                                       \
     static const Fn fn = reinterpret_cast<Fn>(core_or_real("nvrtc_cache_" #name, #name, &real_nvjitlink_function)); \
-    if (fn == nullptr) return NVJITLINK_ERROR_INTERNAL;                                                   \
-    return fn args;                                                                                       \
+    if (fn == nullptr) return NVJITLINK_ERROR_INTERNAL;                                                             \
+    return fn args;                                                                                                 \
   }
 #define NVJITLINK_API_SINCE_13_1(kind, ret, name, params, args)  // not in nvJitLink 13.0
 #include "libraries/nvjitlink/api.def"

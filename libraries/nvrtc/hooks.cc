@@ -18,8 +18,7 @@ nvrtcResult nvrtcCreateProgram(const interpose::RealNvrtc& real, nvrtcProgram* p
                                int num_headers, const char* const* headers, const char* const* include_names) {
   const nvrtcResult rc = real.nvrtcCreateProgram(prog, src, name, num_headers, headers, include_names);
   return record_created_program<platform::ErrorStateKept>(
-      rc, prog, jit_host().enabled(), [&] { return real.identity; }, src, name, num_headers, headers,
-      include_names);
+      rc, prog, jit_host().enabled(), [&] { return real.identity; }, src, name, num_headers, headers, include_names);
 }
 
 nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram prog, int num_options,

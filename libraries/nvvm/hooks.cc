@@ -75,7 +75,8 @@ nvvmResult nvvmCompileProgram(const RealNvvm& real, nvvmProgram prog, int num_op
       not_capturable(*record, "the options could not be recorded");
     }
   }
-  return lifecycle::complete<D>(jit_host(), real, prog, [&] { return real.nvvmCompileProgram(prog, num_options, options); });
+  return lifecycle::complete<D>(jit_host(), real, prog,
+                                [&] { return real.nvvmCompileProgram(prog, num_options, options); });
 }
 
 // Before the compile (cuda.core verifies every program it compiles), a verification joins the

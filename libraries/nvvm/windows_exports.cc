@@ -11,8 +11,8 @@
 #include "shim/windows/core_export.h"
 #include "libraries/nvvm/windows_real_dll.h"
 
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
-  NVRTC_CACHE_CORE_EXPORT(ret, name, params, args, nvrtc_cache::shim::windows::real_nvvm_dll,    \
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                     \
+  NVRTC_CACHE_CORE_EXPORT(ret, name, params, args, nvrtc_cache::shim::windows::real_nvvm_dll, \
                           NVVM_ERROR_PROGRAM_CREATION_FAILURE)
 #include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API
@@ -20,4 +20,6 @@
 // The real libNVVM's functions the cache does not handle (nvvmVersion, nvvmIRVersion,
 // nvvmGetErrorString, nvvmDisableConcurrentAPI, __nvvmHandle, __nvvmHandleTarget), for the stand-in
 // to forward to untouched; nullptr without a real libNVVM.
-extern "C" void* nvrtc_cache_nvvm_function(const char* name) { return nvrtc_cache::shim::windows::real_nvvm_function(name); }
+extern "C" void* nvrtc_cache_nvvm_function(const char* name) {
+  return nvrtc_cache::shim::windows::real_nvvm_function(name);
+}

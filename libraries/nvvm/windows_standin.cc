@@ -5,7 +5,8 @@
 // its nvrtc_cache_<function> exports (libraries/nvvm/windows_exports.cc) and hands out the rest from
 // the real libNVVM it loaded. Without a core, each call goes straight to the real libNVVM
 // (libraries/nvvm/windows_real_dll.h), uncached; without either, NVVM_ERROR_PROGRAM_CREATION_FAILURE
-// (nvvmGetErrorString: a string saying so). The export nvrtc_cache_standin tells it from a real libNVVM.
+// (nvvmGetErrorString: a string saying so). The export nvrtc_cache_standin
+// (shim/windows/standin_core.cc) tells it from a real libNVVM.
 // Contract: thread-safe (each function resolved once); the thread's last-error value is kept across
 // the resolution; nothing runs in DllMain.
 #include <nvvm.h>
@@ -13,11 +14,6 @@
 
 #include "libraries/nvvm/windows_real_dll.h"
 #include "shim/windows/standin_core.h"
-
-extern "C" {
-extern const int nvrtc_cache_standin;
-const int nvrtc_cache_standin = 1;
-}
 
 namespace {
 
@@ -29,12 +25,12 @@ void* passed(const char* name) { return passed_through_core("nvrtc_cache_nvvm_fu
 
 }  // namespace
 
-#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                                   \
-  extern "C" ret name params {                                                                              \
-    using Fn = ret(*) params;                                                                               \
+#define HANDLE_LIBRARY_API(kind, ret, name, params, args)                                                      \
+  extern "C" ret name params {                                                                                 \
+    using Fn = ret(*) params;                                                                                  \
     static const Fn fn = reinterpret_cast<Fn>(core_or_real("nvrtc_cache_" #name, #name, &real_nvvm_function)); \
-    if (fn == nullptr) return NVVM_ERROR_PROGRAM_CREATION_FAILURE;                                          \
-    return fn args;                                                                                         \
+    if (fn == nullptr) return NVVM_ERROR_PROGRAM_CREATION_FAILURE;                                             \
+    return fn args;                                                                                            \
   }
 #include "libraries/nvvm/api.def"
 #undef HANDLE_LIBRARY_API

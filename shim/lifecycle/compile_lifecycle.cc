@@ -61,7 +61,8 @@ std::optional<std::string> append_flags_variable() {
 std::vector<std::string> variables_always_recorded(const keying::LibraryIdentity& library,
                                                    std::vector<std::string> seen) {
   if ((library.major == 12 && library.minor >= 9) || library.major > 12) {
-    if (std::find(seen.begin(), seen.end(), "CUDA_CACHE_DISABLE") == seen.end()) seen.emplace_back("CUDA_CACHE_DISABLE");
+    if (std::find(seen.begin(), seen.end(), "CUDA_CACHE_DISABLE") == seen.end())
+      seen.emplace_back("CUDA_CACHE_DISABLE");
   }
   return seen;
 }
@@ -97,9 +98,8 @@ void log_not_cacheable(const interpose::RealNvrtc& real, const ProgramRecord& re
   log_info([&] { return "not cached: " + program_label(record, nullptr) + ": " + why.why; });
 }
 
-nvrtcResult compile_uncached(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
-                             nvrtcProgram prog, int n, const char* const* options, const NotCacheable& why,
-                             int* error_after) {
+nvrtcResult compile_uncached(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog,
+                             int n, const char* const* options, const NotCacheable& why, int* error_after) {
   host.stats().add(core::Counter::uncacheable);
   host.stats().add(why.reason);
   log_not_cacheable(real, record, why);
@@ -145,10 +145,9 @@ void store_and_log(JitHost& host, store::Store& store, const interpose::RealNvrt
   const std::string summary = summary_of(dependencies);
   std::size_t results = 0;
   keying::CacheKey stored_under = key;
-  const std::optional<store::Status> status =
-      store_result(store, real, prog, record, key, std::move(dependencies), rc, compile.nanos, miss_reason,
-                   host.compression_level(), host.stats(), &results, named_key,
-                   compile.dependencies.reveals_program_name, &stored_under);
+  const std::optional<store::Status> status = store_result(
+      store, real, prog, record, key, std::move(dependencies), rc, compile.nanos, miss_reason, host.compression_level(),
+      host.stats(), &results, named_key, compile.dependencies.reveals_program_name, &stored_under);
   if (!status) {
     log_info([&] {
       return "not cached: " + label_after_compile(record, &key, real, prog) +
@@ -178,8 +177,7 @@ void keep_result(JitHost& host, store::Store* store, const interpose::RealNvrtc&
     host.stats().add(core::Counter::uncacheable);
     host.stats().add(core::Counter::uncacheable_library_error);
     log_info([&] {
-      return "not cached: " + label_after_compile(record, &key, real, prog) + ": NVRTC returned " +
-             std::to_string(rc);
+      return "not cached: " + label_after_compile(record, &key, real, prog) + ": NVRTC returned " + std::to_string(rc);
     });
     host.flush_stats(false);
   } else if (!dependencies.set) {
@@ -320,8 +318,8 @@ void record_compile_context(ProgramRecord& record, int n, const char* const* opt
       !keying::program_directory_can_be_left_out(record.inputs.name, record.inputs.working_directory_use);
 }
 
-nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
-                            nvrtcProgram prog, int num_options, const char* const* options, int* error_after) noexcept {
+nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog,
+                            int num_options, const char* const* options, int* error_after) noexcept {
   const int entry_error = platform::error_state();
   *error_after = entry_error;
   try {

@@ -36,8 +36,8 @@ CompileContext compile_context(JitHost& host);
 
 // Compiles `prog` through the cache (or uncached when it may not be cached); returns NVRTC's
 // result (served or real) and sets `*error_after` to the error state the caller must see.
-nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
-                            nvrtcProgram prog, int num_options, const char* const* options, int* error_after) noexcept;
+nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog,
+                            int num_options, const char* const* options, int* error_after) noexcept;
 
 // Records a compile's options and context into `record.inputs` (the inputs only known at compile time).
 void record_compile_context(ProgramRecord& record, int num_options, const char* const* options,

@@ -200,9 +200,8 @@ void keep(JitHost& host, store::Store* store, const typename D::Real& real, type
   stats.add(kCounters.ns, call.nanos);
   if (host.store_read_only()) return;
   const keying::CacheKey result = direct::result_key(key, *dependencies.set);
-  store::Status status =
-      store->put(direct::handle_result_store_key(result),
-                 core::compress_entry(core::encode_handle_entry(entry), host.compression_level()));
+  store::Status status = store->put(direct::handle_result_store_key(result),
+                                    core::compress_entry(core::encode_handle_entry(entry), host.compression_level()));
   if (status) {
     status =
         add_to_manifest(*store, key, result, std::move(*dependencies.set), nullptr, &direct::handle_result_store_key);
@@ -263,7 +262,8 @@ class HandleCall {
         miss.reason = std::string("a ") + D::kWhat + " of these inputs compiled in " + *there +
                       " was stored before, and NVRTC embeds the working directory in them (these were compiled "
                       "in " +
-                      any_directory_->directory + "); compile them in one directory to share the result (docs/limits.md)";
+                      any_directory_->directory +
+                      "); compile them in one directory to share the result (docs/limits.md)";
       }
     }
     return miss;

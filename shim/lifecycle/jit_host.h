@@ -1,12 +1,12 @@
 // JitHost: what an OS gives the lifecycles of every JIT library (NVRTC's compiles:
 // shim/lifecycle/compile_lifecycle.h; nvJitLink's links and libNVVM's compiles:
 // shim/lifecycle/handle_lifecycle.h), and nothing of any library: the store and its statistics,
-// single-flight claims, the watch a real call runs under, where calls are recorded and reported (platform/error_state.h). Linux's is shim/linux/linux_host.h (the Runtime, the libc watch, errno),
-// Windows' shim/windows/windows_host.h (the WindowsRuntime, the import watch, the last-error value);
-// the lifecycle tests script one.
-// Contract: one host per process, thread-safe; jit_host() is created on first use and never
-// freed. The watch records the calling thread only; a host's calls never throw except
-// std::bad_alloc, and none changes the caller's error state.
+// single-flight claims, the watch a real call runs under, where calls are recorded and reported
+// (platform/error_state.h). Linux's is shim/linux/linux_host.h (the Runtime, the libc watch, errno), Windows'
+// shim/windows/windows_host.h (the WindowsRuntime, the import watch, the last-error value); the lifecycle tests script
+// one. Contract: one host per process, thread-safe; jit_host() is created on first use and never freed. The watch
+// records the calling thread only; a host's calls never throw except std::bad_alloc, and none changes the caller's
+// error state.
 #pragma once
 
 #include <chrono>
@@ -60,9 +60,9 @@ struct WatchedLibrary {
 // What a library's call depended on, from the watch's observations and the variables this host
 // records for every call of that library (read once per process, where no watch sees them): the
 // library's rule (direct::record_dependencies, with its extras).
-using DependencyRule = std::function<direct::RecordedDependencies(
-    std::vector<direct::Observation> observations, std::int64_t start_realtime_ns,
-    const std::vector<std::string>& always_recorded)>;
+using DependencyRule = std::function<direct::RecordedDependencies(std::vector<direct::Observation> observations,
+                                                                  std::int64_t start_realtime_ns,
+                                                                  const std::vector<std::string>& always_recorded)>;
 
 // A real call run under the watch.
 struct WatchedCall {

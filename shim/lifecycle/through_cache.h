@@ -63,8 +63,8 @@ typename Call::Result through_cache(JitHost& host, Call& call, int* error_after)
   if (store) {
     bool found = call.look_up(*store, host.stats(), &times.validate_ns);
     if (!found && !host.store_read_only()) {
-      flight = host.claim_or_wait(
-          call.key(), [&] { return found = call.look_up(*store, host.stats(), &times.validate_ns); });
+      flight = host.claim_or_wait(call.key(),
+                                  [&] { return found = call.look_up(*store, host.stats(), &times.validate_ns); });
     }
     if (found) {
       times.looked_up = SteadyClock::now();

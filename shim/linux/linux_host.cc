@@ -67,9 +67,7 @@ class LinuxHost final : public JitHost {
   bool store_read_only() override { return runtime_.store_read_only(); }
   core::StatsDeltas& stats() override { return runtime_.stats(); }
   int compression_level() override { return runtime_.config().compression_level; }
-  std::optional<std::string> shell_directory() override {
-    return platform::Env::system()->environment_variable("PWD");
-  }
+  std::optional<std::string> shell_directory() override { return platform::Env::system()->environment_variable("PWD"); }
 
   Flight claim_or_wait(const keying::CacheKey& key, const std::function<bool()>& result_ready) override {
     return as_flight(shim::claim_or_wait(key, result_ready));

@@ -8,16 +8,21 @@
 
 #include "shim/windows/runtime.h"
 
-#define NVRTC_CACHE_CORE_EXPORT(ret, name, params, args, real_library, failure)       \
-  extern "C" ret nvrtc_cache_##name params {                                          \
-    nvrtc_cache::shim::windows::WindowsRuntime::open_store_ahead();                   \
-    const auto* real = real_library();                                                \
-    if (real == nullptr || real->name == nullptr) return failure;                     \
-    if (nvrtc_cache::shim::windows::WindowsRuntime::instance().enabled()) {           \
-      try {                                                                           \
-        return nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args);       \
-      } catch (...) {                                                                 \
-      }                                                                               \
-    }                                                                                 \
-    return real->name args;                                                           \
+// The hook of `name` with the real library `real` (a pointer in scope), or the real function: the
+// body every proxy export of a HOOK row ends with (NVRTC's own exports too: proxy_exports.cc).
+#define NVRTC_CACHE_HOOK_OR_REAL(name, args)                                  \
+  if (nvrtc_cache::shim::windows::WindowsRuntime::instance().enabled()) {     \
+    try {                                                                     \
+      return nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args); \
+    } catch (...) {                                                           \
+    }                                                                         \
+  }                                                                           \
+  return real->name args;
+
+#define NVRTC_CACHE_CORE_EXPORT(ret, name, params, args, real_library, failure) \
+  extern "C" ret nvrtc_cache_##name params {                                    \
+    nvrtc_cache::shim::windows::WindowsRuntime::open_store_ahead();             \
+    const auto* real = real_library();                                          \
+    if (real == nullptr || real->name == nullptr) return failure;               \
+    NVRTC_CACHE_HOOK_OR_REAL(name, args)                                        \
   }

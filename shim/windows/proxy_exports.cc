@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "libraries/nvrtc/hooks.h"
+#include "shim/windows/core_export.h"
 #include "shim/windows/real_dll.h"
 #include "shim/windows/runtime.h"
 
@@ -28,14 +29,7 @@ Ret without_real_nvrtc() {
 }  // namespace
 
 #define NVRTC_CACHE_PROXY_PASS(ret, name, args) return real->name args;
-#define NVRTC_CACHE_PROXY_HOOK(ret, name, args)                               \
-  if (nvrtc_cache::shim::windows::WindowsRuntime::instance().enabled()) {     \
-    try {                                                                     \
-      return nvrtc_cache::shim::hooks::name(*real, NVRTC_CACHE_UNPAREN args); \
-    } catch (...) {                                                           \
-    }                                                                         \
-  }                                                                           \
-  return real->name args;
+#define NVRTC_CACHE_PROXY_HOOK(ret, name, args) NVRTC_CACHE_HOOK_OR_REAL(name, args)
 
 // Only the functions of the 13.0 nvrtc.h (see nvrtc64_130_0.def.in).
 #define NVRTC_API_OUTSIDE_HEADER(kind, ret, name, params, args)

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-
 namespace nvrtc_cache::shim::windows {
 namespace {
 

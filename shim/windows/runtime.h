@@ -1,12 +1,12 @@
 // WindowsRuntime: the proxy DLL's process-wide state: its settings, the store (opened on a thread of
 // its own from the first NVRTC call on, shim/windows/store_open_ahead.h, else by the first compile: the local LMDB
 // store, with the shared tiers NVRTC_CACHE_REMOTE names behind it, store/remote/tiered_store.h), the statistics deltas
-// and which real DLLs the import watch is installed on. Its settings are core/config.h's (the one settings table, with Windows paths for
-// the files). Shared writes: queued by a compile that stored (as on Linux), then waited for before that compile returns
-// (at most kSharedWriteBound), because a Windows process's exit ends every other thread before a DLL could flush them:
-// nothing is flushed at exit. Contract: created on first use, leaked (usable from late threads); thread-safe; never
-// throws (an allocation failure while opening leaves the store unavailable: compiles pass through); the thread's
-// last-error value is kept.
+// and which real DLLs the import watch is installed on. Its settings are core/config.h's (the one settings table, with
+// Windows paths for the files). Shared writes: queued by a compile that stored (as on Linux), then waited for before
+// that compile returns (at most kSharedWriteBound), because a Windows process's exit ends every other thread before a
+// DLL could flush them: nothing is flushed at exit. Contract: created on first use, leaked (usable from late threads);
+// thread-safe; never throws (an allocation failure while opening leaves the store unavailable: compiles pass through);
+// the thread's last-error value is kept.
 #pragma once
 
 #include <windows.h>

@@ -6,6 +6,12 @@
 #include "shim/windows/module_identity.h"
 #include "shim/windows/module_path.h"
 
+// What tells a stand-in from the real library it stands in for (exported by each stand-in's .def).
+extern "C" {
+extern const int nvrtc_cache_standin;
+const int nvrtc_cache_standin = 1;
+}
+
 namespace nvrtc_cache::shim::windows {
 namespace {
 

@@ -76,8 +76,8 @@ class WindowsHost final : public JitHost {
     watch.stop();
     out.nanos = nanos_between(start, end);
     if (!watched) {
-      out.dependencies.why_not = std::string(core::library_name(library.library)) +
-                                 "'s file accesses are not observable here (capture)";
+      out.dependencies.why_not =
+          std::string(core::library_name(library.library)) + "'s file accesses are not observable here (capture)";
       out.dependencies.reason = direct::NotRecorded::kUnobservable;
     } else {
       try {

@@ -16,9 +16,7 @@ namespace nvrtc_cache::shim::testing {
 
 class FlakyStore final : public store::Store {
  public:
-  std::optional<std::string> get(std::string_view key) override {
-    return hidden ? std::nullopt : memory.get(key);
-  }
+  std::optional<std::string> get(std::string_view key) override { return hidden ? std::nullopt : memory.get(key); }
   store::Status put(std::string_view key, std::string_view value) override {
     ++puts;
     if (fail_puts) return store::Status::full("the disk is full");

@@ -38,9 +38,9 @@ struct FakeHandle {
 
 struct Script {
   int completes = 0;
-  int complete_rc = 0;         // what the completing call returns
-  int errno_after = 0;         // errno the completing call leaves
-  int size_getter_calls = 0;   // calls of the library's own size getters
+  int complete_rc = 0;        // what the completing call returns
+  int errno_after = 0;        // errno the completing call leaves
+  int size_getter_calls = 0;  // calls of the library's own size getters
 };
 Script g_script;
 
@@ -233,22 +233,22 @@ class HandleLifecycle : public ::testing::Test {
     errno = 7;  // the caller's errno before the call
     Outcome out;
     out.rc = lifecycle::complete<NvJitLinkDescription>(*host_, nvjitlink_, handle,
-                                                        [&] { return nvjitlink_.nvJitLinkComplete(handle); });
+                                                       [&] { return nvjitlink_.nvJitLinkComplete(handle); });
     out.errno_after = errno;
     out.served = record && record->served != nullptr;
     size_t size = 0;
     out.cubin_rc = lifecycle::size_getter<NvJitLinkDescription>(nvjitlink_, nvjitlink_.nvJitLinkGetLinkedCubinSize,
-                                                                 handle, kCubin, &size);
+                                                                handle, kCubin, &size);
     if (out.cubin_rc == 0) {
       out.cubin.resize(size);
       out.cubin_rc = lifecycle::data_getter<NvJitLinkDescription>(nvjitlink_, nvjitlink_.nvJitLinkGetLinkedCubin,
-                                                                   handle, kCubin, static_cast<void*>(out.cubin.data()));
+                                                                  handle, kCubin, static_cast<void*>(out.cubin.data()));
     }
-    if (lifecycle::size_getter<NvJitLinkDescription>(nvjitlink_, nvjitlink_.nvJitLinkGetErrorLogSize, handle,
-                                                      kErrorLog, &size) == 0) {
+    if (lifecycle::size_getter<NvJitLinkDescription>(nvjitlink_, nvjitlink_.nvJitLinkGetErrorLogSize, handle, kErrorLog,
+                                                     &size) == 0) {
       out.log.resize(size);
-      (void)lifecycle::data_getter<NvJitLinkDescription>(nvjitlink_, nvjitlink_.nvJitLinkGetErrorLog, handle,
-                                                         kErrorLog, out.log.data());
+      (void)lifecycle::data_getter<NvJitLinkDescription>(nvjitlink_, nvjitlink_.nvJitLinkGetErrorLog, handle, kErrorLog,
+                                                         out.log.data());
     }
     return out;
   }
@@ -257,7 +257,8 @@ class HandleLifecycle : public ::testing::Test {
   Outcome nvvm_compile(const std::vector<std::string>& modules, const std::vector<std::string>& options) {
     FakeHandle* h = create(core::JitLibrary::nvvm, nvvm_.identity, {});
     std::shared_ptr<HandleRecord> record;
-    for (std::size_t i = 0; i < modules.size(); ++i) record = add(h, modules[i], ("module" + std::to_string(i)).c_str());
+    for (std::size_t i = 0; i < modules.size(); ++i)
+      record = add(h, modules[i], ("module" + std::to_string(i)).c_str());
     auto prog = reinterpret_cast<nvvmProgram>(h);
     std::vector<const char*> argv;
     for (const std::string& o : options) argv.push_back(o.c_str());

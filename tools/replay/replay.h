@@ -2,11 +2,10 @@
 // processes (run with the shim preloaded, so each call is keyed and stored by the shim's own code,
 // exactly as the app's would be): one worker, one loop over every recorded call's variants
 // (report_variants), each library's calls made by its own file (tools/replay/worker.cc: NVRTC's
-// compiles; tools/replay/handle_worker.cc: nvJitLink's links and libNVVM's compiles). A recording is untrusted input: its library is
-// checked before it is loaded (tools/doctor/nvrtc_library_check.h), its options before anything is compiled
-// (replay_option_refusal), both in the command and again in each worker; its paths are data, never
-// opened for writing.
-// Contract: single-threaded; the worker changes its working directory and $PWD per program.
+// compiles; tools/replay/handle_worker.cc: nvJitLink's links and libNVVM's compiles). A recording is untrusted input:
+// its library is checked before it is loaded (tools/doctor/nvrtc_library_check.h), its options before anything is
+// compiled (replay_option_refusal), both in the command and again in each worker; its paths are data, never opened for
+// writing. Contract: single-threaded; the worker changes its working directory and $PWD per program.
 #pragma once
 
 #include <functional>

@@ -99,8 +99,9 @@ void link(HMODULE nvjitlink, const char* title, const std::vector<std::pair<std:
   std::printf("  create rc=%d\n", create_rc);
   if (create_rc != 0) return;
   for (const auto& [bytes, name] : inputs) {
-    std::printf("  add %s rc=%d\n", name,
-                function<AddData>(nvjitlink, "nvJitLinkAddData")(handle, kInputLtoir, bytes.data(), bytes.size(), name));
+    std::printf(
+        "  add %s rc=%d\n", name,
+        function<AddData>(nvjitlink, "nvJitLinkAddData")(handle, kInputLtoir, bytes.data(), bytes.size(), name));
   }
   std::printf("  complete rc=%d\n", function<Complete>(nvjitlink, "nvJitLinkComplete")(handle));
   print_output(nvjitlink, handle, "cubin", "nvJitLinkGetLinkedCubinSize", "nvJitLinkGetLinkedCubin");
