@@ -10,7 +10,7 @@ if [[ ! -f $build_dir/CMakeCache.txt ]]; then
   BUILD_DIR=$build_dir scripts/setup.sh >&2
 fi
 targets=(nvrtc_cache_shim nvrtc_cache_cli nvrtc_cache_api nvrtc_bench link_bench hit_floor store_scaling
-         first_hit_bench tier_bench entry_compression_bench)
+         first_hit_bench store_open_bench tier_bench entry_compression_bench)
 # The Redis round trips need hiredis, without which CMake defines no such target (the section skips).
 if cmake --build "$build_dir" --target help 2>/dev/null | grep -qw redis_round_trip; then targets+=(redis_round_trip); fi
 cmake --build "$build_dir" -j"$(nproc)" --target "${targets[@]}" >&2

@@ -10,7 +10,8 @@ docs/performance.png (a chart).
   cuda.core     cuda.core's own program caches vs the shim (scripts/bench/cuda_core.py)
   program-cache nvrtc_cache.ProgramCache vs cuda.core's InMemoryProgramCache and FileStreamProgramCache
                 (scripts/bench/program_cache.py)
-  first-hit     a fresh process's first compiles, real NVRTC vs the shim warm (bench/first_hit_bench.cc)
+  first-hit     a fresh process's first compiles, real NVRTC vs the shim warm (bench/first_hit_bench.cc),
+                and the store's open piece by piece (bench/store_open_bench.cc)
   redis         GET/SET round trips of the Redis tier's own client against hiredis, on a throw-away
                 redis-server (bench/redis_round_trip.cc; skipped without hiredis or redis-server)
   shared-tier   a shared-tier hit through the shim, Redis, HTTP and HTTPS (scripts/bench/shared_tier.py)
@@ -183,6 +184,9 @@ def measure_first_hit(args, build):
         create, first, second, _ = (int(x) for x in out)
         return {"create": create, "first": first, "second": second, "process": wall}
 
+    store_open = os.path.join(build, "bin", "store_open_bench")
+    open_fields = ("config", "directory", "data_file", "lmdb_open", "counters", "first_get", "total")
+    open_samples = []
     rows = []
     for kernel in ("trivial", "reject"):  # reject: a compile NVRTC refuses (a bad option)
         with tempfile.TemporaryDirectory(prefix="nvrtc-cache-first-hit-") as cache_dir:
@@ -193,13 +197,18 @@ def measure_first_hit(args, build):
             for _ in range(args.first_hit_samples):
                 samples["real"].append(sample(kernel, real_env))
                 samples["shim warm"].append(sample(kernel, shim_env))
+                if kernel == "trivial" and os.path.exists(store_open):  # the same warm store, opened piece by piece
+                    out = subprocess.run([store_open], env=dict(real_env, NVRTC_CACHE_DIR=cache_dir), check=True,
+                                         capture_output=True, text=True).stdout.split()
+                    open_samples.append(dict(zip(open_fields, (int(x) for x in out))))
         for mode, values in samples.items():
             row = {"kernel": kernel, "mode": mode}
             for field in ("create", "first", "second", "process"):
                 q = statistics.quantiles([v[field] for v in values], n=4)
                 row[field] = (q[0], statistics.median(v[field] for v in values), q[2])
             rows.append(row)
-    return {"samples": args.first_hit_samples, "rows": rows}
+    store_open_rows = {f: statistics.median(v[f] for v in open_samples) for f in open_fields} if open_samples else None
+    return {"samples": args.first_hit_samples, "rows": rows, "store_open": store_open_rows}
 
 
 class RedisServer:
@@ -569,6 +578,16 @@ def write_markdown(path, m, results, args, png_name):
             real, warm = (next(r for r in first_hit["rows"] if r["kernel"] == kernel and r["mode"] == mode)
                           for mode in ("real", "shim warm"))
             add(f"\n{kernel}: first compile, shim warm − real = {(warm['first'][1] - real['first'][1]) / 1e6:+.3f} ms.")
+        opened = first_hit.get("store_open")
+        if opened:
+            add(f"\nOf a first hit, the store's open, piece by piece (`bench/store_open_bench` on the same warm "
+                f"store, a fresh process per sample, median of {first_hit['samples']}; µs): the settings, the "
+                f"cache directory's checks, the data file's check, LMDB's open (lock file, `mdb_env_open`), the "
+                f"counters file, the first read.\n")
+            add("| settings | directory | data file | LMDB open | counters | first read | in all |")
+            add("|--:|--:|--:|--:|--:|--:|--:|")
+            add("| " + " | ".join(f"{opened[f] / 1e3:.1f}" for f in
+                                  ("config", "directory", "data_file", "lmdb_open", "counters", "first_get", "total")) + " |")
         add("")
 
     redis = results.get("redis")
