@@ -1,8 +1,7 @@
 // NVRTC's create and compile hooks (libraries/nvrtc/hooks.h), the same on every OS: a created
 // program is recorded for keying, a compile goes through the compile lifecycle over this process's
-// host (shim/lifecycle/jit_host.h), and the host may merge the statistics after every compile,
-// whatever path it took. The caller's error state (platform/error_state.h) is the library's after a
-// real compile, its own after a served one.
+// host (shim/lifecycle/jit_host.h). The caller's error state (platform/error_state.h) is the
+// library's after a real compile, its own after a served one.
 #include <memory>
 
 #include "libraries/nvrtc/compile_steps.h"
@@ -31,7 +30,6 @@ nvrtcResult nvrtcCompileProgram(const interpose::RealNvrtc& real, nvrtcProgram p
   platform::ErrorStateKept kept;
   int error_after = platform::error_state();
   const nvrtcResult rc = compile_program(host, real, *record, prog, num_options, options, &error_after);
-  host.flush_stats(false);
   kept.set(error_after);
   return rc;
 }

@@ -107,7 +107,6 @@ nvrtcResult compile_uncached(JitHost& host, const interpose::RealNvrtc& real, Pr
   const nvrtcResult rc = real.nvrtcCompileProgram(prog, n, options);
   *error_after = platform::error_state();
   (void)host.store();  // statistics are kept in the store, shared by every process
-  host.flush_stats(false);
   return rc;
 }
 
@@ -179,13 +178,11 @@ void keep_result(JitHost& host, store::Store* store, const interpose::RealNvrtc&
     log_info([&] {
       return "not cached: " + label_after_compile(record, &key, real, prog) + ": NVRTC returned " + std::to_string(rc);
     });
-    host.flush_stats(false);
   } else if (!dependencies.set) {
     host.stats().add(core::Counter::uncacheable);
     host.stats().add(uncacheable_counter(dependencies.reason));
     log_info(
         [&] { return "not cached: " + label_after_compile(record, &key, real, prog) + ": " + dependencies.why_not; });
-    host.flush_stats(false);
   } else if (store && host.store_read_only()) {
     host.stats().add(core::Counter::misses);  // a read-only cache stores nothing (said once at open)
     host.stats().add(miss_reason);
@@ -236,7 +233,6 @@ class NvrtcCompile {
       const bool by_ptx = labelled_by_ptx(record_) && record_.served;
       return "hit " + program_label(record_, &key_, by_ptx ? std::string_view(record_.served->ptx.bytes) : "");
     });
-    host.flush_stats(false);
     if (found_.dependencies) compile_recorded(host, real_, record_, *found_.dependencies);
     return rc;
   }
@@ -318,8 +314,12 @@ void record_compile_context(ProgramRecord& record, int n, const char* const* opt
       !keying::program_directory_can_be_left_out(record.inputs.name, record.inputs.working_directory_use);
 }
 
-nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog,
-                            int num_options, const char* const* options, int* error_after) noexcept {
+namespace {
+
+// The compile through the cache, or uncached; what compile_program does but merging the statistics.
+nvrtcResult cached_or_uncached(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record,
+                               nvrtcProgram prog, int num_options, const char* const* options,
+                               int* error_after) noexcept {
   const int entry_error = platform::error_state();
   *error_after = entry_error;
   try {
@@ -343,7 +343,7 @@ nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, Pro
     return through_cache(host, compile, error_after);
   } catch (...) {
     // Fail open. This path is reached only before the real compile ran (allocation failures while
-    // keying or looking up): compile_through_cache catches what follows the compile.
+    // keying or looking up): through_cache catches what follows the compile.
     host.stats().add(core::Counter::errors);
     core::log_once(core::LogLevel::kError, "compile-exception", "internal error; compiling without the cache");
     record.served.reset();
@@ -351,6 +351,19 @@ nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, Pro
     *error_after = platform::error_state();
     return rc;
   }
+}
+
+}  // namespace
+
+nvrtcResult compile_program(JitHost& host, const interpose::RealNvrtc& real, ProgramRecord& record, nvrtcProgram prog,
+                            int num_options, const char* const* options, int* error_after) noexcept {
+  const nvrtcResult rc = cached_or_uncached(host, real, record, prog, num_options, options, error_after);
+  // Once per compile, whatever path it took (served, stored, refused, failed).
+  try {
+    host.flush_stats(false);
+  } catch (...) {
+  }
+  return rc;
 }
 
 }  // namespace nvrtc_cache::shim

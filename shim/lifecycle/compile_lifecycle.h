@@ -3,7 +3,8 @@
 // NVRTC compile: key its inputs -> look up the manifest and validate a result's dependencies ->
 // serve it, or (after waiting for another compile of the same program) compile for real under the
 // host's watch, read the outputs back, store them with the dependencies the watch saw, and record
-// the compile (NVRTC_CACHE_RECORD).
+// the compile (NVRTC_CACHE_RECORD). The host may merge the statistics once per compile, whatever path
+// it took (and at once after a store).
 // Contract: thread-safe for distinct programs (the host's parts must be); never throws: an internal
 // error before the real compile ran falls back to compiling uncached, after it the real result
 // stands and only the caching is dropped (counted as an error, logged once). Logs through core/log.

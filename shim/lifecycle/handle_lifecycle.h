@@ -23,7 +23,8 @@
 //   static Result run_recorded(const Real&, Handle, const HandleRecord&);   the completing call again
 // Contract: thread-safe for distinct handles; never throws (fail open: an internal error before the
 // real call runs it uncached, after it the real result stands); preserves the error state except where the
-// library set it; logs through core/log.
+// library set it; the host may merge the statistics once per completing call (and at once after a
+// store); logs through core/log.
 #pragma once
 
 #include <algorithm>
@@ -247,7 +248,6 @@ class HandleCall {
       return "hit " + label(record_, &key_, by_ptx ? std::string_view(record_.served->outputs.front().bytes) : "");
     });
     record_call(host, D::kLibrary, real_.link_map, D::code(real_), record_);
-    host.flush_stats(false);
     return rc;
   }
 
@@ -309,6 +309,39 @@ class HandleCall {
   std::optional<InputsInAnyDirectory> any_directory_;
 };
 
+// The completing call of `record` through the cache, or uncached where it may not be cached; sets
+// `*error_after` to the error state the caller must see.
+template <typename D, typename RunReal>
+typename D::Result cached_or_uncached(JitHost& host, const typename D::Real& real, HandleRecord& record,
+                                      typename D::Handle handle, RunReal& run_real, int* error_after) {
+  try {
+    std::optional<NotCacheable> why =
+        reason_not_captured(D::kLibrary, real.identity, real.unknown_functions, record, D::kWhat);
+    if (!why) {
+      if (std::optional<keying::OptionRefusal> refused = D::options_not_cacheable(record)) {
+        why = NotCacheable{std::move(refused->why), refused->side_effect ? core::Counter::uncacheable_side_effect_option
+                                                                         : core::Counter::uncacheable_unknown_option};
+      }
+    }
+    if (why) {
+      count_uncacheable(host.stats(), D::kLibrary, *why, label(record, nullptr));
+      const typename D::Result rc = run_real();
+      *error_after = platform::error_state();
+      return rc;
+    }
+    HandleCall<D, RunReal> call(real, record, handle, run_real);
+    return through_cache(host, call, error_after);
+  } catch (...) {
+    // Fail open: reached only before the real call ran (through_cache catches what follows it).
+    host.stats().add(core::Counter::errors);
+    core::log_once(core::LogLevel::kError, "handle-exception", "internal error; running without the cache");
+    record.served.reset();
+    const typename D::Result rc = run_real();
+    *error_after = platform::error_state();
+    return rc;
+  }
+}
+
 // The completing call of `handle` (its record, if any, already found): served, or run through the
 // cache, or (not recorded, not cacheable, a second call) passed to the library. `run_real()` makes
 // the real call.
@@ -325,35 +358,14 @@ typename D::Result complete(JitHost& host, const typename D::Real& real, typenam
   record->completed = true;
   platform::ErrorStateKept guard;
   int error_after = platform::error_state();
+  const typename D::Result rc = cached_or_uncached<D>(host, real, *record, handle, run_real, &error_after);
+  guard.set(error_after);
+  // Once per completing call, whatever path it took (served, stored, refused, failed).
   try {
-    std::optional<NotCacheable> why =
-        reason_not_captured(D::kLibrary, real.identity, real.unknown_functions, *record, D::kWhat);
-    if (!why) {
-      if (std::optional<keying::OptionRefusal> refused = D::options_not_cacheable(*record)) {
-        why = NotCacheable{std::move(refused->why), refused->side_effect ? core::Counter::uncacheable_side_effect_option
-                                                                         : core::Counter::uncacheable_unknown_option};
-      }
-    }
-    if (why) {
-      count_uncacheable(host.stats(), D::kLibrary, *why, label(*record, nullptr));
-      const typename D::Result rc = run_real();
-      guard.set(platform::error_state());
-      host.flush_stats(false);
-      return rc;
-    }
-    HandleCall<D, RunReal> call(real, *record, handle, run_real);
-    const typename D::Result rc = through_cache(host, call, &error_after);
-    guard.set(error_after);
-    return rc;
+    host.flush_stats(false);
   } catch (...) {
-    // Fail open: reached only before the real call ran (through_cache catches what follows it).
-    host.stats().add(core::Counter::errors);
-    core::log_once(core::LogLevel::kError, "handle-exception", "internal error; running without the cache");
-    record->served.reset();
-    const typename D::Result rc = run_real();
-    guard.set(platform::error_state());
-    return rc;
   }
+  return rc;
 }
 
 // A getter of output `index`: from the served entry, or (not served, a NULL argument, an output the
