@@ -1,33 +1,22 @@
 #include "libraries/nvjitlink/windows_real_dll.h"
 
-#include <mutex>
 #include <string>
 
 #include "libraries/nvjitlink/function_names.h"
-#include "platform/windows/last_error.h"
 #include "shim/windows/module_identity.h"
-#include "shim/windows/real_dll_candidates.h"
 #include "shim/windows/real_library_dll.h"
 
 namespace nvrtc_cache::shim::windows {
 namespace {
 
-struct Loaded {
-  HMODULE module = nullptr;
-  interpose::RealNvJitLink functions;
-};
-
-Loaded* resolve(HMODULE module) {
-  auto* out = new Loaded();  // leaked: the real DLL is never unloaded
-  out->module = module;
-  interpose::RealNvJitLink& real = out->functions;
+bool fill(HMODULE module, interpose::RealNvJitLink& real) {
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
-  real.name = reinterpret_cast<ret(*) params>(reinterpret_cast<void*>(GetProcAddress(module, #name)));
+  real.name = reinterpret_cast<ret(*) params>(function_of(module, #name));
 #include "libraries/nvjitlink/api.def"
 #undef HANDLE_LIBRARY_API
   real.identity.build_id = pe_build_id(module);
   using Version = nvJitLinkResult (*)(unsigned*, unsigned*);
-  const auto version = reinterpret_cast<Version>(reinterpret_cast<void*>(GetProcAddress(module, "nvJitLinkVersion")));
+  const auto version = reinterpret_cast<Version>(function_of(module, "nvJitLinkVersion"));
   unsigned major = 0, minor = 0;
   if (version != nullptr && version(&major, &minor) == NVJITLINK_SUCCESS) {
     real.identity.major = static_cast<int>(major);
@@ -40,31 +29,24 @@ Loaded* resolve(HMODULE module) {
       if (!interpose::is_known_nvjitlink_function(name, real.identity.major)) real.unknown_functions.push_back(name);
     }
   }
-  return out;
+  return true;
 }
 
-Loaded* loaded() {
-  static Loaded* const l = [] {
-    const platform::windows::LastErrorKept last_error;
-    try {
-      const HMODULE module = load_real_library(L"NVRTC_CACHE_REAL_NVJITLINK", kRealNvJitLinkDllName);
-      return module != nullptr ? resolve(module) : nullptr;
-    } catch (...) {
-      return static_cast<Loaded*>(nullptr);
-    }
-  }();
+const RealLibraryDll<interpose::RealNvJitLink>* loaded() {
+  static const auto* const l =
+      load_real_library_table<interpose::RealNvJitLink>(L"NVRTC_CACHE_REAL_NVJITLINK", kRealNvJitLinkDllName, &fill);
   return l;
 }
 
 }  // namespace
 
 const interpose::RealNvJitLink* real_nvjitlink_dll() {
-  Loaded* const l = loaded();
+  const auto* const l = loaded();
   return l != nullptr && l->functions.nvJitLinkCreate != nullptr ? &l->functions : nullptr;
 }
 
 HMODULE real_nvjitlink_module() {
-  Loaded* const l = loaded();
+  const auto* const l = loaded();
   return l != nullptr ? l->module : nullptr;
 }
 

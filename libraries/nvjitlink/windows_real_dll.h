@@ -15,6 +15,8 @@
 
 namespace nvrtc_cache::shim::windows {
 
+inline constexpr const wchar_t* kRealNvJitLinkDllName = L"nvJitLink_130_0.dll";
+
 const interpose::RealNvJitLink* real_nvjitlink_dll();
 // The loaded real DLL's module (nullptr when none).
 HMODULE real_nvjitlink_module();

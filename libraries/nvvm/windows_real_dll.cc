@@ -3,27 +3,18 @@
 #include <string>
 
 #include "libraries/nvvm/function_names.h"
-#include "platform/windows/last_error.h"
 #include "shim/windows/module_identity.h"
 #include "shim/windows/real_library_dll.h"
 
 namespace nvrtc_cache::shim::windows {
 namespace {
 
-struct Loaded {
-  HMODULE module = nullptr;
-  interpose::RealNvvm functions;
-};
-
-Loaded* resolve(HMODULE module) {
+bool fill(HMODULE module, interpose::RealNvvm& real) {
   using Version = nvvmResult (*)(int*, int*);
   using IrVersion = nvvmResult (*)(int*, int*, int*, int*);
   const auto version = reinterpret_cast<Version>(function_of(module, "nvvmVersion"));
   int major = 0, minor = 0, dbg_major = 0, dbg_minor = 0;
-  if (version == nullptr || version(&major, &minor) != NVVM_SUCCESS) return nullptr;
-  auto* out = new Loaded();  // leaked: the real DLL is never unloaded
-  out->module = module;
-  interpose::RealNvvm& real = out->functions;
+  if (version == nullptr || version(&major, &minor) != NVVM_SUCCESS) return false;
 #define HANDLE_LIBRARY_API(kind, ret, name, params, args) \
   real.name = reinterpret_cast<ret(*) params>(function_of(module, #name));
 #include "libraries/nvvm/api.def"
@@ -39,31 +30,24 @@ Loaded* resolve(HMODULE module) {
       if (!interpose::is_known_nvvm_function(name)) real.unknown_functions.push_back(name);
     }
   }
-  return out;
+  return true;
 }
 
-Loaded* loaded() {
-  static Loaded* const l = [] {
-    const platform::windows::LastErrorKept last_error;
-    try {
-      const HMODULE module = load_real_library(L"NVRTC_CACHE_REAL_NVVM", kRealNvvmDllName);
-      return module != nullptr ? resolve(module) : nullptr;
-    } catch (...) {
-      return static_cast<Loaded*>(nullptr);
-    }
-  }();
+const RealLibraryDll<interpose::RealNvvm>* loaded() {
+  static const auto* const l =
+      load_real_library_table<interpose::RealNvvm>(L"NVRTC_CACHE_REAL_NVVM", kRealNvvmDllName, &fill);
   return l;
 }
 
 }  // namespace
 
 const interpose::RealNvvm* real_nvvm_dll() {
-  Loaded* const l = loaded();
+  const auto* const l = loaded();
   return l != nullptr && l->functions.nvvmCreateProgram != nullptr ? &l->functions : nullptr;
 }
 
 HMODULE real_nvvm_module() {
-  Loaded* const l = loaded();
+  const auto* const l = loaded();
   return l != nullptr ? l->module : nullptr;
 }
 

@@ -12,8 +12,6 @@ namespace nvrtc_cache::shim::windows {
 
 inline constexpr const wchar_t* kRealNvrtcDllName = L"nvrtc64_130_0.dll";
 
-inline constexpr const wchar_t* kRealNvJitLinkDllName = L"nvJitLink_130_0.dll";
-
 // `dll_name` where `variable` names it (the DLL, or the directory holding it), in the CUDA toolkit
 // (%CUDA_PATH%\bin\x64, %CUDA_PATH%\bin) and in the CUDA 13 wheels of each Python on PATH.
 std::vector<std::wstring> real_dll_candidates(const wchar_t* variable, const wchar_t* dll_name);
