@@ -22,7 +22,7 @@
 #include "libraries/nvrtc/bundled_headers.h"
 #include "shim/lifecycle/compile_lifecycle.h"
 #include "store/memory_store.h"
-#include "tests/support/scripted_store.h"
+#include "tests/support/scripted_host.h"
 #include "util/clock.h"
 
 namespace nvrtc_cache::shim {
@@ -128,32 +128,16 @@ interpose::RealNvrtc fake_nvrtc() {
 // ---- The host: one header file read per compile ----
 
 using testing::FlakyStore;
-using testing::HeldFlag;
 
-class TestHost final : public JitHost {
+class TestHost final : public testing::ScriptedHost {
  public:
-  TestHost(std::string header, FlakyStore* store) : store_(*store), header_(std::move(header)) {}
+  TestHost(std::string header, FlakyStore* store) : ScriptedHost(store), header_(std::move(header)) {}
 
-  bool enabled() override { return true; }
-  store::Store* store() override { return store_available ? &store_ : nullptr; }
-  bool store_read_only() override { return read_only; }
-  core::StatsDeltas& stats() override { return stats_; }
   std::optional<std::string> shell_directory() override {
     if (throw_in_context) throw std::bad_alloc();
     return std::nullopt;
   }
   std::optional<NotCacheable> reason_not_cacheable() override { return platform_reason; }
-  Flight claim_or_wait(const keying::CacheKey&, const std::function<bool()>& result_ready) override {
-    ++claims;
-    Flight flight;
-    if (while_waiting) {  // another compile held the claim meanwhile
-      while_waiting();
-      flight.wait_ns = 1;
-      if (result_ready()) return flight;  // served: no claim
-    }
-    flight.held = std::make_unique<HeldFlag>(&claim_held);
-    return flight;
-  }
   WatchedCall run_watched(const WatchedLibrary& library, const std::function<void()>& call,
                           const DependencyRule& rule) override {
     EXPECT_TRUE(claim_held || claims == 0 || read_only) << "compiled without holding the claim it took";
@@ -178,31 +162,15 @@ class TestHost final : public JitHost {
     ++recorded;
     return {};
   }
-  void flush_stats(bool stored) override { flushes_after_store += stored ? 1 : 0; }
 
-  std::int64_t count(core::Counter c) {
-    for (const auto& [name, value] : stats_.take()) totals_[name] += value;
-    return totals_[std::string(core::kCounterNames[static_cast<std::size_t>(c)])];
-  }
-
-  FlakyStore& store_;
-  bool store_available = true;
-  bool read_only = false;
   bool throw_in_context = false;
   bool unobservable = false;
   bool internal_error_after_compile = false;
-  std::function<void()> while_waiting;
   std::optional<NotCacheable> platform_reason;
-  int claims = 0;
-  bool claim_held = false;
   int recorded = 0;
-  int flushes_after_store = 0;
-
-  std::map<std::string, std::int64_t> totals_;
 
  private:
   std::string header_;
-  core::StatsDeltas stats_;
 };
 
 class CompileLifecycle : public ::testing::Test {
@@ -267,7 +235,7 @@ TEST_F(CompileLifecycle, AMissIsCompiledAndStoredThenServedWithoutCompiling) {
   EXPECT_EQ(host_->claims, 1);
   EXPECT_FALSE(host_->claim_held) << "the claim outlived the compile";
   EXPECT_EQ(host_->recorded, 1);
-  EXPECT_EQ(host_->flushes_after_store, 1);
+  EXPECT_EQ(host_->stores_flushed, 1);
 
   const Outcome warm = compile("kernel A");
   EXPECT_EQ(warm.rc, NVRTC_SUCCESS);

@@ -21,7 +21,7 @@
 #include "libraries/nvvm/description.h"
 #include "shim/lifecycle/handle_lifecycle.h"
 #include "shim/lifecycle/jit_host.h"
-#include "tests/support/scripted_store.h"
+#include "tests/support/scripted_host.h"
 
 namespace nvrtc_cache::shim {
 namespace {
@@ -125,27 +125,11 @@ interpose::RealNvvm fake_nvvm() {
 // ---- The host ----
 
 using testing::FlakyStore;
-using testing::HeldFlag;
 
-class TestHost final : public JitHost {
+class TestHost final : public testing::ScriptedHost {
  public:
-  explicit TestHost(FlakyStore* store) : store_(*store) {}
+  using ScriptedHost::ScriptedHost;
 
-  bool enabled() override { return true; }
-  store::Store* store() override { return store_available ? &store_ : nullptr; }
-  bool store_read_only() override { return read_only; }
-  core::StatsDeltas& stats() override { return stats_; }
-  Flight claim_or_wait(const keying::CacheKey&, const std::function<bool()>& result_ready) override {
-    ++claims;
-    Flight flight;
-    if (while_waiting) {  // another process's call held the claim meanwhile
-      while_waiting();
-      flight.wait_ns = 1;
-      if (result_ready()) return flight;
-    }
-    flight.held = std::make_unique<HeldFlag>(&claim_held);
-    return flight;
-  }
   WatchedCall run_watched(const WatchedLibrary& library, const std::function<void()>& call,
                           const DependencyRule& rule) override {
     EXPECT_TRUE(claim_held || claims == 0 || read_only) << "called the library without holding the claim it took";
@@ -163,27 +147,10 @@ class TestHost final : public JitHost {
     out.internal_error = internal_error_after_call;
     return out;
   }
-  void flush_stats(bool stored) override { stores_flushed += stored ? 1 : 0; }
 
-  std::int64_t count(core::Counter c) {
-    for (const auto& [name, value] : stats_.take()) totals_[name] += value;
-    return totals_[std::string(core::kCounterNames[static_cast<std::size_t>(c)])];
-  }
-
-  FlakyStore& store_;
-  bool store_available = true;
-  bool read_only = false;
   bool taint = false;
   bool internal_error_after_call = false;
-  std::function<void()> while_waiting;
-  int claims = 0;
-  bool claim_held = false;
-  int stores_flushed = 0;
   std::vector<core::JitLibrary> watched;
-  std::map<std::string, std::int64_t> totals_;
-
- private:
-  core::StatsDeltas stats_;
 };
 
 // ---- One call through the lifecycle, as the hooks make it ----
